@@ -1,0 +1,84 @@
+# tilec: plain make. `make` builds build/tilec, build/libtilec.a, build/libtilec.so and the tests.
+#   make test      run all tests (unit, diagnostics, end to end)
+#   make check     `make test`, then the same tests under ASan+UBSan (build-asan/)
+#   make example   build and run one example
+#   make fuzz      build the reader's libFuzzer target (clang) and run it for FUZZ_SECONDS
+#   make bench     build and run the benchmarks
+# BUILD=dir picks the output folder, so several builds can live side by side.
+BUILD ?= build
+CC ?= cc
+OPT ?= -O2 -g
+SAN ?=
+override CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers \
+  -Iinclude -Isrc -fPIC -MMD -MP $(OPT) $(SAN) $(CFLAGS)
+LDLIBS = -ldl -lpthread -lm
+
+LIB_SRCS := $(sort $(shell find src -name '*.c'))
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+BENCH_SRCS := $(sort $(wildcard bench/bench_*.c))
+BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
+HELPER_SRCS := $(sort $(wildcard tests/helpers/*.c))
+HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/tests/helpers/%)
+
+.PHONY: all test check example fuzz bench deps clean
+all: $(BUILD)/tilec $(BUILD)/libtilec.a $(BUILD)/libtilec.so $(UNIT_BINS) $(HELPER_BINS)
+
+deps:
+	@sh tools/deps.sh
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/libtilec.a: $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libtilec.so: $(LIB_OBJS)
+	$(CC) -shared $(SAN) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tilec: $(BUILD)/obj/tools/tilec.o $(BUILD)/libtilec.a
+	$(CC) $(SAN) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(BUILD)/libtilec.a
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/helpers/%: $(BUILD)/obj/tests/helpers/%.o $(BUILD)/libtilec.a
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libtilec.a
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN) -o $@ $^ $(LDLIBS) $(BENCH_LIBS_$*)
+
+test: deps all
+	@sh tests/run.sh $(BUILD)
+
+check: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory BUILD=build-asan OPT="-O1 -g" \
+	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" all
+	@TILEC_TEST_LABEL=asan ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  sh tests/run.sh build build-asan
+
+example: deps all
+	$(BUILD)/tilec ir examples/gemm.py
+
+FUZZ_SECONDS ?= 60
+fuzz:
+	@mkdir -p build-fuzz
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude -Isrc -fsanitize=fuzzer,address,undefined \
+	  -o build-fuzz/fuzz_reader tests/fuzz/fuzz_reader.c $(filter-out src/target/%,$(LIB_SRCS)) $(LDLIBS)
+	mkdir -p build-fuzz/corpus && cp examples/*.py tests/diag/*.py build-fuzz/corpus/ 2>/dev/null || true
+	build-fuzz/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=8192 build-fuzz/corpus
+
+bench: deps all $(BENCH_BINS)
+	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+
+clean:
+	rm -rf build build-asan build-fuzz
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,183 @@
+/* tilec.h: the public interface of tilec, a tile-level kernel compiler for TileLang programs.
+ *
+ * Flow: create a context, read a program (a TileLang source file), compile one of its kernels
+ * for a target with some parameters bound, query and launch the kernel with DLPack tensors.
+ *
+ * Conventions
+ *  - Every fallible function takes a `tilec_error *err` (may be NULL) and reports failure by
+ *    its return value (NULL or a status other than TILEC_OK); *err then says what and where.
+ *  - The library never prints, never exits, and owns nothing the caller passes in.
+ *  - A context may be used from several threads at once; a kernel may be launched from several
+ *    threads at once. A program is read-only after it is created.
+ *  - Strings returned by query functions live as long as the object they came from, unless the
+ *    function says the caller frees them with tilec_free.
+ */
+#ifndef TILEC_H
+#define TILEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dlpack/dlpack.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TILEC_VERSION_MAJOR 0
+#define TILEC_VERSION_MINOR 1
+#define TILEC_VERSION_PATCH 0
+#define TILEC_VERSION_STRING "0.1.0"
+
+const char *tilec_version(void);
+
+/* Status codes. The CLI's exit codes are the same numbers for the first five. */
+typedef enum tilec_status {
+  TILEC_OK = 0,
+  TILEC_ERROR_PROGRAM = 1,  /* the TileLang program is wrong (has a source location) */
+  TILEC_ERROR_USAGE = 2,    /* bad arguments to an API call or option */
+  TILEC_ERROR_VERIFY = 3,   /* verification found results out of tolerance */
+  TILEC_ERROR_TARGET = 4,   /* target/backend unavailable, toolchain or runtime failure */
+  TILEC_ERROR_NOMEM = 5,    /* out of memory */
+  TILEC_ERROR_IO = 6,       /* reading or writing a file failed */
+  TILEC_ERROR_INTERNAL = 7  /* a bug in tilec: an IR check failed after a pass */
+} tilec_status;
+
+/* An error as a value. `rendered` holds the whole diagnostic the way a C compiler prints it:
+ *   file:line:col: error: message
+ *     source line
+ *     ^
+ * `file` is empty and line/col are 0 when the error is not about a place in a program. */
+typedef struct tilec_error {
+  tilec_status status;
+  int line, col;
+  char file[256];
+  char message[1024];
+  char rendered[4096];
+} tilec_error;
+
+const char *tilec_status_name(tilec_status s);
+
+/* ---- context ------------------------------------------------------------------------------ */
+typedef struct tilec_context tilec_context;
+
+enum {
+  TILEC_CONTEXT_NO_DISK_CACHE = 1u << 0, /* also TILEC_DISABLE_CACHE=1 in the environment */
+  TILEC_CONTEXT_NO_MEMORY_CACHE = 1u << 1
+};
+
+typedef struct tilec_context_options {
+  unsigned flags;
+  const char *cache_dir; /* NULL: $TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else ~/.cache/tilec */
+  const char *cc;        /* C compiler for the cpu target; NULL: $CC, else "cc" */
+  int num_threads;       /* cpu worker threads; 0: all cores */
+} tilec_context_options;
+
+tilec_context *tilec_context_create(const tilec_context_options *opts, tilec_error *err);
+void tilec_context_destroy(tilec_context *ctx);
+/* One warning the context recorded but did not fail on (e.g. "disk cache disabled: ..."),
+ * or NULL. Cleared by reading. The caller frees it with tilec_free. */
+char *tilec_context_take_warning(tilec_context *ctx);
+
+/* ---- programs ----------------------------------------------------------------------------- */
+typedef struct tilec_program tilec_program;
+
+tilec_program *tilec_program_from_file(tilec_context *ctx, const char *path, tilec_error *err);
+/* `name` is used in diagnostics as the file name. The text is copied. */
+tilec_program *tilec_program_from_string(tilec_context *ctx, const char *name, const char *text,
+                                         size_t len, tilec_error *err);
+void tilec_program_destroy(tilec_program *prog);
+
+/* Kernels found in the program: kernel factories, eager @tilelang.jit functions and
+ * module-level prim_funcs, by the Python name that defines them. */
+size_t tilec_program_num_kernels(const tilec_program *prog);
+const char *tilec_program_kernel_name(const tilec_program *prog, size_t i);
+
+/* ---- compiling ---------------------------------------------------------------------------- */
+/* A binding of a factory parameter or T.const name. Values are written as on the command line:
+ * ints, floats, True/False, or bare words taken as strings (dtype names: "bfloat16"). */
+typedef struct tilec_define {
+  const char *name;
+  const char *value;
+} tilec_define;
+
+enum {
+  TILEC_COMPILE_NO_CACHE = 1u << 0 /* neither read nor write any cache for this compile */
+};
+
+typedef struct tilec_compile_options {
+  const char *kernel;          /* NULL: the program's only kernel */
+  const tilec_define *defines; /* bindings, by name */
+  size_t num_defines;
+  const char *target;          /* "cpu", "cuda", "metal" or "auto"; NULL: "auto" */
+  const char *backend;         /* execution backend; NULL or "auto": the target's default */
+  unsigned flags;
+} tilec_compile_options;
+
+/* Evaluate the kernel with its bindings and print its tile IR (after the target-independent
+ * passes when `lowered` is nonzero). The caller frees the text with tilec_free. */
+char *tilec_program_ir(tilec_program *prog, const tilec_compile_options *opts, int lowered,
+                       tilec_error *err);
+
+typedef struct tilec_kernel tilec_kernel;
+
+tilec_kernel *tilec_compile(tilec_program *prog, const tilec_compile_options *opts,
+                            tilec_error *err);
+void tilec_kernel_destroy(tilec_kernel *k);
+
+/* ---- querying a kernel -------------------------------------------------------------------- */
+typedef struct tilec_param_info {
+  const char *name;
+  const char *dtype;       /* canonical dtype name, e.g. "float16" */
+  DLDataType dl_dtype;     /* its DLPack form; code 255 when DLPack has none */
+  int ndim;                /* 0 for a scalar parameter */
+  const int64_t *shape;    /* ndim entries; -1 where the dimension is symbolic */
+  const char *const *dims; /* ndim entries: the symbolic name, or NULL for a fixed size */
+  int is_output;           /* written by the kernel */
+} tilec_param_info;
+
+const char *tilec_kernel_name(const tilec_kernel *k);
+const char *tilec_kernel_target(const tilec_kernel *k);
+const char *tilec_kernel_backend(const tilec_kernel *k);
+size_t tilec_kernel_num_params(const tilec_kernel *k);
+int tilec_kernel_param(const tilec_kernel *k, size_t i, tilec_param_info *out); /* 0 on success */
+/* Generated source: the kernel alone, or the whole translation unit with host code. */
+const char *tilec_kernel_source(const tilec_kernel *k, int kernel_only);
+/* How the kernel was obtained: "miss" (compiled now), "hit" (from a cache) or "off". */
+const char *tilec_kernel_cache_status(const tilec_kernel *k);
+double tilec_kernel_compile_ms(const tilec_kernel *k);
+/* Floating-point operations of one launch for the given dynamic sizes, or 0 when unknown;
+ * the byte traffic likewise (both estimates derived from the tile operations). */
+double tilec_kernel_flops(const tilec_kernel *k, DLTensor *const *args, size_t nargs);
+double tilec_kernel_bytes(const tilec_kernel *k, DLTensor *const *args, size_t nargs);
+
+/* ---- launching ---------------------------------------------------------------------------- */
+/* Run the kernel. args[i] is the tensor for parameter i, on the kernel's device. Shapes,
+ * dtypes, devices and strides are checked before anything runs; on any mismatch nothing is
+ * written. Symbolic dimensions are bound from the tensors and must agree across them. */
+tilec_status tilec_kernel_launch(tilec_kernel *k, DLTensor *const *args, size_t nargs,
+                                 tilec_error *err);
+/* Run the independent reference (a float64 interpreter of the tile IR) on host tensors. */
+tilec_status tilec_kernel_run_reference(tilec_kernel *k, DLTensor *const *args, size_t nargs,
+                                        tilec_error *err);
+
+/* ---- verification ------------------------------------------------------------------------- */
+typedef struct tilec_compare {
+  double max_abs_err, max_rel_err, cosine;
+  int argmax_match;      /* argmax over the flattened tensor agrees */
+  int ok;                /* within the dtype's tolerance */
+  double atol, rtol;     /* the tolerance that was applied */
+  int64_t nan_mismatch;  /* elements where exactly one side is NaN */
+} tilec_compare;
+
+/* Compare a result with a reference of the same shape and dtype (host tensors). */
+tilec_status tilec_compare_tensors(const DLTensor *result, const DLTensor *reference,
+                                   tilec_compare *out, tilec_error *err);
+
+/* ---- misc --------------------------------------------------------------------------------- */
+void tilec_free(void *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

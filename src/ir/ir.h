@@ -1,0 +1,239 @@
+/* ir.h: tilec's tile IR. One typed IR in which every stage after the reader works.
+ *
+ * A kernel (tc_kernel_ir) is one launch: a grid of blocks, each block a group of threads that
+ * runs the body. The body is a statement tree. Tile operations (copy, gemm, fill, reduce,
+ * cumsum, atomic_add on regions) are first-class statements that the block's threads perform
+ * together; element stores and loops are ordinary statements. Every expression carries a dtype.
+ *
+ * All nodes live in the arena of the compile that built them; nothing here is freed
+ * individually. Nodes are immutable after construction except through passes that own them. */
+#ifndef TILEC_IR_H
+#define TILEC_IR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dtype/dtype.h"
+#include "util/arena.h"
+#include "util/diag.h"
+#include "util/strbuf.h"
+
+typedef enum tc_expr_op {
+#define TC_EXPR_OP(id, spelling, arity, cls) TC_OP_##id,
+#include "ir/ops.def"
+  TC_OP_COUNT
+} tc_expr_op;
+
+typedef enum tc_stmt_kind {
+#define TC_STMT_OP(id, spelling) TC_ST_##id,
+#include "ir/ops.def"
+  TC_ST_COUNT
+} tc_stmt_kind;
+
+typedef enum tc_op_class { TC_CLS_LEAF, TC_CLS_ARITH, TC_CLS_CMP, TC_CLS_LOGIC, TC_CLS_MATH, TC_CLS_SPECIAL } tc_op_class;
+
+const char *tc_expr_op_name(tc_expr_op op);
+int tc_expr_op_arity(tc_expr_op op);
+tc_op_class tc_expr_op_class(tc_expr_op op);
+const char *tc_stmt_kind_name(tc_stmt_kind k);
+
+/* ---- variables ---- */
+typedef enum tc_var_kind {
+  TC_VAR_LOOP,       /* induction variable of a FOR */
+  TC_VAR_BLOCK_IDX,  /* blockIdx along axis */
+  TC_VAR_THREAD_IDX, /* threadIdx along axis (T.get_thread_binding) */
+  TC_VAR_SYMBOLIC,   /* a dimension known only at run time (T.symbolic / T.dynamic / T.const) */
+  TC_VAR_PARAM,      /* a scalar kernel parameter */
+  TC_VAR_LOCAL       /* a per-thread scalar declared by LET */
+} tc_var_kind;
+
+typedef struct tc_var {
+  const char *name;
+  tc_dtype dtype;
+  tc_var_kind kind;
+  int axis; /* BLOCK_IDX/THREAD_IDX: 0=x, 1=y, 2=z */
+  int id;   /* unique within the kernel; printers and codegen may use it to disambiguate */
+  tc_loc loc;
+} tc_var;
+
+/* ---- buffers ---- */
+typedef enum tc_scope {
+  TC_SCOPE_GLOBAL,   /* a kernel parameter in device memory */
+  TC_SCOPE_SHARED,   /* shared by the block (T.alloc_shared) */
+  TC_SCOPE_FRAGMENT, /* a block-wide tile held in registers, distributed over threads */
+  TC_SCOPE_LOCAL,    /* per-thread array (T.alloc_local) */
+  TC_SCOPE_VAR,      /* per-thread scalar cell (T.alloc_var), shape (1,) */
+  /* target scopes, assigned by target lowering */
+  TC_SCOPE_METAL_SIMDGROUP,
+  TC_SCOPE_METAL_COOPERATIVE_TENSOR,
+  TC_SCOPE_COUNT
+} tc_scope;
+const char *tc_scope_name(tc_scope s);
+
+typedef struct tc_expr tc_expr;
+typedef struct tc_stmt tc_stmt;
+
+typedef struct tc_buffer {
+  const char *name;
+  tc_dtype dtype;
+  tc_scope scope;
+  int ndim;
+  tc_expr **shape;   /* ndim extents; constant except for global buffers with symbolic dims */
+  int id;            /* unique within the kernel */
+  int param_index;   /* index into the kernel's params for GLOBAL buffers, else -1 */
+  tc_expr *init;     /* alloc_var's initial value, or NULL */
+  tc_loc loc;
+} tc_buffer;
+
+/* ---- expressions ---- */
+struct tc_expr {
+  tc_expr_op op;
+  tc_dtype dtype;
+  tc_loc loc;
+  int64_t ival;     /* CONST_INT */
+  double fval;      /* CONST_FLOAT */
+  tc_var *var;      /* VAR */
+  tc_buffer *buf;   /* LOAD */
+  int nargs;
+  tc_expr **args;   /* operands; LOAD: indices */
+};
+
+/* ---- regions: a box inside a buffer ---- */
+typedef struct tc_range {
+  tc_expr *start;  /* int32 expression */
+  int64_t extent;  /* a compile-time size; tiles always have constant sizes */
+} tc_range;
+
+typedef struct tc_region {
+  tc_buffer *buf; /* NULL: no region */
+  int ndim;       /* == buf->ndim */
+  tc_range *r;
+} tc_region;
+
+/* The region's extents with the unit dimensions dropped: the shape tile ops match on. */
+int tc_region_squeezed(const tc_region *reg, int64_t *out, int cap);
+int64_t tc_region_numel(const tc_region *reg);
+
+/* ---- statements ---- */
+typedef enum tc_loop_kind { TC_LOOP_SERIAL, TC_LOOP_PARALLEL, TC_LOOP_PIPELINED, TC_LOOP_UNROLL } tc_loop_kind;
+const char *tc_loop_kind_name(tc_loop_kind k);
+
+typedef enum tc_reduce_kind { TC_RED_SUM, TC_RED_MAX, TC_RED_MIN, TC_RED_ABSSUM, TC_RED_ABSMAX } tc_reduce_kind;
+const char *tc_reduce_kind_name(tc_reduce_kind k);
+
+typedef enum tc_gemm_policy { TC_POLICY_SQUARE, TC_POLICY_FULL_ROW, TC_POLICY_FULL_COL } tc_gemm_policy;
+const char *tc_gemm_policy_name(tc_gemm_policy p);
+
+struct tc_stmt {
+  tc_stmt_kind kind;
+  tc_loc loc;
+  union {
+    struct { int n; tc_stmt **items; } seq;
+    struct { tc_buffer *buf; } alloc;
+    struct {
+      tc_var *var;
+      tc_expr *min, *extent;  /* int32 */
+      tc_loop_kind kind;
+      int num_stages;         /* PIPELINED; 0 when not given */
+      tc_stmt *body;
+    } loop;
+    struct { tc_expr *cond; tc_stmt *then_s, *else_s; } if_;
+    struct { tc_buffer *buf; int nidx; tc_expr **idx; tc_expr *value; } store;
+    struct { tc_var *var; tc_expr *value; } let; /* LET and ASSIGN */
+    struct { tc_region src, dst; } copy;
+    struct {
+      tc_region a, b, c;
+      bool trans_a, trans_b, clear_accum;
+      tc_gemm_policy policy;
+      int k_pack;
+    } gemm;
+    struct { tc_region dst; tc_expr *value; } fill;
+    struct { tc_reduce_kind op; tc_region src, dst; int dim; bool clear; } reduce;
+    struct { tc_region src, dst; int dim; bool reverse; } cumsum;
+    /* ATOMIC_ADD. Element form: buf[idx...] += value (dst.buf NULL). Tile form: region dst +=
+     * region src (buf NULL), elementwise over the squeezed shape. */
+    struct {
+      tc_buffer *buf; int nidx; tc_expr **idx; tc_expr *value;
+      tc_region dst, src;
+    } atomic;
+    struct { const char *msg; tc_expr *value; tc_buffer *buf; } print;
+    struct { tc_expr *cond; const char *msg; } assert_;
+    struct { const char *what; const char *detail; } annotate;
+    struct { tc_expr *value; } evaluate;
+  } u;
+};
+
+/* ---- kernels ---- */
+typedef struct tc_param {
+  const char *name;
+  tc_buffer *buf;  /* tensor parameter (scope GLOBAL), or NULL */
+  tc_var *var;     /* scalar parameter, or NULL */
+  bool is_output;  /* eager T.empty result, out_idx, or written by the body */
+} tc_param;
+
+typedef struct tc_kernel_ir {
+  const char *name;
+  tc_loc loc;
+  int nparams;
+  tc_param *params;
+  int nsyms;
+  tc_var **syms;          /* symbolic dimensions, bound from tensor shapes at launch */
+  int grid_ndim;          /* 1..3 */
+  tc_expr *grid[3];       /* int32, may involve symbolic dims */
+  int threads_ndim;       /* 1..3 */
+  int threads[3];
+  tc_var *block_idx[3];   /* NULL for axes not bound by `as` */
+  tc_stmt *body;
+  /* @tilelang.jit arguments, recorded */
+  int nout_idx;
+  int *out_idx;
+  const char *jit_args;   /* the jit decorator's keyword arguments, as written */
+  int next_id;            /* id counter for vars and buffers */
+} tc_kernel_ir;
+
+/* ---- builder (ir.c). Every constructor allocates from the arena and never fails: the arena
+ * escapes on out-of-memory. Constructors do not fold or check types; tc_ir_verify does. ---- */
+tc_expr *tc_ir_int(tc_arena *a, int64_t v, tc_dtype dt, tc_loc loc);
+tc_expr *tc_ir_float(tc_arena *a, double v, tc_dtype dt, tc_loc loc);
+tc_expr *tc_ir_bool(tc_arena *a, bool v, tc_loc loc);
+tc_expr *tc_ir_var_ref(tc_arena *a, tc_var *v, tc_loc loc);
+tc_expr *tc_ir_load(tc_arena *a, tc_buffer *b, int nidx, tc_expr **idx, tc_loc loc);
+tc_expr *tc_ir_cast(tc_arena *a, tc_dtype to, tc_expr *x, tc_loc loc);
+/* Unary/binary/ternary with the dtype rules of the op class: ARITH/MATH: dtype of the first
+ * operand; CMP/LOGIC: bool. SELECT: dtype of the second operand. */
+tc_expr *tc_ir_unary(tc_arena *a, tc_expr_op op, tc_expr *x, tc_loc loc);
+tc_expr *tc_ir_binary(tc_arena *a, tc_expr_op op, tc_expr *x, tc_expr *y, tc_loc loc);
+tc_expr *tc_ir_select(tc_arena *a, tc_expr *c, tc_expr *t, tc_expr *f, tc_loc loc);
+
+tc_var *tc_ir_new_var(tc_arena *a, tc_kernel_ir *k, const char *name, tc_dtype dt, tc_var_kind kind, tc_loc loc);
+tc_buffer *tc_ir_new_buffer(tc_arena *a, tc_kernel_ir *k, const char *name, tc_dtype dt, tc_scope scope,
+                            int ndim, tc_expr **shape, tc_loc loc);
+
+tc_stmt *tc_ir_stmt(tc_arena *a, tc_stmt_kind kind, tc_loc loc); /* zeroed, fill the union */
+tc_stmt *tc_ir_seq(tc_arena *a, int n, tc_stmt **items, tc_loc loc);
+/* A growable statement list for builders. */
+typedef struct tc_stmt_list { int n, cap; tc_stmt **items; } tc_stmt_list;
+void tc_stmt_list_push(tc_arena *a, tc_stmt_list *l, tc_stmt *s);
+tc_stmt *tc_stmt_list_seq(tc_arena *a, tc_stmt_list *l, tc_loc loc);
+
+tc_region tc_ir_whole_region(tc_arena *a, tc_buffer *b); /* requires a constant shape */
+
+/* Queries */
+bool tc_expr_const_int(const tc_expr *e, int64_t *out);
+bool tc_buffer_const_shape(const tc_buffer *b, int64_t *out /* ndim */);
+int64_t tc_buffer_numel(const tc_buffer *b); /* -1 when not constant */
+tc_dtype tc_index_dtype(void); /* int32 */
+
+/* Deep copy of an expression or statement (new nodes, same vars and buffers). */
+tc_expr *tc_ir_clone_expr(tc_arena *a, const tc_expr *e);
+tc_stmt *tc_ir_clone_stmt(tc_arena *a, const tc_stmt *s);
+
+/* ---- printer (print.c) and verifier (verify.c) ---- */
+void tc_ir_print_expr(tc_strbuf *sb, const tc_expr *e);
+void tc_ir_print_kernel(tc_strbuf *sb, const tc_kernel_ir *k);
+/* Check structural and type invariants. `stage` names the pass after which it runs, for the
+ * message. Returns false and fills err with TILEC_ERROR_INTERNAL (or PROGRAM for errors the
+ * user's program caused, such as a shape mismatch, with its location). */
+bool tc_ir_verify(const tc_kernel_ir *k, const char *stage, tilec_error *err);
+
+#endif

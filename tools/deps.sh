@@ -1,0 +1,16 @@
+#!/bin/sh
+# Check (and, as root on Debian, install) what building and testing tilec needs.
+need=""
+command -v cc >/dev/null 2>&1 || need="$need gcc"
+command -v make >/dev/null 2>&1 || need="$need make"
+[ -f /usr/include/dlpack/dlpack.h ] || need="$need libdlpack-dev"
+command -v python3 >/dev/null 2>&1 || need="$need python3"
+[ -z "$need" ] && exit 0
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "tilec: installing:$need"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need >/dev/null || {
+    echo "tilec: apt-get install failed; run: apt-get install -y$need" >&2; exit 1; }
+else
+  echo "tilec: missing packages; run: sudo apt-get install -y$need" >&2
+  exit 1
+fi
