@@ -10,7 +10,7 @@ CC ?= cc
 OPT ?= -O2 -g
 SAN ?=
 override CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers \
-  -Iinclude -Isrc -fPIC -MMD -MP $(OPT) $(SAN) $(CFLAGS)
+  -Iinclude -Isrc -Itools -fPIC -MMD -MP $(OPT) $(SAN) $(CFLAGS)
 LDLIBS = -ldl -lpthread -lm
 
 LIB_SRCS := $(sort $(shell find src -name '*.c'))
@@ -39,7 +39,8 @@ $(BUILD)/libtilec.a: $(LIB_OBJS)
 $(BUILD)/libtilec.so: $(LIB_OBJS)
 	$(CC) -shared $(SAN) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tilec: $(BUILD)/obj/tools/tilec.o $(BUILD)/libtilec.a
+TOOL_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard tools/*.c)))
+$(BUILD)/tilec: $(TOOL_OBJS) $(BUILD)/libtilec.a
 	$(CC) $(SAN) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(BUILD)/libtilec.a
