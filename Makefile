@@ -58,15 +58,11 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libtilec.a
 test: deps all
 	@sh tests/run.sh $(BUILD)
 
-check: deps
-	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory BUILD=build-asan OPT="-O1 -g" \
-	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" all
-	@TILEC_TEST_LABEL=asan ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  sh tests/run.sh build build-asan
+check:
+	@sh tools/build.sh test
 
-example: deps all
-	$(BUILD)/tilec ir examples/gemm.py
+example:
+	@sh tools/build.sh example
 
 FUZZ_SECONDS ?= 60
 fuzz:
