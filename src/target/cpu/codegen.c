@@ -216,7 +216,10 @@ void tc_cg_round(tc_strbuf *sb, tc_dtype d, const char *val) {
   else if (d.code == TC_DT_INT4) tc_sb_printf(sb, "tcg_wrap_i4(%s)", val);
   else if (d.code == TC_DT_UINT4) tc_sb_printf(sb, "((uint8_t)((%s) & 15))", val);
   else if (d.code == TC_DT_BOOL) tc_sb_printf(sb, "((%s) != 0)", val);
-  else if (is_intlike(d)) tc_sb_printf(sb, "((%s)(%s))", tc_cg_ctype(d), val);
+  else if (is_intlike(d) && d.code != TC_DT_INT32 && d.code != TC_DT_INT64 && d.code != TC_DT_UINT32 &&
+           d.code != TC_DT_UINT64)
+    tc_sb_printf(sb, "((%s)(%s))", tc_cg_ctype(d), val); /* narrower ints were promoted by C */
+  else if (is_intlike(d)) tc_sb_printf(sb, "(%s)", val);
   else tc_sb_puts(sb, val);
 }
 
