@@ -110,7 +110,7 @@ static uint32_t nan_code(const fmt *f, uint32_t sbit, uint64_t m52) {
   case FMT_FN: return sbit | 0x7F;
   case FMT_FNUZ: return 0x80;
   case FMT_E8M0: return 0xFF;
-  case FMT_NOSPECIAL: return f->maxcode; /* no NaN: +max, as PTX cvt.satfinite does */
+  case FMT_NOSPECIAL: return f->maxcode; /* no NaN: +max (see docs/dtypes.md) */
   }
   return 0;
 }

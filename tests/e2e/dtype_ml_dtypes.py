@@ -10,8 +10,8 @@ on every value, every midpoint between neighbours, their float32 neighbours, spe
 random bit patterns; float64 -> type on midpoints nudged by 2^-40 (where rounding through
 float32 would go wrong) and random float64 values; the saturating conversion against
 ml_dtypes applied to the input clipped to the type's finite range.
-Known difference, skipped and reported: float4_e2m1fn has no NaN; tilec maps NaN to +6 (as
-PTX cvt.satfinite does), ml_dtypes to a signed zero.
+Known difference, skipped and reported: float4_e2m1fn has no NaN; tilec maps NaN to +6 (see
+docs/dtypes.md), ml_dtypes to a signed zero.
 """
 import subprocess
 import sys
