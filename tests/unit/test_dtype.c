@@ -382,7 +382,8 @@ TEST(lookup_names_and_aliases) {
       {"float4_e2m1fn", TC_DT_FLOAT4_E2M1FN, 1}, {"int4", TC_DT_INT4, 1}, {"uint4", TC_DT_UINT4, 1},
       {"float16x4", TC_DT_FLOAT16, 4}, {"float32x8", TC_DT_FLOAT32, 8}, {"int8x16", TC_DT_INT8, 16},
       {"float8_e4m3fnx2", TC_DT_FLOAT8_E4M3FN, 2}, {"float8_e4m3fnuzx64", TC_DT_FLOAT8_E4M3FNUZ, 64},
-      {"uint64x2", TC_DT_UINT64, 2},
+      {"uint64x2", TC_DT_UINT64, 2}, {"float8_e4m3", TC_DT_FLOAT8_E4M3FN, 1},
+      {"float8_e4m3x4", TC_DT_FLOAT8_E4M3FN, 4},
   };
   for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
     tc_dtype d = {0, 0};
@@ -407,14 +408,17 @@ TEST(lookup_names_and_aliases) {
   CHECK(tc_dtype_lookup_attr("float16", &d, NULL, 0) && tc_dtype_eq(d, tc_dt(TC_DT_FLOAT16)));
   CHECK(tc_dtype_lookup_attr("T.int", &d, NULL, 0) && tc_dtype_eq(d, tc_dt(TC_DT_INT32)));
   CHECK(tc_dtype_lookup_attr("T.float16x4", &d, NULL, 0) && tc_dtype_eq(d, dtl(TC_DT_FLOAT16, 4)));
+  CHECK(tc_dtype_lookup_attr("T.float8_e4m3", &d, NULL, 0) && tc_dtype_eq(d, tc_dt(TC_DT_FLOAT8_E4M3FN)));
   CHECK(!tc_dtype_lookup_attr("T.bf16", &d, NULL, 0)); /* string-only conveniences */
+  CHECK(!tc_dtype_lookup_attr("T.ulong", &d, NULL, 0));
   CHECK(!tc_dtype_lookup_attr("T.e4m3_float8", &d, NULL, 0));
 }
 
 TEST(suggestions) {
   static const struct { const char *s, *want; int attr; } cases[] = {
       {"flaot16", "float16", 0},         {"floot16", "float16", 0},       {"bfloat61", "bfloat16", 0},
-      {"flaot16x4", "float16x4", 0},     {"float8_e4m3", "float8_e4m3fn", 0}, {"float8_e4m3fz", "float8_e4m3fn", 0},
+      {"flaot16x4", "float16x4", 0},     {"float8_e4m3fz", "float8_e4m3fn", 0}, {"float8_e4m4", "float8_e4m3", 0},
+      {"float8_e4m3fnuzz", "float8_e4m3fnuz", 0}, {"float8_e5m3fnx2", "float8_e4m3fnx2", 0},
       {"int33", "int32", 0},             {"hlaf", "half", 0},             {"T.flaot", "float", 1},
       {"T.flaot32", "float32", 1},       {"xyzzy", "", 0},                {"completely_wrong_name", "", 0},
       {"uint7", "uint4", 0},
