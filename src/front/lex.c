@@ -593,7 +593,7 @@ static bool start_line(lexer *L) {
       if (alt != L->altindent[L->nindent])
         lex_error(L, loc, "inconsistent use of tabs and spaces in indentation");
     } else if (col > top) {
-      if (L->nindent >= MAX_INDENT) lex_error(L, loc, "too many levels of indentation");
+      if (L->nindent + 1 >= MAX_INDENT) lex_error(L, loc, "too many levels of indentation");
       if (alt <= L->altindent[L->nindent])
         lex_error(L, loc, "inconsistent use of tabs and spaces in indentation");
       L->nindent++;
