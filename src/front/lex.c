@@ -40,6 +40,13 @@ static const char *const punct_spellings[] = {
 #undef X
 };
 
+static const unsigned char punct_lens[] = {
+    0,
+#define X(id, sp) sizeof(sp) - 1,
+    TC_PUNCT_LIST(X)
+#undef X
+};
+
 const char *tc_punct_spelling(tc_punct p) {
   if ((int)p <= 0 || p >= TC_P_COUNT) return "";
   return punct_spellings[p];
@@ -48,6 +55,13 @@ const char *tc_punct_spelling(tc_punct p) {
 static const char *const keyword_spellings[] = {
     "",
 #define X(id, sp) sp,
+    TC_KEYWORD_LIST(X)
+#undef X
+};
+
+static const unsigned char keyword_lens[] = {
+    0,
+#define X(id, sp) sizeof(sp) - 1,
     TC_KEYWORD_LIST(X)
 #undef X
 };
@@ -524,8 +538,8 @@ static tc_punct match_punct(const lexer *L, const char *q, size_t *len) {
   size_t avail = (size_t)(L->end - q);
   for (int i = 1; i < TC_P_COUNT; i++) {
     const char *sp = punct_spellings[i];
-    size_t n = strlen(sp);
-    if (n > best_len && n <= avail && memcmp(q, sp, n) == 0) {
+    size_t n = punct_lens[i];
+    if (sp[0] == *q && n > best_len && n <= avail && memcmp(q, sp, n) == 0) {
       best = (tc_punct)i;
       best_len = n;
     }
@@ -673,7 +687,7 @@ static void lex_all(lexer *L) {
       size_t n = (size_t)(r - q);
       if (n >= 2 && n <= 8) {
         for (int k = 1; k < TC_KW_COUNT; k++)
-          if (strlen(keyword_spellings[k]) == n && memcmp(keyword_spellings[k], q, n) == 0) {
+          if (keyword_lens[k] == n && keyword_spellings[k][0] == c && memcmp(keyword_spellings[k], q, n) == 0) {
             t->kw = (tc_keyword)k;
             break;
           }
@@ -738,6 +752,7 @@ bool tc_lex(tc_arena *arena, const tc_source *src, tc_token_array *out, tilec_er
   L->end = src->text + src->len;
   L->line = 1;
   L->line_start = src->text;
+  L->cap = src->len / 4 + 64; /* about one token per 4 bytes of Python; grows if needed */
   tilec_error local;
   tc_error_clear(&local);
   L->err = err ? err : &local;
@@ -745,6 +760,7 @@ bool tc_lex(tc_arena *arena, const tc_source *src, tc_token_array *out, tilec_er
   arena->oom_jmp = &L->jb;
   volatile bool ok = false;
   if (setjmp(L->jb) == 0) {
+    L->toks = tc_arena_alloc(arena, L->cap * sizeof(tc_token));
     lex_all(L);
     out->v = L->toks;
     out->n = L->n;

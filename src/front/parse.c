@@ -251,7 +251,7 @@ static tc_ast *expr_or_assign(tc_parser *P) {
       v = tc_p_star_expression_or_yield(P);
       if (tc_p_punct(P, TC_P_ASSIGN)) {
         if (v->kind == TC_AST_YIELD) tc_p_error_node(P, v, "assignment to yield expression not possible");
-        check_assign_target(P, v);
+        tc_p_check_target(P, v, TC_TARGET_STORE);
         tc_vec_push(P, &targets, v);
       }
     }

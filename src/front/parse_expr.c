@@ -122,11 +122,13 @@ void tc_p_params(tc_parser *P, tc_ast_params *out, bool annotations, tc_punct cl
     } else if (tc_tok_punct(t, TC_P_STAR) || tc_tok_punct(t, TC_P_DSTAR)) {
       bool kw = tc_tok_punct(t, TC_P_DSTAR);
       if (!kw && seen_star) tc_p_error(P, "* argument may appear only once");
+      size_t star_pos = P->pos;
       tc_p_advance(P);
       if (!kw && (tc_p_punct(P, TC_P_COMMA) || tc_p_punct(P, close))) {
         seen_star = bare_star = true;
-        if (tc_p_punct(P, close) || tc_tok_punct(tc_p_peek_at(P, 1), close))
-          tc_p_error(P, "named arguments must follow bare *");
+        if (tc_p_punct(P, close) || tc_tok_punct(tc_p_peek_at(P, 1), close) ||
+            tc_tok_punct(tc_p_peek_at(P, 1), TC_P_DSTAR))
+          tc_p_error_at(P, star_pos, t->loc, "named arguments must follow bare *");
       } else {
         const tc_token *nt = tc_p_peek(P);
         if (!tc_tok_ident(nt)) tc_p_error(P, "invalid syntax");
@@ -614,7 +616,9 @@ static tc_ast *power(tc_parser *P) {
     tc_ast *b = tc_p_node(P, TC_AST_BINOP, e->loc);
     b->op = TC_P_DSTAR;
     b->a = e;
+    enter(P);
     b->b = factor(P);
+    leave(P);
     e = tc_p_finish(P, b);
   }
   return e;
