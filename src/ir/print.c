@@ -630,7 +630,9 @@ void tc_ir_print_stmt(tc_strbuf *sb, const tc_stmt *s, int indent) {
 
 static void print_param(pctx *pc, const tc_param *p) {
   tc_strbuf *sb = pc->sb;
-  tc_sb_puts(sb, p->name ? p->name : "?");
+  if (p->buf) put_name(pc, p->buf, p->buf->name);
+  else if (p->var) put_name(pc, p->var, p->var->name);
+  else tc_sb_puts(sb, p->name ? p->name : "?");
   tc_sb_puts(sb, ": ");
   if (p->buf) {
     put_dtype(sb, p->buf->dtype);

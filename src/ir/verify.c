@@ -47,7 +47,7 @@ static void stmt_line(const tc_stmt *s, char *out, size_t cap) {
   const char *t = tc_sb_cstr(&sb);
   size_t n = strcspn(t, "\n");
   if (n > 160) n = 160;
-  snprintf(out, cap, "%.*s%s", (int)n, t, strlen(t) > n + 1 ? " ..." : "");
+  snprintf(out, cap, "%.*s", (int)n, t);
   tc_sb_free(&sb);
 }
 
