@@ -111,7 +111,7 @@ typedef struct ictx {
   val *vars; /* vars[slot * nthreads + t] */
   int64_t block[3];
   bool in_parallel;
-  uint64_t steps;
+  uint64_t steps, step_limit;
   level *levels;
   int nlevels;
   int *all_ids; /* 0..nthreads-1 */
@@ -161,9 +161,9 @@ static val *scratch(ictx *c, int which, size_t n) {
 
 static void count_steps(ictx *c, uint64_t n, tc_loc loc) {
   c->steps += n;
-  if (c->steps > TC_INTERP_STEP_LIMIT)
+  if (c->steps > c->step_limit)
     fail(c, TILEC_ERROR_TARGET, loc, -1, "reference interpreter stopped after %llu steps (a runaway loop?)",
-         (unsigned long long)TC_INTERP_STEP_LIMIT);
+         (unsigned long long)c->step_limit);
 }
 
 static level *get_level(ictx *c, int depth) {
@@ -1119,6 +1119,11 @@ static bool run_guarded(ictx *c, void *const *data, const int64_t *scalars, cons
 
 tilec_status tc_interp_run(const tc_kernel_ir *k, void *const *data, const int64_t *scalars, const double *fscalars,
                            const int64_t *syms, tilec_error *err) {
+  return tc_interp_run_limited(k, data, scalars, fscalars, syms, TC_INTERP_STEP_LIMIT, err);
+}
+
+tilec_status tc_interp_run_limited(const tc_kernel_ir *k, void *const *data, const int64_t *scalars, const double *fscalars,
+                                   const int64_t *syms, uint64_t step_limit, tilec_error *err) {
   tilec_error local;
   if (!err) err = &local;
   tc_error_clear(err);
@@ -1130,6 +1135,7 @@ tilec_status tc_interp_run(const tc_kernel_ir *k, void *const *data, const int64
   }
   c->k = k;
   c->err = err;
+  c->step_limit = step_limit;
   bool ok = run_guarded(c, data, scalars, fscalars, syms);
   map_free(&c->varmap);
   map_free(&c->bufmap);

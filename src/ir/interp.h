@@ -48,4 +48,8 @@ tilec_status tc_interp_run(const tc_kernel_ir *k, void *const *data, const int64
 /* The step limit: statements executed per thread plus elements touched by tile operations. */
 #define TC_INTERP_STEP_LIMIT (UINT64_C(1) << 34)
 
+/* tc_interp_run with another step limit (tests use a small one). */
+tilec_status tc_interp_run_limited(const tc_kernel_ir *k, void *const *data, const int64_t *scalars, const double *fscalars,
+                                   const int64_t *syms, uint64_t step_limit, tilec_error *err);
+
 #endif

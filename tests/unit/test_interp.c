@@ -404,6 +404,34 @@ TEST(bad_ir_and_bad_arguments) {
   CHECK_STR(err.message, "IR verification failed after interp: thread block extent 0 along axis 0, in `kernel softmax`");
 }
 
+TEST(runaway_kernel_stops_at_the_step_limit) {
+  tc_kernel_ir *k = S_kernel("spin");
+  tc_buffer *Y = S_param(k, "Y", tc_dt(TC_DT_INT32), true, 1, S_I(1));
+  k->grid[0] = S_I(1000000);
+  k->threads[0] = 128;
+  tc_var *i = S_loopvar(k, "i");
+  k->body = S_for(i, S_I(0), S_I(INT32_MAX), TC_LOOP_SERIAL, S_store(Y, S_V(i), 1, S_I(0)));
+  int32_t y[1];
+  void *data[1] = {y};
+  tilec_error err = fresh_err();
+  CHECK_INT(tc_interp_run_limited(k, data, NULL, NULL, NULL, 100000, &err), TILEC_ERROR_TARGET);
+  CHECK_STR(err.message, "reference interpreter stopped after 100000 steps (a runaway loop?)");
+}
+
+TEST(vector_dtypes_are_reported_unsupported) {
+  tc_kernel_ir *k = S_kernel("vec");
+  tc_dtype v4 = tc_dt(TC_DT_FLOAT16);
+  v4.lanes = 4;
+  S_param(k, "X", v4, false, 1, S_I(4));
+  k->grid[0] = S_I(1);
+  k->body = S_seq(0);
+  uint16_t x[16];
+  void *data[1] = {x};
+  tilec_error err = fresh_err();
+  CHECK_INT(tc_interp_run(k, data, NULL, NULL, NULL, &err), TILEC_ERROR_TARGET);
+  CHECK_STR(err.message, "reference interpreter: vector dtype of buffer X is not supported");
+}
+
 /* A scalar float parameter and an int parameter. */
 TEST(scalar_parameters) {
   tc_kernel_ir *k = S_kernel("axpy");
@@ -450,6 +478,8 @@ int main(void) {
   RUN(runtime_faults_are_errors_not_crashes);
   RUN(bad_ir_and_bad_arguments);
   RUN(scalar_parameters);
+  RUN(runaway_kernel_stops_at_the_step_limit);
+  RUN(vector_dtypes_are_reported_unsupported);
   tc_arena_free(&arena);
   TEST_MAIN_END();
 }
