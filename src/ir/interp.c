@@ -111,6 +111,8 @@ typedef struct ictx {
   val *vars; /* vars[slot * nthreads + t] */
   int64_t block[3];
   bool in_parallel;
+  bool op_per_thread; /* the tile op being run touches per-thread storage: it runs per thread */
+  int op_t;           /* ... as this thread (0 for block-wide ops) */
   uint64_t steps, step_limit;
   level *levels;
   int nlevels;
@@ -570,13 +572,31 @@ typedef struct rview {
   int64_t numel;
 } rview;
 
+/* The regions a tile operation works on; 0 for other statements. */
+static int tile_regions(const tc_stmt *s, const tc_region *regs[3]) {
+  switch (s->kind) {
+  case TC_ST_COPY: regs[0] = &s->u.copy.src; regs[1] = &s->u.copy.dst; return 2;
+  case TC_ST_GEMM: regs[0] = &s->u.gemm.a; regs[1] = &s->u.gemm.b; regs[2] = &s->u.gemm.c; return 3;
+  case TC_ST_FILL: regs[0] = &s->u.fill.dst; return 1;
+  case TC_ST_REDUCE: regs[0] = &s->u.reduce.src; regs[1] = &s->u.reduce.dst; return 2;
+  case TC_ST_CUMSUM: regs[0] = &s->u.cumsum.src; regs[1] = &s->u.cumsum.dst; return 2;
+  case TC_ST_ATOMIC_ADD:
+    if (s->u.atomic.buf) return 0;
+    regs[0] = &s->u.atomic.dst;
+    regs[1] = &s->u.atomic.src;
+    return 2;
+  default: return 0;
+  }
+}
+
 static rview view_of(ictx *c, const tc_region *r, tc_loc loc) {
   rview v;
   v.bs = buf_of(c, r->buf, loc);
   v.ndim = r->ndim;
   v.numel = 1;
   for (int i = 0; i < r->ndim; i++) {
-    v.start[i] = c->in_parallel ? eval(c, r->r[i].start, 0).i : eval_uniform(c, r->r[i].start, "a region start", loc).i;
+    v.start[i] = (c->in_parallel || c->op_per_thread) ? eval(c, r->r[i].start, c->op_t).i
+                                                        : eval_uniform(c, r->r[i].start, "a region start", loc).i;
     v.ext[i] = r->r[i].extent;
     v.numel *= v.ext[i];
   }
@@ -589,7 +609,7 @@ static void read_view(ictx *c, const rview *v, tc_dtype to, val *out, tc_loc loc
   int64_t coord[MAXDIM] = {0}, idx[MAXDIM];
   for (int64_t n = 0; n < v->numel; n++) {
     for (int i = 0; i < v->ndim; i++) idx[i] = v->start[i] + coord[i];
-    out[n] = convert(v->bs->b->dtype, load_elem(c, v->bs, idx, 0, loc), to);
+    out[n] = convert(v->bs->b->dtype, load_elem(c, v->bs, idx, c->op_t, loc), to);
     for (int i = v->ndim - 1; i >= 0; i--) {
       if (++coord[i] < v->ext[i]) break;
       coord[i] = 0;
@@ -602,7 +622,7 @@ static void write_view(ictx *c, const rview *v, const val *in, tc_loc loc) {
   int64_t coord[MAXDIM] = {0}, idx[MAXDIM];
   for (int64_t n = 0; n < v->numel; n++) {
     for (int i = 0; i < v->ndim; i++) idx[i] = v->start[i] + coord[i];
-    store_elem(c, v->bs, idx, 0, in[n], loc);
+    store_elem(c, v->bs, idx, c->op_t, in[n], loc);
     for (int i = v->ndim - 1; i >= 0; i--) {
       if (++coord[i] < v->ext[i]) break;
       coord[i] = 0;
@@ -622,7 +642,8 @@ static void run_copy(ictx *c, const tc_stmt *s) {
 
 static void run_fill(ictx *c, const tc_stmt *s) {
   rview dst = view_of(c, &s->u.fill.dst, s->loc);
-  val v = convert(s->u.fill.value->dtype, eval_uniform(c, s->u.fill.value, "the T.fill value", s->loc), dst.bs->b->dtype);
+  val x = c->op_per_thread ? eval(c, s->u.fill.value, c->op_t) : eval_uniform(c, s->u.fill.value, "the T.fill value", s->loc);
+  val v = convert(s->u.fill.value->dtype, x, dst.bs->b->dtype);
   val *tmp = scratch(c, 0, (size_t)dst.numel);
   for (int64_t i = 0; i < dst.numel; i++) tmp[i] = v;
   write_view(c, &dst, tmp, s->loc);
@@ -727,6 +748,27 @@ static void require_block(ictx *c, const tc_stmt *s, mask m, const char *what) {
   if (m.n != c->nthreads)
     fail(c, TILEC_ERROR_PROGRAM, s->loc, -1, "%s reached by %d of the block's %d threads; tile operations need all of them", what,
          m.n, c->nthreads);
+}
+
+/* A tile operation is collective, unless one of its operands is per-thread storage (local or
+ * var): then every active thread does it on its own copy, like any per-thread statement. */
+static void exec_tile(ictx *c, const tc_stmt *s, mask m, const char *what, void (*run_op)(ictx *, const tc_stmt *)) {
+  const tc_region *regs[3];
+  int n = tile_regions(s, regs);
+  bool per_thread = false;
+  for (int i = 0; i < n; i++) per_thread |= regs[i]->buf->scope == TC_SCOPE_LOCAL || regs[i]->buf->scope == TC_SCOPE_VAR;
+  if (!per_thread) {
+    require_block(c, s, m, what);
+    run_op(c, s);
+    return;
+  }
+  c->op_per_thread = true;
+  for (int j = 0; j < m.n; j++) {
+    c->op_t = m.ids[j];
+    run_op(c, s);
+  }
+  c->op_per_thread = false;
+  c->op_t = 0;
 }
 
 static void exec_store(ictx *c, const tc_stmt *s, mask m, bool atomic) {
@@ -839,12 +881,8 @@ static void exec(ictx *c, const tc_stmt *s, mask m, int depth) {
     exec_store(c, s, m, false);
     return;
   case TC_ST_ATOMIC_ADD:
-    if (s->u.atomic.buf) {
-      exec_store(c, s, m, true);
-    } else {
-      require_block(c, s, m, "T.atomic_add on tiles");
-      run_tile_atomic(c, s);
-    }
+    if (s->u.atomic.buf) exec_store(c, s, m, true);
+    else exec_tile(c, s, m, "T.atomic_add on tiles", run_tile_atomic);
     return;
   case TC_ST_LET:
   case TC_ST_ASSIGN: {
@@ -857,24 +895,19 @@ static void exec(ictx *c, const tc_stmt *s, mask m, int depth) {
     return;
   }
   case TC_ST_COPY:
-    require_block(c, s, m, "T.copy");
-    run_copy(c, s);
+    exec_tile(c, s, m, "T.copy", run_copy);
     return;
   case TC_ST_GEMM:
-    require_block(c, s, m, "T.gemm");
-    run_gemm(c, s);
+    exec_tile(c, s, m, "T.gemm", run_gemm);
     return;
   case TC_ST_FILL:
-    require_block(c, s, m, "T.fill");
-    run_fill(c, s);
+    exec_tile(c, s, m, "T.fill", run_fill);
     return;
   case TC_ST_REDUCE:
-    require_block(c, s, m, "T.reduce");
-    run_reduce(c, s);
+    exec_tile(c, s, m, "T.reduce", run_reduce);
     return;
   case TC_ST_CUMSUM:
-    require_block(c, s, m, "T.cumsum");
-    run_cumsum(c, s);
+    exec_tile(c, s, m, "T.cumsum", run_cumsum);
     return;
   case TC_ST_BARRIER:
     if (c->in_parallel) fail(c, TILEC_ERROR_PROGRAM, s->loc, -1, "barrier inside a T.Parallel loop");
@@ -994,26 +1027,12 @@ static void scan_stmt(ictx *c, const tc_stmt *s) {
     break;
   }
   /* region start expressions */
-  const tc_region *regs[3] = {NULL, NULL, NULL};
-  switch (s->kind) {
-  case TC_ST_COPY: regs[0] = &s->u.copy.src; regs[1] = &s->u.copy.dst; break;
-  case TC_ST_GEMM: regs[0] = &s->u.gemm.a; regs[1] = &s->u.gemm.b; regs[2] = &s->u.gemm.c; break;
-  case TC_ST_FILL: regs[0] = &s->u.fill.dst; break;
-  case TC_ST_REDUCE: regs[0] = &s->u.reduce.src; regs[1] = &s->u.reduce.dst; break;
-  case TC_ST_CUMSUM: regs[0] = &s->u.cumsum.src; regs[1] = &s->u.cumsum.dst; break;
-  case TC_ST_ATOMIC_ADD:
-    if (!s->u.atomic.buf) {
-      regs[0] = &s->u.atomic.dst;
-      regs[1] = &s->u.atomic.src;
-    }
-    break;
-  default: break;
+  const tc_region *regs[3];
+  int nr = tile_regions(s, regs);
+  for (int r = 0; r < nr; r++) {
+    add_buf(c, regs[r]->buf);
+    for (int i = 0; i < regs[r]->ndim; i++) scan_expr(c, regs[r]->r[i].start);
   }
-  for (int r = 0; r < 3; r++)
-    if (regs[r]) {
-      add_buf(c, regs[r]->buf);
-      for (int i = 0; i < regs[r]->ndim; i++) scan_expr(c, regs[r]->r[i].start);
-    }
 }
 
 static void set_strides(bufstate *bs) {

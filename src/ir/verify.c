@@ -283,7 +283,26 @@ static bool same_squeezed(const tc_region *a, const tc_region *b) {
   return true;
 }
 
+static bool per_thread_region(const tc_region *r) {
+  return r->buf && (r->buf->scope == TC_SCOPE_LOCAL || r->buf->scope == TC_SCOPE_VAR);
+}
+
+/* A tile operation on per-thread storage (local or var buffers) is done by each thread on its
+ * own copy, so it is not collective. */
+static bool per_thread_tile_op(const tc_stmt *s) {
+  switch (s->kind) {
+  case TC_ST_COPY: return per_thread_region(&s->u.copy.src) || per_thread_region(&s->u.copy.dst);
+  case TC_ST_GEMM: return per_thread_region(&s->u.gemm.a) || per_thread_region(&s->u.gemm.b) || per_thread_region(&s->u.gemm.c);
+  case TC_ST_FILL: return per_thread_region(&s->u.fill.dst);
+  case TC_ST_REDUCE: return per_thread_region(&s->u.reduce.src) || per_thread_region(&s->u.reduce.dst);
+  case TC_ST_CUMSUM: return per_thread_region(&s->u.cumsum.src) || per_thread_region(&s->u.cumsum.dst);
+  case TC_ST_ATOMIC_ADD: return per_thread_region(&s->u.atomic.src) || per_thread_region(&s->u.atomic.dst);
+  default: return false;
+  }
+}
+
 static bool check_collective(vctx *v, const tc_stmt *s, const char *op) {
+  if (s->kind != TC_ST_FOR && per_thread_tile_op(s)) return true;
   if (v->in_parallel) return program(v, s->loc, "%s inside a T.Parallel loop; tile operations are done by the whole block", op);
   if (v->thread_dep)
     return program(v, s->loc, "%s under control flow that depends on the thread index; tile operations need the whole block", op);

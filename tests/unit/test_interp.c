@@ -216,6 +216,38 @@ TEST(per_thread_statements_run_in_lockstep) {
   for (int i = 1; i < 9; i++) CHECK_INT(y[i], 10 + i - 1);
 }
 
+/* Tile operations on per-thread storage run per thread, even under thread-dependent control
+ * flow and with thread-dependent region starts. */
+TEST(tile_ops_on_local_buffers_run_per_thread) {
+  tc_kernel_ir *k = S_kernel("locals");
+  tc_dtype f32 = tc_dt(TC_DT_FLOAT32), i32 = tc_dt(TC_DT_INT32);
+  tc_buffer *X = S_param(k, "X", f32, false, 1, S_I(32));
+  tc_buffer *Y = S_param(k, "Y", f32, true, 1, S_I(8));
+  k->grid[0] = S_I(1);
+  k->threads[0] = 8;
+  tc_var *tx = tc_ir_new_var(S_A, k, "tx", i32, TC_VAR_THREAD_IDX, S_NOLOC);
+  tc_buffer *L = S_buf(k, "L", f32, TC_SCOPE_LOCAL, 1, 4);
+  tc_buffer *acc = S_buf(k, "acc", f32, TC_SCOPE_VAR, 1, 1);
+  tc_stmt *red = tc_ir_stmt(S_A, TC_ST_REDUCE, S_NOLOC);
+  red->u.reduce.op = TC_RED_SUM;
+  red->u.reduce.src = S_W(L);
+  red->u.reduce.dst = S_W(acc);
+  red->u.reduce.dim = 0;
+  red->u.reduce.clear = false;
+  k->body = S_seq(6, S_alloc(L), S_alloc(acc), S_copy(S_R(X, S_B(TC_OP_MUL, S_V(tx), S_I(4)), 4), S_W(L)),
+                  S_if(S_B(TC_OP_LT, S_V(tx), S_I(4)), S_fill(S_W(acc), S_F(100.0)), S_fill(S_W(acc), S_F(0.0))), red,
+                  S_store(Y, S_LD(acc, 1, S_I(0)), 1, S_V(tx)));
+  CHECK(tc_ir_verify(k, "test", NULL));
+  float x[32], y[8];
+  for (int i = 0; i < 32; i++) x[i] = (float)i;
+  void *data[2] = {x, y};
+  tilec_error err = fresh_err();
+  tilec_status st = tc_interp_run(k, data, NULL, NULL, NULL, &err);
+  if (st != TILEC_OK) printf("  %s", err.rendered);
+  CHECK_INT(st, TILEC_OK);
+  for (int t = 0; t < 8; t++) CHECK(y[t] == (t < 4 ? 100.0f : 0.0f) + (float)(16 * t + 6));
+}
+
 /* Element atomics per thread vs once per T.Parallel iteration, and the tile form. */
 TEST(atomic_add_counting_semantics) {
   tc_kernel_ir *k = S_kernel("atomics");
@@ -470,6 +502,7 @@ int main(void) {
   RUN(cumsum_inclusive_forward_and_reverse);
   RUN(thread_level_atomics_barriers_and_divergent_loops);
   RUN(per_thread_statements_run_in_lockstep);
+  RUN(tile_ops_on_local_buffers_run_per_thread);
   RUN(atomic_add_counting_semantics);
   RUN(fp16_store_rounds_to_nearest_even);
   RUN(float32_accumulator_rounds_where_the_program_stores);
