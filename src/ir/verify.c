@@ -301,11 +301,35 @@ static bool per_thread_tile_op(const tc_stmt *s) {
   }
 }
 
+static bool regions_thread_dependent(const vctx *v, const tc_region *a, const tc_region *b, const tc_region *c) {
+  const tc_region *rs[3] = {a, b, c};
+  for (int k = 0; k < 3; k++)
+    for (int i = 0; rs[k] && rs[k]->buf && i < rs[k]->ndim; i++)
+      if (thread_dependent(v, rs[k]->r[i].start)) return true;
+  return false;
+}
+
 static bool check_collective(vctx *v, const tc_stmt *s, const char *op) {
   if (s->kind != TC_ST_FOR && per_thread_tile_op(s)) return true;
   if (v->in_parallel) return program(v, s->loc, "%s inside a T.Parallel loop; tile operations are done by the whole block", op);
   if (v->thread_dep)
     return program(v, s->loc, "%s under control flow that depends on the thread index; tile operations need the whole block", op);
+  const char *why = "tile operations are done by the whole block";
+  if (s->kind == TC_ST_FOR && (thread_dependent(v, s->u.loop.min) || thread_dependent(v, s->u.loop.extent)))
+    return program(v, s->loc, "%s with bounds that depend on the thread index; %s", op, why);
+  if (s->kind == TC_ST_FILL && thread_dependent(v, s->u.fill.value))
+    return program(v, s->loc, "%s with a value that depends on the thread index; %s", op, why);
+  bool dep = false;
+  switch (s->kind) {
+  case TC_ST_COPY: dep = regions_thread_dependent(v, &s->u.copy.src, &s->u.copy.dst, NULL); break;
+  case TC_ST_GEMM: dep = regions_thread_dependent(v, &s->u.gemm.a, &s->u.gemm.b, &s->u.gemm.c); break;
+  case TC_ST_FILL: dep = regions_thread_dependent(v, &s->u.fill.dst, NULL, NULL); break;
+  case TC_ST_REDUCE: dep = regions_thread_dependent(v, &s->u.reduce.src, &s->u.reduce.dst, NULL); break;
+  case TC_ST_CUMSUM: dep = regions_thread_dependent(v, &s->u.cumsum.src, &s->u.cumsum.dst, NULL); break;
+  case TC_ST_ATOMIC_ADD: dep = regions_thread_dependent(v, &s->u.atomic.dst, &s->u.atomic.src, NULL); break;
+  default: break;
+  }
+  if (dep) return program(v, s->loc, "%s on a region that depends on the thread index; %s", op, why);
   return true;
 }
 

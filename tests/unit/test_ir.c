@@ -374,6 +374,13 @@ TEST(verify_tile_ops_need_the_whole_block) {
   tc_var *i = S_loopvar(k, "i");
   k->body->u.seq.items[16] = S_for(i, S_I(0), S_I(2), TC_LOOP_PARALLEL, fill);
   CHECK(verify_fails(k, TILEC_ERROR_PROGRAM, "T.fill inside a T.Parallel loop; tile operations are done by the whole block"));
+  tc_stmt *cp = S_copy(S_R(k->params[0].buf, S_V(g), 4), S_R(S, S_I(0), 4));
+  k->body->u.seq.items[16] = cp;
+  CHECK(verify_fails(k, TILEC_ERROR_PROGRAM,
+                     "T.copy on a region that depends on the thread index; tile operations are done by the whole block"));
+  k->body->u.seq.items[16] = S_for(i, S_I(0), S_V(tx), TC_LOOP_PARALLEL, S_store(S, S_I(1), 1, S_I(0)));
+  CHECK(verify_fails(k, TILEC_ERROR_PROGRAM,
+                     "a T.Parallel loop with bounds that depend on the thread index; tile operations are done by the whole block"));
   k->body->u.seq.items[16] = S_if(S_B(TC_OP_LT, S_V(k->block_idx[0]), S_I(32)), fill, NULL); /* uniform: fine */
   CHECK(verify_ok(k));
 }
