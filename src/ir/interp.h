@@ -9,7 +9,10 @@
  *    between threads narrow the mask.
  *  - Collective statements (copy, gemm, fill, reduce, cumsum, tile atomic_add and T.Parallel
  *    loops) run once per block and are an error when reached by only some threads or inside a
- *    T.Parallel body; their region starts must agree across threads.
+ *    T.Parallel body; their region starts must agree across threads. A T.Parallel body runs
+ *    once per iteration as one logical thread; the thread index has no value there.
+ *  - A tile operation with an operand in per-thread storage (local or var) is not collective:
+ *    each active thread does it on its own copy.
  *  - Per-thread storage: LET variables, local and var buffers. Shared and fragment buffers are
  *    one per block, zeroed when the block starts.
  *  - Arithmetic is done in float64 for float dtypes and exactly (wrapped to the expression's
