@@ -1035,11 +1035,13 @@ static void scan_stmt(ictx *c, const tc_stmt *s) {
   }
 }
 
+/* Row-major strides; numel is -1 when it does not fit in int64. */
 static void set_strides(bufstate *bs) {
   int64_t st = 1;
   for (int i = bs->ndim - 1; i >= 0; i--) {
     bs->stride[i] = st;
-    st *= bs->shape[i];
+    if (st >= 0 && bs->shape[i] > 0 && st > INT64_MAX / bs->shape[i]) st = -1;
+    else if (st >= 0) st *= bs->shape[i];
   }
   bs->numel = st;
 }
@@ -1101,9 +1103,13 @@ static void run(ictx *c, void *const *data, const int64_t *scalars, const double
     }
     set_strides(bs);
     if (bs->global) {
+      if (bs->numel < 0) fail(c, TILEC_ERROR_USAGE, b->loc, -1, "tensor parameter %s has more than 2^63 elements", b->name);
       bs->data = data ? data[b->param_index] : NULL;
       if (!bs->data && bs->numel > 0) fail(c, TILEC_ERROR_USAGE, no_loc, -1, "no data given for the tensor parameter %s", b->name);
     } else {
+      double cells = (double)bs->numel * (bs->per_thread ? c->nthreads : 1);
+      if (cells > 4294967296.0 || bs->numel < 0)
+        fail(c, TILEC_ERROR_TARGET, b->loc, -1, "reference interpreter: buffer %s is too large", b->name);
       bs->cells = xcalloc(c, (size_t)bs->numel * (size_t)(bs->per_thread ? c->nthreads : 1), sizeof(val));
     }
   }
