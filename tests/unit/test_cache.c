@@ -156,6 +156,25 @@ TEST(sha256_incremental_every_split) {
   }
 }
 
+/* Both compression paths (CPU SHA instructions where present, portable C) agree. */
+TEST(sha256_paths_agree) {
+  static uint8_t msg[5000];
+  uint32_t x = 12345;
+  for (size_t i = 0; i < sizeof msg; i++) msg[i] = (uint8_t)((x = x * 1103515245 + 12345) >> 16);
+  printf("  (CPU SHA instructions %s)\n", tc_sha256_accelerated() ? "in use" : "not available");
+  for (size_t len = 0; len < sizeof msg; len += 61) {
+    uint8_t a[32], b[32];
+    tc_sha256 s;
+    tc_sha256_init(&s);
+    tc_sha256_update(&s, msg, len);
+    tc_sha256_final(&s, a);
+    tc_sha256_init_portable(&s);
+    tc_sha256_update(&s, msg, len);
+    tc_sha256_final(&s, b);
+    CHECK(memcmp(a, b, 32) == 0);
+  }
+}
+
 /* ---- keys ---- */
 TEST(key_fields_are_unambiguous) {
   tc_cache_key_builder b;
@@ -936,6 +955,7 @@ TEST(mem_cache_threads) {
 int main(void) {
   RUN(sha256_vectors);
   RUN(sha256_incremental_every_split);
+  RUN(sha256_paths_agree);
   RUN(key_fields_are_unambiguous);
   RUN(key_input_every_field_counts);
   RUN(round_trip);
