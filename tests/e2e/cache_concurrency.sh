@@ -45,6 +45,26 @@ while [ $round -le 3 ]; do
 done
 [ $all_ok = 1 ] && pass "16 processes putting/getting the same 4 keys at once (3 rounds, $misses compiles in the last): all succeed, 4 valid entries, no temp files"
 
+# ---- 8 processes writing distinct keys under a 2 MiB limit: eviction races with readers ----
+D=$T/evict
+pids=""
+i=0
+while [ $i -lt 8 ]; do
+  TILEC_CACHE_MAX_MB=2 "$W" "$D" churn "p$i-" 12 200000 >"$T/churn.$i" 2>&1 &
+  pids="$pids $!"
+  i=$((i + 1))
+done
+bad=0
+for p in $pids; do wait "$p" || bad=$((bad + 1)); done
+stats=$("$W" "$D" stats --bytes)
+bytes=${stats##* bytes }
+inv=$(echo "$stats" | sed 's/.* invalid \([0-9]*\) .*/\1/')
+if [ $bad -eq 0 ] && [ "$inv" = 0 ] && [ "$bytes" -le 2097152 ] && [ "${stats#*temp 0 }" != "$stats" ]; then
+  pass "8 processes x 12 puts of 200 KB under TILEC_CACHE_MAX_MB=2: concurrent eviction, no bad read, $bytes bytes kept"
+else
+  fail "concurrent eviction" "$bad processes failed" "stats: $stats" "$(cat "$T"/churn.* | head -n 5)"
+fi
+
 # ---- SIGKILL in the middle of a write ----
 wait_writing() { # $1: output file of a --slow put; waits until it has started writing
   n=0

@@ -9,7 +9,12 @@
  *   cache_worker DIR compile NAME SIZE...    per name: get; on a miss "compile" (sleep 5 ms)
  *                                            and put; then get must hit with the right bytes.
  *                                            Exit 0 when all did; prints hit/miss per name
+ *   cache_worker DIR churn PREFIX N SIZE     put PREFIX0..PREFIX<N-1>, reading each back and
+ *                                            reading earlier ones (under TILEC_CACHE_MAX_MB other
+ *                                            processes evict them: absent is fine, invalid or
+ *                                            wrong bytes are not). Exit 0 when none was bad
  *   cache_worker DIR stats                   prints "entries N valid N invalid N temp N"
+ *                                            (and " bytes N" with --bytes)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,6 +157,23 @@ int main(int argc, char **argv) {
         printf("%s miss\n", argv[i]);
       }
     }
+  } else if (strcmp(cmd, "churn") == 0 && argc >= 6) {
+    int n = atoi(argv[4]);
+    size_t size = strtoul(argv[5], NULL, 10);
+    rc = 0;
+    for (int i = 0; i < n; i++) {
+      char name[128];
+      snprintf(name, sizeof name, "%s%d", argv[3], i);
+      if (do_put(c, name, size) != 0) rc = 1;
+      for (int j = i; j >= 0 && j > i - 4; j--) {
+        snprintf(name, sizeof name, "%s%d", argv[3], j);
+        int g = do_get(c, name, size, 0);
+        if (g != 0 && g != 1) {
+          printf("%s bad read (%d)\n", name, g);
+          rc = 1;
+        }
+      }
+    }
   } else if (strcmp(cmd, "stats") == 0) {
     tc_cache_listing l;
     if (tc_disk_cache_list(c, true, &l, &err) != TILEC_OK) {
@@ -160,7 +182,9 @@ int main(int argc, char **argv) {
     } else {
       size_t valid = 0;
       for (size_t i = 0; i < l.count; i++) valid += l.entries[i].valid;
-      printf("entries %zu valid %zu invalid %zu temp %zu\n", l.count, valid, l.count - valid, l.temp_files);
+      printf("entries %zu valid %zu invalid %zu temp %zu", l.count, valid, l.count - valid, l.temp_files);
+      if (argc > 3 && strcmp(argv[3], "--bytes") == 0) printf(" bytes %llu", (unsigned long long)l.total_bytes);
+      printf("\n");
       tc_cache_listing_free(&l);
       rc = 0;
     }
