@@ -550,6 +550,20 @@ TEST(directory_under_a_file_disables) {
   tc_disk_cache_close(c);
 }
 
+TEST(directory_path_too_long_disables) {
+  unset_cache_env();
+  static char path[4100];
+  strcpy(path, "/tmp/");
+  while (strlen(path) < 4030) strcat(path, "abcdefghij/");
+  tilec_error err = {0};
+  tc_disk_cache *c = tc_disk_cache_open(path, 0, &err);
+  CHECK(c && !tc_disk_cache_enabled(c));
+  char *w = tc_disk_cache_take_warning(c);
+  CHECK_STR(w, "disk cache disabled: the cache directory path is too long");
+  free(w);
+  tc_disk_cache_close(c);
+}
+
 /* Put into dir and report (in the exit status) whether the put behaved as on a faulty disk:
  * TILEC_OK, cache switched off, exactly one warning equal to `want`, no file left behind. */
 static int faulty_put_child(const char *dir, size_t size, const char *want) {
@@ -968,6 +982,7 @@ int main(void) {
   RUN(disabled_by_env_and_flag);
   RUN(directory_resolution);
   RUN(directory_under_a_file_disables);
+  RUN(directory_path_too_long_disables);
   RUN(readonly_directory);
   RUN(full_disk);
   RUN(write_fault_hook);
