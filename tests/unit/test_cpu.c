@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "ir/interp.h"
 #include "test_cpu_kernels.h"
 #include "util/pool.h"
 
@@ -20,6 +21,7 @@ static tc_backend_env env_of(const char *cc) {
 }
 
 typedef struct built {
+  const tc_kernel_ir *ir;
   tc_generated gen;
   tc_loaded *mod;
   tilec_error err;
@@ -27,6 +29,7 @@ typedef struct built {
 
 static bool build_kernel(tc_kernel_ir *k, built *b) {
   memset(b, 0, sizeof *b);
+  b->ir = k;
   tc_backend_env env = env_of("cc");
   const tc_backend *be = &tc_cpu_cc_backend;
   if (be->generate(k, &b->gen, &b->err) != TILEC_OK) {
@@ -73,6 +76,40 @@ static bool close_to(double got, double want, double atol, double rtol) {
   return fabs(got - want) <= atol + rtol * fabs(want);
 }
 
+/* Runs the reference interpreter with the same inputs; outputs (the parameters flagged in
+ * is_out, float32 with n[i] elements) go to fresh buffers compared with the backend's. */
+static bool interp_agrees(const tc_kernel_ir *k, void **data, const bool *is_out, const size_t *n, int nparams,
+                          const int64_t *syms, double atol, double rtol) {
+  void *rd[8];
+  for (int i = 0; i < nparams; i++) {
+    rd[i] = data[i];
+    if (is_out[i]) {
+      rd[i] = calloc(n[i], sizeof(float));
+      memcpy(rd[i], data[i], n[i] * sizeof(float)); /* same initial contents (atomics add to it) */
+    }
+  }
+  tilec_error err = {0};
+  int64_t sc[8] = {0};
+  double fs[8] = {0};
+  bool ok = true;
+  if (tc_interp_run(k, rd, sc, fs, syms, &err) != TILEC_OK) {
+    printf("  interp: %s\n", err.rendered);
+    ok = false;
+  }
+  for (int i = 0; i < nparams; i++) {
+    if (!is_out[i]) continue;
+    for (size_t j = 0; ok && j < n[i]; j++) {
+      float got = ((float *)data[i])[j], want = ((float *)rd[i])[j];
+      if (!close_to(got, want, atol, rtol)) {
+        printf("  vs interp: param %d [%zu] = %g, interp %g\n", i, j, got, want);
+        ok = false;
+      }
+    }
+    free(rd[i]);
+  }
+  return ok;
+}
+
 /* ---- gemm ---- */
 static bool check_gemm(int bm, int bn, int bk, bool ta, bool tb, bool half, int M, int N, int K, built *b) {
   size_t es = half ? 2 : 4;
@@ -110,6 +147,11 @@ static bool check_gemm(int bm, int bn, int bk, bool ta, bool tb, bool half, int 
   void *data[3] = {A, B, C};
   int64_t syms[3] = {M, N, K};
   bool ok = launch(b, data, 3, syms, 3);
+  if (ok && b->ir && M * N * K <= 200000) {
+    bool outs[3] = {false, false, true};
+    size_t ns[3] = {0, 0, (size_t)M * N};
+    ok = interp_agrees(b->ir, data, outs, ns, 3, syms, 1e-4, 1e-4);
+  }
   for (int i = 0; ok && i < M * N; i++)
     if (!close_to(C[i], ref[i], 1e-4, 1e-4)) {
       printf("  gemm %dx%dx%d (bm %d bn %d bk %d ta %d tb %d half %d): C[%d] = %g, want %g\n", M, N, K, bm, bn, bk, ta,
@@ -169,6 +211,9 @@ TEST(elementwise_chain) {
     void *data[3] = {A, B, C};
     int64_t syms[2] = {M, N};
     EXPECT(launch(&b, data, 3, syms, 2));
+    bool outs[3] = {false, false, true};
+    size_t ns[3] = {0, 0, (size_t)M * N};
+    EXPECT(interp_agrees(k, data, outs, ns, 3, syms, 1e-6, 1e-5));
     for (int i = 0; i < M * N; i++) {
       float want = fmaxf(A[i] * B[i] + 1.0f, 0.0f) * 0.5f - sigm(A[i]);
       if (!close_to(C[i], want, 1e-6, 1e-5)) {
@@ -237,6 +282,9 @@ TEST(softmax_rows) {
     void *data[2] = {A, C};
     int64_t syms[1] = {M};
     EXPECT(launch(&b, data, 2, syms, 1));
+    bool outs[2] = {false, true};
+    size_t ns[2] = {0, (size_t)M * n};
+    EXPECT(interp_agrees(k, data, outs, ns, 2, syms, 1e-7, 1e-5));
     for (int i = 0; i < M; i++) {
       double mx = -INFINITY, sum = 0;
       for (int j = 0; j < n; j++) mx = fmax(mx, A[i * n + j]);
@@ -277,6 +325,9 @@ static void cumsum_case(bool reverse) {
   void *data[2] = {A, C};
   int64_t syms[1] = {M};
   EXPECT(launch(&b, data, 2, syms, 1));
+  bool outs[2] = {false, true};
+  size_t ns[2] = {0, (size_t)M * n};
+  EXPECT(interp_agrees(k, data, outs, ns, 2, syms, 1e-6, 1e-6));
   for (int i = 0; i < M; i++) {
     float acc = 0;
     for (int jj = 0; jj < n; jj++) {
@@ -371,6 +422,23 @@ TEST(thread_level_kernel) {
     void *data[5] = {A, Bv, B2, Cnt, &Tot};
     int64_t syms[1] = {n};
     EXPECT(launch(&b, data, 5, syms, 1));
+    { /* the reference interpreter, from the same initial state */
+      float *rB = calloc(n, sizeof(float)), *rB2 = calloc(n, sizeof(float)), rTot = 0;
+      int32_t *rCnt = calloc(nb, sizeof(int32_t));
+      void *rd[5] = {A, rB, rB2, rCnt, &rTot};
+      tilec_error ierr = {0};
+      int64_t sc[5] = {0};
+      double fsc[5] = {0};
+      EXPECT(tc_interp_run(k, rd, sc, fsc, syms, &ierr) == TILEC_OK);
+      if (ierr.status) printf("  interp: %s\n", ierr.rendered);
+      EXPECT(memcmp(rB, Bv, sizeof(float) * n) == 0);
+      EXPECT(memcmp(rB2, B2, sizeof(float) * n) == 0);
+      EXPECT(memcmp(rCnt, Cnt, sizeof(int32_t) * nb) == 0);
+      EXPECT(close_to(Tot, rTot, 1e-5, 1e-5));
+      free(rB);
+      free(rB2);
+      free(rCnt);
+    }
     double tot = 0;
     for (int blk = 0; blk < nb; blk++) {
       float vv[TT], S0[TT], S[TT], accv[TT] = {0};

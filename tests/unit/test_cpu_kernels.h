@@ -176,7 +176,7 @@ static inline tc_kernel_ir *build_gemm(tc_arena *a, int bm, int bn, int bk, bool
   tc_buffer *As = kAlloc(b, &b->body, "A_shared", ab_dt, TC_SCOPE_SHARED, 2, ash);
   tc_buffer *Bs = kAlloc(b, &b->body, "B_shared", ab_dt, TC_SCOPE_SHARED, 2, bsh);
   tc_buffer *Cl = kAlloc(b, &b->body, "C_local", c_dt, TC_SCOPE_FRAGMENT, 2, csh);
-  tc_stmt_list_push(a, &b->body, kFill(b, kWhole(b, Cl), tc_ir_int(a, 0, c_dt, b->loc)));
+  tc_stmt_list_push(a, &b->body, kFill(b, kWhole(b, Cl), tc_ir_float(a, 0, c_dt, b->loc)));
   tc_var *ko = kLoopVar(b, "ko");
   tc_stmt_list kl = {0};
   tc_expr *row = kMul(b, kV(b, by), kI(b, bm)), *col = kMul(b, kV(b, bx), kI(b, bn)), *kk = kMul(b, kV(b, ko), kI(b, bk));
