@@ -80,7 +80,7 @@ static bool close_to(double got, double want, double atol, double rtol) {
  * is_out, float32 with n[i] elements) go to fresh buffers compared with the backend's. */
 static bool interp_agrees(const tc_kernel_ir *k, void **data, const bool *is_out, const size_t *n, int nparams,
                           const int64_t *syms, double atol, double rtol) {
-  void *rd[8];
+  void *rd[8] = {0};
   for (int i = 0; i < nparams; i++) {
     rd[i] = data[i];
     if (is_out[i]) {
