@@ -15,6 +15,12 @@
 
 static tc_thread_pool *g_pool;
 
+/* The compiler the kernels are built with: cc, or $TILEC_TEST_CC (e.g. clang). */
+static const char *test_cc(void) {
+  const char *c = getenv("TILEC_TEST_CC");
+  return c && *c ? c : "cc";
+}
+
 static tc_backend_env env_of(const char *cc) {
   tc_backend_env e = {cc, 2, g_pool};
   return e;
@@ -30,7 +36,7 @@ typedef struct built {
 static bool build_kernel(tc_kernel_ir *k, built *b) {
   memset(b, 0, sizeof *b);
   b->ir = k;
-  tc_backend_env env = env_of("cc");
+  tc_backend_env env = env_of(test_cc());
   const tc_backend *be = &tc_cpu_cc_backend;
   if (be->generate(k, &b->gen, &b->err) != TILEC_OK) {
     printf("  generate: %s\n", b->err.rendered);
@@ -58,7 +64,7 @@ static bool launch(built *b, void **data, int nparams, const int64_t *syms, int 
   int64_t scal[16] = {0};
   double fs[16] = {0};
   tc_launch_args la = {data, scal, fs, syms, nparams, nsyms};
-  tc_backend_env env = env_of("cc");
+  tc_backend_env env = env_of(test_cc());
   tilec_status st = tc_cpu_cc_backend.launch(&env, b->mod, &la, &b->err);
   if (st != TILEC_OK) printf("  launch: %s\n", b->err.message);
   return st == TILEC_OK;
