@@ -272,6 +272,91 @@ TEST(elementwise_bfloat16) {
   tc_arena_free(&a);
 }
 
+/* Narrow stores and wrapping integers: Q = int4(A) (nibbles, odd length), E = float8_e4m3fn(F)
+ * with round to nearest even, W = A * 1000003 wrapping in int32, H = float16(F) + 1 in fp16. */
+static tc_kernel_ir *build_casts(tc_arena *a, int bn) {
+  kb B;
+  kb *b = &B;
+  kb_init(b, a, "casts");
+  tc_var *N = kSym(b, "N");
+  tc_expr *sh[1] = {kV(b, N)};
+  tc_dtype i4 = tc_dt(TC_DT_INT4), f8 = tc_dt(TC_DT_FLOAT8_E4M3FN), f16 = tc_dt(TC_DT_FLOAT16);
+  tc_buffer *A = kTensor(b, "A", kb_i32(), 1, sh, false), *F = kTensor(b, "F", kb_f32(), 1, sh, false);
+  tc_buffer *Q = kTensor(b, "Q", i4, 1, sh, true), *E = kTensor(b, "E", f8, 1, sh, true);
+  tc_buffer *W = kTensor(b, "W", kb_i32(), 1, sh, true), *H = kTensor(b, "H", f16, 1, sh, true);
+  tc_expr *grid[1] = {kCeil(b, kV(b, N), bn)};
+  kLaunch(b, 1, grid, 32);
+  tc_var *bx = b->k->block_idx[0], *i = kLoopVar(b, "i");
+  tc_expr *idx = kAdd(b, kMul(b, kV(b, bx), kI(b, bn)), kV(b, i));
+  tc_stmt_list body = {0};
+  tc_stmt_list_push(a, &body, kStore1(b, Q, idx, tc_ir_cast(a, i4, kLoad1(b, A, idx), b->loc)));
+  tc_stmt_list_push(a, &body, kStore1(b, E, idx, tc_ir_cast(a, f8, kLoad1(b, F, idx), b->loc)));
+  tc_stmt_list_push(a, &body, kStore1(b, W, idx, kMul(b, kLoad1(b, A, idx), kI(b, 1000003))));
+  tc_expr *h = tc_ir_cast(a, f16, kLoad1(b, F, idx), b->loc);
+  tc_stmt_list_push(a, &body, kStore1(b, H, idx, kAdd(b, h, tc_ir_float(a, 1.0, f16, b->loc))));
+  tc_stmt_list_push(a, &b->body, kFor(b, i, kI(b, 0), kI(b, bn), TC_LOOP_PARALLEL, kSeq(b, &body)));
+  kFinish(b);
+  return b->k;
+}
+
+TEST(narrow_dtypes_and_wrapping) {
+  tc_arena a;
+  tc_arena_init(&a);
+  built b;
+  tc_kernel_ir *k = build_casts(&a, 16);
+  CHECK(build_kernel(k, &b));
+  int n = 37;
+  int32_t *A = malloc(4 * n), *W = malloc(4 * n), *rW = malloc(4 * n);
+  float *F = malloc(4 * n);
+  uint8_t *Q = calloc(n, 1), *E = calloc(n, 1), *rQ = calloc(n, 1), *rE = calloc(n, 1);
+  uint16_t *H = calloc(n, 2), *rH = calloc(n, 2);
+  for (int i = 0; i < n; i++) {
+    A[i] = (int32_t)(frand() * 2e9);
+    F[i] = frand() * 500;
+  }
+  A[0] = 7;
+  A[1] = -8;
+  A[2] = 9; /* wraps to -7 in int4 */
+  F[0] = 0.0703125f; /* halfway between two e4m3 values */
+  F[1] = 1e6f;       /* overflow */
+  void *data[6] = {A, F, Q, E, W, H};
+  int64_t syms[1] = {n};
+  CHECK(launch(&b, data, 6, syms, 1));
+  void *rd[6] = {A, F, rQ, rE, rW, rH};
+  tilec_error err = {0};
+  int64_t sc[6] = {0};
+  double fs[6] = {0};
+  CHECK_INT(tc_interp_run(k, rd, sc, fs, syms, &err), TILEC_OK);
+  EXPECT(memcmp(Q, rQ, (n + 1) / 2) == 0);
+  EXPECT(memcmp(E, rE, n) == 0);
+  EXPECT(memcmp(W, rW, 4 * n) == 0);
+  EXPECT(memcmp(H, rH, 2 * n) == 0);
+  for (int i = 0; i < n; i++) {
+    int q = (Q[i / 2] >> ((i & 1) * 4)) & 15;
+    if (q & 8) q -= 16;
+    int wantq = ((A[i] & 15) ^ 8) - 8;
+    if (q != wantq || E[i] != tc_float_to_narrow(TC_DT_FLOAT8_E4M3FN, F[i], false) ||
+        W[i] != (int32_t)((uint32_t)A[i] * 1000003u) ||
+        H[i] != tc_float_to_half(tc_half_to_float(tc_float_to_half(F[i])) + 1.0f)) {
+      printf("  casts[%d]: q %d (want %d), e %u, w %d, h %u\n", i, q, wantq, E[i], W[i], H[i]);
+      EXPECT(0);
+      break;
+    }
+  }
+  free(A);
+  free(W);
+  free(rW);
+  free(F);
+  free(Q);
+  free(E);
+  free(rQ);
+  free(rE);
+  free(H);
+  free(rH);
+  built_free(&b);
+  tc_arena_free(&a);
+}
+
 /* ---- softmax ---- */
 TEST(softmax_rows) {
   tc_arena a;
@@ -649,6 +734,7 @@ int main(void) {
   RUN(gemm_fp16_operands);
   RUN(elementwise_chain);
   RUN(elementwise_bfloat16);
+  RUN(narrow_dtypes_and_wrapping);
   RUN(softmax_rows);
   RUN(cumsum_forward);
   RUN(cumsum_reverse);
