@@ -490,19 +490,24 @@ static char *elem_inb(tc_cg *g, const tc_buffer *b, int nidx, tc_expr *const *id
 }
 
 static void emit_store(tc_cg *g, const tc_buffer *b, int nidx, tc_expr *const *idx, const tc_expr *value) {
-  tc_strbuf off, val, line;
-  tc_sb_init(&off);
+  tc_strbuf val;
   tc_sb_init(&val);
+  tc_cg_expr_as(g, &val, value, b->dtype);
+  tc_cg_store_text(g, b, nidx, idx, tc_sb_cstr(&val));
+  tc_sb_free(&val);
+}
+
+void tc_cg_store_text(tc_cg *g, const tc_buffer *b, int nidx, tc_expr *const *idx, const char *valtext) {
+  tc_strbuf off, line;
+  tc_sb_init(&off);
   tc_sb_init(&line);
   tc_cg_offset(g, &off, b, nidx, idx);
-  tc_cg_expr_as(g, &val, value, b->dtype);
-  tc_cg_store_at(g, &line, b, tc_sb_cstr(&off), tc_sb_cstr(&val));
+  tc_cg_store_at(g, &line, b, tc_sb_cstr(&off), valtext);
   char *cond = elem_inb(g, b, nidx, idx);
   if (cond) tc_cg_line(g, "if (%s) %s", cond, tc_sb_cstr(&line));
   else tc_cg_line(g, "%s", tc_sb_cstr(&line));
   free(cond);
   tc_sb_free(&off);
-  tc_sb_free(&val);
   tc_sb_free(&line);
 }
 
