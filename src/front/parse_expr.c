@@ -169,7 +169,6 @@ void tc_p_params(tc_parser *P, tc_ast_params *out, bool annotations, tc_punct cl
     }
     if (!tc_p_accept(P, TC_P_COMMA)) {
       if (!tc_p_punct(P, close)) {
-        if (close == TC_P_COLON) tc_p_error(P, "expected ':'");
         tc_p_error(P, "invalid syntax");
       }
       break;
@@ -401,17 +400,19 @@ static tc_ast *brace_display(tc_parser *P) {
   tc_vec keys = {0}, values = {0};
   bool is_dict;
   if (tc_p_punct(P, TC_P_DSTAR)) {
+    tc_loc dstar = tc_p_peek(P)->loc;
     tc_p_advance(P);
     tc_vec_push(P, &keys, NULL);
     tc_vec_push(P, &values, tc_p_bitwise_or(P));
-    if (at_comp_for(P)) tc_p_error_at(P, P->pos, open->loc, "dict unpacking cannot be used in dict comprehension");
+    if (at_comp_for(P)) tc_p_error_at(P, P->pos, dstar, "dict unpacking cannot be used in dict comprehension");
     is_dict = true;
   } else {
     tc_ast *first = star_named_expression(P);
+    tc_loc colon = tc_p_peek(P)->loc;
     if (tc_p_accept(P, TC_P_COLON)) {
       if (first->kind == TC_AST_STARRED) tc_p_error_node(P, first, "cannot use a starred expression in a dictionary key");
       if (tc_p_punct(P, TC_P_RBRACE) || tc_p_punct(P, TC_P_COMMA))
-        tc_p_error_node(P, first, "expression expected after dictionary key and ':'");
+        tc_p_error_at(P, P->pos, colon, "expression expected after dictionary key and ':'");
       tc_ast *v = tc_p_expression(P);
       if (at_comp_for(P)) {
         tc_ast *c = comprehension(P, TC_P_LBRACE, first, v, open->loc);
@@ -447,9 +448,10 @@ static tc_ast *brace_display(tc_parser *P) {
         continue;
       }
       tc_ast *k = tc_p_expression(P);
+      tc_loc kcolon = tc_p_peek(P)->loc;
       if (!tc_p_accept(P, TC_P_COLON)) tc_p_error_node(P, k, "':' expected after dictionary key");
       if (tc_p_punct(P, TC_P_RBRACE) || tc_p_punct(P, TC_P_COMMA))
-        tc_p_error_node(P, k, "expression expected after dictionary key and ':'");
+        tc_p_error_at(P, P->pos, kcolon, "expression expected after dictionary key and ':'");
       tc_vec_push(P, &keys, k);
       tc_vec_push(P, &values, tc_p_expression(P));
     } else {
@@ -511,7 +513,7 @@ static tc_ast *atom(tc_parser *P) {
     default: break;
     }
     break;
-  case TC_TK_INDENT: tc_p_error(P, "unexpected indent");
+  case TC_TK_INDENT: tc_p_unexpected_indent(P);
   default: break;
   }
   tc_p_error(P, "invalid syntax");
@@ -785,7 +787,7 @@ tc_ast *tc_p_expression(tc_parser *P) {
       tc_ast *x = tc_p_node(P, TC_AST_IFEXP, e->loc);
       x->b = e;
       x->a = tc_p_disjunction(P);
-      if (!tc_p_accept_kw(P, TC_KW_ELSE)) tc_p_error(P, "expected 'else' after 'if' expression");
+      if (!tc_p_accept_kw(P, TC_KW_ELSE)) tc_p_error_node(P, e, "expected 'else' after 'if' expression");
       x->c = tc_p_expression(P);
       e = tc_p_finish(P, x);
     }
