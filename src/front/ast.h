@@ -137,6 +137,10 @@ struct tc_ast {
  * tilec; the evaluator never evaluates module code that is not needed for a kernel. */
 tc_ast *tc_parse(tc_arena *arena, const tc_source *src, const tc_token_array *tokens, tilec_error *err);
 
+/* Lex and parse in one step, reporting the first error of the file as CPython does: when the
+ * lexer fails, a syntax error in a definition before the lexer's error is reported instead. */
+tc_ast *tc_read(tc_arena *arena, const tc_source *src, tilec_error *err);
+
 /* Debug: print the tree as an S-expression (tests use it). */
 struct tc_strbuf;
 void tc_ast_dump(struct tc_strbuf *sb, const tc_ast *node);

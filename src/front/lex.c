@@ -769,8 +769,11 @@ bool tc_lex(tc_arena *arena, const tc_source *src, tc_token_array *out, tilec_er
     out->v = L->toks;
     out->n = L->n;
     ok = true;
-  } else if (L->err->status == TILEC_OK) {
-    tc_error(L->err, TILEC_ERROR_NOMEM, "out of memory while reading %s", src->name ? src->name : "<input>");
+  } else {
+    out->v = L->toks;
+    out->n = L->n;
+    if (L->err->status == TILEC_OK)
+      tc_error(L->err, TILEC_ERROR_NOMEM, "out of memory while reading %s", src->name ? src->name : "<input>");
   }
   arena->oom_jmp = saved;
   free(L);

@@ -874,3 +874,34 @@ tc_ast *tc_parse(tc_arena *arena, const tc_source *src, const tc_token_array *to
   free(S);
   return module;
 }
+
+tc_ast *tc_read(tc_arena *arena, const tc_source *src, tilec_error *err) {
+  tc_token_array toks;
+  tilec_error lex_err;
+  tc_error_clear(&lex_err);
+  if (tc_lex(arena, src, &toks, &lex_err)) return tc_parse(arena, src, &toks, err);
+  if (lex_err.status == TILEC_ERROR_PROGRAM && toks.n > 0) {
+    /* Parse what came before the lexer's error, ended by NEWLINE and EOF at its place. */
+    tc_token *v = tc_arena_alloc(arena, (toks.n + 2) * sizeof(tc_token));
+    if (v) {
+      memcpy(v, toks.v, toks.n * sizeof(tc_token));
+      tc_loc at = {src, lex_err.line, lex_err.col};
+      for (size_t i = toks.n; i < toks.n + 2; i++) {
+        memset(&v[i], 0, sizeof v[i]);
+        v[i].kind = i == toks.n ? TC_TK_NEWLINE : TC_TK_EOF;
+        v[i].loc = at;
+        v[i].start = toks.v[toks.n - 1].start + toks.v[toks.n - 1].len;
+      }
+      tc_token_array prefix = {v, toks.n + 2};
+      tilec_error parse_err;
+      tc_error_clear(&parse_err);
+      if (!tc_parse(arena, src, &prefix, &parse_err) && parse_err.status == TILEC_ERROR_PROGRAM &&
+          (parse_err.line < lex_err.line || (parse_err.line == lex_err.line && parse_err.col < lex_err.col))) {
+        if (err && err->status == TILEC_OK) *err = parse_err;
+        return NULL;
+      }
+    }
+  }
+  if (err && err->status == TILEC_OK) *err = lex_err;
+  return NULL;
+}

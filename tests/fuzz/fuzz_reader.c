@@ -23,9 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   arena.limit = 64u << 20;
   tilec_error err;
   tc_error_clear(&err);
-  tc_token_array toks;
-  tc_ast *module = NULL;
-  if (tc_lex(&arena, &src, &toks, &err)) module = tc_parse(&arena, &src, &toks, &err);
+  tc_ast *module = tc_read(&arena, &src, &err); /* lex + parse (+ the prefix parse on a lex error) */
   if (module) {
     tc_strbuf sb;
     tc_sb_init(&sb);

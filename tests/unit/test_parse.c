@@ -467,6 +467,60 @@ TEST(error_recovery) {
   CHECK_STR(parse("async def f():\n  await\n"), "ERR 2:8: invalid syntax");
 }
 
+static int read_any(const char *text, size_t n, size_t arena_limit);
+
+static const char *read_error(const char *text) {
+  static char buf[1200];
+  tc_source src = {"t.py", text, strlen(text)};
+  tc_arena arena;
+  tc_arena_init(&arena);
+  tilec_error err;
+  tc_error_clear(&err);
+  tc_ast *m = tc_read(&arena, &src, &err);
+  if (m) snprintf(buf, sizeof buf, "ok");
+  else snprintf(buf, sizeof buf, "%d:%d: %s", err.line, err.col, err.message);
+  tc_arena_free(&arena);
+  return buf;
+}
+
+TEST(first_error_of_the_file) {
+  /* tc_read reports a syntax error in a definition that comes before a lexing error... */
+  CHECK_STR(read_error("def f():\n    return (a b)\nx = 'abc\n"), "2:13: invalid syntax. Perhaps you forgot a comma?");
+  CHECK_STR(read_error("def f():\n    return a +\nx = (\n"), "2:15: invalid syntax");
+  /* ...but not one that comes after it, nor a recoverable module-level one. */
+  CHECK_STR(read_error("x = 'abc\ndef f(:\n  pass\n"), "1:5: unterminated string literal (detected at line 1)");
+  CHECK_STR(read_error("x = 1 +\ny = $\n"), "2:5: invalid character '$' (U+0024)");
+  CHECK_STR(read_error("def f():\n    x = 1\n    y = 'abc\n"), "3:9: unterminated string literal (detected at line 3)");
+  CHECK_STR(read_error("def f():\n    x = [1,\n"), "2:9: '[' was never closed");
+  CHECK_STR(read_error("def f():\n    pass\n"), "ok");
+}
+
+/* Inputs that once misbehaved (found by fuzzing and by comparing with CPython's parser). */
+TEST(fuzz_regressions) {
+  static char buf[100000];
+  /* Right-recursive `**` was not bounded. */
+  size_t k = 0;
+  for (int i = 0; i < 5000; i++) k += (size_t)snprintf(buf + k, sizeof buf - k, "x ** ");
+  snprintf(buf + k, sizeof buf - k, "1\n");
+  CHECK_STR(error_of(buf), "1:5001: expression too deeply nested");
+  CHECK_STR(error_of("def f(*, **k):\n  pass\n"), "1:7: named arguments must follow bare *");
+  /* A backslash at the very end of the input. */
+  CHECK_STR(error_of("x = 1 \\"), "1:8: unexpected EOF while parsing");
+  CHECK_STR(error_of("\\"), "1:2: unexpected EOF while parsing");
+  /* A header at the end of the input with no body. */
+  CHECK_STR(error_of("class A:"), "1:9: expected an indented block after class definition on line 1");
+  CHECK_STR(error_of("if x:\n  # only a comment\n"), "1:6: expected an indented block after 'if' statement on line 1");
+  /* An f-string whose field is never closed, and one nested too deeply. */
+  CHECK_STR(error_of("x = f'{a'\n"), "1:5: unterminated string literal (detected at line 1)");
+  k = 0;
+  for (int i = 0; i < 40; i++) k += (size_t)snprintf(buf + k, sizeof buf - k, "f'{");
+  snprintf(buf + k, sizeof buf - k, "\n");
+  CHECK_STR(error_of(buf), "1:1: f-string: expressions nested too deeply");
+  /* Stray NUL and high bytes. */
+  CHECK(read_any("x = \xff\xfe\n", 7, 0));
+  CHECK(read_any("if x:\n\0", 7, 0));
+}
+
 /* ---- real-world files ------------------------------------------------------------------- */
 
 TEST(real_world_files) {
@@ -698,6 +752,8 @@ int main(void) {
   RUN(syntax_errors);
   RUN(rendered_diagnostic);
   RUN(error_recovery);
+  RUN(first_error_of_the_file);
+  RUN(fuzz_regressions);
   RUN(real_world_files);
   RUN(read_speed);
   RUN(truncated_files);
