@@ -10,7 +10,7 @@ CC ?= cc
 OPT ?= -O2 -g
 SAN ?=
 override CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers \
-  -Iinclude -Isrc -fPIC -MMD -MP $(OPT) $(SAN) $(CFLAGS)
+  -Iinclude -Isrc -Itools -fPIC -MMD -MP $(OPT) $(SAN) $(CFLAGS)
 LDLIBS = -ldl -lpthread -lm
 
 LIB_SRCS := $(sort $(shell find src -name '*.c'))
@@ -39,7 +39,8 @@ $(BUILD)/libtilec.a: $(LIB_OBJS)
 $(BUILD)/libtilec.so: $(LIB_OBJS)
 	$(CC) -shared $(SAN) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tilec: $(BUILD)/obj/tools/tilec.o $(BUILD)/libtilec.a
+TOOL_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard tools/*.c)))
+$(BUILD)/tilec: $(TOOL_OBJS) $(BUILD)/libtilec.a
 	$(CC) $(SAN) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(BUILD)/libtilec.a
@@ -57,15 +58,11 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libtilec.a
 test: deps all
 	@sh tests/run.sh $(BUILD)
 
-check: deps
-	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory BUILD=build-asan OPT="-O1 -g" \
-	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" all
-	@TILEC_TEST_LABEL=asan ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  sh tests/run.sh build build-asan
+check:
+	@sh tools/build.sh test
 
-example: deps all
-	$(BUILD)/tilec ir examples/gemm.py
+example:
+	@sh tools/build.sh example
 
 FUZZ_SECONDS ?= 60
 fuzz:

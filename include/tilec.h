@@ -174,6 +174,15 @@ typedef struct tilec_compare {
 tilec_status tilec_compare_tensors(const DLTensor *result, const DLTensor *reference,
                                    tilec_compare *out, tilec_error *err);
 
+/* ---- backends and the kernel cache -------------------------------------------------------- */
+/* A table of every execution backend: target, name, whether it is the target's default,
+ * whether it is available here and why not. The caller frees it with tilec_free. */
+char *tilec_backends_report(tilec_context *ctx);
+/* `what` is "ls" (one line per entry, most recently used first) or "stats" (totals). The
+ * caller frees *out with tilec_free. */
+tilec_status tilec_cache_report(tilec_context *ctx, const char *what, char **out, tilec_error *err);
+tilec_status tilec_cache_clear(tilec_context *ctx, size_t *removed, tilec_error *err);
+
 /* ---- misc --------------------------------------------------------------------------------- */
 void tilec_free(void *p);
 

@@ -8,6 +8,8 @@ passed=0
 failed=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# Tests never touch the user's kernel cache.
+export TILEC_CACHE_DIR="$tmp/cache"
 count() { # $1: output file, $2: exit code, $3: what
   p=$(grep -c '^PASS' "$1"); f=$(grep -c '^FAIL' "$1")
   if [ "$2" -ne 0 ] && [ "$f" -eq 0 ]; then

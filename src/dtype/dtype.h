@@ -71,6 +71,8 @@ size_t tc_dtype_storage_bytes(tc_dtype d, size_t n);
 /* Names. canonical: "float16", "float16x4". display: TileLang's display string. */
 const char *tc_dtype_name(tc_dtype d, char *buf, size_t cap); /* writes canonical name, returns buf */
 const char *tc_dtype_scalar_name(tc_scalar_type t);            /* static canonical scalar name */
+/* TileLang's display string (str(T.float16)); the same as the canonical name for every type. */
+const char *tc_dtype_display_name(tc_scalar_type t);
 
 /* Look up any accepted spelling: "float16", "half", "float", "fp16"... and vector forms
  * ("float16x4"). Returns false when unknown; then, if suggestion is non-NULL, writes the
@@ -103,6 +105,11 @@ uint32_t tc_float_to_narrow(tc_scalar_type t, float v, bool saturate);
 
 /* Element access in a buffer of dtype d (scalar). Index counts elements, so 4-bit types
  * address nibbles: element 2k is the low nibble of byte k, element 2k+1 the high nibble. */
+/* float -> integer of type t: truncate toward zero, saturate to t's range, NaN gives 0.
+ * tc_double_to_sint is for signed types (int4..int64), tc_double_to_uint for unsigned ones. */
+int64_t tc_double_to_sint(tc_scalar_type t, double v);
+uint64_t tc_double_to_uint(tc_scalar_type t, double v);
+
 double tc_dtype_load_f64(tc_dtype d, const void *base, size_t index);
 void tc_dtype_store_f64(tc_dtype d, void *base, size_t index, double v);
 
@@ -115,5 +122,10 @@ void tc_dtype_store_f64(tc_dtype d, void *base, size_t index, double v);
 const char *tc_dtype_c_prelude(void);
 const char *tc_dtype_c_to_f32_fn(tc_dtype d);   /* NULL for types that are plain C types */
 const char *tc_dtype_c_from_f32_fn(tc_dtype d); /* NULL likewise */
+const char *tc_dtype_c_from_f32_sat_fn(tc_dtype d); /* "tcg_f32_to_<name>_sat"; every narrow float has one */
+/* "tcg_f64_to_int32" etc.: the prelude's float -> integer conversion (rules as
+ * tc_double_to_sint/uint); NULL for non-integer types. The prelude also has
+ * tcg_nibble_get/tcg_nibble_set (4-bit element access) and tcg_int4_to_i8. */
+const char *tc_dtype_c_from_f64_int_fn(tc_dtype d);
 
 #endif

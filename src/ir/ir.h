@@ -231,6 +231,10 @@ tc_stmt *tc_ir_clone_stmt(tc_arena *a, const tc_stmt *s);
 /* ---- printer (print.c) and verifier (verify.c) ---- */
 void tc_ir_print_expr(tc_strbuf *sb, const tc_expr *e);
 void tc_ir_print_kernel(tc_strbuf *sb, const tc_kernel_ir *k);
+/* One statement (and its body) at the given indentation level, names printed bare. */
+void tc_ir_print_stmt(tc_strbuf *sb, const tc_stmt *s, int indent);
+/* A region as the printer shows it: `A[by * 128 : +128, k]`, or `A` when it is the whole buffer. */
+void tc_ir_print_region(tc_strbuf *sb, const tc_region *r);
 /* Check structural and type invariants. `stage` names the pass after which it runs, for the
  * message. Returns false and fills err with TILEC_ERROR_INTERNAL (or PROGRAM for errors the
  * user's program caused, such as a shape mismatch, with its location). */

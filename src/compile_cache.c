@@ -1,0 +1,265 @@
+/* compile_cache.c: the last three pipeline stages (generate, build, load) behind the caches:
+ * the context's in-memory cache of loaded modules, then the disk cache of artifacts.
+ *
+ * The key covers everything that changes the artifact (cache/cache.h): the canonical IR after
+ * binding and the target-independent passes (so editing a comment still hits, and symbolic
+ * dimensions stay symbolic), the bindings, the target and backend, and the toolchain. A disk
+ * entry carries the generated source and the parameter list; a hit whose parameter list does
+ * not match the kernel is treated as a miss and replaced. */
+#include "compile_cache.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache/cache.h"
+
+typedef struct toolchain_memo {
+  const tc_backend *backend;
+  char *id;
+} toolchain_memo;
+
+struct tc_context_caches {
+  tc_disk_cache *disk; /* NULL when disabled for the context */
+  tc_mem_cache *mem;   /* NULL when disabled for the context */
+  int ntool;
+  toolchain_memo tool[8];
+};
+
+void tc_context_caches_destroy(struct tc_context_caches *c) {
+  if (!c) return;
+  tc_mem_cache_destroy(c->mem);
+  tc_disk_cache_close(c->disk);
+  for (int i = 0; i < c->ntool; i++) free(c->tool[i].id);
+  free(c);
+}
+
+/* Create the caches on first use (the disk cache reads the environment and makes a dir). */
+static struct tc_context_caches *context_caches(tilec_context *ctx, tilec_error *err) {
+  pthread_mutex_lock(&ctx->mu);
+  struct tc_context_caches *c = ctx->caches;
+  if (!c) {
+    c = calloc(1, sizeof *c);
+    if (c) {
+      if (!(ctx->flags & TILEC_CONTEXT_NO_MEMORY_CACHE))
+        c->mem = tc_mem_cache_create(tc_module_retain, tc_module_release, 256);
+      unsigned dflags = (ctx->flags & TILEC_CONTEXT_NO_DISK_CACHE) ? TC_DISK_CACHE_DISABLE : 0;
+      c->disk = tc_disk_cache_open(ctx->cache_dir, dflags, err);
+      if (!c->disk && err && err->status != TILEC_OK) {
+        tc_context_caches_destroy(c);
+        c = NULL;
+      } else {
+        ctx->caches = c;
+        char *w = c->disk ? tc_disk_cache_take_warning(c->disk) : NULL;
+        if (w && !ctx->warning) ctx->warning = w;
+        else free(w);
+      }
+    } else {
+      tc_error(err, TILEC_ERROR_NOMEM, "out of memory creating the kernel cache");
+    }
+  }
+  pthread_mutex_unlock(&ctx->mu);
+  return c;
+}
+
+/* The backend's toolchain identity, computed once per context (it may run the compiler). */
+static char *toolchain_id(tilec_context *ctx, struct tc_context_caches *c, const tc_backend *be, tilec_error *err) {
+  char *id = NULL;
+  pthread_mutex_lock(&ctx->mu);
+  for (int i = 0; i < c->ntool; i++)
+    if (c->tool[i].backend == be) id = strdup(c->tool[i].id);
+  pthread_mutex_unlock(&ctx->mu);
+  if (id) return id;
+  id = be->toolchain_id ? be->toolchain_id(&ctx->env, err) : strdup("none");
+  if (!id) return NULL;
+  pthread_mutex_lock(&ctx->mu);
+  if (c->ntool < (int)(sizeof c->tool / sizeof c->tool[0])) {
+    c->tool[c->ntool].backend = be;
+    c->tool[c->ntool].id = strdup(id);
+    if (c->tool[c->ntool].id) c->ntool++;
+  }
+  pthread_mutex_unlock(&ctx->mu);
+  return id;
+}
+
+/* Canonical text of the parameter list: what a cache entry must agree with. */
+static char *params_text(const tilec_kernel *kern) {
+  tc_strbuf sb;
+  tc_sb_init(&sb);
+  for (int i = 0; i < kern->ir->nparams; i++) {
+    const tilec_param_info *p = &kern->params[i].info;
+    tc_sb_printf(&sb, "%s %s%s [", p->name, p->dtype, p->is_output ? " out" : "");
+    for (int d = 0; d < p->ndim; d++) {
+      if (p->shape[d] >= 0) tc_sb_printf(&sb, "%s%lld", d ? ", " : "", (long long)p->shape[d]);
+      else tc_sb_printf(&sb, "%s%s", d ? ", " : "", p->dims[d] ? p->dims[d] : "?");
+    }
+    tc_sb_puts(&sb, "]\n");
+  }
+  return tc_sb_take(&sb);
+}
+
+static int cmp_define(const void *a, const void *b) {
+  const tilec_define *x = a, *y = b;
+  int c = strcmp(x->name, y->name);
+  return c ? c : strcmp(x->value, y->value);
+}
+
+static char *defines_text(const tilec_compile_options *opts) {
+  tc_strbuf sb;
+  tc_sb_init(&sb);
+  tilec_define *sorted = NULL;
+  if (opts->num_defines) {
+    sorted = malloc(sizeof *sorted * opts->num_defines);
+    if (!sorted) return NULL;
+    memcpy(sorted, opts->defines, sizeof *sorted * opts->num_defines);
+    qsort(sorted, opts->num_defines, sizeof *sorted, cmp_define);
+  }
+  for (size_t i = 0; i < opts->num_defines; i++) tc_sb_printf(&sb, "%s=%s\n", sorted[i].name, sorted[i].value);
+  free(sorted);
+  tc_sb_puts(&sb, "");
+  return tc_sb_take(&sb);
+}
+
+static tc_module *new_module(const tc_backend *be) {
+  tc_module *m = calloc(1, sizeof *m);
+  if (m) {
+    m->refs = 1;
+    m->backend = be;
+  }
+  return m;
+}
+
+static char *dup_section(const tc_cache_entry *e, const char *name) {
+  const tc_cache_section *s = tc_cache_entry_section(e, name);
+  return s ? strndup(s->data, s->size) : NULL;
+}
+
+/* A disk entry -> a loaded module, or NULL when the entry does not fit this kernel. */
+static tc_module *module_from_entry(tilec_kernel *kern, const tc_cache_entry *e, const char *ptext, tilec_error *err) {
+  const tc_cache_section *ps = tc_cache_entry_section(e, "params");
+  if (!ps || ps->size != strlen(ptext) || memcmp(ps->data, ptext, ps->size) != 0) return NULL;
+  tc_module *m = new_module(kern->backend);
+  if (!m) return NULL;
+  m->gen.kernel_source = dup_section(e, "kernel_source");
+  m->gen.full_source = dup_section(e, "full_source");
+  tilec_error lerr = {0};
+  if (!m->gen.kernel_source || !m->gen.full_source ||
+      kern->backend->load(&kern->ctx->env, kern->ir, &m->gen, e->artifact, e->artifact_size, &m->mod, &lerr) != TILEC_OK) {
+    (void)err; /* a bad artifact is a miss, not a failure: the caller rebuilds it */
+    tc_module_release(m);
+    return NULL;
+  }
+  return m;
+}
+
+static tc_module *build_module(tilec_kernel *kern, void **artifact, size_t *artifact_size, tilec_error *err) {
+  const tc_backend *be = kern->backend;
+  tc_backend_env *env = &kern->ctx->env;
+  tc_module *m = new_module(be);
+  if (!m) {
+    tc_error(err, TILEC_ERROR_NOMEM, "out of memory compiling '%s'", kern->ir->name);
+    return NULL;
+  }
+  *artifact = NULL;
+  *artifact_size = 0;
+  if (be->generate(kern->ir, &m->gen, err) != TILEC_OK ||
+      (be->build && be->build(env, &m->gen, artifact, artifact_size, err) != TILEC_OK) ||
+      be->load(env, kern->ir, &m->gen, *artifact, *artifact_size, &m->mod, err) != TILEC_OK) {
+    free(*artifact);
+    *artifact = NULL;
+    tc_module_release(m);
+    return NULL;
+  }
+  return m;
+}
+
+bool tc_compile_cached(tilec_kernel *kern, const tilec_compile_options *opts, tilec_error *err) {
+  tilec_context *ctx = kern->ctx;
+  const tc_backend *be = kern->backend;
+  bool use_cache = !(opts->flags & TILEC_COMPILE_NO_CACHE);
+  struct tc_context_caches *c = use_cache ? context_caches(ctx, err) : NULL;
+  if (use_cache && !c) return false;
+  bool mem_on = c && c->mem, disk_on = c && c->disk && tc_disk_cache_enabled(c->disk) && tc_cache_disk_allowed(be);
+  void *artifact = NULL;
+  size_t artifact_size = 0;
+  if (!mem_on && !disk_on) {
+    kern->cache_status = "off";
+    kern->module = build_module(kern, &artifact, &artifact_size, err);
+    free(artifact);
+    return kern->module != NULL;
+  }
+
+  /* key */
+  bool ok = false;
+  tc_strbuf irs;
+  tc_sb_init(&irs);
+  tc_ir_print_kernel(&irs, kern->ir);
+  char *ir_text = tc_sb_take(&irs), *ptext = params_text(kern), *dtext = defines_text(opts);
+  char *tool = toolchain_id(ctx, c, be, err);
+  if (!ir_text || !ptext || !dtext || !tool) {
+    if (err && err->status == TILEC_OK) tc_error(err, TILEC_ERROR_NOMEM, "out of memory computing the cache key");
+    goto done;
+  }
+  tc_cache_key key;
+  tc_cache_key_input in = {NULL, ir_text, dtext, be->target, NULL, be->name, tool};
+  tc_cache_key_compute(&in, &key);
+
+  /* 1. this context already loaded it */
+  if (mem_on && (kern->module = tc_mem_cache_get(c->mem, &key)) != NULL) {
+    kern->cache_status = "hit";
+    ok = true;
+    goto done;
+  }
+  /* 2. the disk has it */
+  if (disk_on) {
+    tc_cache_entry e = {0};
+    if (tc_disk_cache_get(c->disk, be, &key, &e, NULL, 0) == TC_CACHE_HIT) {
+      kern->module = module_from_entry(kern, &e, ptext, err);
+      tc_cache_entry_release(&e);
+      if (kern->module) kern->cache_status = "hit";
+    }
+  }
+  /* 3. compile, and store */
+  if (!kern->module) {
+    kern->module = build_module(kern, &artifact, &artifact_size, err);
+    if (!kern->module) goto done;
+    kern->cache_status = "miss";
+    if (disk_on && artifact) {
+      char desc[512];
+      snprintf(desc, sizeof desc, "%s (%s/%s) from %s", kern->ir->name, be->target, be->name,
+               kern->prog->src.name ? kern->prog->src.name : "?");
+      tc_cache_entry e = {0};
+      e.artifact = artifact;
+      e.artifact_size = artifact_size;
+      const char *names[] = {"description", "params", "kernel_source", "full_source", "ir"};
+      const char *vals[] = {desc, ptext, kern->module->gen.kernel_source, kern->module->gen.full_source, ir_text};
+      for (int i = 0; i < 5; i++) {
+        e.sections[i].name = names[i];
+        e.sections[i].data = vals[i] ? vals[i] : "";
+        e.sections[i].size = vals[i] ? strlen(vals[i]) : 0;
+      }
+      e.nsections = 5;
+      tilec_error perr = {0};
+      if (tc_disk_cache_put(c->disk, be, &key, &e, &perr) != TILEC_OK)
+        tc_context_warn(ctx, "kernel cache: %s", perr.message);
+      char *w = tc_disk_cache_take_warning(c->disk);
+      if (w) tc_context_warn(ctx, "%s", w);
+      free(w);
+    }
+  }
+  if (mem_on) {
+    tc_module *shared = tc_mem_cache_insert(c->mem, &key, kern->module);
+    if (shared != kern->module) {
+      tc_module_release(kern->module);
+      kern->module = shared;
+    }
+  }
+  ok = true;
+done:
+  free(artifact);
+  free(ir_text);
+  free(ptext);
+  free(dtext);
+  free(tool);
+  return ok;
+}

@@ -1,0 +1,758 @@
+/* verify.c: structural and type checks of the tile IR, run after the evaluator and between
+ * later passes.
+ *
+ * Two kinds of failure. A broken invariant (a NULL operand, a wrong arity, a dtype mismatch the
+ * evaluator should have cast away, a variable used outside its scope) is a bug in tilec:
+ * TILEC_ERROR_INTERNAL, with a message naming the stage and the offending statement. A tile
+ * operation whose shapes do not fit, or one placed under thread-dependent control flow, is a
+ * mistake in the user's program: TILEC_ERROR_PROGRAM at its source location. The first error
+ * stops the check. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/ir.h"
+
+typedef struct vctx {
+  const tc_kernel_ir *k;
+  const char *stage;
+  tilec_error *err;
+  bool failed;
+  const tc_stmt *cur;      /* statement being checked, for messages */
+  const void **scope;      /* vars and buffers visible here (a stack) */
+  int nscope, scope_cap;
+  const tc_var **tainted;  /* LET variables whose value may differ between threads */
+  int ntainted, tainted_cap;
+  int thread_dep;          /* > 0 under control flow that depends on the thread index */
+  int in_parallel;         /* > 0 inside a T.Parallel body */
+} vctx;
+
+static bool push_ptr(const void ***arr, int *n, int *cap, const void *p) {
+  if (*n == *cap) {
+    int c = *cap ? *cap * 2 : 32;
+    const void **a = realloc((void *)*arr, sizeof *a * (size_t)c);
+    if (!a) return false;
+    *arr = a;
+    *cap = c;
+  }
+  (*arr)[(*n)++] = p;
+  return true;
+}
+
+static void stmt_line(const tc_stmt *s, char *out, size_t cap) {
+  tc_strbuf sb;
+  tc_sb_init(&sb);
+  tc_ir_print_stmt(&sb, s, 0);
+  const char *t = tc_sb_cstr(&sb);
+  size_t n = strcspn(t, "\n");
+  if (n > 160) n = 160;
+  snprintf(out, cap, "%.*s", (int)n, t);
+  tc_sb_free(&sb);
+}
+
+static bool internal(vctx *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool internal(vctx *v, const char *fmt, ...) {
+  if (v->failed) return false;
+  v->failed = true;
+  char msg[512], where[200] = "";
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (v->cur) stmt_line(v->cur, where, sizeof where);
+  else snprintf(where, sizeof where, "kernel %s", v->k->name ? v->k->name : "?");
+  tc_error(v->err, TILEC_ERROR_INTERNAL, "IR verification failed after %s: %s, in `%s`", v->stage ? v->stage : "?",
+           msg, where);
+  return false;
+}
+
+static bool program(vctx *v, tc_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool program(vctx *v, tc_loc loc, const char *fmt, ...) {
+  if (v->failed) return false;
+  v->failed = true;
+  va_list ap;
+  va_start(ap, fmt);
+  tc_verror_at(v->err, TILEC_ERROR_PROGRAM, loc, fmt, ap);
+  va_end(ap);
+  return false;
+}
+
+static const char *dtname(tc_dtype d, char *buf, size_t cap) {
+  if (!tc_dtype_valid(d)) return "<invalid>";
+  return tc_dtype_name(d, buf, cap);
+}
+
+static const char *bname(const tc_buffer *b) { return b && b->name ? b->name : "?"; }
+
+static bool in_scope(const vctx *v, const void *p) {
+  for (int i = v->nscope - 1; i >= 0; i--)
+    if (v->scope[i] == p) return true;
+  return false;
+}
+
+static bool declare(vctx *v, const void *p) {
+  if (!push_ptr(&v->scope, &v->nscope, &v->scope_cap, p)) return internal(v, "out of memory");
+  return true;
+}
+
+static bool is_tainted(const vctx *v, const tc_var *var) {
+  for (int i = 0; i < v->ntainted; i++)
+    if (v->tainted[i] == var) return true;
+  return false;
+}
+
+static void taint(vctx *v, const tc_var *var) {
+  if (!is_tainted(v, var)) push_ptr((const void ***)&v->tainted, &v->ntainted, &v->tainted_cap, var);
+}
+
+/* Does the value of e possibly differ between the threads of a block? */
+static bool thread_dependent(const vctx *v, const tc_expr *e) {
+  if (!e) return false;
+  if (e->op == TC_OP_VAR && e->var) return e->var->kind == TC_VAR_THREAD_IDX || is_tainted(v, e->var);
+  for (int i = 0; i < e->nargs && e->args; i++)
+    if (thread_dependent(v, e->args[i])) return true;
+  return false;
+}
+
+/* ---- expressions ---- */
+static bool check_expr(vctx *v, const tc_expr *e);
+
+static bool check_int_expr(vctx *v, const tc_expr *e, const char *what) {
+  if (!check_expr(v, e)) return false;
+  char b[64];
+  if (!tc_dtype_is_int(e->dtype) || e->dtype.lanes != 1)
+    return internal(v, "%s has dtype %s, not an integer", what, dtname(e->dtype, b, sizeof b));
+  return true;
+}
+
+static bool check_var_use(vctx *v, const tc_var *var) {
+  if (var->kind == TC_VAR_THREAD_IDX) {
+    if (var->axis < 0 || var->axis >= v->k->threads_ndim)
+      return internal(v, "thread index %s has axis %d, the launch has %d thread dimension(s)", var->name, var->axis,
+                      v->k->threads_ndim);
+    return true;
+  }
+  if (!in_scope(v, var)) return internal(v, "variable %s (id %d) used outside its scope", var->name, var->id);
+  return true;
+}
+
+static bool check_expr(vctx *v, const tc_expr *e) {
+  char b1[64], b2[64], b3[64];
+  if (!e) return internal(v, "missing expression");
+  if ((unsigned)e->op >= TC_OP_COUNT) return internal(v, "unknown expression op %d", (int)e->op);
+  const char *opn = tc_expr_op_name(e->op);
+  if (!tc_dtype_valid(e->dtype)) return internal(v, "expression `%s` has an invalid dtype", opn);
+  int arity = tc_expr_op_arity(e->op);
+  if (arity >= 0 && e->nargs != arity)
+    return internal(v, "`%s` has %d operand(s), expected %d", opn, e->nargs, arity);
+  if (e->nargs > 0 && !e->args) return internal(v, "`%s` has no operand array", opn);
+  for (int i = 0; i < e->nargs; i++)
+    if (!check_expr(v, e->args[i])) return false;
+  const tc_expr *x = e->nargs > 0 ? e->args[0] : NULL;
+  const tc_expr *y = e->nargs > 1 ? e->args[1] : NULL;
+  switch (tc_expr_op_class(e->op)) {
+  case TC_CLS_LEAF:
+    if (e->op == TC_OP_CONST_INT && tc_dtype_is_float(e->dtype))
+      return internal(v, "integer constant %lld has float dtype %s", (long long)e->ival, dtname(e->dtype, b1, sizeof b1));
+    if (e->op == TC_OP_CONST_FLOAT && !tc_dtype_is_float(e->dtype))
+      return internal(v, "float constant %g has non-float dtype %s", e->fval, dtname(e->dtype, b1, sizeof b1));
+    if (e->op == TC_OP_VAR) {
+      if (!e->var) return internal(v, "variable reference without a variable");
+      if (!tc_dtype_eq(e->dtype, e->var->dtype))
+        return internal(v, "reference to %s has dtype %s, the variable is %s", e->var->name,
+                        dtname(e->dtype, b1, sizeof b1), dtname(e->var->dtype, b2, sizeof b2));
+      return check_var_use(v, e->var);
+    }
+    return true;
+  case TC_CLS_ARITH:
+    for (int i = 0; i < e->nargs; i++)
+      if (!tc_dtype_eq(e->args[i]->dtype, e->dtype))
+        return internal(v, "operand %d of `%s` has dtype %s, the result is %s", i + 1, opn,
+                        dtname(e->args[i]->dtype, b1, sizeof b1), dtname(e->dtype, b2, sizeof b2));
+    switch (e->op) {
+    case TC_OP_BIT_AND: case TC_OP_BIT_OR: case TC_OP_BIT_XOR: case TC_OP_BIT_NOT: case TC_OP_SHL: case TC_OP_SHR:
+      if (!tc_dtype_is_int(e->dtype) && !tc_dtype_is_bool(e->dtype))
+        return internal(v, "`%s` on %s, needs integers", opn, dtname(e->dtype, b1, sizeof b1));
+      break;
+    default:
+      if (tc_dtype_is_bool(e->dtype)) return internal(v, "`%s` on bool", opn);
+      break;
+    }
+    return true;
+  case TC_CLS_CMP:
+    if (!tc_dtype_eq(x->dtype, y->dtype))
+      return internal(v, "`%s` compares %s with %s", opn, dtname(x->dtype, b1, sizeof b1), dtname(y->dtype, b2, sizeof b2));
+    if (!tc_dtype_is_bool(e->dtype)) return internal(v, "`%s` has result dtype %s, not bool", opn, dtname(e->dtype, b1, sizeof b1));
+    return true;
+  case TC_CLS_LOGIC:
+    for (int i = 0; i < e->nargs; i++)
+      if (!tc_dtype_is_bool(e->args[i]->dtype))
+        return internal(v, "operand %d of `%s` has dtype %s, not bool", i + 1, opn, dtname(e->args[i]->dtype, b1, sizeof b1));
+    if (!tc_dtype_is_bool(e->dtype)) return internal(v, "`%s` has result dtype %s, not bool", opn, dtname(e->dtype, b1, sizeof b1));
+    return true;
+  case TC_CLS_MATH:
+    if (!tc_dtype_is_float(x->dtype)) return internal(v, "`%s` on %s, needs a float", opn, dtname(x->dtype, b1, sizeof b1));
+    if (!tc_dtype_eq(x->dtype, e->dtype))
+      return internal(v, "`%s` of %s has result dtype %s", opn, dtname(x->dtype, b1, sizeof b1), dtname(e->dtype, b2, sizeof b2));
+    return true;
+  case TC_CLS_SPECIAL:
+    break;
+  }
+  switch (e->op) {
+  case TC_OP_LOAD:
+    if (!e->buf) return internal(v, "load without a buffer");
+    if (e->buf->scope != TC_SCOPE_GLOBAL && !in_scope(v, e->buf))
+      return internal(v, "buffer %s used outside its scope", bname(e->buf));
+    if (e->buf->scope == TC_SCOPE_GLOBAL && !in_scope(v, e->buf))
+      return internal(v, "global buffer %s is not a parameter of the kernel", bname(e->buf));
+    if (e->nargs != e->buf->ndim)
+      return internal(v, "load from %s has %d index(es), the buffer has %d dimension(s)", bname(e->buf), e->nargs, e->buf->ndim);
+    for (int i = 0; i < e->nargs; i++)
+      if (!tc_dtype_is_int(e->args[i]->dtype))
+        return internal(v, "index %d of %s has dtype %s, not an integer", i + 1, bname(e->buf),
+                        dtname(e->args[i]->dtype, b1, sizeof b1));
+    if (!tc_dtype_eq(e->dtype, e->buf->dtype))
+      return internal(v, "load from %s has dtype %s, the buffer is %s", bname(e->buf), dtname(e->dtype, b1, sizeof b1),
+                      dtname(e->buf->dtype, b2, sizeof b2));
+    return true;
+  case TC_OP_CAST:
+    if (x->dtype.lanes != e->dtype.lanes)
+      return internal(v, "cast from %s to %s changes the lane count", dtname(x->dtype, b1, sizeof b1), dtname(e->dtype, b2, sizeof b2));
+    return true;
+  case TC_OP_SELECT:
+    if (!tc_dtype_is_bool(x->dtype)) return internal(v, "if_then_else condition has dtype %s, not bool", dtname(x->dtype, b1, sizeof b1));
+    if (!tc_dtype_eq(e->args[1]->dtype, e->dtype) || !tc_dtype_eq(e->args[2]->dtype, e->dtype))
+      return internal(v, "if_then_else branches have dtypes %s and %s, the result is %s", dtname(e->args[1]->dtype, b1, sizeof b1),
+                      dtname(e->args[2]->dtype, b2, sizeof b2), dtname(e->dtype, b3, sizeof b3));
+    return true;
+  default:
+    return internal(v, "unexpected expression op `%s`", opn);
+  }
+}
+
+/* ---- regions ---- */
+static void shape_str(const tc_region *r, char *out, size_t cap) {
+  size_t n = 0;
+  out[n++] = '[';
+  for (int i = 0; i < r->ndim && n + 24 < cap; i++)
+    n += (size_t)snprintf(out + n, cap - n, "%s%lld", i ? ", " : "", (long long)r->r[i].extent);
+  snprintf(out + n, cap - n, "]");
+}
+
+static void dims_str(const int64_t *d, int n, char *out, size_t cap) {
+  size_t w = 0;
+  out[w++] = '[';
+  for (int i = 0; i < n && w + 24 < cap; i++) w += (size_t)snprintf(out + w, cap - w, "%s%lld", i ? ", " : "", (long long)d[i]);
+  snprintf(out + w, cap - w, "]");
+}
+
+static bool check_region(vctx *v, const tc_region *r, const char *op, const char *role) {
+  if (!r->buf) return internal(v, "%s of %s is missing", role, op);
+  const tc_buffer *b = r->buf;
+  if (!in_scope(v, b)) return internal(v, "buffer %s used outside its scope", bname(b));
+  if (r->ndim != b->ndim)
+    return internal(v, "%s region of %s has %d dimension(s), the buffer has %d", role, bname(b), r->ndim, b->ndim);
+  if (r->ndim > 0 && !r->r) return internal(v, "%s region of %s has no ranges", role, bname(b));
+  for (int i = 0; i < r->ndim; i++) {
+    if (!check_int_expr(v, r->r[i].start, "region start")) return false;
+    if (r->r[i].extent <= 0)
+      return internal(v, "%s region of %s has extent %lld in dimension %d", role, bname(b), (long long)r->r[i].extent, i);
+  }
+  if (b->scope != TC_SCOPE_GLOBAL) {
+    for (int i = 0; i < r->ndim; i++) {
+      int64_t start, dim;
+      if (!tc_expr_const_int(b->shape[i], &dim) || !tc_expr_const_int(r->r[i].start, &start)) continue;
+      if (start < 0 || start + r->r[i].extent > dim) {
+        char sh[256];
+        shape_str(r, sh, sizeof sh);
+        return program(v, v->cur->loc, "%s: the %s region %s of %s runs outside the buffer in dimension %d (start %lld, size %lld)",
+                       op, role, sh, bname(b), i, (long long)start, (long long)dim);
+      }
+    }
+  }
+  return true;
+}
+
+static bool same_squeezed(const tc_region *a, const tc_region *b) {
+  int64_t sa[16], sb[16];
+  int na = tc_region_squeezed(a, sa, 16), nb = tc_region_squeezed(b, sb, 16);
+  if (na != nb || na > 16) return na == nb && tc_region_numel(a) == tc_region_numel(b);
+  for (int i = 0; i < na; i++)
+    if (sa[i] != sb[i]) return false;
+  return true;
+}
+
+static bool per_thread_region(const tc_region *r) {
+  return r->buf && (r->buf->scope == TC_SCOPE_LOCAL || r->buf->scope == TC_SCOPE_VAR);
+}
+
+/* A tile operation on per-thread storage (local or var buffers) is done by each thread on its
+ * own copy, so it is not collective. */
+static bool per_thread_tile_op(const tc_stmt *s) {
+  switch (s->kind) {
+  case TC_ST_COPY: return per_thread_region(&s->u.copy.src) || per_thread_region(&s->u.copy.dst);
+  case TC_ST_GEMM: return per_thread_region(&s->u.gemm.a) || per_thread_region(&s->u.gemm.b) || per_thread_region(&s->u.gemm.c);
+  case TC_ST_FILL: return per_thread_region(&s->u.fill.dst);
+  case TC_ST_REDUCE: return per_thread_region(&s->u.reduce.src) || per_thread_region(&s->u.reduce.dst);
+  case TC_ST_CUMSUM: return per_thread_region(&s->u.cumsum.src) || per_thread_region(&s->u.cumsum.dst);
+  case TC_ST_ATOMIC_ADD: return per_thread_region(&s->u.atomic.src) || per_thread_region(&s->u.atomic.dst);
+  default: return false;
+  }
+}
+
+static bool regions_thread_dependent(const vctx *v, const tc_region *a, const tc_region *b, const tc_region *c) {
+  const tc_region *rs[3] = {a, b, c};
+  for (int k = 0; k < 3; k++)
+    for (int i = 0; rs[k] && rs[k]->buf && i < rs[k]->ndim; i++)
+      if (thread_dependent(v, rs[k]->r[i].start)) return true;
+  return false;
+}
+
+static bool check_collective(vctx *v, const tc_stmt *s, const char *op) {
+  if (s->kind != TC_ST_FOR && per_thread_tile_op(s)) return true;
+  if (v->in_parallel) return program(v, s->loc, "%s inside a T.Parallel loop; tile operations are done by the whole block", op);
+  if (v->thread_dep)
+    return program(v, s->loc, "%s under control flow that depends on the thread index; tile operations need the whole block", op);
+  const char *why = "tile operations are done by the whole block";
+  if (s->kind == TC_ST_FOR && (thread_dependent(v, s->u.loop.min) || thread_dependent(v, s->u.loop.extent)))
+    return program(v, s->loc, "%s with bounds that depend on the thread index; %s", op, why);
+  if (s->kind == TC_ST_FILL && thread_dependent(v, s->u.fill.value))
+    return program(v, s->loc, "%s with a value that depends on the thread index; %s", op, why);
+  bool dep = false;
+  switch (s->kind) {
+  case TC_ST_COPY: dep = regions_thread_dependent(v, &s->u.copy.src, &s->u.copy.dst, NULL); break;
+  case TC_ST_GEMM: dep = regions_thread_dependent(v, &s->u.gemm.a, &s->u.gemm.b, &s->u.gemm.c); break;
+  case TC_ST_FILL: dep = regions_thread_dependent(v, &s->u.fill.dst, NULL, NULL); break;
+  case TC_ST_REDUCE: dep = regions_thread_dependent(v, &s->u.reduce.src, &s->u.reduce.dst, NULL); break;
+  case TC_ST_CUMSUM: dep = regions_thread_dependent(v, &s->u.cumsum.src, &s->u.cumsum.dst, NULL); break;
+  case TC_ST_ATOMIC_ADD: dep = regions_thread_dependent(v, &s->u.atomic.dst, &s->u.atomic.src, NULL); break;
+  default: break;
+  }
+  if (dep) return program(v, s->loc, "%s on a region that depends on the thread index; %s", op, why);
+  return true;
+}
+
+/* The last two extents of a gemm operand, requiring every leading extent to be 1. */
+static bool gemm_dims(vctx *v, const tc_stmt *s, const tc_region *r, const char *role, int64_t out[2]) {
+  char sh[256];
+  shape_str(r, sh, sizeof sh);
+  if (r->ndim < 2) return program(v, s->loc, "T.gemm: %s (%s) is %s, not a 2-D tile", role, bname(r->buf), sh);
+  for (int i = 0; i < r->ndim - 2; i++)
+    if (r->r[i].extent != 1) return program(v, s->loc, "T.gemm: %s (%s) is %s, not a 2-D tile", role, bname(r->buf), sh);
+  out[0] = r->r[r->ndim - 2].extent;
+  out[1] = r->r[r->ndim - 1].extent;
+  return true;
+}
+
+static bool check_gemm(vctx *v, const tc_stmt *s) {
+  const tc_region *A = &s->u.gemm.a, *B = &s->u.gemm.b, *C = &s->u.gemm.c;
+  if (!check_region(v, A, "T.gemm", "A") || !check_region(v, B, "T.gemm", "B") || !check_region(v, C, "T.gemm", "C"))
+    return false;
+  if (!check_collective(v, s, "T.gemm")) return false;
+  int64_t a[2], b[2], c[2];
+  if (!gemm_dims(v, s, A, "A", a) || !gemm_dims(v, s, B, "B", b) || !gemm_dims(v, s, C, "C", c)) return false;
+  bool ta = s->u.gemm.trans_a, tb = s->u.gemm.trans_b;
+  int64_t M = ta ? a[1] : a[0], K = ta ? a[0] : a[1];
+  int64_t K2 = tb ? b[1] : b[0], N = tb ? b[0] : b[1];
+  if (K != K2 || c[0] != M || c[1] != N)
+    return program(v, s->loc,
+                   "T.gemm shapes do not fit: A (%s) is [%lld, %lld], B (%s) is [%lld, %lld], C (%s) is [%lld, %lld]; "
+                   "expected A %s, B %s, C [M, N]",
+                   bname(A->buf), (long long)a[0], (long long)a[1], bname(B->buf), (long long)b[0], (long long)b[1],
+                   bname(C->buf), (long long)c[0], (long long)c[1], ta ? "[K, M] (transpose_A)" : "[M, K]",
+                   tb ? "[N, K] (transpose_B)" : "[K, N]");
+  return true;
+}
+
+static bool check_reduce_like(vctx *v, const tc_stmt *s, const char *op, const tc_region *src, const tc_region *dst,
+                              int dim, bool keep_dim) {
+  if (!check_region(v, src, op, "source") || !check_region(v, dst, op, "destination")) return false;
+  if (!check_collective(v, s, op)) return false;
+  char ss[256], ds[256];
+  shape_str(src, ss, sizeof ss);
+  shape_str(dst, ds, sizeof ds);
+  if (dim < 0 || dim >= src->ndim)
+    return program(v, s->loc, "%s: dim=%d is out of range for the %d-D source %s", op, dim, src->ndim, bname(src->buf));
+  if (keep_dim) {
+    if (!same_squeezed(src, dst))
+      return program(v, s->loc, "%s shape mismatch: source %s is %s but destination %s is %s", op, bname(src->buf), ss,
+                     bname(dst->buf), ds);
+    return true;
+  }
+  /* the source's extents without `dim`, compared with the destination ignoring unit dims */
+  int64_t kept[16];
+  int nk = 0;
+  for (int i = 0; i < src->ndim && nk < 16; i++)
+    if (i != dim) kept[nk++] = src->r[i].extent;
+  int64_t sq[16], dsq[16];
+  int nsq = 0;
+  for (int i = 0; i < nk; i++)
+    if (kept[i] != 1) sq[nsq++] = kept[i];
+  int nd = tc_region_squeezed(dst, dsq, 16);
+  bool ok = nd == nsq;
+  for (int i = 0; ok && i < nsq; i++) ok = sq[i] == dsq[i];
+  if (!ok) {
+    char ks[256];
+    dims_str(kept, nk, ks, sizeof ks);
+    return program(v, s->loc, "%s shape mismatch: reducing %s %s along dim %d gives %s, but destination %s is %s", op,
+                   bname(src->buf), ss, dim, ks, bname(dst->buf), ds);
+  }
+  return true;
+}
+
+/* ---- statements ---- */
+static bool check_stmt(vctx *v, const tc_stmt *s);
+
+static bool check_block(vctx *v, const tc_stmt *s) {
+  int mark = v->nscope;
+  bool ok = check_stmt(v, s);
+  v->nscope = mark;
+  return ok;
+}
+
+static bool check_stmt(vctx *v, const tc_stmt *s) {
+  char b1[64], b2[64];
+  if (!s) return internal(v, "missing statement");
+  const tc_stmt *saved = v->cur;
+  if (s->kind != TC_ST_SEQ) v->cur = s;
+  bool ok = true;
+  switch (s->kind) {
+  case TC_ST_SEQ:
+    if (s->u.seq.n > 0 && !s->u.seq.items) {
+      ok = internal(v, "sequence without items");
+      break;
+    }
+    for (int i = 0; ok && i < s->u.seq.n; i++) ok = check_stmt(v, s->u.seq.items[i]);
+    break;
+  case TC_ST_ALLOC: {
+    const tc_buffer *b = s->u.alloc.buf;
+    if (!b) {
+      ok = internal(v, "allocation without a buffer");
+      break;
+    }
+    if (b->scope == TC_SCOPE_GLOBAL || (unsigned)b->scope >= TC_SCOPE_COUNT) {
+      ok = internal(v, "allocation of %s in scope %s", bname(b), tc_scope_name(b->scope));
+      break;
+    }
+    if (!tc_dtype_valid(b->dtype)) {
+      ok = internal(v, "buffer %s has an invalid dtype", bname(b));
+      break;
+    }
+    if (b->ndim < 1 || !b->shape) {
+      ok = internal(v, "buffer %s has no shape", bname(b));
+      break;
+    }
+    for (int i = 0; ok && i < b->ndim; i++) {
+      int64_t d;
+      if (!tc_expr_const_int(b->shape[i], &d)) ok = internal(v, "buffer %s has a non-constant dimension %d", bname(b), i);
+      else if (d <= 0) ok = internal(v, "buffer %s has dimension %d of size %lld", bname(b), i, (long long)d);
+    }
+    if (!ok) break;
+    if (b->scope == TC_SCOPE_VAR && tc_buffer_numel(b) != 1) {
+      ok = internal(v, "var buffer %s holds %lld elements, not 1", bname(b), (long long)tc_buffer_numel(b));
+      break;
+    }
+    if (b->init) {
+      if (!check_expr(v, b->init)) {
+        ok = false;
+        break;
+      }
+      if (!tc_dtype_eq(b->init->dtype, b->dtype)) {
+        ok = internal(v, "initial value of %s has dtype %s, the buffer is %s", bname(b), dtname(b->init->dtype, b1, sizeof b1),
+                      dtname(b->dtype, b2, sizeof b2));
+        break;
+      }
+    }
+    if (in_scope(v, b)) {
+      ok = internal(v, "buffer %s is allocated twice", bname(b));
+      break;
+    }
+    ok = declare(v, b);
+    break;
+  }
+  case TC_ST_FOR: {
+    const tc_var *var = s->u.loop.var;
+    if (!var) {
+      ok = internal(v, "loop without a variable");
+      break;
+    }
+    if (var->kind != TC_VAR_LOOP) {
+      ok = internal(v, "loop variable %s is not of kind loop", var->name);
+      break;
+    }
+    if (!tc_dtype_is_int(var->dtype)) {
+      ok = internal(v, "loop variable %s has dtype %s", var->name, dtname(var->dtype, b1, sizeof b1));
+      break;
+    }
+    if ((unsigned)s->u.loop.kind > TC_LOOP_UNROLL || s->u.loop.num_stages < 0) {
+      ok = internal(v, "bad loop kind or stage count");
+      break;
+    }
+    if (!check_int_expr(v, s->u.loop.min, "loop start") || !check_int_expr(v, s->u.loop.extent, "loop extent")) {
+      ok = false;
+      break;
+    }
+    if (in_scope(v, var)) {
+      ok = internal(v, "loop variable %s is already bound", var->name);
+      break;
+    }
+    bool parallel = s->u.loop.kind == TC_LOOP_PARALLEL;
+    if (parallel && !v->in_parallel && !check_collective(v, s, "a T.Parallel loop")) {
+      ok = false;
+      break;
+    }
+    bool dep = thread_dependent(v, s->u.loop.min) || thread_dependent(v, s->u.loop.extent);
+    if (dep) taint(v, var);
+    int mark = v->nscope;
+    if (!declare(v, var)) {
+      ok = false;
+      break;
+    }
+    v->thread_dep += dep;
+    v->in_parallel += parallel;
+    ok = check_block(v, s->u.loop.body);
+    v->thread_dep -= dep;
+    v->in_parallel -= parallel;
+    v->nscope = mark;
+    break;
+  }
+  case TC_ST_IF: {
+    if (!check_expr(v, s->u.if_.cond)) {
+      ok = false;
+      break;
+    }
+    if (!tc_dtype_is_bool(s->u.if_.cond->dtype)) {
+      ok = internal(v, "if condition has dtype %s, not bool", dtname(s->u.if_.cond->dtype, b1, sizeof b1));
+      break;
+    }
+    bool dep = thread_dependent(v, s->u.if_.cond);
+    v->thread_dep += dep;
+    ok = check_block(v, s->u.if_.then_s);
+    if (ok && s->u.if_.else_s) {
+      v->cur = s;
+      ok = check_block(v, s->u.if_.else_s);
+    }
+    v->thread_dep -= dep;
+    break;
+  }
+  case TC_ST_STORE:
+  case TC_ST_ATOMIC_ADD: {
+    bool atomic = s->kind == TC_ST_ATOMIC_ADD;
+    const tc_buffer *b = atomic ? s->u.atomic.buf : s->u.store.buf;
+    int nidx = atomic ? s->u.atomic.nidx : s->u.store.nidx;
+    tc_expr *const *idx = atomic ? s->u.atomic.idx : s->u.store.idx;
+    const tc_expr *value = atomic ? s->u.atomic.value : s->u.store.value;
+    if (atomic && !b) { /* tile form */
+      const tc_region *dst = &s->u.atomic.dst, *src = &s->u.atomic.src;
+      if (!check_region(v, dst, "T.atomic_add", "destination") || !check_region(v, src, "T.atomic_add", "source") ||
+          !check_collective(v, s, "T.atomic_add on tiles")) {
+        ok = false;
+        break;
+      }
+      if (!same_squeezed(dst, src)) {
+        char ds[256], ss[256];
+        shape_str(dst, ds, sizeof ds);
+        shape_str(src, ss, sizeof ss);
+        ok = program(v, s->loc, "T.atomic_add shape mismatch: destination %s is %s but source %s is %s", bname(dst->buf), ds,
+                     bname(src->buf), ss);
+      }
+      break;
+    }
+    if (!b) {
+      ok = internal(v, "store without a buffer");
+      break;
+    }
+    if (!in_scope(v, b)) {
+      ok = internal(v, "buffer %s used outside its scope", bname(b));
+      break;
+    }
+    if (nidx != b->ndim) {
+      ok = internal(v, "%s to %s has %d index(es), the buffer has %d dimension(s)", atomic ? "atomic_add" : "store", bname(b),
+                    nidx, b->ndim);
+      break;
+    }
+    if (nidx > 0 && !idx) {
+      ok = internal(v, "store to %s has no index array", bname(b));
+      break;
+    }
+    for (int i = 0; ok && i < nidx; i++) ok = check_int_expr(v, idx[i], "index");
+    if (!ok || !check_expr(v, value)) {
+      ok = false;
+      break;
+    }
+    if (!tc_dtype_eq(value->dtype, b->dtype))
+      ok = internal(v, "value stored to %s has dtype %s, the buffer is %s", bname(b), dtname(value->dtype, b1, sizeof b1),
+                    dtname(b->dtype, b2, sizeof b2));
+    break;
+  }
+  case TC_ST_LET:
+  case TC_ST_ASSIGN: {
+    const tc_var *var = s->u.let.var;
+    if (!var) {
+      ok = internal(v, "%s without a variable", s->kind == TC_ST_LET ? "let" : "assignment");
+      break;
+    }
+    if (var->kind != TC_VAR_LOCAL) {
+      ok = internal(v, "%s %s is not a local variable", s->kind == TC_ST_LET ? "let of" : "assignment to", var->name);
+      break;
+    }
+    if (!check_expr(v, s->u.let.value)) {
+      ok = false;
+      break;
+    }
+    if (!tc_dtype_eq(s->u.let.value->dtype, var->dtype)) {
+      ok = internal(v, "value of %s has dtype %s, the variable is %s", var->name, dtname(s->u.let.value->dtype, b1, sizeof b1),
+                    dtname(var->dtype, b2, sizeof b2));
+      break;
+    }
+    if (v->thread_dep || thread_dependent(v, s->u.let.value)) taint(v, var);
+    if (s->kind == TC_ST_LET) {
+      if (in_scope(v, var)) ok = internal(v, "variable %s is declared twice", var->name);
+      else ok = declare(v, var);
+    } else if (!in_scope(v, var)) {
+      ok = internal(v, "assignment to %s outside its scope", var->name);
+    }
+    break;
+  }
+  case TC_ST_COPY: {
+    const tc_region *src = &s->u.copy.src, *dst = &s->u.copy.dst;
+    if (!check_region(v, src, "T.copy", "source") || !check_region(v, dst, "T.copy", "destination") ||
+        !check_collective(v, s, "T.copy")) {
+      ok = false;
+      break;
+    }
+    if (!same_squeezed(src, dst)) {
+      char ss[256], ds[256];
+      shape_str(src, ss, sizeof ss);
+      shape_str(dst, ds, sizeof ds);
+      ok = program(v, s->loc, "T.copy shape mismatch: source %s is %s but destination %s is %s", bname(src->buf), ss,
+                   bname(dst->buf), ds);
+    }
+    break;
+  }
+  case TC_ST_GEMM:
+    ok = check_gemm(v, s);
+    break;
+  case TC_ST_FILL: {
+    const tc_region *dst = &s->u.fill.dst;
+    if (!check_region(v, dst, "T.fill", "destination") || !check_collective(v, s, "T.fill") || !check_expr(v, s->u.fill.value)) {
+      ok = false;
+      break;
+    }
+    if (!tc_dtype_eq(s->u.fill.value->dtype, dst->buf->dtype))
+      ok = program(v, s->loc, "T.fill: the value has dtype %s but %s holds %s", dtname(s->u.fill.value->dtype, b1, sizeof b1),
+                   bname(dst->buf), dtname(dst->buf->dtype, b2, sizeof b2));
+    break;
+  }
+  case TC_ST_REDUCE: {
+    if ((unsigned)s->u.reduce.op > TC_RED_ABSMAX) {
+      ok = internal(v, "unknown reduction %d", (int)s->u.reduce.op);
+      break;
+    }
+    char op[32];
+    snprintf(op, sizeof op, "T.reduce_%s", tc_reduce_kind_name(s->u.reduce.op));
+    ok = check_reduce_like(v, s, op, &s->u.reduce.src, &s->u.reduce.dst, s->u.reduce.dim, false);
+    break;
+  }
+  case TC_ST_CUMSUM:
+    ok = check_reduce_like(v, s, "T.cumsum", &s->u.cumsum.src, &s->u.cumsum.dst, s->u.cumsum.dim, true);
+    break;
+  case TC_ST_PRINT:
+    if (s->u.print.buf) {
+      if (!in_scope(v, s->u.print.buf)) ok = internal(v, "buffer %s used outside its scope", bname(s->u.print.buf));
+    } else if (!s->u.print.value) {
+      ok = internal(v, "print without a value");
+    } else {
+      ok = check_expr(v, s->u.print.value);
+    }
+    break;
+  case TC_ST_BARRIER:
+    break;
+  case TC_ST_ASSERT:
+    if (!check_expr(v, s->u.assert_.cond)) {
+      ok = false;
+      break;
+    }
+    if (!tc_dtype_is_bool(s->u.assert_.cond->dtype))
+      ok = internal(v, "assert condition has dtype %s, not bool", dtname(s->u.assert_.cond->dtype, b1, sizeof b1));
+    break;
+  case TC_ST_ANNOTATE:
+    if (!s->u.annotate.what) ok = internal(v, "annotation without a name");
+    break;
+  case TC_ST_EVALUATE:
+    ok = check_expr(v, s->u.evaluate.value);
+    break;
+  default:
+    ok = internal(v, "unknown statement kind %d", (int)s->kind);
+    break;
+  }
+  v->cur = saved;
+  return ok;
+}
+
+static bool check_kernel(vctx *v) {
+  const tc_kernel_ir *k = v->k;
+  char b1[64];
+  if (!k->name) return internal(v, "kernel without a name");
+  if (k->nparams < 0 || (k->nparams > 0 && !k->params)) return internal(v, "bad parameter list");
+  if (k->nsyms < 0 || (k->nsyms > 0 && !k->syms)) return internal(v, "bad symbol list");
+  /* kernel-level names first, so shapes may refer to any symbol */
+  for (int i = 0; i < k->nsyms; i++) {
+    const tc_var *s = k->syms[i];
+    if (!s) return internal(v, "symbolic dimension %d is missing", i);
+    if (s->kind != TC_VAR_SYMBOLIC) return internal(v, "symbolic dimension %s is not of kind symbolic", s->name);
+    if (!tc_dtype_is_int(s->dtype)) return internal(v, "symbolic dimension %s has dtype %s", s->name, dtname(s->dtype, b1, sizeof b1));
+    if (!declare(v, s)) return false;
+  }
+  for (int i = 0; i < k->nparams; i++) {
+    const tc_param *p = &k->params[i];
+    if ((p->buf != NULL) == (p->var != NULL))
+      return internal(v, "parameter %d (%s) must be either a tensor or a scalar", i, p->name ? p->name : "?");
+    if (p->var) {
+      if (p->var->kind != TC_VAR_PARAM) return internal(v, "scalar parameter %s is not of kind param", p->var->name);
+      if (!declare(v, p->var)) return false;
+    } else {
+      if (p->buf->scope != TC_SCOPE_GLOBAL) return internal(v, "tensor parameter %s is not global", bname(p->buf));
+      if (p->buf->param_index != i)
+        return internal(v, "tensor parameter %s has param_index %d, it is parameter %d", bname(p->buf), p->buf->param_index, i);
+      if (!tc_dtype_valid(p->buf->dtype)) return internal(v, "tensor parameter %s has an invalid dtype", bname(p->buf));
+      if (!declare(v, p->buf)) return false;
+    }
+  }
+  for (int i = 0; i < k->nparams; i++) {
+    const tc_buffer *b = k->params[i].buf;
+    if (!b) continue;
+    if (b->ndim < 0 || (b->ndim > 0 && !b->shape)) return internal(v, "tensor parameter %s has no shape", bname(b));
+    for (int d = 0; d < b->ndim; d++)
+      if (!check_int_expr(v, b->shape[d], "tensor dimension")) return false;
+  }
+  if (k->grid_ndim < 1 || k->grid_ndim > 3) return internal(v, "grid has %d dimensions", k->grid_ndim);
+  if (k->threads_ndim < 1 || k->threads_ndim > 3) return internal(v, "thread block has %d dimensions", k->threads_ndim);
+  for (int i = 0; i < k->threads_ndim; i++)
+    if (k->threads[i] <= 0) return internal(v, "thread block extent %d along axis %d", k->threads[i], i);
+  for (int i = 0; i < k->grid_ndim; i++)
+    if (!check_int_expr(v, k->grid[i], "grid extent")) return false;
+  for (int i = 0; i < 3; i++) {
+    const tc_var *b = k->block_idx[i];
+    if (!b) continue;
+    if (i >= k->grid_ndim) return internal(v, "block index %s on axis %d beyond the %d-D grid", b->name, i, k->grid_ndim);
+    if (b->kind != TC_VAR_BLOCK_IDX || b->axis != i) return internal(v, "block index %s is not blockIdx axis %d", b->name, i);
+    if (!declare(v, b)) return false;
+  }
+  if (!k->body) return internal(v, "kernel without a body");
+  return check_stmt(v, k->body);
+}
+
+bool tc_ir_verify(const tc_kernel_ir *k, const char *stage, tilec_error *err) {
+  vctx v;
+  memset(&v, 0, sizeof v);
+  v.k = k;
+  v.stage = stage;
+  v.err = err;
+  bool ok = k ? check_kernel(&v) : false;
+  if (!k) tc_error(err, TILEC_ERROR_INTERNAL, "IR verification failed after %s: no kernel", stage ? stage : "?");
+  free((void *)v.scope);
+  free((void *)v.tainted);
+  return ok && !v.failed;
+}

@@ -1,0 +1,115 @@
+#include "ir/walk.h"
+
+tc_expr *tc_rewrite_expr(tc_expr *e, tc_expr_rewrite_fn fn, void *ctx) {
+  if (!e) return NULL;
+  for (int i = 0; i < e->nargs; i++) e->args[i] = tc_rewrite_expr(e->args[i], fn, ctx);
+  return fn(ctx, e);
+}
+
+static void rewrite_region(tc_region *r, tc_expr_rewrite_fn fn, void *ctx) {
+  if (!r->buf) return;
+  for (int i = 0; i < r->ndim; i++) r->r[i].start = tc_rewrite_expr(r->r[i].start, fn, ctx);
+}
+
+static void rewrite_list(tc_expr **v, int n, tc_expr_rewrite_fn fn, void *ctx) {
+  for (int i = 0; i < n; i++) v[i] = tc_rewrite_expr(v[i], fn, ctx);
+}
+
+void tc_rewrite_stmt_exprs(tc_stmt *s, tc_expr_rewrite_fn fn, void *ctx) {
+  if (!s) return;
+  switch (s->kind) {
+  case TC_ST_SEQ:
+    for (int i = 0; i < s->u.seq.n; i++) tc_rewrite_stmt_exprs(s->u.seq.items[i], fn, ctx);
+    break;
+  case TC_ST_ALLOC:
+    if (s->u.alloc.buf->init) s->u.alloc.buf->init = tc_rewrite_expr(s->u.alloc.buf->init, fn, ctx);
+    break;
+  case TC_ST_FOR:
+    s->u.loop.min = tc_rewrite_expr(s->u.loop.min, fn, ctx);
+    s->u.loop.extent = tc_rewrite_expr(s->u.loop.extent, fn, ctx);
+    tc_rewrite_stmt_exprs(s->u.loop.body, fn, ctx);
+    break;
+  case TC_ST_IF:
+    s->u.if_.cond = tc_rewrite_expr(s->u.if_.cond, fn, ctx);
+    tc_rewrite_stmt_exprs(s->u.if_.then_s, fn, ctx);
+    tc_rewrite_stmt_exprs(s->u.if_.else_s, fn, ctx);
+    break;
+  case TC_ST_STORE:
+    rewrite_list(s->u.store.idx, s->u.store.nidx, fn, ctx);
+    s->u.store.value = tc_rewrite_expr(s->u.store.value, fn, ctx);
+    break;
+  case TC_ST_LET:
+  case TC_ST_ASSIGN:
+    s->u.let.value = tc_rewrite_expr(s->u.let.value, fn, ctx);
+    break;
+  case TC_ST_COPY:
+    rewrite_region(&s->u.copy.src, fn, ctx);
+    rewrite_region(&s->u.copy.dst, fn, ctx);
+    break;
+  case TC_ST_GEMM:
+    rewrite_region(&s->u.gemm.a, fn, ctx);
+    rewrite_region(&s->u.gemm.b, fn, ctx);
+    rewrite_region(&s->u.gemm.c, fn, ctx);
+    break;
+  case TC_ST_FILL:
+    rewrite_region(&s->u.fill.dst, fn, ctx);
+    s->u.fill.value = tc_rewrite_expr(s->u.fill.value, fn, ctx);
+    break;
+  case TC_ST_REDUCE:
+    rewrite_region(&s->u.reduce.src, fn, ctx);
+    rewrite_region(&s->u.reduce.dst, fn, ctx);
+    break;
+  case TC_ST_CUMSUM:
+    rewrite_region(&s->u.cumsum.src, fn, ctx);
+    rewrite_region(&s->u.cumsum.dst, fn, ctx);
+    break;
+  case TC_ST_ATOMIC_ADD:
+    rewrite_list(s->u.atomic.idx, s->u.atomic.nidx, fn, ctx);
+    s->u.atomic.value = tc_rewrite_expr(s->u.atomic.value, fn, ctx);
+    rewrite_region(&s->u.atomic.dst, fn, ctx);
+    rewrite_region(&s->u.atomic.src, fn, ctx);
+    break;
+  case TC_ST_PRINT:
+    s->u.print.value = tc_rewrite_expr(s->u.print.value, fn, ctx);
+    break;
+  case TC_ST_ASSERT:
+    s->u.assert_.cond = tc_rewrite_expr(s->u.assert_.cond, fn, ctx);
+    break;
+  case TC_ST_EVALUATE:
+    s->u.evaluate.value = tc_rewrite_expr(s->u.evaluate.value, fn, ctx);
+    break;
+  default:
+    break;
+  }
+}
+
+void tc_visit_stmts(tc_stmt *s, tc_stmt_visit_fn fn, void *ctx) {
+  if (!s || !fn(ctx, s)) return;
+  switch (s->kind) {
+  case TC_ST_SEQ:
+    for (int i = 0; i < s->u.seq.n; i++) tc_visit_stmts(s->u.seq.items[i], fn, ctx);
+    break;
+  case TC_ST_FOR:
+    tc_visit_stmts(s->u.loop.body, fn, ctx);
+    break;
+  case TC_ST_IF:
+    tc_visit_stmts(s->u.if_.then_s, fn, ctx);
+    tc_visit_stmts(s->u.if_.else_s, fn, ctx);
+    break;
+  default:
+    break;
+  }
+}
+
+void tc_stmt_written_buffers(tc_stmt *s, tc_buffer_fn fn, void *ctx) {
+  switch (s->kind) {
+  case TC_ST_STORE: fn(ctx, s->u.store.buf, s); break;
+  case TC_ST_COPY: fn(ctx, s->u.copy.dst.buf, s); break;
+  case TC_ST_GEMM: fn(ctx, s->u.gemm.c.buf, s); break;
+  case TC_ST_FILL: fn(ctx, s->u.fill.dst.buf, s); break;
+  case TC_ST_REDUCE: fn(ctx, s->u.reduce.dst.buf, s); break;
+  case TC_ST_CUMSUM: fn(ctx, s->u.cumsum.dst.buf, s); break;
+  case TC_ST_ATOMIC_ADD: fn(ctx, s->u.atomic.buf ? s->u.atomic.buf : s->u.atomic.dst.buf, s); break;
+  default: break;
+  }
+}

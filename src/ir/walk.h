@@ -1,0 +1,23 @@
+/* walk.h: generic traversal of the tile IR, so passes only say what they do to a node. */
+#ifndef TILEC_WALK_H
+#define TILEC_WALK_H
+
+#include "ir/ir.h"
+
+/* Rewrite every expression slot of a statement tree, bottom-up: fn gets an expression whose
+ * operands were already rewritten and returns its replacement (or the same node). Region
+ * starts, loop bounds, indices, values and conditions are all slots. */
+typedef tc_expr *(*tc_expr_rewrite_fn)(void *ctx, tc_expr *e);
+tc_expr *tc_rewrite_expr(tc_expr *e, tc_expr_rewrite_fn fn, void *ctx);
+void tc_rewrite_stmt_exprs(tc_stmt *s, tc_expr_rewrite_fn fn, void *ctx);
+
+/* Visit every statement, pre-order (children after their parent). Return false from fn to
+ * skip a statement's children. */
+typedef bool (*tc_stmt_visit_fn)(void *ctx, tc_stmt *s);
+void tc_visit_stmts(tc_stmt *s, tc_stmt_visit_fn fn, void *ctx);
+
+/* The buffers a statement writes (tile-op destinations, stores, atomics), through a callback. */
+typedef void (*tc_buffer_fn)(void *ctx, tc_buffer *b, tc_stmt *where);
+void tc_stmt_written_buffers(tc_stmt *s, tc_buffer_fn fn, void *ctx);
+
+#endif

@@ -1,0 +1,283 @@
+/* launch.c: checking launch arguments against a kernel's parameters, then running the kernel on
+ * its backend or on the reference interpreter. Nothing is written unless every check passes. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "ir/interp.h"
+
+typedef struct launch_state {
+  void **data;
+  int64_t *scalars;
+  double *fscalars;
+  int64_t *syms;
+} launch_state;
+
+static void launch_state_free(launch_state *s) {
+  free(s->data);
+  free(s->scalars);
+  free(s->fscalars);
+  free(s->syms);
+}
+
+static const char *device_name(int32_t t) {
+  switch (t) {
+  case kDLCPU: return "cpu";
+  case kDLCUDA: return "cuda";
+  case kDLCUDAHost: return "cuda_host";
+  case kDLMetal: return "metal";
+  default: return "other";
+  }
+}
+
+/* Does the tensor's dtype match the parameter's? Types DLPack cannot name (fp8, fp4, int4) are
+ * passed as unsigned integer tensors of their storage width. */
+static bool dtype_matches(const tc_param_meta *m, DLDataType got) {
+  DLDataType want = m->info.dl_dtype;
+  if (want.code != 255) return got.code == want.code && got.bits == want.bits && got.lanes == want.lanes;
+  return got.code == kDLUInt && got.bits == (want.bits < 8 ? 8 : want.bits) && got.lanes == 1;
+}
+
+static void dtype_text(DLDataType d, char *buf, size_t cap) {
+  tc_dtype t;
+  if (tc_dtype_from_dlpack(d.code, d.bits, d.lanes, &t)) tc_dtype_name(t, buf, cap);
+  else snprintf(buf, cap, "dlpack(code=%d, bits=%d, lanes=%d)", d.code, d.bits, d.lanes);
+}
+
+static tilec_status check_args(tilec_kernel *k, DLTensor *const *args, size_t nargs, int32_t device,
+                               launch_state *st, tilec_error *err) {
+  tc_kernel_ir *ir = k->ir;
+  memset(st, 0, sizeof *st);
+  if (nargs != (size_t)ir->nparams) {
+    tc_error(err, TILEC_ERROR_USAGE, "kernel '%s' takes %d arguments, %zu given", ir->name, ir->nparams, nargs);
+    return TILEC_ERROR_USAGE;
+  }
+  size_t np = (size_t)(ir->nparams > 0 ? ir->nparams : 1), ns = (size_t)(ir->nsyms > 0 ? ir->nsyms : 1);
+  st->data = calloc(np, sizeof(void *));
+  st->scalars = calloc(np, sizeof(int64_t));
+  st->fscalars = calloc(np, sizeof(double));
+  st->syms = malloc(ns * sizeof(int64_t));
+  if (!st->data || !st->scalars || !st->fscalars || !st->syms) {
+    launch_state_free(st);
+    tc_error(err, TILEC_ERROR_NOMEM, "out of memory launching '%s'", ir->name);
+    return TILEC_ERROR_NOMEM;
+  }
+  for (size_t s = 0; s < ns; s++) st->syms[s] = -1;
+  for (int i = 0; i < ir->nparams; i++) {
+    const tc_param_meta *m = &k->params[i];
+    const DLTensor *t = args ? args[i] : NULL;
+    const char *pn = m->info.name;
+    if (!t) {
+      tc_error(err, TILEC_ERROR_USAGE, "argument %d ('%s') is NULL", i, pn);
+      goto bad;
+    }
+    if ((int32_t)t->device.device_type != device) {
+      tc_error(err, TILEC_ERROR_USAGE, "argument '%s' is on device '%s', but kernel '%s' runs on '%s'", pn,
+               device_name(t->device.device_type), ir->name, device_name(device));
+      goto bad;
+    }
+    if (!dtype_matches(m, t->dtype)) {
+      char got[64];
+      dtype_text(t->dtype, got, sizeof got);
+      tc_error(err, TILEC_ERROR_USAGE, "argument '%s' has dtype %s, expected %s", pn, got, m->info.dtype);
+      goto bad;
+    }
+    if (t->ndim != m->info.ndim) {
+      tc_error(err, TILEC_ERROR_USAGE, "argument '%s' has %d dimensions, expected %d", pn, t->ndim, m->info.ndim);
+      goto bad;
+    }
+    int64_t numel = 1, stride = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+      int64_t got = t->shape[d];
+      if (got < 0) {
+        tc_error(err, TILEC_ERROR_USAGE, "argument '%s' has a negative size in dimension %d", pn, d);
+        goto bad;
+      }
+      if (m->shape[d] >= 0 && got != m->shape[d]) {
+        tc_error(err, TILEC_ERROR_USAGE, "argument '%s' has size %" PRId64 " in dimension %d, expected %" PRId64, pn,
+                 got, d, m->shape[d]);
+        goto bad;
+      }
+      int s = m->sym_of_dim[d];
+      if (m->shape[d] < 0 && s < 0) {
+        tc_error(err, TILEC_ERROR_USAGE, "argument '%s': dimension %d is an expression tilec cannot bind from a shape", pn, d);
+        goto bad;
+      }
+      if (s >= 0) {
+        if (st->syms[s] >= 0 && st->syms[s] != got) {
+          tc_error(err, TILEC_ERROR_USAGE,
+                   "argument '%s' has size %" PRId64 " in dimension %d, but '%s' is %" PRId64 " from an earlier argument",
+                   pn, got, d, ir->syms[s]->name, st->syms[s]);
+          goto bad;
+        }
+        if (got > INT32_MAX) {
+          tc_error(err, TILEC_ERROR_USAGE, "argument '%s': dimension %d is too large for an int32 index", pn, d);
+          goto bad;
+        }
+        st->syms[s] = got;
+      }
+      if (t->strides && t->shape[d] > 1 && t->strides[d] != stride) {
+        tc_error(err, TILEC_ERROR_USAGE, "argument '%s' is not contiguous (row-major) in dimension %d", pn, d);
+        goto bad;
+      }
+      stride *= got;
+      numel *= got;
+    }
+    if (!t->data && numel > 0) {
+      tc_error(err, TILEC_ERROR_USAGE, "argument '%s' has no data", pn);
+      goto bad;
+    }
+    void *p = t->data ? (char *)t->data + t->byte_offset : NULL;
+    st->data[i] = p;
+    if (ir->params[i].var) { /* scalar parameter: a 0-d tensor holding the value */
+      tc_dtype dt = ir->params[i].var->dtype;
+      double v = tc_dtype_load_f64(dt, p, 0);
+      st->fscalars[i] = v;
+      st->scalars[i] = tc_dtype_is_float(dt) ? (int64_t)v : (int64_t)v;
+      st->data[i] = NULL;
+    }
+  }
+  for (int s = 0; s < ir->nsyms; s++)
+    if (st->syms[s] < 0) {
+      tc_error(err, TILEC_ERROR_USAGE, "symbolic dimension '%s' is not the size of any tensor argument", ir->syms[s]->name);
+      goto bad;
+    }
+  return TILEC_OK;
+bad:
+  launch_state_free(st);
+  return TILEC_ERROR_USAGE;
+}
+
+static int32_t target_device(const tilec_kernel *k) {
+  if (strcmp(k->backend->target, "cuda") == 0) return kDLCUDA;
+  if (strcmp(k->backend->target, "metal") == 0) return kDLMetal;
+  return kDLCPU;
+}
+
+tilec_status tilec_kernel_launch(tilec_kernel *k, DLTensor *const *args, size_t nargs, tilec_error *err) {
+  if (!k) {
+    tc_error(err, TILEC_ERROR_USAGE, "tilec_kernel_launch: kernel is NULL");
+    return TILEC_ERROR_USAGE;
+  }
+  launch_state st;
+  tilec_status rc = check_args(k, args, nargs, target_device(k), &st, err);
+  if (rc != TILEC_OK) return rc;
+  tc_launch_args la = {st.data, st.scalars, st.fscalars, st.syms, k->ir->nparams, k->ir->nsyms};
+  rc = k->backend->launch(&k->ctx->env, k->module->mod, &la, err);
+  launch_state_free(&st);
+  return rc;
+}
+
+tilec_status tilec_kernel_run_reference(tilec_kernel *k, DLTensor *const *args, size_t nargs, tilec_error *err) {
+  if (!k) {
+    tc_error(err, TILEC_ERROR_USAGE, "tilec_kernel_run_reference: kernel is NULL");
+    return TILEC_ERROR_USAGE;
+  }
+  launch_state st;
+  tilec_status rc = check_args(k, args, nargs, kDLCPU, &st, err);
+  if (rc != TILEC_OK) return rc;
+  rc = tc_interp_run(k->ir, st.data, st.scalars, st.fscalars, st.syms, err);
+  launch_state_free(&st);
+  return rc;
+}
+
+/* ---- operation counts, for GFLOP/s and GB/s ---- */
+
+/* Evaluate an integer expression of constants and symbolic dims; false if it involves more. */
+static bool eval_static(const tc_kernel_ir *ir, const tc_expr *e, const int64_t *syms, int64_t *out) {
+  int64_t a, b;
+  switch (e->op) {
+  case TC_OP_CONST_INT: *out = e->ival; return true;
+  case TC_OP_VAR:
+    for (int s = 0; s < ir->nsyms; s++)
+      if (ir->syms[s] == e->var) {
+        *out = syms[s];
+        return true;
+      }
+    return false;
+  case TC_OP_CAST: return eval_static(ir, e->args[0], syms, out);
+  default: break;
+  }
+  if (e->nargs != 2 || !eval_static(ir, e->args[0], syms, &a) || !eval_static(ir, e->args[1], syms, &b)) return false;
+  switch (e->op) {
+  case TC_OP_ADD: *out = a + b; return true;
+  case TC_OP_SUB: *out = a - b; return true;
+  case TC_OP_MUL: *out = a * b; return true;
+  case TC_OP_FLOORDIV:
+  case TC_OP_DIV:
+    if (b == 0) return false;
+    *out = a / b - ((a % b != 0) && ((a < 0) != (b < 0)) && e->op == TC_OP_FLOORDIV);
+    return true;
+  case TC_OP_MIN: *out = a < b ? a : b; return true;
+  case TC_OP_MAX: *out = a > b ? a : b; return true;
+  default: return false;
+  }
+}
+
+/* Sum over the statement tree of gemm flops, times the trip counts of enclosing loops. */
+static double stmt_flops(const tc_kernel_ir *ir, const tc_stmt *s, const int64_t *syms) {
+  if (!s) return 0;
+  switch (s->kind) {
+  case TC_ST_SEQ: {
+    double f = 0;
+    for (int i = 0; i < s->u.seq.n; i++) f += stmt_flops(ir, s->u.seq.items[i], syms);
+    return f;
+  }
+  case TC_ST_FOR: {
+    int64_t n;
+    double body = stmt_flops(ir, s->u.loop.body, syms);
+    if (body == 0) return 0;
+    return eval_static(ir, s->u.loop.extent, syms, &n) ? body * (double)(n > 0 ? n : 0) : 0;
+  }
+  case TC_ST_IF: return stmt_flops(ir, s->u.if_.then_s, syms);
+  case TC_ST_GEMM: {
+    int64_t sa[4], sc[4];
+    int na = tc_region_squeezed(&s->u.gemm.a, sa, 4), nc = tc_region_squeezed(&s->u.gemm.c, sc, 4);
+    if (na != 2 || nc != 2) return 0;
+    int64_t kdim = s->u.gemm.trans_a ? sa[0] : sa[1];
+    return 2.0 * (double)sc[0] * (double)sc[1] * (double)kdim;
+  }
+  default: return 0;
+  }
+}
+
+static bool syms_from_args(const tilec_kernel *k, DLTensor *const *args, size_t nargs, int64_t *syms) {
+  const tc_kernel_ir *ir = k->ir;
+  for (int s = 0; s < ir->nsyms; s++) syms[s] = -1;
+  if (nargs != (size_t)ir->nparams) return false;
+  for (int i = 0; i < ir->nparams; i++) {
+    if (!args[i] || args[i]->ndim != k->params[i].info.ndim) return false;
+    for (int d = 0; d < args[i]->ndim; d++)
+      if (k->params[i].sym_of_dim[d] >= 0) syms[k->params[i].sym_of_dim[d]] = args[i]->shape[d];
+  }
+  for (int s = 0; s < ir->nsyms; s++)
+    if (syms[s] < 0) return false;
+  return true;
+}
+
+double tilec_kernel_flops(const tilec_kernel *k, DLTensor *const *args, size_t nargs) {
+  if (!k) return 0;
+  int64_t syms[64];
+  if (k->ir->nsyms > 64 || !syms_from_args(k, args, nargs, syms)) return 0;
+  double blocks = 1;
+  for (int i = 0; i < k->ir->grid_ndim; i++) {
+    int64_t g;
+    if (!eval_static(k->ir, k->ir->grid[i], syms, &g)) return 0;
+    blocks *= (double)g;
+  }
+  return blocks * stmt_flops(k->ir, k->ir->body, syms);
+}
+
+double tilec_kernel_bytes(const tilec_kernel *k, DLTensor *const *args, size_t nargs) {
+  if (!k || nargs != (size_t)k->ir->nparams) return 0;
+  double bytes = 0;
+  for (size_t i = 0; i < nargs; i++) {
+    if (!args[i] || !k->ir->params[i].buf) continue;
+    size_t n = 1;
+    for (int d = 0; d < args[i]->ndim; d++) n *= (size_t)args[i]->shape[d];
+    bytes += (double)tc_dtype_storage_bytes(k->ir->params[i].buf->dtype, n);
+  }
+  return bytes;
+}

@@ -1,0 +1,113 @@
+/* compare.c: verification of a result tensor against the reference.
+ *
+ * An element passes when |out - ref| <= atol + rtol * |ref|, where atol = atol_scale * max|ref|
+ * (so the bound follows the tensor's magnitude: a GEMM over a long K has proportionally larger
+ * rounding noise) plus a tiny absolute floor. NaN must match NaN and infinities must match
+ * exactly. Integer and bool tensors must match exactly. The tensor also needs a cosine
+ * similarity of at least min_cosine. Tolerances per dtype are in tolerance_for() and docs/verify.md. */
+#include <math.h>
+#include <string.h>
+
+#include "dtype/dtype.h"
+#include "tilec.h"
+#include "util/diag.h"
+#include "verify/compare.h"
+
+typedef struct tolerance {
+  double rtol, atol_scale, min_cosine;
+} tolerance;
+
+static tolerance tolerance_for(tc_dtype dt) {
+  tolerance t = {0, 0, 1};
+  switch (dt.code) {
+  case TC_DT_FLOAT64: t = (tolerance){1e-9, 1e-9, 1 - 1e-9}; break;
+  case TC_DT_FLOAT32: t = (tolerance){1e-4, 1e-4, 1 - 1e-6}; break;
+  case TC_DT_FLOAT16: t = (tolerance){1e-2, 1e-2, 1 - 1e-4}; break;
+  case TC_DT_BFLOAT16: t = (tolerance){5e-2, 5e-2, 1 - 1e-3}; break;
+  case TC_DT_FLOAT8_E4M3FN:
+  case TC_DT_FLOAT8_E4M3FNUZ: t = (tolerance){1.5e-1, 1.5e-1, 0.99}; break;
+  case TC_DT_FLOAT8_E5M2:
+  case TC_DT_FLOAT8_E5M2FNUZ: t = (tolerance){3e-1, 3e-1, 0.98}; break;
+  case TC_DT_FLOAT8_E8M0FNU: t = (tolerance){1.0, 1.0, 0.9}; break;
+  case TC_DT_FLOAT4_E2M1FN: t = (tolerance){5e-1, 5e-1, 0.9}; break;
+  default: t = (tolerance){0, 0, 0}; break; /* integers and bool: exact */
+  }
+  return t;
+}
+
+void tc_compare_buffers(tc_dtype dt, const void *result, const void *reference, size_t n, tilec_compare *out) {
+  memset(out, 0, sizeof *out);
+  tolerance tol = tolerance_for(dt);
+  out->rtol = tol.rtol;
+  double max_ref = 0;
+  for (size_t i = 0; i < n; i++) {
+    double r = tc_dtype_load_f64(dt, reference, i);
+    if (isfinite(r) && fabs(r) > max_ref) max_ref = fabs(r);
+  }
+  double atol = tol.atol_scale * max_ref + (tol.atol_scale > 0 ? 1e-30 : 0);
+  out->atol = atol;
+  double dot = 0, na = 0, nb = 0, best_a = -INFINITY, best_b = -INFINITY;
+  size_t arg_a = 0, arg_b = 0;
+  bool ok = true;
+  double rel_floor = max_ref * 1e-3 > 1e-30 ? max_ref * 1e-3 : 1e-30;
+  for (size_t i = 0; i < n; i++) {
+    double a = tc_dtype_load_f64(dt, result, i), b = tc_dtype_load_f64(dt, reference, i);
+    if (isnan(a) || isnan(b)) {
+      if (isnan(a) != isnan(b)) out->nan_mismatch++, ok = false;
+      continue;
+    }
+    if (isinf(a) || isinf(b)) {
+      if (a != b) out->nan_mismatch++, ok = false;
+      continue;
+    }
+    double d = fabs(a - b);
+    if (d > out->max_abs_err) out->max_abs_err = d;
+    double rel = d / (fabs(b) > rel_floor ? fabs(b) : rel_floor);
+    if (rel > out->max_rel_err) out->max_rel_err = rel;
+    if (d > atol + tol.rtol * fabs(b)) ok = false;
+    dot += a * b;
+    na += a * a;
+    nb += b * b;
+    if (a > best_a) best_a = a, arg_a = i;
+    if (b > best_b) best_b = b, arg_b = i;
+  }
+  if (na == 0 && nb == 0) out->cosine = 1;
+  else if (na == 0 || nb == 0) out->cosine = 0;
+  else out->cosine = dot / (sqrt(na) * sqrt(nb));
+  if (out->cosine > 1) out->cosine = 1;
+  out->argmax_match = arg_a == arg_b;
+  if (tol.min_cosine > 0 && n > 0 && out->cosine < tol.min_cosine) ok = false;
+  out->ok = ok;
+}
+
+tilec_status tilec_compare_tensors(const DLTensor *result, const DLTensor *reference, tilec_compare *out,
+                                   tilec_error *err) {
+  if (!result || !reference || !out) {
+    tc_error(err, TILEC_ERROR_USAGE, "tilec_compare_tensors: NULL argument");
+    return TILEC_ERROR_USAGE;
+  }
+  memset(out, 0, sizeof *out);
+  if (result->ndim != reference->ndim ||
+      (result->ndim > 0 && memcmp(result->shape, reference->shape, sizeof(int64_t) * (size_t)result->ndim) != 0)) {
+    tc_error(err, TILEC_ERROR_USAGE, "tilec_compare_tensors: shapes differ");
+    return TILEC_ERROR_USAGE;
+  }
+  if (memcmp(&result->dtype, &reference->dtype, sizeof result->dtype) != 0) {
+    tc_error(err, TILEC_ERROR_USAGE, "tilec_compare_tensors: dtypes differ");
+    return TILEC_ERROR_USAGE;
+  }
+  if (result->device.device_type != kDLCPU || reference->device.device_type != kDLCPU) {
+    tc_error(err, TILEC_ERROR_USAGE, "tilec_compare_tensors: tensors must be on the host");
+    return TILEC_ERROR_USAGE;
+  }
+  tc_dtype dt;
+  if (!tc_dtype_from_dlpack(result->dtype.code, result->dtype.bits, result->dtype.lanes, &dt)) {
+    tc_error(err, TILEC_ERROR_USAGE, "tilec_compare_tensors: unsupported dtype");
+    return TILEC_ERROR_USAGE;
+  }
+  size_t n = 1;
+  for (int d = 0; d < result->ndim; d++) n *= (size_t)result->shape[d];
+  tc_compare_buffers(dt, (const char *)result->data + result->byte_offset,
+                     (const char *)reference->data + reference->byte_offset, n, out);
+  return TILEC_OK;
+}

@@ -1,0 +1,286 @@
+/* test_api.c: the public API end to end: read, compile, query, launch with DLPack tensors,
+ * argument checks that write nothing, the reference, verification that can fail, threads. */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "tilec.h"
+
+static const char *scale_src =
+    "import tilelang.language as T\n"
+    "def scale(M=100, N=48, block_M=32, block_N=16, alpha=2.0, dtype='float32'):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):\n"
+    "        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=64) as (bx, by):\n"
+    "            for i, j in T.Parallel(block_M, block_N):\n"
+    "                B[by * block_M + i, bx * block_N + j] = A[by * block_M + i, bx * block_N + j] * alpha + 1.0\n"
+    "    return main\n";
+
+static const char *sym_src =
+    "import tilelang.language as T\n"
+    "M = T.symbolic('M')\n"
+    "@T.prim_func\n"
+    "def addone(A: T.Tensor((M, 8), 'float32'), B: T.Tensor((M, 8), 'float32')):\n"
+    "    with T.Kernel(T.ceildiv(M, 4), threads=32) as bx:\n"
+    "        for i, j in T.Parallel(4, 8):\n"
+    "            B[bx * 4 + i, j] = A[bx * 4 + i, j] + 1.0\n";
+
+typedef struct tensor {
+  DLTensor t;
+  int64_t shape[4];
+} tensor;
+
+static void make_tensor(tensor *x, float *data, int64_t m, int64_t n) {
+  memset(x, 0, sizeof *x);
+  x->shape[0] = m;
+  x->shape[1] = n;
+  x->t.data = data;
+  x->t.device.device_type = kDLCPU;
+  x->t.ndim = 2;
+  x->t.shape = x->shape;
+  x->t.dtype.code = kDLFloat;
+  x->t.dtype.bits = 32;
+  x->t.dtype.lanes = 1;
+}
+
+static tilec_context *ctx;
+
+static tilec_kernel *compile_src(const char *src, const tilec_define *defs, size_t ndefs, tilec_error *err) {
+  tilec_program *p = tilec_program_from_string(ctx, "test.py", src, strlen(src), err);
+  if (!p) return NULL;
+  tilec_compile_options o = {0};
+  o.defines = defs;
+  o.num_defines = ndefs;
+  o.target = "cpu";
+  tilec_kernel *k = tilec_compile(p, &o, err);
+  tilec_program_destroy(p); /* the kernel keeps what it needs */
+  return k;
+}
+
+TEST(compile_query_launch) {
+  tilec_error err = {0};
+  tilec_kernel *k = compile_src(scale_src, NULL, 0, &err);
+  if (!k) printf("%s", err.rendered);
+  CHECK(k != NULL);
+  CHECK_STR(tilec_kernel_name(k), "scale");
+  CHECK_STR(tilec_kernel_target(k), "cpu");
+  CHECK_STR(tilec_kernel_backend(k), "cc");
+  CHECK_INT(tilec_kernel_num_params(k), 2);
+  tilec_param_info pi;
+  CHECK(tilec_kernel_param(k, 1, &pi) == 0);
+  CHECK_STR(pi.name, "B");
+  CHECK_STR(pi.dtype, "float32");
+  CHECK_INT(pi.ndim, 2);
+  CHECK_INT(pi.shape[0], 100);
+  CHECK(pi.is_output);
+  CHECK(tilec_kernel_param(k, 0, &pi) == 0 && !pi.is_output);
+  CHECK(tilec_kernel_param(k, 2, &pi) != 0);
+  CHECK(strlen(tilec_kernel_source(k, 1)) > 0);
+  float *a = malloc(100 * 48 * 4), *b = malloc(100 * 48 * 4);
+  for (int i = 0; i < 100 * 48; i++) a[i] = (float)i * 0.5f, b[i] = -1;
+  tensor ta, tb;
+  make_tensor(&ta, a, 100, 48);
+  make_tensor(&tb, b, 100, 48);
+  DLTensor *args[2] = {&ta.t, &tb.t};
+  CHECK(tilec_kernel_launch(k, args, 2, &err) == TILEC_OK);
+  int bad = 0;
+  for (int i = 0; i < 100 * 48; i++) bad += b[i] != a[i] * 2.0f + 1.0f;
+  free(a);
+  free(b);
+  tilec_kernel_destroy(k);
+  CHECK_INT(bad, 0);
+}
+
+TEST(bad_arguments_write_nothing) {
+  tilec_error err = {0};
+  tilec_kernel *k = compile_src(scale_src, NULL, 0, &err);
+  CHECK(k != NULL);
+  float *a = calloc(100 * 48, 4), *b = malloc(100 * 48 * 4);
+  for (int i = 0; i < 100 * 48; i++) b[i] = 7;
+  tensor ta, tb, small;
+  make_tensor(&ta, a, 100, 48);
+  make_tensor(&tb, b, 100, 48);
+  make_tensor(&small, b, 99, 48);
+  DLTensor *wrong_shape[2] = {&ta.t, &small.t};
+  tilec_error e1 = {0};
+  EXPECT(tilec_kernel_launch(k, wrong_shape, 2, &e1) == TILEC_ERROR_USAGE);
+  EXPECT(strstr(e1.message, "size 99 in dimension 0, expected 100") != NULL);
+  DLTensor *null_arg[2] = {&ta.t, NULL};
+  tilec_error e2 = {0};
+  EXPECT(tilec_kernel_launch(k, null_arg, 2, &e2) == TILEC_ERROR_USAGE);
+  EXPECT(strstr(e2.message, "argument 1 ('B') is NULL") != NULL);
+  tensor half = tb;
+  half.t.shape = half.shape;
+  half.t.dtype.code = kDLFloat;
+  half.t.dtype.bits = 16;
+  DLTensor *wrong_dtype[2] = {&ta.t, &half.t};
+  tilec_error e3 = {0};
+  EXPECT(tilec_kernel_launch(k, wrong_dtype, 2, &e3) == TILEC_ERROR_USAGE);
+  EXPECT(strstr(e3.message, "has dtype float16, expected float32") != NULL);
+  DLTensor *too_few[1] = {&ta.t};
+  tilec_error e4 = {0};
+  EXPECT(tilec_kernel_launch(k, too_few, 1, &e4) == TILEC_ERROR_USAGE);
+  tensor gpu = tb;
+  gpu.t.shape = gpu.shape;
+  gpu.t.device.device_type = kDLCUDA;
+  DLTensor *wrong_dev[2] = {&ta.t, &gpu.t};
+  tilec_error e5 = {0};
+  EXPECT(tilec_kernel_launch(k, wrong_dev, 2, &e5) == TILEC_ERROR_USAGE);
+  EXPECT(strstr(e5.message, "is on device 'cuda'") != NULL);
+  int64_t strides[2] = {1, 100};
+  tensor strided = tb;
+  strided.t.shape = strided.shape;
+  strided.t.strides = strides;
+  DLTensor *wrong_strides[2] = {&ta.t, &strided.t};
+  tilec_error e6 = {0};
+  EXPECT(tilec_kernel_launch(k, wrong_strides, 2, &e6) == TILEC_ERROR_USAGE);
+  int untouched = 1;
+  for (int i = 0; i < 100 * 48; i++) untouched &= b[i] == 7;
+  EXPECT(untouched);
+  free(a);
+  free(b);
+  tilec_kernel_destroy(k);
+}
+
+TEST(symbolic_dims_bound_from_tensors) {
+  tilec_error err = {0};
+  tilec_kernel *k = compile_src(sym_src, NULL, 0, &err);
+  if (!k) printf("%s", err.rendered);
+  CHECK(k != NULL);
+  tilec_param_info pi;
+  CHECK(tilec_kernel_param(k, 0, &pi) == 0);
+  CHECK_INT(pi.shape[0], -1);
+  CHECK_STR(pi.dims[0], "M");
+  for (int m = 1; m <= 13; m += 6) {
+    float *a = malloc((size_t)m * 8 * 4), *b = malloc((size_t)m * 8 * 4);
+    for (int i = 0; i < m * 8; i++) a[i] = (float)i, b[i] = 0;
+    tensor ta, tb;
+    make_tensor(&ta, a, m, 8);
+    make_tensor(&tb, b, m, 8);
+    DLTensor *args[2] = {&ta.t, &tb.t};
+    EXPECT(tilec_kernel_launch(k, args, 2, &err) == TILEC_OK);
+    for (int i = 0; i < m * 8; i++) EXPECT(b[i] == (float)i + 1);
+    tensor tc = tb;
+    tc.shape[0] = m + 1;
+    tc.t.shape = tc.shape;
+    DLTensor *mismatch[2] = {&ta.t, &tc.t};
+    tilec_error e = {0};
+    EXPECT(tilec_kernel_launch(k, mismatch, 2, &e) == TILEC_ERROR_USAGE);
+    EXPECT(strstr(e.message, "but 'M' is") != NULL);
+    free(a);
+    free(b);
+  }
+  tilec_kernel_destroy(k);
+}
+
+TEST(reference_and_verification_can_fail) {
+  tilec_error err = {0};
+  tilec_kernel *k = compile_src(scale_src, NULL, 0, &err);
+  CHECK(k != NULL);
+  float *a = malloc(100 * 48 * 4), *b = malloc(100 * 48 * 4), *r = malloc(100 * 48 * 4);
+  for (int i = 0; i < 100 * 48; i++) a[i] = sinf((float)i), b[i] = r[i] = 0;
+  tensor ta, tb, tr;
+  make_tensor(&ta, a, 100, 48);
+  make_tensor(&tb, b, 100, 48);
+  make_tensor(&tr, r, 100, 48);
+  DLTensor *args[2] = {&ta.t, &tb.t}, *ref[2] = {&ta.t, &tr.t};
+  EXPECT(tilec_kernel_launch(k, args, 2, &err) == TILEC_OK);
+  EXPECT(tilec_kernel_run_reference(k, ref, 2, &err) == TILEC_OK);
+  tilec_compare c;
+  EXPECT(tilec_compare_tensors(&tb.t, &tr.t, &c, &err) == TILEC_OK);
+  EXPECT(c.ok && c.max_abs_err == 0 && c.cosine > 0.999999 && c.argmax_match);
+  b[1234] += 0.01f; /* one wrong element */
+  EXPECT(tilec_compare_tensors(&tb.t, &tr.t, &c, &err) == TILEC_OK);
+  EXPECT(!c.ok && fabs(c.max_abs_err - 0.01) < 1e-3);
+  b[1234] = NAN;
+  EXPECT(tilec_compare_tensors(&tb.t, &tr.t, &c, &err) == TILEC_OK);
+  EXPECT(!c.ok && c.nan_mismatch == 1);
+  free(a);
+  free(b);
+  free(r);
+  tilec_kernel_destroy(k);
+}
+
+TEST(defines_and_errors_as_values) {
+  tilec_error err = {0};
+  tilec_define d[] = {{"M", "64"}, {"alpha", "3.0"}};
+  tilec_kernel *k = compile_src(scale_src, d, 2, &err);
+  CHECK(k != NULL);
+  tilec_param_info pi;
+  tilec_kernel_param(k, 0, &pi);
+  CHECK_INT(pi.shape[0], 64);
+  tilec_kernel_destroy(k);
+  tilec_error e = {0};
+  tilec_define bad[] = {{"blok_M", "64"}};
+  EXPECT(compile_src(scale_src, bad, 1, &e) == NULL);
+  EXPECT(e.status == TILEC_ERROR_USAGE);
+  tilec_error e2 = {0};
+  const char *broken = "import tilelang.language as T\ndef f(:\n    pass\n";
+  EXPECT(tilec_program_from_string(ctx, "broken.py", broken, strlen(broken), &e2) == NULL);
+  EXPECT(e2.status == TILEC_ERROR_PROGRAM && e2.line == 2 && strcmp(e2.file, "broken.py") == 0);
+  tilec_error e3 = {0};
+  EXPECT(tilec_program_from_file(ctx, "/nonexistent/x.py", &e3) == NULL && e3.status == TILEC_ERROR_IO);
+  tilec_error e4 = {0};
+  tilec_compile_options o = {0};
+  o.target = "quantum";
+  tilec_program *p = tilec_program_from_string(ctx, "t.py", scale_src, strlen(scale_src), &e4);
+  CHECK(p != NULL);
+  EXPECT(tilec_compile(p, &o, &e4) == NULL && e4.status == TILEC_ERROR_TARGET);
+  tilec_program_destroy(p);
+}
+
+typedef struct thread_arg {
+  int ok;
+} thread_arg;
+
+static void *compile_and_run(void *p) {
+  thread_arg *ta = p;
+  tilec_error err = {0};
+  tilec_kernel *k = compile_src(scale_src, NULL, 0, &err);
+  if (!k) return NULL;
+  float *a = malloc(100 * 48 * 4), *b = malloc(100 * 48 * 4);
+  for (int i = 0; i < 100 * 48; i++) a[i] = (float)i;
+  tensor x, y;
+  make_tensor(&x, a, 100, 48);
+  make_tensor(&y, b, 100, 48);
+  DLTensor *args[2] = {&x.t, &y.t};
+  int ok = 1;
+  for (int rep = 0; rep < 5; rep++) {
+    ok &= tilec_kernel_launch(k, args, 2, &err) == TILEC_OK;
+    for (int i = 0; i < 100 * 48; i++) ok &= b[i] == a[i] * 2 + 1;
+  }
+  ta->ok = ok;
+  free(a);
+  free(b);
+  tilec_kernel_destroy(k);
+  return NULL;
+}
+
+TEST(threads_share_a_context) {
+  pthread_t th[4];
+  thread_arg args[4] = {{0}};
+  for (int i = 0; i < 4; i++) pthread_create(&th[i], NULL, compile_and_run, &args[i]);
+  for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+  for (int i = 0; i < 4; i++) CHECK(args[i].ok);
+}
+
+int main(void) {
+  tilec_error err = {0};
+  tilec_context_options o = {0};
+  o.flags = TILEC_CONTEXT_NO_DISK_CACHE;
+  ctx = tilec_context_create(&o, &err);
+  if (!ctx) {
+    printf("FAIL context: %s", err.rendered);
+    return 1;
+  }
+  RUN(compile_query_launch);
+  RUN(bad_arguments_write_nothing);
+  RUN(symbolic_dims_bound_from_tensors);
+  RUN(reference_and_verification_can_fail);
+  RUN(defines_and_errors_as_values);
+  RUN(threads_share_a_context);
+  tilec_context_destroy(ctx);
+  TEST_MAIN_END();
+}

@@ -1,0 +1,39 @@
+/* cli_admin.c: `tilec backends` and `tilec cache ls|stats|clear`. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+int cli_backends(void) {
+  tilec_error err = {0};
+  tilec_context *ctx = tilec_context_create(NULL, &err);
+  if (!ctx) return cli_report(&err);
+  char *text = tilec_backends_report(ctx);
+  if (text) fputs(text, stdout);
+  tilec_free(text);
+  tilec_context_destroy(ctx);
+  return text ? 0 : CLI_EXIT_TARGET;
+}
+
+int cli_cache(int argc, char **argv) {
+  if (argc != 1 || (strcmp(argv[0], "ls") && strcmp(argv[0], "stats") && strcmp(argv[0], "clear"))) {
+    fprintf(stderr, "tilec: error: usage: tilec cache ls|stats|clear\n");
+    return CLI_EXIT_USAGE;
+  }
+  tilec_error err = {0};
+  tilec_context *ctx = tilec_context_create(NULL, &err);
+  if (!ctx) return cli_report(&err);
+  int rc = 0;
+  if (strcmp(argv[0], "clear") == 0) {
+    size_t n = 0;
+    if (tilec_cache_clear(ctx, &n, &err) != TILEC_OK) rc = cli_report(&err);
+    else printf("removed %zu files\n", n);
+  } else {
+    char *out = NULL;
+    if (tilec_cache_report(ctx, argv[0], &out, &err) != TILEC_OK) rc = cli_report(&err);
+    else fputs(out, stdout);
+    tilec_free(out);
+  }
+  tilec_context_destroy(ctx);
+  return rc;
+}

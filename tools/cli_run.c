@@ -1,0 +1,394 @@
+/* cli_run.c: `tilec run`: allocate every tensor parameter, fill inputs from a seeded generator
+ * (never zeros) or from .npy files, launch, and optionally verify against the reference,
+ * benchmark, save and report as JSON. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cli.h"
+#include "dtype/dtype.h"
+#include "npy.h"
+#include "verify/compare.h"
+
+typedef struct host_tensor {
+  DLTensor t;
+  int64_t shape[16];
+  tc_dtype dt;
+  size_t numel, nbytes;
+  void *initial; /* copy of the inputs, for the reference run */
+} host_tensor;
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static uint64_t splitmix(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static uint64_t hash_name(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+/* Seeded values that are never zero: floats in +-[1/64, 1), integers in +-[1, 8]. */
+static void fill_random(host_tensor *h, const char *name, unsigned long long seed) {
+  uint64_t s = seed * 0x2545f4914f6cdd1dull ^ hash_name(name);
+  tc_dtype dt = h->dt;
+  for (size_t i = 0; i < h->numel; i++) {
+    uint64_t r = splitmix(&s);
+    double v;
+    if (tc_dtype_is_float(dt)) {
+      double u = (double)(r >> 11) / 9007199254740992.0; /* [0, 1) */
+      v = 1.0 / 64 + u * (1 - 1.0 / 64);
+      if (r & 1) v = -v;
+      if (dt.code == TC_DT_FLOAT8_E8M0FNU) v = fabs(v) * 4; /* exponent-only: positive */
+    } else if (tc_dtype_is_bool(dt)) {
+      v = (double)(r & 1);
+    } else if (tc_dtype_is_signed(dt)) {
+      v = (double)(1 + (int)((r >> 8) % 8));
+      if (r & 1) v = -v;
+    } else {
+      v = (double)(1 + (int)((r >> 8) % 8));
+    }
+    tc_dtype_store_f64(dt, h->t.data, i, v);
+  }
+}
+
+/* numpy descr of a dtype: its own for numpy types, raw bits for the others. */
+static const char *npy_descr(tc_dtype dt) {
+  switch (dt.code) {
+  case TC_DT_FLOAT16: return "<f2";
+  case TC_DT_FLOAT32: return "<f4";
+  case TC_DT_FLOAT64: return "<f8";
+  case TC_DT_INT8: return "|i1";
+  case TC_DT_INT16: return "<i2";
+  case TC_DT_INT32: return "<i4";
+  case TC_DT_INT64: return "<i8";
+  case TC_DT_UINT8: return "|u1";
+  case TC_DT_UINT16: return "<u2";
+  case TC_DT_UINT32: return "<u4";
+  case TC_DT_UINT64: return "<u8";
+  case TC_DT_BOOL: return "|b1";
+  case TC_DT_BFLOAT16: return "<u2";
+  default: return "|u1"; /* fp8 as uint8 bits; 4-bit types packed two per byte */
+  }
+}
+
+static int packed4(tc_dtype dt) { return tc_dtype_bits(dt) == 4; }
+
+static int load_npy(host_tensor *h, const char *dir, const char *name, int *loaded) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s.npy", dir, name);
+  struct stat st;
+  *loaded = 0;
+  if (stat(path, &st) != 0) return 0; /* not there: keep the generated values */
+  npy_array a;
+  char msg[512];
+  if (npy_read(path, &a, msg, sizeof msg) != 0) {
+    fprintf(stderr, "tilec: error: %s\n", msg);
+    return CLI_EXIT_USAGE;
+  }
+  int ok = strcmp(a.descr, npy_descr(h->dt)) == 0 && a.nbytes == h->nbytes;
+  if (ok && !packed4(h->dt)) {
+    ok = a.ndim == h->t.ndim;
+    for (int d = 0; ok && d < a.ndim; d++) ok = a.shape[d] == h->shape[d];
+  }
+  if (!ok) {
+    char dn[32];
+    fprintf(stderr, "tilec: error: %s: expected dtype '%s' (%s) and the parameter's shape\n", path, npy_descr(h->dt),
+            tc_dtype_name(h->dt, dn, sizeof dn));
+    npy_free(&a);
+    return CLI_EXIT_USAGE;
+  }
+  memcpy(h->t.data, a.data, h->nbytes);
+  npy_free(&a);
+  *loaded = 1;
+  return 0;
+}
+
+static int save_npy(const host_tensor *h, const char *dir, const char *name) {
+  char path[4096], msg[512];
+  snprintf(path, sizeof path, "%s/%s.npy", dir, name);
+  int64_t packed_shape[1] = {(int64_t)h->nbytes};
+  int rc = packed4(h->dt) ? npy_write(path, npy_descr(h->dt), 1, packed_shape, h->t.data, h->nbytes, msg, sizeof msg)
+                          : npy_write(path, npy_descr(h->dt), h->t.ndim, h->shape, h->t.data, h->nbytes, msg, sizeof msg);
+  if (rc != 0) fprintf(stderr, "tilec: error: %s\n", msg);
+  return rc;
+}
+
+static const char *define_value(const cli_options *o, const char *name) {
+  for (int i = 0; i < o->ndefines; i++)
+    if (strcmp(o->defines[i].name, name) == 0) return o->defines[i].value;
+  return NULL;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void json_string(const char *s) {
+  putchar('"');
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') printf("\\%c", c);
+    else if (c < 0x20) printf("\\u%04x", c);
+    else putchar(c);
+  }
+  putchar('"');
+}
+
+static void json_number(double v) {
+  if (isfinite(v)) printf("%.9g", v);
+  else printf("null");
+}
+
+int cli_run(const cli_options *o) {
+  tilec_error err = {0};
+  int rc = 0;
+  tilec_context *ctx = tilec_context_create(NULL, &err);
+  if (!ctx) return cli_report(&err);
+  tilec_program *prog = NULL;
+  tilec_kernel *k = NULL;
+  host_tensor *ts = NULL;
+  DLTensor **args = NULL, **ref_args = NULL;
+  size_t np = 0;
+  tilec_compare *cmp = NULL;
+  double *times = NULL;
+  int nruns = 0;
+
+  prog = tilec_program_from_file(ctx, o->file, &err);
+  if (!prog) goto report;
+  tilec_compile_options co;
+  cli_compile_options(o, &co);
+  k = tilec_compile(prog, &co, &err);
+  if (!k) goto report;
+  cli_print_warning(ctx);
+  np = tilec_kernel_num_params(k);
+  ts = calloc(np ? np : 1, sizeof *ts);
+  args = calloc(np ? np : 1, sizeof *args);
+  ref_args = calloc(np ? np : 1, sizeof *ref_args);
+  cmp = calloc(np ? np : 1, sizeof *cmp);
+  if (!ts || !args || !ref_args || !cmp) goto nomem;
+
+  /* allocate and fill */
+  for (size_t i = 0; i < np; i++) {
+    tilec_param_info pi;
+    tilec_kernel_param(k, i, &pi);
+    host_tensor *h = &ts[i];
+    if (!tc_dtype_lookup(pi.dtype, &h->dt, NULL, 0)) goto nomem;
+    h->numel = 1;
+    for (int d = 0; d < pi.ndim; d++) {
+      int64_t n = pi.shape[d];
+      if (n < 0) {
+        const char *v = pi.dims[d] ? define_value(o, pi.dims[d]) : NULL;
+        char *end = NULL;
+        n = v ? strtoll(v, &end, 0) : -1;
+        if (!v || *end || n < 0) {
+          fprintf(stderr, "tilec: error: dimension %d of '%s' is symbolic ('%s'); give its size with -D %s=N\n", d,
+                  pi.name, pi.dims[d] ? pi.dims[d] : "?", pi.dims[d] ? pi.dims[d] : "?");
+          rc = CLI_EXIT_USAGE;
+          goto done;
+        }
+      }
+      h->shape[d] = n;
+      h->numel *= (size_t)n;
+    }
+    h->nbytes = tc_dtype_storage_bytes(h->dt, h->numel);
+    h->t.data = aligned_alloc(64, (h->nbytes + 63) / 64 * 64 + 64);
+    if (!h->t.data) goto nomem;
+    memset(h->t.data, 0, h->nbytes);
+    h->t.device.device_type = kDLCPU;
+    h->t.ndim = pi.ndim;
+    h->t.shape = h->shape;
+    h->t.dtype = pi.dl_dtype;
+    if (h->t.dtype.code == 255) h->t.dtype = (DLDataType){kDLUInt, 8, 1};
+    fill_random(h, pi.name, o->seed);
+    if (o->load_dir) {
+      int loaded;
+      rc = load_npy(h, o->load_dir, pi.name, &loaded);
+      if (rc) goto done;
+    }
+    args[i] = &h->t;
+    if (o->verify) {
+      h->initial = malloc(h->nbytes ? h->nbytes : 1);
+      if (!h->initial) goto nomem;
+      memcpy(h->initial, h->t.data, h->nbytes);
+    }
+  }
+
+  /* run */
+  double t0 = now_ms();
+  if (tilec_kernel_launch(k, args, np, &err) != TILEC_OK) goto report;
+  double first_ms = now_ms() - t0;
+  if (o->bench) {
+    for (int w = 0; w < 2; w++)
+      if (tilec_kernel_launch(k, args, np, &err) != TILEC_OK) goto report;
+    int cap = 200;
+    times = malloc(sizeof(double) * (size_t)cap);
+    if (!times) goto nomem;
+    double start = now_ms();
+    while (nruns < cap && (nruns < 5 || now_ms() - start < 500)) {
+      double a = now_ms();
+      if (tilec_kernel_launch(k, args, np, &err) != TILEC_OK) goto report;
+      times[nruns++] = now_ms() - a;
+    }
+    qsort(times, (size_t)nruns, sizeof(double), cmp_double);
+  }
+
+  /* verify: rerun from the initial inputs on the reference, compare the outputs */
+  int verify_ok = 1;
+  if (o->verify) {
+    host_tensor *after = calloc(np ? np : 1, sizeof *after);
+    if (!after) goto nomem;
+    /* The kernel may have run several times under --bench; the comparison needs one run from
+     * the initial state, so rerun once if we benchmarked. */
+    if (o->bench) {
+      for (size_t i = 0; i < np; i++) memcpy(ts[i].t.data, ts[i].initial, ts[i].nbytes);
+      if (tilec_kernel_launch(k, args, np, &err) != TILEC_OK) {
+        free(after);
+        goto report;
+      }
+    }
+    for (size_t i = 0; i < np; i++) {
+      after[i] = ts[i];
+      after[i].t.data = ts[i].initial; /* the reference runs in place on the initial copy */
+      after[i].t.shape = after[i].shape;
+      ref_args[i] = &after[i].t;
+    }
+    tilec_status st = tilec_kernel_run_reference(k, ref_args, np, &err);
+    if (st != TILEC_OK) {
+      free(after);
+      goto report;
+    }
+    for (size_t i = 0; i < np; i++) {
+      tilec_param_info pi;
+      tilec_kernel_param(k, i, &pi);
+      if (!pi.is_output) continue;
+      tc_compare_buffers(ts[i].dt, ts[i].t.data, ts[i].initial, ts[i].numel, &cmp[i]);
+      if (!cmp[i].ok) verify_ok = 0;
+    }
+    free(after);
+  }
+
+  if (o->save_dir) {
+    mkdir(o->save_dir, 0777);
+    for (size_t i = 0; i < np; i++) {
+      tilec_param_info pi;
+      tilec_kernel_param(k, i, &pi);
+      if (save_npy(&ts[i], o->save_dir, pi.name) != 0) {
+        rc = CLI_EXIT_USAGE;
+        goto done;
+      }
+    }
+  }
+
+  /* report */
+  double flops = tilec_kernel_flops(k, args, np), bytes = tilec_kernel_bytes(k, args, np);
+  double med = nruns ? times[nruns / 2] : first_ms;
+  if (o->json) {
+    printf("{\"kernel\": ");
+    json_string(tilec_kernel_name(k));
+    printf(", \"target\": ");
+    json_string(tilec_kernel_target(k));
+    printf(", \"backend\": ");
+    json_string(tilec_kernel_backend(k));
+    printf(", \"cache\": ");
+    json_string(tilec_kernel_cache_status(k));
+    printf(", \"compile_ms\": ");
+    json_number(tilec_kernel_compile_ms(k));
+    printf(", \"first_run_ms\": ");
+    json_number(first_ms);
+    if (o->bench) {
+      printf(", \"run_ms\": {\"median\": ");
+      json_number(med);
+      printf(", \"min\": ");
+      json_number(times[0]);
+      printf(", \"max\": ");
+      json_number(times[nruns - 1]);
+      printf(", \"runs\": %d}", nruns);
+      if (flops > 0) printf(", \"gflops\": "), json_number(flops / (med * 1e6));
+      if (bytes > 0) printf(", \"gbps\": "), json_number(bytes / (med * 1e6));
+    }
+    if (o->verify) {
+      printf(", \"verify\": {\"ok\": %s, \"tensors\": [", verify_ok ? "true" : "false");
+      int first = 1;
+      for (size_t i = 0; i < np; i++) {
+        tilec_param_info pi;
+        tilec_kernel_param(k, i, &pi);
+        if (!pi.is_output) continue;
+        printf("%s{\"name\": ", first ? "" : ", ");
+        first = 0;
+        json_string(pi.name);
+        printf(", \"max_abs_err\": ");
+        json_number(cmp[i].max_abs_err);
+        printf(", \"max_rel_err\": ");
+        json_number(cmp[i].max_rel_err);
+        printf(", \"cosine\": ");
+        json_number(cmp[i].cosine);
+        printf(", \"argmax_match\": %s, \"ok\": %s}", cmp[i].argmax_match ? "true" : "false",
+               cmp[i].ok ? "true" : "false");
+      }
+      printf("]}");
+    }
+    printf("}\n");
+  } else {
+    printf("kernel %s on %s/%s (cache %s, compile %.1f ms, first run %.3f ms)\n", tilec_kernel_name(k),
+           tilec_kernel_target(k), tilec_kernel_backend(k), tilec_kernel_cache_status(k), tilec_kernel_compile_ms(k),
+           first_ms);
+    if (o->bench) {
+      printf("bench: median %.4f ms, min %.4f ms, max %.4f ms over %d runs", med, times[0], times[nruns - 1], nruns);
+      if (flops > 0) printf(", %.2f GFLOP/s", flops / (med * 1e6));
+      else if (bytes > 0) printf(", %.2f GB/s", bytes / (med * 1e6));
+      printf("\n");
+    }
+    if (o->verify) {
+      for (size_t i = 0; i < np; i++) {
+        tilec_param_info pi;
+        tilec_kernel_param(k, i, &pi);
+        if (!pi.is_output) continue;
+        printf("verify %s: %s max_abs_err=%.3g max_rel_err=%.3g cosine=%.9f argmax_match=%s (atol=%.3g rtol=%.3g)\n",
+               pi.name, cmp[i].ok ? "ok" : "FAILED", cmp[i].max_abs_err, cmp[i].max_rel_err, cmp[i].cosine,
+               cmp[i].argmax_match ? "yes" : "no", cmp[i].atol, cmp[i].rtol);
+      }
+    }
+  }
+  if (o->verify && !verify_ok) {
+    fprintf(stderr, "tilec: error: verification failed: results differ from the reference beyond tolerance\n");
+    rc = CLI_EXIT_VERIFY;
+  }
+  goto done;
+
+nomem:
+  fprintf(stderr, "tilec: error: out of memory\n");
+  rc = CLI_EXIT_TARGET;
+  goto done;
+report:
+  rc = cli_report(&err);
+done:
+  if (ts)
+    for (size_t i = 0; i < np; i++) {
+      free(ts[i].t.data);
+      free(ts[i].initial);
+    }
+  free(ts);
+  free(args);
+  free(ref_args);
+  free(cmp);
+  free(times);
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(prog);
+  tilec_context_destroy(ctx);
+  return rc;
+}

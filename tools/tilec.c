@@ -1,0 +1,215 @@
+/* tilec: the command-line driver.
+ *
+ *   tilec ir FILE [--kernel NAME] [-D NAME=VALUE]... [--lowered]
+ *   tilec run FILE [--kernel NAME] [-D NAME=VALUE]... [--target T] [--backend B] [--verify]
+ *             [--bench] [--seed N] [--load DIR] [--save DIR] [--json]
+ *   tilec source FILE [...] [--target T] [--backend B] [--kernel-only]
+ *   tilec backends
+ *   tilec cache ls|stats|clear
+ *
+ * Exit codes: 0 ok, 1 error in the program, 2 bad command line, 3 verification failed,
+ * 4 target unavailable or runtime failure. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "tilec.h"
+
+static const char usage_text[] =
+    "usage: tilec <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  ir FILE        print the tile IR of a kernel\n"
+    "  run FILE       compile and run a kernel on generated inputs\n"
+    "  source FILE    print the generated code of a kernel\n"
+    "  backends       list execution backends and whether they are available here\n"
+    "  cache ls|stats|clear\n"
+    "                 inspect or empty the kernel cache\n"
+    "\n"
+    "options:\n"
+    "  --kernel NAME      the kernel to use when FILE defines several\n"
+    "  -D NAME=VALUE      bind a kernel parameter, T.const name or symbolic dimension\n"
+    "                     (VALUE: an int, a float, True/False, or a word such as bfloat16)\n"
+    "  --lowered          (ir) print the IR after the target-independent passes\n"
+    "  --target T         cpu, cuda, metal or auto (default auto: cpu)\n"
+    "  --backend B        execution backend of the target (default: the target's default)\n"
+    "  --verify           (run) compare every output with the reference interpreter\n"
+    "  --bench            (run) time repeated runs; print median, min, max\n"
+    "  --seed N           (run) seed of the random inputs (default 0)\n"
+    "  --load DIR         (run) read inputs from DIR/NAME.npy where present\n"
+    "  --save DIR         (run) write every tensor after the run to DIR/NAME.npy\n"
+    "  --json             (run) print one JSON object on stdout\n"
+    "  --kernel-only      (source) print the kernel without host code\n"
+    "  --help, --version\n"
+    "\n"
+    "exit status: 0 ok, 1 error in the program, 2 bad command line, 3 verification failed,\n"
+    "4 target unavailable or runtime failure\n";
+
+static int usage_error(const char *fmt, const char *arg) {
+  fprintf(stderr, "tilec: error: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\n(see 'tilec --help')\n");
+  return CLI_EXIT_USAGE;
+}
+
+int cli_exit_code(tilec_status st) {
+  switch (st) {
+  case TILEC_OK: return 0;
+  case TILEC_ERROR_PROGRAM: return CLI_EXIT_PROGRAM;
+  case TILEC_ERROR_USAGE: return CLI_EXIT_USAGE;
+  case TILEC_ERROR_IO: return CLI_EXIT_USAGE;
+  case TILEC_ERROR_VERIFY: return CLI_EXIT_VERIFY;
+  default: return CLI_EXIT_TARGET;
+  }
+}
+
+int cli_report(const tilec_error *err) {
+  fputs(err->rendered[0] ? err->rendered : "error: unknown failure\n", stderr);
+  return cli_exit_code(err->status);
+}
+
+static int parse_options(int argc, char **argv, int first, cli_options *o) {
+  memset(o, 0, sizeof *o);
+  o->target = "auto";
+  for (int i = first; i < argc; i++) {
+    const char *a = argv[i];
+#define NEED_VALUE()                                                   \
+  do {                                                                 \
+    if (i + 1 >= argc) return usage_error("option '%s' needs a value", a); \
+  } while (0)
+    if (strcmp(a, "--kernel") == 0) { NEED_VALUE(); o->kernel = argv[++i]; }
+    else if (strcmp(a, "--target") == 0) { NEED_VALUE(); o->target = argv[++i]; }
+    else if (strcmp(a, "--backend") == 0) { NEED_VALUE(); o->backend = argv[++i]; }
+    else if (strcmp(a, "--load") == 0) { NEED_VALUE(); o->load_dir = argv[++i]; }
+    else if (strcmp(a, "--save") == 0) { NEED_VALUE(); o->save_dir = argv[++i]; }
+    else if (strcmp(a, "--seed") == 0) {
+      NEED_VALUE();
+      char *end;
+      errno = 0;
+      unsigned long long v = strtoull(argv[++i], &end, 0);
+      if (*end || errno || argv[i][0] == '-') return usage_error("--seed needs a non-negative integer, got '%s'", argv[i]);
+      o->seed = v;
+    } else if (strcmp(a, "--verify") == 0) o->verify = 1;
+    else if (strcmp(a, "--bench") == 0) o->bench = 1;
+    else if (strcmp(a, "--json") == 0) o->json = 1;
+    else if (strcmp(a, "--kernel-only") == 0) o->kernel_only = 1;
+    else if (strcmp(a, "--lowered") == 0) o->lowered = 1;
+    else if (strncmp(a, "-D", 2) == 0) {
+      const char *def = a[2] ? a + 2 : NULL;
+      if (!def) {
+        NEED_VALUE();
+        def = argv[++i];
+      }
+      const char *eq = strchr(def, '=');
+      if (!eq || eq == def) return usage_error("-D needs NAME=VALUE, got '%s'", def);
+      if (o->ndefines == CLI_MAX_DEFINES) return usage_error("too many -D options (at most %s)", "64");
+      size_t n = (size_t)(eq - def);
+      if (n >= sizeof o->define_names[0]) return usage_error("-D name too long: '%s'", def);
+      memcpy(o->define_names[o->ndefines], def, n);
+      o->define_names[o->ndefines][n] = 0;
+      o->defines[o->ndefines].name = o->define_names[o->ndefines];
+      o->defines[o->ndefines].value = eq + 1;
+      o->ndefines++;
+    } else if (a[0] == '-' && a[1]) {
+      return usage_error("unknown option '%s'", a);
+    } else if (!o->file) {
+      o->file = a;
+    } else {
+      return usage_error("unexpected argument '%s'", a);
+    }
+#undef NEED_VALUE
+  }
+  return 0;
+}
+
+void cli_compile_options(const cli_options *o, tilec_compile_options *co) {
+  memset(co, 0, sizeof *co);
+  co->kernel = o->kernel;
+  co->defines = o->defines;
+  co->num_defines = (size_t)o->ndefines;
+  co->target = o->target;
+  co->backend = o->backend;
+}
+
+static int cmd_ir(const cli_options *o) {
+  tilec_error err = {0};
+  tilec_context_options copts = {.flags = TILEC_CONTEXT_NO_DISK_CACHE};
+  tilec_context *ctx = tilec_context_create(&copts, &err);
+  if (!ctx) return cli_report(&err);
+  int rc = 0;
+  tilec_program *prog = tilec_program_from_file(ctx, o->file, &err);
+  if (!prog) {
+    rc = cli_report(&err);
+  } else {
+    tilec_compile_options co;
+    cli_compile_options(o, &co);
+    char *text = tilec_program_ir(prog, &co, o->lowered, &err);
+    if (!text) rc = cli_report(&err);
+    else fputs(text, stdout);
+    tilec_free(text);
+  }
+  tilec_program_destroy(prog);
+  tilec_context_destroy(ctx);
+  return rc;
+}
+
+static int cmd_source(const cli_options *o) {
+  tilec_error err = {0};
+  tilec_context *ctx = tilec_context_create(NULL, &err);
+  if (!ctx) return cli_report(&err);
+  int rc = 0;
+  tilec_program *prog = tilec_program_from_file(ctx, o->file, &err);
+  tilec_kernel *k = NULL;
+  if (!prog) {
+    rc = cli_report(&err);
+  } else {
+    tilec_compile_options co;
+    cli_compile_options(o, &co);
+    k = tilec_compile(prog, &co, &err);
+    if (!k) rc = cli_report(&err);
+    else fputs(tilec_kernel_source(k, o->kernel_only), stdout);
+  }
+  cli_print_warning(ctx);
+  tilec_kernel_destroy(k);
+  tilec_program_destroy(prog);
+  tilec_context_destroy(ctx);
+  return rc;
+}
+
+void cli_print_warning(tilec_context *ctx) {
+  char *w = tilec_context_take_warning(ctx);
+  if (w) fprintf(stderr, "tilec: warning: %s\n", w);
+  tilec_free(w);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fputs(usage_text, stderr);
+    return CLI_EXIT_USAGE;
+  }
+  const char *cmd = argv[1];
+  if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+    fputs(usage_text, stdout);
+    return 0;
+  }
+  if (strcmp(cmd, "--version") == 0) {
+    printf("tilec %s\n", tilec_version());
+    return 0;
+  }
+  if (strcmp(cmd, "backends") == 0) {
+    if (argc > 2) return usage_error("'backends' takes no arguments, got '%s'", argv[2]);
+    return cli_backends();
+  }
+  if (strcmp(cmd, "cache") == 0) return cli_cache(argc - 2, argv + 2);
+  cli_options o;
+  int is_ir = strcmp(cmd, "ir") == 0, is_run = strcmp(cmd, "run") == 0, is_source = strcmp(cmd, "source") == 0;
+  if (!is_ir && !is_run && !is_source) return usage_error("unknown command '%s'", cmd);
+  int rc = parse_options(argc, argv, 2, &o);
+  if (rc) return rc;
+  if (!o.file) return usage_error("'%s' needs a FILE", cmd);
+  if (is_ir) return cmd_ir(&o);
+  if (is_source) return cmd_source(&o);
+  return cli_run(&o);
+}
