@@ -1,6 +1,7 @@
 /* parse_expr.c: the expression half of the recursive-descent parser (Python 3.11 grammar).
  * Each function carries the grammar rule it implements. Binary operators from `|` down to
  * `*` use precedence climbing, which keeps the call depth per nesting level small. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "front/parse_internal.h"
@@ -84,10 +85,40 @@ tc_ast *tc_p_star_targets(tc_parser *P) {
   return r;
 }
 
+/* ---- repeated names --------------------------------------------------------------------- */
+
+/* Short lists are checked for a repeated name as they grow (quadratic but tiny); long ones
+ * once at the end by sorting, so no input makes the check slow. */
+enum { REPEAT_SCAN_MAX = 128 };
+
+typedef struct named_at {
+  const char *name;
+  int index;
+} named_at;
+
+static int cmp_named_at(const void *x, const void *y) {
+  const named_at *a = x, *b = y;
+  int c = strcmp(a->name, b->name);
+  return c ? c : a->index - b->index;
+}
+
+/* The index of the earliest name that repeats an earlier one, or -1. */
+static int first_repeat(tc_parser *P, const char *const *names, int n) {
+  named_at *v = tc_arena_alloc(P->arena, sizeof(named_at) * (size_t)n);
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    if (names[i]) v[k++] = (named_at){names[i], i};
+  qsort(v, (size_t)k, sizeof *v, cmp_named_at);
+  int best = -1;
+  for (int i = 1; i < k; i++)
+    if (strcmp(v[i].name, v[i - 1].name) == 0 && (best < 0 || v[i].index < best)) best = v[i].index;
+  return best;
+}
+
 /* ---- parameters ------------------------------------------------------------------------- */
 
 static void push_param(tc_parser *P, tc_ast_params *out, int *cap, tc_ast_param prm) {
-  for (int i = 0; i < out->n; i++)
+  for (int i = 0; i < out->n && out->n < REPEAT_SCAN_MAX; i++)
     if (strcmp(out->v[i].name, prm.name) == 0)
       tc_p_error_at(P, P->pos, prm.loc, "duplicate argument '%s' in function definition", prm.name);
   if (out->n == *cap) {
@@ -174,6 +205,13 @@ void tc_p_params(tc_parser *P, tc_ast_params *out, bool annotations, tc_punct cl
       break;
     }
   }
+  if (out->n > REPEAT_SCAN_MAX) {
+    const char **names = tc_arena_alloc(P->arena, sizeof(char *) * (size_t)out->n);
+    for (int i = 0; i < out->n; i++) names[i] = out->v[i].name;
+    int r = first_repeat(P, names, out->n);
+    if (r >= 0)
+      tc_p_error_at(P, P->pos, out->v[r].loc, "duplicate argument '%s' in function definition", out->v[r].name);
+  }
   (void)bare_star;
 }
 
@@ -210,7 +248,7 @@ void tc_p_arguments(tc_parser *P, tc_vec *args, tc_vec *keywords, tc_punct close
       tc_ast *k = tc_p_node(P, TC_AST_KEYWORD, t->loc);
       k->str = tc_p_ident(P, t);
       k->str_len = t->len;
-      for (int i = 0; i < keywords->n; i++)
+      for (int i = 0; i < keywords->n && keywords->n < REPEAT_SCAN_MAX; i++)
         if (keywords->v[i]->str && strcmp(keywords->v[i]->str, k->str) == 0)
           tc_p_error(P, "keyword argument repeated: %s", k->str);
       tc_p_advance(P);
@@ -241,6 +279,13 @@ void tc_p_arguments(tc_parser *P, tc_vec *args, tc_vec *keywords, tc_punct close
       }
       break;
     }
+  }
+  if (keywords->n > REPEAT_SCAN_MAX) {
+    const char **names = tc_arena_alloc(P->arena, sizeof(char *) * (size_t)keywords->n);
+    for (int i = 0; i < keywords->n; i++) names[i] = keywords->v[i]->str;
+    int r = first_repeat(P, names, keywords->n);
+    if (r >= 0)
+      tc_p_error_node(P, keywords->v[r], "keyword argument repeated: %s", keywords->v[r]->str);
   }
 }
 

@@ -516,6 +516,18 @@ TEST(fuzz_regressions) {
   for (int i = 0; i < 40; i++) k += (size_t)snprintf(buf + k, sizeof buf - k, "f'{");
   snprintf(buf + k, sizeof buf - k, "\n");
   CHECK_STR(error_of(buf), "1:1: f-string: expressions nested too deeply");
+  /* Long parameter and keyword lists are checked for repeats without quadratic time. */
+  k = (size_t)snprintf(buf, sizeof buf, "def f(");
+  char want[128];
+  for (int i = 0; i < 10000; i++) k += (size_t)snprintf(buf + k, sizeof buf - k, "p%d, ", i);
+  snprintf(want, sizeof want, "1:%zu: duplicate argument 'p17' in function definition", k + 1);
+  k += (size_t)snprintf(buf + k, sizeof buf - k, "p17): pass\n");
+  CHECK_STR(error_of(buf), want);
+  k = (size_t)snprintf(buf, sizeof buf, "f(");
+  for (int i = 0; i < 9000; i++) k += (size_t)snprintf(buf + k, sizeof buf - k, "k%d=1, ", i);
+  snprintf(want, sizeof want, "1:%zu: keyword argument repeated: k5", k + 1);
+  k += (size_t)snprintf(buf + k, sizeof buf - k, "k5=2)\n");
+  CHECK_STR(error_of(buf), want);
   /* Stray NUL and high bytes. */
   CHECK(read_any("x = \xff\xfe\n", 7, 0));
   CHECK(read_any("if x:\n\0", 7, 0));
