@@ -248,6 +248,42 @@ TEST(tile_ops_on_local_buffers_run_per_thread) {
   for (int t = 0; t < 8; t++) CHECK(y[t] == (t < 4 ? 100.0f : 0.0f) + (float)(16 * t + 6));
 }
 
+/* Narrow dtypes in global memory go through the dtype library: fp8 encodes with RNE, int4
+ * wraps to 4 bits and packs two per byte (element 2k in the low nibble). */
+TEST(narrow_global_dtypes) {
+  tc_kernel_ir *k = S_kernel("narrow");
+  tc_dtype f32 = tc_dt(TC_DT_FLOAT32), i32 = tc_dt(TC_DT_INT32), e4m3 = tc_dt(TC_DT_FLOAT8_E4M3FN), i4 = tc_dt(TC_DT_INT4);
+  tc_dtype bf16 = tc_dt(TC_DT_BFLOAT16);
+  tc_buffer *X = S_param(k, "X", f32, false, 1, S_I(8));
+  tc_buffer *I = S_param(k, "I", i32, false, 1, S_I(8));
+  tc_buffer *Y = S_param(k, "Y", e4m3, true, 1, S_I(8));
+  tc_buffer *Z = S_param(k, "Z", i4, true, 1, S_I(8));
+  tc_buffer *W = S_param(k, "W", bf16, true, 1, S_I(8));
+  k->grid[0] = S_I(1);
+  k->threads[0] = 4;
+  tc_buffer *F = S_buf(k, "F", bf16, TC_SCOPE_FRAGMENT, 1, 8);
+  k->body = S_seq(6, S_alloc(F), S_copy(S_W(X), S_W(Y)), S_copy(S_W(I), S_W(Z)), S_copy(S_W(Y), S_W(F)),
+                  S_fill(S_R(F, S_I(6), 2), tc_ir_float(S_A, 1.00390625, bf16, S_NOLOC)), S_copy(S_W(F), S_W(W)));
+  float x[8] = {0.1f, -1.0f, 3.3f, 500.0f, 1e-3f, -0.0f, 17.0f, 448.0f};
+  int32_t in[8] = {0, 1, -1, 7, 8, 9, -8, -9};
+  uint8_t y[8], z[4];
+  uint16_t w[8];
+  void *data[5] = {x, in, y, z, w};
+  tilec_error err = fresh_err();
+  tilec_status st = tc_interp_run(k, data, NULL, NULL, NULL, &err);
+  if (st != TILEC_OK) printf("  %s", err.rendered);
+  CHECK_INT(st, TILEC_OK);
+  for (int i = 0; i < 8; i++) CHECK_INT(y[i], tc_double_to_narrow(TC_DT_FLOAT8_E4M3FN, x[i], false));
+  int want4[8] = {0, 1, -1, 7, -8, -7, -8, 7};
+  for (int i = 0; i < 8; i++) CHECK_INT((int)tc_dtype_load_f64(i4, z, (size_t)i), want4[i]);
+  CHECK_INT(z[0], 0x10); /* 0 in the low nibble, 1 in the high one */
+  CHECK(isnan(tc_narrow_to_double(TC_DT_FLOAT8_E4M3FN, y[3]))); /* 500 overflows e4m3fn: NaN, not saturated */
+  CHECK(isnan(tc_bf16_to_float(w[3])));
+  for (int i = 0; i < 6; i++) /* fp8 -> bf16 is exact */
+    if (i != 3) CHECK(tc_bf16_to_float(w[i]) == (float)tc_narrow_to_double(TC_DT_FLOAT8_E4M3FN, y[i]));
+  CHECK_INT(w[6], 0x3f80); /* 1.00390625 is halfway between two bf16 values: ties to even, 1.0 */
+}
+
 /* Element atomics per thread vs once per T.Parallel iteration, and the tile form. */
 TEST(atomic_add_counting_semantics) {
   tc_kernel_ir *k = S_kernel("atomics");
@@ -503,6 +539,7 @@ int main(void) {
   RUN(thread_level_atomics_barriers_and_divergent_loops);
   RUN(per_thread_statements_run_in_lockstep);
   RUN(tile_ops_on_local_buffers_run_per_thread);
+  RUN(narrow_global_dtypes);
   RUN(atomic_add_counting_semantics);
   RUN(fp16_store_rounds_to_nearest_even);
   RUN(float32_accumulator_rounds_where_the_program_stores);
