@@ -284,6 +284,30 @@ TEST(narrow_global_dtypes) {
   CHECK_INT(w[6], 0x3f80); /* 1.00390625 is halfway between two bf16 values: ties to even, 1.0 */
 }
 
+TEST(two_dimensional_thread_blocks) {
+  tc_kernel_ir *k = S_kernel("tids");
+  tc_dtype i32 = tc_dt(TC_DT_INT32);
+  tc_buffer *Y = S_param(k, "Y", i32, true, 2, S_I(2), S_I(32));
+  k->grid[0] = S_I(2);
+  k->threads_ndim = 2;
+  k->threads[0] = 8;
+  k->threads[1] = 4;
+  tc_var *bx = S_bidx(k, 0, "bx");
+  tc_var *tx = tc_ir_new_var(S_A, k, "tx", i32, TC_VAR_THREAD_IDX, S_NOLOC);
+  tc_var *ty = tc_ir_new_var(S_A, k, "ty", i32, TC_VAR_THREAD_IDX, S_NOLOC);
+  tc_var *tz = tc_ir_new_var(S_A, k, "tz", i32, TC_VAR_THREAD_IDX, S_NOLOC);
+  ty->axis = 1;
+  tz->axis = 2;
+  k->body = S_store(Y, S_B(TC_OP_ADD, S_B(TC_OP_ADD, S_B(TC_OP_MUL, S_V(tx), S_I(100)), S_V(ty)), S_V(tz)), 2, S_V(bx),
+                    S_B(TC_OP_ADD, S_B(TC_OP_MUL, S_V(ty), S_I(8)), S_V(tx)));
+  int32_t y[2][32];
+  void *data[1] = {y};
+  tilec_error err = fresh_err();
+  CHECK_INT(tc_interp_run(k, data, NULL, NULL, NULL, &err), TILEC_OK);
+  for (int b = 0; b < 2; b++)
+    for (int t = 0; t < 32; t++) CHECK_INT(y[b][t], (t % 8) * 100 + t / 8);
+}
+
 /* Element atomics per thread vs once per T.Parallel iteration, and the tile form. */
 TEST(atomic_add_counting_semantics) {
   tc_kernel_ir *k = S_kernel("atomics");
@@ -540,6 +564,7 @@ int main(void) {
   RUN(per_thread_statements_run_in_lockstep);
   RUN(tile_ops_on_local_buffers_run_per_thread);
   RUN(narrow_global_dtypes);
+  RUN(two_dimensional_thread_blocks);
   RUN(atomic_add_counting_semantics);
   RUN(fp16_store_rounds_to_nearest_even);
   RUN(float32_accumulator_rounds_where_the_program_stores);
