@@ -16,6 +16,8 @@
 #include "cache/cache_internal.h"
 #include "util/strbuf.h"
 
+#define ENTRY_NAME_LEN (2 * TC_SHA256_SIZE + sizeof TC_ENTRY_SUFFIX - 1)
+
 struct tc_disk_cache {
   pthread_mutex_t mu;
   char *dir;          /* resolved directory, "" when none */
@@ -131,6 +133,10 @@ tc_disk_cache *tc_disk_cache_open(const char *dir, unsigned flags, tilec_error *
     return c;
   }
   if ((flags & TC_DISK_CACHE_DISABLE) || env_set("TILEC_DISABLE_CACHE")) return c;
+  if (strlen(c->dir) + ENTRY_NAME_LEN + 32 >= PATH_MAX) { /* room for entry and temp names */
+    record_warning_locked(c, "disk cache disabled: the cache directory path is too long");
+    return c;
+  }
   if (make_dirs(c->dir) != 0) {
     record_warning_locked(c, "disk cache disabled: cannot create %s: %s", c->dir, strerror(errno));
     return c;
@@ -194,7 +200,6 @@ const char *tc_cache_result_name(tc_cache_result r) {
 }
 
 /* ---- names ---- */
-#define ENTRY_NAME_LEN (2 * TC_SHA256_SIZE + sizeof TC_ENTRY_SUFFIX - 1)
 
 static bool is_entry_name(const char *name, tc_cache_key *key) {
   if (strlen(name) != ENTRY_NAME_LEN || strcmp(name + 2 * TC_SHA256_SIZE, TC_ENTRY_SUFFIX) != 0)

@@ -54,9 +54,9 @@ static bool probe_nvrtc(char *why, size_t cap) {
   for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
     void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
     if (!lib) continue;
-    bool ok = dlsym(lib, "nvrtcCreateProgram") != NULL && dlsym(lib, "nvrtcVersion") != NULL;
+    if (dlsym(lib, "nvrtcCreateProgram") && dlsym(lib, "nvrtcVersion"))
+      return true; /* stays loaded: unloading it strands what its initialisers allocated */
     dlclose(lib);
-    if (ok) return true;
   }
   snprintf(why, cap, "NVRTC not found (libnvrtc.so, libnvrtc.so.13, libnvrtc.so.12)");
   return false;
