@@ -219,24 +219,7 @@ TEST(per_thread_statements_run_in_lockstep) {
 /* Tile operations on per-thread storage run per thread, even under thread-dependent control
  * flow and with thread-dependent region starts. */
 TEST(tile_ops_on_local_buffers_run_per_thread) {
-  tc_kernel_ir *k = S_kernel("locals");
-  tc_dtype f32 = tc_dt(TC_DT_FLOAT32), i32 = tc_dt(TC_DT_INT32);
-  tc_buffer *X = S_param(k, "X", f32, false, 1, S_I(32));
-  tc_buffer *Y = S_param(k, "Y", f32, true, 1, S_I(8));
-  k->grid[0] = S_I(1);
-  k->threads[0] = 8;
-  tc_var *tx = tc_ir_new_var(S_A, k, "tx", i32, TC_VAR_THREAD_IDX, S_NOLOC);
-  tc_buffer *L = S_buf(k, "L", f32, TC_SCOPE_LOCAL, 1, 4);
-  tc_buffer *acc = S_buf(k, "acc", f32, TC_SCOPE_VAR, 1, 1);
-  tc_stmt *red = tc_ir_stmt(S_A, TC_ST_REDUCE, S_NOLOC);
-  red->u.reduce.op = TC_RED_SUM;
-  red->u.reduce.src = S_W(L);
-  red->u.reduce.dst = S_W(acc);
-  red->u.reduce.dim = 0;
-  red->u.reduce.clear = false;
-  k->body = S_seq(6, S_alloc(L), S_alloc(acc), S_copy(S_R(X, S_B(TC_OP_MUL, S_V(tx), S_I(4)), 4), S_W(L)),
-                  S_if(S_B(TC_OP_LT, S_V(tx), S_I(4)), S_fill(S_W(acc), S_F(100.0)), S_fill(S_W(acc), S_F(0.0))), red,
-                  S_store(Y, S_LD(acc, 1, S_I(0)), 1, S_V(tx)));
+  tc_kernel_ir *k = sample_locals();
   CHECK(tc_ir_verify(k, "test", NULL));
   float x[32], y[8];
   for (int i = 0; i < 32; i++) x[i] = (float)i;
@@ -251,19 +234,7 @@ TEST(tile_ops_on_local_buffers_run_per_thread) {
 /* Narrow dtypes in global memory go through the dtype library: fp8 encodes with RNE, int4
  * wraps to 4 bits and packs two per byte (element 2k in the low nibble). */
 TEST(narrow_global_dtypes) {
-  tc_kernel_ir *k = S_kernel("narrow");
-  tc_dtype f32 = tc_dt(TC_DT_FLOAT32), i32 = tc_dt(TC_DT_INT32), e4m3 = tc_dt(TC_DT_FLOAT8_E4M3FN), i4 = tc_dt(TC_DT_INT4);
-  tc_dtype bf16 = tc_dt(TC_DT_BFLOAT16);
-  tc_buffer *X = S_param(k, "X", f32, false, 1, S_I(8));
-  tc_buffer *I = S_param(k, "I", i32, false, 1, S_I(8));
-  tc_buffer *Y = S_param(k, "Y", e4m3, true, 1, S_I(8));
-  tc_buffer *Z = S_param(k, "Z", i4, true, 1, S_I(8));
-  tc_buffer *W = S_param(k, "W", bf16, true, 1, S_I(8));
-  k->grid[0] = S_I(1);
-  k->threads[0] = 4;
-  tc_buffer *F = S_buf(k, "F", bf16, TC_SCOPE_FRAGMENT, 1, 8);
-  k->body = S_seq(6, S_alloc(F), S_copy(S_W(X), S_W(Y)), S_copy(S_W(I), S_W(Z)), S_copy(S_W(Y), S_W(F)),
-                  S_fill(S_R(F, S_I(6), 2), tc_ir_float(S_A, 1.00390625, bf16, S_NOLOC)), S_copy(S_W(F), S_W(W)));
+  tc_kernel_ir *k = sample_narrow();
   float x[8] = {0.1f, -1.0f, 3.3f, 500.0f, 1e-3f, -0.0f, 17.0f, 448.0f};
   int32_t in[8] = {0, 1, -1, 7, 8, 9, -8, -9};
   uint8_t y[8], z[4];
@@ -275,7 +246,7 @@ TEST(narrow_global_dtypes) {
   CHECK_INT(st, TILEC_OK);
   for (int i = 0; i < 8; i++) CHECK_INT(y[i], tc_double_to_narrow(TC_DT_FLOAT8_E4M3FN, x[i], false));
   int want4[8] = {0, 1, -1, 7, -8, -7, -8, 7};
-  for (int i = 0; i < 8; i++) CHECK_INT((int)tc_dtype_load_f64(i4, z, (size_t)i), want4[i]);
+  for (int i = 0; i < 8; i++) CHECK_INT((int)tc_dtype_load_f64(tc_dt(TC_DT_INT4), z, (size_t)i), want4[i]);
   CHECK_INT(z[0], 0x10); /* 0 in the low nibble, 1 in the high one */
   CHECK(isnan(tc_narrow_to_double(TC_DT_FLOAT8_E4M3FN, y[3]))); /* 500 overflows e4m3fn: NaN, not saturated */
   CHECK(isnan(tc_bf16_to_float(w[3])));
@@ -285,21 +256,7 @@ TEST(narrow_global_dtypes) {
 }
 
 TEST(two_dimensional_thread_blocks) {
-  tc_kernel_ir *k = S_kernel("tids");
-  tc_dtype i32 = tc_dt(TC_DT_INT32);
-  tc_buffer *Y = S_param(k, "Y", i32, true, 2, S_I(2), S_I(32));
-  k->grid[0] = S_I(2);
-  k->threads_ndim = 2;
-  k->threads[0] = 8;
-  k->threads[1] = 4;
-  tc_var *bx = S_bidx(k, 0, "bx");
-  tc_var *tx = tc_ir_new_var(S_A, k, "tx", i32, TC_VAR_THREAD_IDX, S_NOLOC);
-  tc_var *ty = tc_ir_new_var(S_A, k, "ty", i32, TC_VAR_THREAD_IDX, S_NOLOC);
-  tc_var *tz = tc_ir_new_var(S_A, k, "tz", i32, TC_VAR_THREAD_IDX, S_NOLOC);
-  ty->axis = 1;
-  tz->axis = 2;
-  k->body = S_store(Y, S_B(TC_OP_ADD, S_B(TC_OP_ADD, S_B(TC_OP_MUL, S_V(tx), S_I(100)), S_V(ty)), S_V(tz)), 2, S_V(bx),
-                    S_B(TC_OP_ADD, S_B(TC_OP_MUL, S_V(ty), S_I(8)), S_V(tx)));
+  tc_kernel_ir *k = sample_tids();
   int32_t y[2][32];
   void *data[1] = {y};
   tilec_error err = fresh_err();
@@ -310,19 +267,7 @@ TEST(two_dimensional_thread_blocks) {
 
 /* Element atomics per thread vs once per T.Parallel iteration, and the tile form. */
 TEST(atomic_add_counting_semantics) {
-  tc_kernel_ir *k = S_kernel("atomics");
-  tc_dtype i32 = tc_dt(TC_DT_INT32), f32 = tc_dt(TC_DT_FLOAT32);
-  tc_buffer *C = S_param(k, "C", i32, true, 1, S_I(2));
-  tc_buffer *D = S_param(k, "D", f32, true, 1, S_I(6));
-  k->grid[0] = S_I(2);
-  k->threads[0] = 128;
-  tc_buffer *F = S_buf(k, "F", f32, TC_SCOPE_FRAGMENT, 1, 4);
-  tc_var *i = S_loopvar(k, "i");
-  tc_stmt *tile = tc_ir_stmt(S_A, TC_ST_ATOMIC_ADD, S_NOLOC);
-  tile->u.atomic.dst = S_R(D, S_I(3), 4); /* D[3:7]: the last element is outside D and dropped */
-  tile->u.atomic.src = S_W(F);
-  k->body = S_seq(5, S_alloc(F), S_fill(S_W(F), S_F(1.5)), S_atomic(C, S_I(1), 1, S_I(0)),
-                  S_for(i, S_I(0), S_I(10), TC_LOOP_PARALLEL, S_atomic(C, S_I(1), 1, S_I(1))), tile);
+  tc_kernel_ir *k = sample_atomics();
   int32_t c[2] = {0, 0};
   float d[7] = {0, 0, 0, 0, 0, 0, -1};
   void *data[2] = {c, d};

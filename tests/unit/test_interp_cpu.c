@@ -123,6 +123,13 @@ TEST(thread_level_kernel_agrees_with_cpu_backend) {
   xcheck("threads N=150", sample_threads, n, 1e-6);
 }
 
+TEST(small_kernels_agree_with_cpu_backend) {
+  xcheck("tile ops on local buffers", sample_locals, NULL, 1e-6);
+  xcheck("fp8 / int4 / bf16 globals", sample_narrow, NULL, 1e-6);
+  xcheck("2-D thread blocks", sample_tids, NULL, 0);
+  xcheck("atomic_add counting", sample_atomics, NULL, 1e-6);
+}
+
 int main(void) {
   tc_arena arena;
   tc_arena_init(&arena);
@@ -137,6 +144,7 @@ int main(void) {
   RUN(softmax_agrees_with_cpu_backend);
   RUN(cumsum_agrees_with_cpu_backend);
   RUN(thread_level_kernel_agrees_with_cpu_backend);
+  RUN(small_kernels_agree_with_cpu_backend);
   tc_arena_free(&arena);
   TEST_MAIN_END();
 }
