@@ -562,6 +562,8 @@ tc_val *ev_call_value(tc_ev *ev, tc_val *fn, tc_args *a, tc_loc loc) {
 
 static tc_val *eval_call(tc_ev *ev, const tc_ast *e) {
   tc_val *fn = ev_expr(ev, e->a);
+  /* T.annotate_layout records its argument as written: layout constructors are not modelled */
+  bool lazy = fn->kind == TV_BUILTIN && fn->u.bi.b->tag == EV_TAG_LAZY_ARGS;
   tc_args a = {0};
   a.call = e;
   int cap = e->list.n + 4;
@@ -591,7 +593,7 @@ static tc_val *eval_call(tc_ev *ev, const tc_ast *e) {
       cap = nc;
     }
     a.node[a.n] = x;
-    a.v[a.n++] = ev_expr(ev, x);
+    a.v[a.n++] = lazy ? tv_none(ev) : ev_expr(ev, x);
   }
   int kcap = e->list2.n + 4;
   a.kw = EV_NEW_ARRAY(ev, const char *, kcap);
@@ -626,7 +628,7 @@ static tc_val *eval_call(tc_ev *ev, const tc_ast *e) {
     }
     a.kw[a.nkw] = k->str;
     a.knode[a.nkw] = k->a;
-    a.kv[a.nkw++] = ev_expr(ev, k->a);
+    a.kv[a.nkw++] = lazy ? tv_none(ev) : ev_expr(ev, k->a);
   }
   return ev_call_value(ev, fn, &a, e->loc);
 }

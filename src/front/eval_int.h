@@ -60,6 +60,8 @@ typedef struct tc_builtin {
   int tag;          /* a small integer the implementation uses (op, kind) */
 } tc_builtin;
 
+enum { EV_TAG_LAZY_ARGS = 99 }; /* a builtin that receives its arguments unevaluated (None) */
+
 /* Loop-range descriptors. */
 typedef enum { TR_PY_RANGE, TR_SERIAL, TR_PARALLEL, TR_PIPELINED, TR_UNROLL } tr_kind;
 

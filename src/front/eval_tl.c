@@ -986,7 +986,7 @@ static const tc_builtin language_builtins[] = {
     {"T.atomic_add", "dst value memory_order? return_prev?", t_atomic_add, 0},
     {"T.get_thread_binding", "dim?", t_thread_binding, 0},
     {"T.use_swizzle", "panel_size? order? enable?", t_use_swizzle, 0},
-    {"T.annotate_layout", "layout_map", t_annotate_layout, 0},
+    {"T.annotate_layout", "layout_map", t_annotate_layout, EV_TAG_LAZY_ARGS},
     {"T.symbolic", "name dtype?", t_symbolic, 0},
     {"T.dynamic", "name dtype?", t_symbolic, 0},
     {"T.const", "names dtype?", t_const, 0},
