@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* ---------------------------------------------------------------- argument binding */
 
@@ -96,7 +97,7 @@ void ev_bind_builtin(tc_ev *ev, const tc_builtin *b, tc_args *a) {
       int bestd = 3;
       for (j = 0; j < np; j++) {
         if (ps[j].varargs) continue;
-        int d = tc_edit_distance(a->kw[i], ps[j].name, 2);
+        int d = strcasecmp(a->kw[i], ps[j].name) == 0 ? 0 : tc_edit_distance(a->kw[i], ps[j].name, 2);
         if (d < bestd) bestd = d, best = ps[j].name;
       }
       tc_loc kl = a->knode && a->knode[i] ? a->knode[i]->loc : loc;

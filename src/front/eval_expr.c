@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 bool ev_is_runtime(tc_val *v) {
   return v->kind == TV_EXPR || v->kind == TV_ELEM || (v->kind == TV_BUFFER && v->u.buf->scope == TC_SCOPE_VAR);
@@ -489,7 +490,7 @@ tc_val *ev_call_func(tc_ev *ev, tc_func *f, tc_args *a, tc_loc loc) {
       const char *best = NULL;
       int bestd = 3;
       for (j = 0; j < ps->n; j++) {
-        int d = tc_edit_distance(a->kw[i], ps->v[j].name, 2);
+        int d = strcasecmp(a->kw[i], ps->v[j].name) == 0 ? 0 : tc_edit_distance(a->kw[i], ps->v[j].name, 2);
         if (d < bestd) bestd = d, best = ps->v[j].name;
       }
       if (best) ev_fail(ev, loc, "%s() got an unexpected keyword argument '%s'; did you mean '%s'?", fname, a->kw[i], best);

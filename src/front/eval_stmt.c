@@ -153,7 +153,7 @@ void ev_bind_name(tc_ev *ev, const char *name, tc_val *v, tc_loc loc) {
       if (b && b->val->kind != TV_DEAD && b->depth < ev->loop_depth_mark && ev->loop_depth_mark > 0)
         ev_fail(ev, loc,
                 "'%s' is bound outside this loop to %s and assigned a runtime value inside it; make it a runtime "
-                "variable before the loop, e.g. %s = T.alloc_var(%s)",
+                "variable before the loop, e.g. %s = T.alloc_var(T.%s)",
                 name, ev_is_runtime(b->val) ? "a runtime value that is not a variable" : "a compile-time value", name,
                 ev_dtype_name(e->dtype));
       tc_var *var = tc_ir_new_var(ev->ir, ev->k, tc_arena_strdup(ev->ir, name), e->dtype, TC_VAR_LOCAL, loc);

@@ -973,7 +973,7 @@ static const tc_builtin language_builtins[] = {
     {"T.alloc_local", "shape dtype scope?", t_alloc_local, 0},
     {"T.alloc_buffer", "shape dtype scope?", t_alloc_buffer, 0},
     {"T.alloc_var", "dtype init? scope?", t_alloc_var, 0},
-    {"T.copy", "src dst coalesced_width? disable_tma? eviction_policy?", t_copy, 0},
+    {"T.copy", "src dst | coalesced_width? disable_tma? eviction_policy? loop_layout?", t_copy, 0},
     {"T.gemm", "A B C transpose_A? transpose_B? policy? clear_accum? k_pack? wg_wait?", t_gemm, 0},
     {"T.fill", "buffer value", t_fill, 0},
     {"T.clear", "buffer", t_clear, 0},
