@@ -229,6 +229,12 @@ void ev_assign(tc_ev *ev, const tc_ast *t, tc_val *v, tc_loc loc) {
     tc_val *obj = ev_expr(ev, t->a);
     tc_val *idx = ev_expr(ev, t->b);
     if (obj->kind == TV_BUFFER) {
+      int nidx = idx->kind == TV_TUPLE ? idx->u.seq.n : 1;
+      bool slices = idx->kind == TV_SLICE;
+      for (int i = 0; idx->kind == TV_TUPLE && i < nidx; i++) slices |= idx->u.seq.v[i]->kind == TV_SLICE;
+      if (!slices && nidx < obj->u.buf->ndim)
+        ev_fail(ev, t->loc, "buffer '%s' has %d dimensions but %d index%s given", obj->u.buf->name, obj->u.buf->ndim, nidx,
+                nidx == 1 ? " was" : "es were");
       tc_val *el = ev_subscript(ev, obj, idx, t->b, t->loc);
       if (el->kind == TV_REGION) ev_unsupported(ev, t->loc, "assigning to a slice of a buffer; use T.fill or T.copy");
       store_element(ev, el, v, t->loc);
