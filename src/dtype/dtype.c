@@ -95,7 +95,7 @@ static const uint8_t tc_scalar_signed[TC_DT_COUNT] = {
 /* Spellings other than the canonical names. TileLang's own string aliases (its
  * _CANONICAL_TO_DISPLAY_STR and TVM's parser) and its T.<attr> aliases differ, so each alias
  * says where it is accepted. "fp16"-style short names are tilec conveniences. */
-enum { IN_STRING = 1, IN_ATTR = 2 };
+enum { IN_STRING = 1, IN_ATTR = 2, IN_VECTOR = 4 /* also as the base of "<alias>x<lanes>" */ };
 static const struct {
   const char *alias;
   uint8_t type;
@@ -109,6 +109,10 @@ static const struct {
     {"e5m2_float8", TC_DT_FLOAT8_E5M2, IN_STRING},  {"fp16", TC_DT_FLOAT16, IN_STRING},
     {"fp32", TC_DT_FLOAT32, IN_STRING},             {"fp64", TC_DT_FLOAT64, IN_STRING},
     {"bf16", TC_DT_BFLOAT16, IN_STRING},
+    /* TVM's float8_e4m3 is a separate type, but TileLang's code generators store and convert
+     * it as the fn format (fp8_e4_t, __nv_fp8_e4m3) and bind torch.float8_e4m3fn tensors to
+     * it, and TileLang programs write it for OCP E4M3. */
+    {"float8_e4m3", TC_DT_FLOAT8_E4M3FN, IN_STRING | IN_ATTR | IN_VECTOR},
 };
 #define TC_N_ALIASES (sizeof tc_dtype_aliases / sizeof tc_dtype_aliases[0])
 
@@ -154,9 +158,10 @@ static tc_scalar_type scalar_by_canonical(const char *s, size_t n) {
   return TC_DT_INVALID;
 }
 
-static tc_scalar_type scalar_by_alias(const char *s, int where) {
+static tc_scalar_type scalar_by_alias(const char *s, size_t n, int where) {
   for (size_t i = 0; i < TC_N_ALIASES; i++)
-    if ((tc_dtype_aliases[i].where & where) && strcmp(tc_dtype_aliases[i].alias, s) == 0)
+    if ((tc_dtype_aliases[i].where & where) == where && strlen(tc_dtype_aliases[i].alias) == n &&
+        memcmp(tc_dtype_aliases[i].alias, s, n) == 0)
       return (tc_scalar_type)tc_dtype_aliases[i].type;
   return TC_DT_INVALID;
 }
@@ -183,7 +188,7 @@ static size_t split_lanes(const char *s, unsigned *lanes) {
 static bool lookup_in(const char *name, int where, tc_dtype *out, char *suggestion, size_t cap) {
   if (suggestion && cap) suggestion[0] = 0;
   if (!name) return false;
-  tc_scalar_type t = scalar_by_alias(name, where);
+  tc_scalar_type t = scalar_by_alias(name, strlen(name), where);
   if (!t) t = scalar_by_canonical(name, strlen(name));
   if (t) {
     if (out) *out = tc_dt(t);
@@ -193,6 +198,7 @@ static bool lookup_in(const char *name, int where, tc_dtype *out, char *suggesti
   size_t base_len = split_lanes(name, &lanes);
   if (base_len < strlen(name)) {
     t = scalar_by_canonical(name, base_len);
+    if (!t) t = scalar_by_alias(name, base_len, where | IN_VECTOR);
     if (t && lanes >= 1) {
       if (out) {
         out->code = (uint8_t)t;

@@ -26,26 +26,52 @@ typedef struct name_entry {
   const char *name;
   int id;
   bool dup;
+  bool global; /* visible in the whole kernel: parameters, symbols, block and thread indices */
 } name_entry;
 
 typedef struct pctx {
   tc_strbuf *sb;
   name_entry *names; /* NULL when printing without a kernel: bare names */
   int nnames, cap;
+  int *scope; /* indices into names of the body-level declarations visible at this point */
+  int nscope, scope_cap;
 } pctx;
 
-static void note_name(pctx *pc, const void *ptr, const char *name, int id) {
-  if (!ptr) return;
+/* A name needs its id only where it could be confused: two different variables or buffers of
+ * the same name whose scopes overlap (one shadows the other, or one is kernel-wide). */
+static int note_name(pctx *pc, const void *ptr, const char *name, int id) {
+  if (!ptr) return -1;
   for (int i = 0; i < pc->nnames; i++)
-    if (pc->names[i].ptr == ptr) return;
+    if (pc->names[i].ptr == ptr) return i;
   if (pc->nnames == pc->cap) {
     int cap = pc->cap ? pc->cap * 2 : 64;
     name_entry *n = realloc(pc->names, sizeof *n * (size_t)cap);
-    if (!n) return; /* printing then falls back to bare names */
+    if (!n) return -1; /* printing then falls back to bare names */
     pc->names = n;
     pc->cap = cap;
   }
-  pc->names[pc->nnames++] = (name_entry){ptr, name ? name : "?", id, false};
+  pc->names[pc->nnames] = (name_entry){ptr, name ? name : "?", id, false, true};
+  return pc->nnames++;
+}
+
+static void declare_name(pctx *pc, const void *ptr, const char *name, int id) {
+  bool fresh = true;
+  for (int i = 0; i < pc->nnames; i++) fresh &= pc->names[i].ptr != ptr;
+  int at = note_name(pc, ptr, name, id);
+  if (at < 0) return;
+  if (fresh) pc->names[at].global = false;
+  for (int i = 0; i < pc->nscope; i++) {
+    name_entry *o = &pc->names[pc->scope[i]];
+    if (o->ptr != ptr && strcmp(o->name, pc->names[at].name) == 0) o->dup = pc->names[at].dup = true;
+  }
+  if (pc->nscope == pc->scope_cap) {
+    int cap = pc->scope_cap ? pc->scope_cap * 2 : 32;
+    int *n = realloc(pc->scope, sizeof *n * (size_t)cap);
+    if (!n) return;
+    pc->scope = n;
+    pc->scope_cap = cap;
+  }
+  pc->scope[pc->nscope++] = at;
 }
 
 static void collect_expr(pctx *pc, const tc_expr *e) {
@@ -63,26 +89,31 @@ static void collect_region(pctx *pc, const tc_region *r) {
 
 static void collect_stmt(pctx *pc, const tc_stmt *s) {
   if (!s) return;
+  int mark = pc->nscope;
   switch (s->kind) {
   case TC_ST_SEQ:
-    for (int i = 0; i < s->u.seq.n; i++) collect_stmt(pc, s->u.seq.items[i]);
+    for (int i = 0; i < s->u.seq.n; i++) collect_stmt(pc, s->u.seq.items ? s->u.seq.items[i] : NULL);
+    pc->nscope = mark;
     break;
   case TC_ST_ALLOC:
     if (s->u.alloc.buf) {
-      note_name(pc, s->u.alloc.buf, s->u.alloc.buf->name, s->u.alloc.buf->id);
       collect_expr(pc, s->u.alloc.buf->init);
+      declare_name(pc, s->u.alloc.buf, s->u.alloc.buf->name, s->u.alloc.buf->id);
     }
     break;
   case TC_ST_FOR:
-    if (s->u.loop.var) note_name(pc, s->u.loop.var, s->u.loop.var->name, s->u.loop.var->id);
     collect_expr(pc, s->u.loop.min);
     collect_expr(pc, s->u.loop.extent);
+    if (s->u.loop.var) declare_name(pc, s->u.loop.var, s->u.loop.var->name, s->u.loop.var->id);
     collect_stmt(pc, s->u.loop.body);
+    pc->nscope = mark;
     break;
   case TC_ST_IF:
     collect_expr(pc, s->u.if_.cond);
     collect_stmt(pc, s->u.if_.then_s);
+    pc->nscope = mark;
     collect_stmt(pc, s->u.if_.else_s);
+    pc->nscope = mark;
     break;
   case TC_ST_STORE:
     if (s->u.store.buf) note_name(pc, s->u.store.buf, s->u.store.buf->name, s->u.store.buf->id);
@@ -90,6 +121,9 @@ static void collect_stmt(pctx *pc, const tc_stmt *s) {
     collect_expr(pc, s->u.store.value);
     break;
   case TC_ST_LET:
+    collect_expr(pc, s->u.let.value);
+    if (s->u.let.var) declare_name(pc, s->u.let.var, s->u.let.var->name, s->u.let.var->id);
+    break;
   case TC_ST_ASSIGN:
     if (s->u.let.var) note_name(pc, s->u.let.var, s->u.let.var->name, s->u.let.var->id);
     collect_expr(pc, s->u.let.value);
@@ -140,7 +174,8 @@ static void collect_stmt(pctx *pc, const tc_stmt *s) {
 static void mark_duplicates(pctx *pc) {
   for (int i = 0; i < pc->nnames; i++)
     for (int j = i + 1; j < pc->nnames; j++)
-      if (strcmp(pc->names[i].name, pc->names[j].name) == 0) pc->names[i].dup = pc->names[j].dup = true;
+      if ((pc->names[i].global || pc->names[j].global) && strcmp(pc->names[i].name, pc->names[j].name) == 0)
+        pc->names[i].dup = pc->names[j].dup = true;
 }
 
 static void put_name(pctx *pc, const void *ptr, const char *name) {
@@ -336,7 +371,7 @@ static void print_expr(pctx *pc, const tc_expr *e, int min_prec) {
 }
 
 void tc_ir_print_expr(tc_strbuf *sb, const tc_expr *e) {
-  pctx pc = {sb, NULL, 0, 0};
+  pctx pc = {sb, NULL, 0, 0, NULL, 0, 0};
   print_expr(&pc, e, 0);
 }
 
@@ -589,13 +624,15 @@ static void print_stmt(pctx *pc, const tc_stmt *s, int ind) {
 }
 
 void tc_ir_print_stmt(tc_strbuf *sb, const tc_stmt *s, int indent) {
-  pctx pc = {sb, NULL, 0, 0};
+  pctx pc = {sb, NULL, 0, 0, NULL, 0, 0};
   print_stmt(&pc, s, indent);
 }
 
 static void print_param(pctx *pc, const tc_param *p) {
   tc_strbuf *sb = pc->sb;
-  tc_sb_puts(sb, p->name ? p->name : "?");
+  if (p->buf) put_name(pc, p->buf, p->buf->name);
+  else if (p->var) put_name(pc, p->var, p->var->name);
+  else tc_sb_puts(sb, p->name ? p->name : "?");
   tc_sb_puts(sb, ": ");
   if (p->buf) {
     put_dtype(sb, p->buf->dtype);
@@ -609,7 +646,7 @@ static void print_param(pctx *pc, const tc_param *p) {
 }
 
 void tc_ir_print_kernel(tc_strbuf *sb, const tc_kernel_ir *k) {
-  pctx pc = {sb, NULL, 0, 0};
+  pctx pc = {sb, NULL, 0, 0, NULL, 0, 0};
   for (int i = 0; i < k->nparams; i++) {
     if (k->params[i].var) note_name(&pc, k->params[i].var, k->params[i].var->name, k->params[i].var->id);
     if (k->params[i].buf) {
@@ -680,9 +717,10 @@ void tc_ir_print_kernel(tc_strbuf *sb, const tc_kernel_ir *k) {
   tc_sb_puts(sb, ":\n");
   print_body(&pc, k->body, 2);
   free(pc.names);
+  free(pc.scope);
 }
 
 void tc_ir_print_region(tc_strbuf *sb, const tc_region *r) {
-  pctx pc = {sb, NULL, 0, 0};
+  pctx pc = {sb, NULL, 0, 0, NULL, 0, 0};
   print_region(&pc, r);
 }

@@ -47,7 +47,7 @@ static void stmt_line(const tc_stmt *s, char *out, size_t cap) {
   const char *t = tc_sb_cstr(&sb);
   size_t n = strcspn(t, "\n");
   if (n > 160) n = 160;
-  snprintf(out, cap, "%.*s%s", (int)n, t, strlen(t) > n + 1 ? " ..." : "");
+  snprintf(out, cap, "%.*s", (int)n, t);
   tc_sb_free(&sb);
 }
 
@@ -283,10 +283,53 @@ static bool same_squeezed(const tc_region *a, const tc_region *b) {
   return true;
 }
 
+static bool per_thread_region(const tc_region *r) {
+  return r->buf && (r->buf->scope == TC_SCOPE_LOCAL || r->buf->scope == TC_SCOPE_VAR);
+}
+
+/* A tile operation on per-thread storage (local or var buffers) is done by each thread on its
+ * own copy, so it is not collective. */
+static bool per_thread_tile_op(const tc_stmt *s) {
+  switch (s->kind) {
+  case TC_ST_COPY: return per_thread_region(&s->u.copy.src) || per_thread_region(&s->u.copy.dst);
+  case TC_ST_GEMM: return per_thread_region(&s->u.gemm.a) || per_thread_region(&s->u.gemm.b) || per_thread_region(&s->u.gemm.c);
+  case TC_ST_FILL: return per_thread_region(&s->u.fill.dst);
+  case TC_ST_REDUCE: return per_thread_region(&s->u.reduce.src) || per_thread_region(&s->u.reduce.dst);
+  case TC_ST_CUMSUM: return per_thread_region(&s->u.cumsum.src) || per_thread_region(&s->u.cumsum.dst);
+  case TC_ST_ATOMIC_ADD: return per_thread_region(&s->u.atomic.src) || per_thread_region(&s->u.atomic.dst);
+  default: return false;
+  }
+}
+
+static bool regions_thread_dependent(const vctx *v, const tc_region *a, const tc_region *b, const tc_region *c) {
+  const tc_region *rs[3] = {a, b, c};
+  for (int k = 0; k < 3; k++)
+    for (int i = 0; rs[k] && rs[k]->buf && i < rs[k]->ndim; i++)
+      if (thread_dependent(v, rs[k]->r[i].start)) return true;
+  return false;
+}
+
 static bool check_collective(vctx *v, const tc_stmt *s, const char *op) {
+  if (s->kind != TC_ST_FOR && per_thread_tile_op(s)) return true;
   if (v->in_parallel) return program(v, s->loc, "%s inside a T.Parallel loop; tile operations are done by the whole block", op);
   if (v->thread_dep)
     return program(v, s->loc, "%s under control flow that depends on the thread index; tile operations need the whole block", op);
+  const char *why = "tile operations are done by the whole block";
+  if (s->kind == TC_ST_FOR && (thread_dependent(v, s->u.loop.min) || thread_dependent(v, s->u.loop.extent)))
+    return program(v, s->loc, "%s with bounds that depend on the thread index; %s", op, why);
+  if (s->kind == TC_ST_FILL && thread_dependent(v, s->u.fill.value))
+    return program(v, s->loc, "%s with a value that depends on the thread index; %s", op, why);
+  bool dep = false;
+  switch (s->kind) {
+  case TC_ST_COPY: dep = regions_thread_dependent(v, &s->u.copy.src, &s->u.copy.dst, NULL); break;
+  case TC_ST_GEMM: dep = regions_thread_dependent(v, &s->u.gemm.a, &s->u.gemm.b, &s->u.gemm.c); break;
+  case TC_ST_FILL: dep = regions_thread_dependent(v, &s->u.fill.dst, NULL, NULL); break;
+  case TC_ST_REDUCE: dep = regions_thread_dependent(v, &s->u.reduce.src, &s->u.reduce.dst, NULL); break;
+  case TC_ST_CUMSUM: dep = regions_thread_dependent(v, &s->u.cumsum.src, &s->u.cumsum.dst, NULL); break;
+  case TC_ST_ATOMIC_ADD: dep = regions_thread_dependent(v, &s->u.atomic.dst, &s->u.atomic.src, NULL); break;
+  default: break;
+  }
+  if (dep) return program(v, s->loc, "%s on a region that depends on the thread index; %s", op, why);
   return true;
 }
 

@@ -1,0 +1,342 @@
+/* build.c: running the system C compiler for the cpu backend.
+ *
+ * The compiler is run with posix_spawnp (no shell: nothing is quoted or interpreted); $CC may
+ * hold a command with arguments ("ccache gcc"), split at spaces. Flags:
+ *   -O3 -march=native -fPIC -shared -std=c11 -ffp-contract=fast -fwrapv -fno-math-errno
+ * -ffp-contract=fast lets the compiler fuse a*b+c into FMA: it changes rounding slightly (one
+ * rounding instead of two), which the verifier's tolerances cover, and it is what makes the
+ * gemm micro-kernel fast. -fwrapv gives integer overflow the wrapping meaning GPUs have.
+ * -march=native is dropped when the compiler rejects it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "target/cpu/cpu_internal.h"
+
+extern char **environ;
+
+static const char *const base_flags[] = {"-O3", "-fPIC", "-shared", "-std=c11", "-ffp-contract=fast",
+                                         "-fwrapv", "-fno-math-errno"};
+#define NBASE (sizeof base_flags / sizeof base_flags[0])
+
+/* Split the compiler command at spaces into argv (malloc'd strings in one block). */
+typedef struct cc_cmd {
+  char *buf;
+  char *argv[16];
+  int argc;
+} cc_cmd;
+
+static bool cc_split(const char *cc, cc_cmd *out) {
+  memset(out, 0, sizeof *out);
+  out->buf = strdup(cc && *cc ? cc : "cc");
+  if (!out->buf) return false;
+  for (char *p = out->buf; *p && out->argc < 15;) {
+    while (*p == ' ' || *p == '\t') *p++ = 0;
+    if (!*p) break;
+    out->argv[out->argc++] = p;
+    while (*p && *p != ' ' && *p != '\t') p++;
+  }
+  if (out->argc == 0) {
+    free(out->buf);
+    out->buf = strdup("cc");
+    if (!out->buf) return false;
+    out->argv[out->argc++] = out->buf;
+  }
+  return true;
+}
+
+/* Find an executable on PATH (or the path itself when it has a slash). */
+static bool find_exe(const char *name, char *out, size_t cap) {
+  if (strchr(name, '/')) {
+    if (access(name, X_OK) != 0) return false;
+    snprintf(out, cap, "%s", name);
+    return true;
+  }
+  const char *path = getenv("PATH");
+  if (!path || !*path) path = "/usr/bin:/bin";
+  while (*path) {
+    const char *c = strchr(path, ':');
+    size_t n = c ? (size_t)(c - path) : strlen(path);
+    if (n > 0 && n < cap) {
+      snprintf(out, cap, "%.*s/%s", (int)n, path, name);
+      struct stat st;
+      if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0) return true;
+    }
+    path += n + (c ? 1 : 0);
+  }
+  return false;
+}
+
+bool tc_cpu_available(const tc_backend_env *env, char *why, size_t cap) {
+  cc_cmd cmd;
+  char path[4096];
+  if (!cc_split(env ? env->cc : "cc", &cmd)) {
+    if (why && cap) snprintf(why, cap, "out of memory");
+    return false;
+  }
+  bool ok = find_exe(cmd.argv[0], path, sizeof path);
+  if (!ok && why && cap) snprintf(why, cap, "C compiler '%s' not found: set CC or install gcc", cmd.argv[0]);
+  free(cmd.buf);
+  return ok;
+}
+
+/* Runs argv with stdout and stderr into one pipe; returns the output (malloc'd) and the exit
+ * status (-1 when it did not exit normally). errno-style failure: returns false. */
+static bool run_capture(char *const *argv, char **output, int *status, int *spawn_errno) {
+  *output = NULL;
+  *status = -1;
+  *spawn_errno = 0;
+  int fds[2];
+  if (pipe(fds) != 0) {
+    *spawn_errno = errno;
+    return false;
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addclose(&fa, fds[0]);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+  posix_spawn_file_actions_addclose(&fa, fds[1]);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(fds[1]);
+  if (rc != 0) {
+    close(fds[0]);
+    *spawn_errno = rc;
+    return false;
+  }
+  size_t len = 0, cap = 4096;
+  char *buf = malloc(cap);
+  for (;;) {
+    if (buf && len + 1024 > cap) {
+      char *nb = cap < (64u << 20) ? realloc(buf, cap * 2) : NULL;
+      if (nb) {
+        buf = nb;
+        cap *= 2;
+      }
+    }
+    char tmp[1024];
+    char *dst = buf && len + sizeof tmp <= cap ? buf + len : tmp;
+    ssize_t n = read(fds[0], dst, sizeof tmp);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    if (dst != tmp) len += (size_t)n;
+  }
+  close(fds[0]);
+  int ws;
+  while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
+  }
+  *status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+  if (buf) buf[len] = 0;
+  *output = buf;
+  return true;
+}
+
+static char *first_line(const char *s) {
+  if (!s) return strdup("?");
+  size_t n = strcspn(s, "\n");
+  char *r = malloc(n + 1);
+  if (!r) return NULL;
+  memcpy(r, s, n);
+  r[n] = 0;
+  return r;
+}
+
+/* A short identity of this CPU: -march=native code built on one machine may not run on
+ * another, so it is part of the toolchain id (and thus of cache keys). */
+static void cpu_identity(char *out, size_t cap) {
+  snprintf(out, cap, "unknown");
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (!f) return;
+  char line[4096], model[256] = "?";
+  uint64_t h = 1469598103934665603ull;
+  bool have_flags = false;
+  while (fgets(line, sizeof line, f)) {
+    if (!strncmp(line, "model name", 10) && model[0] == '?') {
+      char *c = strchr(line, ':');
+      if (c) snprintf(model, sizeof model, "%.*s", (int)strcspn(c + 2, "\n"), c + 2);
+    } else if ((!strncmp(line, "flags", 5) || !strncmp(line, "Features", 8)) && !have_flags) {
+      for (const char *p = line; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+      have_flags = true;
+    }
+  }
+  fclose(f);
+  snprintf(out, cap, "%s/%016llx", model, (unsigned long long)h);
+}
+
+char *tc_cpu_toolchain_id(const tc_backend_env *env, tilec_error *err) {
+  cc_cmd cmd;
+  if (!cc_split(env ? env->cc : "cc", &cmd)) {
+    tc_error(err, TILEC_ERROR_NOMEM, "out of memory");
+    return NULL;
+  }
+  char path[4096];
+  if (!find_exe(cmd.argv[0], path, sizeof path)) {
+    tc_error(err, TILEC_ERROR_TARGET, "C compiler '%s' not found: set CC or install gcc", cmd.argv[0]);
+    free(cmd.buf);
+    return NULL;
+  }
+  char *argv[20];
+  int n = 0;
+  for (int i = 0; i < cmd.argc; i++) argv[n++] = cmd.argv[i];
+  argv[n++] = "--version";
+  argv[n] = NULL;
+  char *out = NULL;
+  int status, e;
+  if (!run_capture(argv, &out, &status, &e) || status != 0) {
+    tc_error(err, TILEC_ERROR_TARGET, "C compiler '%s' failed to report its version", cmd.argv[0]);
+    free(out);
+    free(cmd.buf);
+    return NULL;
+  }
+  char *ver = first_line(out);
+  free(out);
+  char cpu[512];
+  cpu_identity(cpu, sizeof cpu);
+  tc_strbuf sb;
+  tc_sb_init(&sb);
+  tc_sb_printf(&sb, "cc=%s", path);
+  for (int i = 1; i < cmd.argc; i++) tc_sb_printf(&sb, " %s", cmd.argv[i]);
+  tc_sb_printf(&sb, "; version=%s; flags=", ver ? ver : "?");
+  for (size_t i = 0; i < NBASE; i++) tc_sb_printf(&sb, "%s ", base_flags[i]);
+  tc_sb_printf(&sb, "-march=native; cpu=%s; abi=%d", cpu, TC_CPU_ABI_VERSION);
+  free(ver);
+  free(cmd.buf);
+  char *r = tc_sb_take(&sb);
+  if (!r) tc_error(err, TILEC_ERROR_NOMEM, "out of memory");
+  return r;
+}
+
+static bool write_file(const char *path, const void *data, size_t n) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  const char *p = data;
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      close(fd);
+      return false;
+    }
+    p += w;
+    n -= (size_t)w;
+  }
+  return close(fd) == 0;
+}
+
+static bool read_file(const char *path, void **data, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return false;
+  if (fseek(f, 0, SEEK_END) != 0) {
+    fclose(f);
+    return false;
+  }
+  long sz = ftell(f);
+  rewind(f);
+  if (sz < 0) {
+    fclose(f);
+    return false;
+  }
+  void *buf = malloc((size_t)sz + 1);
+  if (!buf || fread(buf, 1, (size_t)sz, f) != (size_t)sz) {
+    free(buf);
+    fclose(f);
+    return false;
+  }
+  fclose(f);
+  *data = buf;
+  *n = (size_t)sz;
+  return true;
+}
+
+/* A private temporary directory (mode 0700) under $TMPDIR or /tmp. */
+static bool tc_cpu_make_tmpdir(char *out, size_t cap) {
+  const char *t = getenv("TMPDIR");
+  if (!t || !*t) t = "/tmp";
+  if (snprintf(out, cap, "%s/tilec-cc-XXXXXX", t) >= (int)cap) return false;
+  return mkdtemp(out) != NULL;
+}
+
+tilec_status tc_cpu_build(const tc_backend_env *env, const tc_generated *src, void **artifact,
+                          size_t *artifact_size, tilec_error *err) {
+  *artifact = NULL;
+  *artifact_size = 0;
+  if (!src || !src->full_source) {
+    tc_error(err, TILEC_ERROR_INTERNAL, "cpu build: no source");
+    return TILEC_ERROR_INTERNAL;
+  }
+  cc_cmd cmd;
+  if (!cc_split(env ? env->cc : "cc", &cmd)) {
+    tc_error(err, TILEC_ERROR_NOMEM, "out of memory");
+    return TILEC_ERROR_NOMEM;
+  }
+  char dir[4096], cpath[4200], sopath[4200];
+  if (!tc_cpu_make_tmpdir(dir, sizeof dir)) {
+    tc_error(err, TILEC_ERROR_IO, "cannot create a temporary directory for the C compiler: %s", strerror(errno));
+    free(cmd.buf);
+    return TILEC_ERROR_IO;
+  }
+  snprintf(cpath, sizeof cpath, "%s/k.c", dir);
+  snprintf(sopath, sizeof sopath, "%s/k.so", dir);
+  tilec_status st = TILEC_OK;
+  if (!write_file(cpath, src->full_source, strlen(src->full_source))) {
+    tc_error(err, TILEC_ERROR_IO, "cannot write %s: %s", cpath, strerror(errno));
+    st = TILEC_ERROR_IO;
+    goto done;
+  }
+  for (int attempt = 0; attempt < 2; attempt++) {
+    bool native = attempt == 0;
+    char *argv[40];
+    int n = 0;
+    for (int i = 0; i < cmd.argc; i++) argv[n++] = cmd.argv[i];
+    for (size_t i = 0; i < NBASE; i++) argv[n++] = (char *)base_flags[i];
+    if (native) argv[n++] = "-march=native";
+    argv[n++] = "-o";
+    argv[n++] = sopath;
+    argv[n++] = cpath;
+    argv[n++] = "-lm";
+    argv[n] = NULL;
+    char *out = NULL;
+    int status, e;
+    if (!run_capture(argv, &out, &status, &e)) {
+      if (e == ENOENT) tc_error(err, TILEC_ERROR_TARGET, "C compiler '%s' not found: set CC or install gcc", cmd.argv[0]);
+      else tc_error(err, TILEC_ERROR_TARGET, "cannot run C compiler '%s': %s", cmd.argv[0], strerror(e));
+      st = TILEC_ERROR_TARGET;
+      goto done;
+    }
+    if (status == 0) {
+      free(out);
+      if (!read_file(sopath, artifact, artifact_size)) {
+        tc_error(err, TILEC_ERROR_IO, "cannot read the compiled kernel %s", sopath);
+        st = TILEC_ERROR_IO;
+      }
+      goto done;
+    }
+    if (native && out && strstr(out, "march")) { /* the compiler rejects -march=native: retry without */
+      free(out);
+      continue;
+    }
+    /* keep the compiler's message, trimmed to what fits */
+    size_t len = out ? strlen(out) : 0;
+    const char *msg = out ? out : "";
+    if (len > 900) msg = out + len - 900; /* the end holds the error */
+    tc_error(err, TILEC_ERROR_TARGET, "cc failed (exit %d): %s", status, msg);
+    free(out);
+    st = TILEC_ERROR_TARGET;
+    goto done;
+  }
+done:
+  unlink(cpath);
+  unlink(sopath);
+  rmdir(dir);
+  free(cmd.buf);
+  return st;
+}
