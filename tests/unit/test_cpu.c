@@ -291,12 +291,20 @@ static tc_kernel_ir *build_casts(tc_arena *a, int bn) {
   tc_stmt_list body = {0};
   tc_stmt_list_push(a, &body, kStore1(b, Q, idx, tc_ir_cast(a, i4, kLoad1(b, A, idx), b->loc)));
   tc_stmt_list_push(a, &body, kStore1(b, E, idx, tc_ir_cast(a, f8, kLoad1(b, F, idx), b->loc)));
-  tc_stmt_list_push(a, &body, kStore1(b, W, idx, kMul(b, kLoad1(b, A, idx), kI(b, 1000003))));
+  /* W = w < 0 ? w : -w with w = A * 1000003 (wrapping): the comparison must be signed */
+  tc_expr *w = kMul(b, kLoad1(b, A, idx), kI(b, 1000003));
+  tc_expr *negw = tc_ir_unary(a, TC_OP_NEG, kMul(b, kLoad1(b, A, idx), kI(b, 1000003)), b->loc);
+  tc_stmt_list_push(a, &body, kStore1(b, W, idx, tc_ir_select(a, kBin(b, TC_OP_LT, w, kI(b, 0)), tc_ir_cast(a, kb_i32(), kMul(b, kLoad1(b, A, idx), kI(b, 1000003)), b->loc), negw, b->loc)));
   tc_expr *h = tc_ir_cast(a, f16, kLoad1(b, F, idx), b->loc);
   tc_stmt_list_push(a, &body, kStore1(b, H, idx, kAdd(b, h, tc_ir_float(a, 1.0, f16, b->loc))));
   tc_stmt_list_push(a, &b->body, kFor(b, i, kI(b, 0), kI(b, bn), TC_LOOP_PARALLEL, kSeq(b, &body)));
   kFinish(b);
   return b->k;
+}
+
+static int32_t wantw(int32_t a) {
+  int32_t w = (int32_t)((uint32_t)a * 1000003u);
+  return w < 0 ? w : (int32_t)(0u - (uint32_t)w);
 }
 
 TEST(narrow_dtypes_and_wrapping) {
@@ -336,7 +344,7 @@ TEST(narrow_dtypes_and_wrapping) {
     if (q & 8) q -= 16;
     int wantq = ((A[i] & 15) ^ 8) - 8;
     if (q != wantq || E[i] != tc_float_to_narrow(TC_DT_FLOAT8_E4M3FN, F[i], false) ||
-        W[i] != (int32_t)((uint32_t)A[i] * 1000003u) ||
+        W[i] != wantw(A[i]) ||
         H[i] != tc_float_to_half(tc_half_to_float(tc_float_to_half(F[i])) + 1.0f)) {
       printf("  casts[%d]: q %d (want %d), e %u, w %d, h %u\n", i, q, wantq, E[i], W[i], H[i]);
       EXPECT(0);

@@ -381,11 +381,11 @@ void tc_cg_expr(tc_cg *g, tc_strbuf *sb, const tc_expr *e) {
   case TC_OP_MUL: {
     const char *op = e->op == TC_OP_ADD ? " + " : e->op == TC_OP_SUB ? " - " : " * ";
     const char *u = wrap_type(g, d);
-    if (u) { /* signed overflow wraps, as on GPUs: compute in the unsigned type */
-      char pre[48], mid[48];
-      snprintf(pre, sizeof pre, "((%s)(", u);
+    if (u) { /* signed overflow wraps, as on GPUs: compute in the unsigned type, convert back */
+      char pre[64], mid[48];
+      snprintf(pre, sizeof pre, "((%s)((%s)(", tc_cg_ctype(d), u);
       snprintf(mid, sizeof mid, ")%s(%s)(", op, u);
-      emit_rounded(g, sb, e, pre, mid, "))");
+      emit_rounded(g, sb, e, pre, mid, ")))");
     } else {
       emit_rounded(g, sb, e, "(", op, ")");
     }
@@ -409,7 +409,15 @@ void tc_cg_expr(tc_cg *g, tc_strbuf *sb, const tc_expr *e) {
     if (fl) emit_math(g, sb, e, "pow");
     else emit_rounded(g, sb, e, "tcg_ipow(", ", ", ")");
     return;
-  case TC_OP_NEG: emit_rounded(g, sb, e, "(-", "", ")"); return;
+  case TC_OP_NEG:
+    if (wrap_type(g, d)) {
+      char pre[64];
+      snprintf(pre, sizeof pre, "((%s)((%s)0 - (%s)(", tc_cg_ctype(d), wrap_type(g, d), wrap_type(g, d));
+      emit_rounded(g, sb, e, pre, "", ")))");
+    } else {
+      emit_rounded(g, sb, e, "(-", "", ")");
+    }
+    return;
   case TC_OP_BIT_AND: emit_rounded(g, sb, e, "(", " & ", ")"); return;
   case TC_OP_BIT_OR: emit_rounded(g, sb, e, "(", " | ", ")"); return;
   case TC_OP_BIT_XOR: emit_rounded(g, sb, e, "(", " ^ ", ")"); return;
