@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "ir/interp.h"
@@ -715,6 +717,73 @@ TEST(missing_compiler_is_a_clear_error) {
   free(id);
 }
 
+/* A runtime assert that fails stops the launch with its message. */
+TEST(runtime_assert_fails_with_its_message) {
+  tc_arena a;
+  tc_arena_init(&a);
+  kb B;
+  kb *b = &B;
+  kb_init(b, &a, "asserting");
+  tc_var *n = kSym(b, "n");
+  tc_expr *sh[1] = {kV(b, n)};
+  tc_buffer *O = kTensor(b, "O", kb_f32(), 1, sh, true);
+  tc_expr *grid[1] = {kI(b, 4)};
+  kLaunch(b, 1, grid, 32);
+  tc_stmt *as = tc_ir_stmt(&a, TC_ST_ASSERT, b->loc);
+  as->u.assert_.cond = kBin(b, TC_OP_LT, kV(b, b->k->block_idx[0]), kV(b, n));
+  as->u.assert_.msg = "block index \"out\" of range";
+  tc_stmt_list_push(&a, &b->body, as);
+  tc_stmt_list_push(&a, &b->body, kStore1(b, O, kV(b, b->k->block_idx[0]), kF(b, 1.0)));
+  kFinish(b);
+  built bt;
+  CHECK(build_kernel(b->k, &bt));
+  float o[4] = {0};
+  void *data[1] = {o};
+  int64_t ok_syms[1] = {4}, bad_syms[1] = {2};
+  CHECK(launch(&bt, data, 1, ok_syms, 1));
+  EXPECT(o[0] == 1 && o[3] == 1);
+  int64_t scal[1] = {0};
+  double fs[1] = {0};
+  tc_launch_args la = {data, scal, fs, bad_syms, 1, 1};
+  tc_backend_env env = env_of(test_cc());
+  tilec_error err = {0};
+  EXPECT(tc_cpu_cc_backend.launch(&env, bt.mod, &la, &err) == TILEC_ERROR_TARGET);
+  EXPECT(strcmp(err.message, "kernel assertion failed: block index \"out\" of range") == 0);
+  built_free(&bt);
+  tc_arena_free(&a);
+}
+
+/* A compiler that rejects -march=native: the build is retried without it. */
+TEST(march_native_fallback) {
+  char dir[] = "/tmp/tilec-test-cc-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  char path[128];
+  snprintf(path, sizeof path, "%s/oldcc", dir);
+  FILE *f = fopen(path, "w");
+  CHECK(f != NULL);
+  fprintf(f, "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = -march=native ] && { echo \"oldcc: error: unrecognized "
+             "option '-march=native'\" >&2; exit 1; }; done\nexec cc \"$@\"\n");
+  fclose(f);
+  chmod(path, 0755);
+  tc_arena a;
+  tc_arena_init(&a);
+  tc_kernel_ir *k = build_axpb(&a, 64);
+  tc_generated gen;
+  tilec_error err = {0};
+  CHECK_INT(tc_cpu_cc_backend.generate(k, &gen, &err), TILEC_OK);
+  tc_backend_env env = env_of(path);
+  void *art = NULL;
+  size_t n = 0;
+  EXPECT(tc_cpu_cc_backend.build(&env, &gen, &art, &n, &err) == TILEC_OK);
+  EXPECT(art != NULL && n > 4 && memcmp(art, "\177ELF", 4) == 0);
+  free(art);
+  free(gen.kernel_source);
+  free(gen.full_source);
+  tc_arena_free(&a);
+  unlink(path);
+  rmdir(dir);
+}
+
 /* Several threads launching one kernel at once on one pool. */
 typedef struct conc {
   built *b;
@@ -796,6 +865,8 @@ int main(void) {
   RUN(source_is_deterministic);
   RUN(compiler_failure_reports_stderr);
   RUN(missing_compiler_is_a_clear_error);
+  RUN(runtime_assert_fails_with_its_message);
+  RUN(march_native_fallback);
   RUN(concurrent_launches);
   RUN(pool_parallel_for);
   tc_thread_pool_destroy(g_pool);
