@@ -48,7 +48,9 @@ tilec_context *tilec_context_create(const tilec_context_options *opts, tilec_err
   if (!opts) opts = &none;
   ctx->flags = opts->flags;
   const char *disable = getenv("TILEC_DISABLE_CACHE");
-  if (disable && strcmp(disable, "0") != 0 && disable[0]) ctx->flags |= TILEC_CONTEXT_NO_DISK_CACHE;
+  /* TILEC_DISABLE_CACHE turns all caching off: every compile builds anew. */
+  if (disable && strcmp(disable, "0") != 0 && disable[0])
+    ctx->flags |= TILEC_CONTEXT_NO_DISK_CACHE | TILEC_CONTEXT_NO_MEMORY_CACHE;
   const char *cc = opts->cc ? opts->cc : getenv("CC");
   if (!cc || !cc[0]) cc = "cc";
   ctx->cc = strdup(cc);
