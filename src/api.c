@@ -261,13 +261,6 @@ const char *tilec_kernel_source(const tilec_kernel *k, int kernel_only) {
   return s ? s : "";
 }
 
-void tc_generated_free(tc_generated *g) {
-  if (!g) return;
-  free(g->kernel_source);
-  free(g->full_source);
-  g->kernel_source = g->full_source = NULL;
-}
-
 void tc_module_retain(void *p) { __atomic_add_fetch(&((tc_module *)p)->refs, 1, __ATOMIC_RELAXED); }
 
 void tc_module_release(void *p) {
