@@ -358,11 +358,14 @@ static tc_val *t_empty(tc_ev *ev, tc_val *self, tc_args *a) {
 
 const tilec_define *ev_find_define(tc_ev *ev, const char *name, tc_val **out);
 
-static tc_val *symbolic_dim(tc_ev *ev, const char *name, tc_dtype dt, tc_loc loc) {
+/* A T.const name bound by a define becomes that constant. A T.symbolic / T.dynamic dimension
+ * stays symbolic even when a define names it: there the define only gives the size that
+ * `tilec run` allocates, and the kernel is compiled once for every size. */
+static tc_val *symbolic_dim(tc_ev *ev, const char *name, tc_dtype dt, tc_loc loc, bool define_binds) {
   tc_val *dv;
   if (ev_find_define(ev, name, &dv)) {
     if (dv->kind != TV_INT) ev_fail_usage(ev, "-D %s needs an integer value for the dimension '%s'", name, name);
-    return dv;
+    if (define_binds) return dv;
   }
   tc_kernel_ir *k = ev->k;
   for (int i = 0; i < k->nsyms; i++)
@@ -383,7 +386,7 @@ static tc_dtype sym_dtype(tc_ev *ev, tc_args *a, int i) {
 static tc_val *t_symbolic(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   if (a->p[0]->kind != TV_STR) ev_fail(ev, arg_loc(a, 0), "the name of a symbolic dimension must be a string");
-  return symbolic_dim(ev, a->p[0]->u.str.s, sym_dtype(ev, a, 1), call_loc(a));
+  return symbolic_dim(ev, a->p[0]->u.str.s, sym_dtype(ev, a, 1), call_loc(a), false);
 }
 
 static tc_val *t_const(tc_ev *ev, tc_val *self, tc_args *a) {
@@ -395,7 +398,7 @@ static tc_val *t_const(tc_ev *ev, tc_val *self, tc_args *a) {
   if (list_form) {
     for (int i = 0; i < names->u.seq.n; i++) {
       if (names->u.seq.v[i]->kind != TV_STR) ev_fail(ev, arg_loc(a, 0), "T.const names must be strings");
-      tv_list_push(ev, out, symbolic_dim(ev, names->u.seq.v[i]->u.str.s, dt, call_loc(a)));
+      tv_list_push(ev, out, symbolic_dim(ev, names->u.seq.v[i]->u.str.s, dt, call_loc(a), true));
     }
     return out;
   }
@@ -405,7 +408,7 @@ static tc_val *t_const(tc_ev *ev, tc_val *self, tc_args *a) {
     while (*p == ' ' || *p == ',') p++;
     const char *q = p;
     while (*q && *q != ' ' && *q != ',') q++;
-    if (q > p) tv_list_push(ev, out, symbolic_dim(ev, tc_arena_strndup(&ev->tmp, p, (size_t)(q - p)), dt, call_loc(a)));
+    if (q > p) tv_list_push(ev, out, symbolic_dim(ev, tc_arena_strndup(&ev->tmp, p, (size_t)(q - p)), dt, call_loc(a), true));
     p = q;
   }
   if (out->u.seq.n == 0) ev_fail(ev, arg_loc(a, 0), "T.const needs at least one name");
