@@ -428,6 +428,9 @@ static void emit_block_fn(tc_cg *g) {
     else if (P->storage[id] == TC_CPU_STORE_SHARED) tc_cg_line(g, "%s %s = 0;", tc_cg_ctype(v->dtype), txt);
     free(txt);
   }
+  int64_t bufs_end = g->gemm_pack_off ? g->gemm_pack_off : g->scratch_bytes;
+  if (bufs_end > 0) /* every block starts with zeroed buffers, as in the reference interpreter */
+    tc_cg_line(g, "memset(tcg_scratch, 0, %lld);", (long long)bufs_end);
   emit_nodes(g, &P->top);
   tc_cg_line(g, "return 0;");
   g->ind--;
