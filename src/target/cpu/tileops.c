@@ -131,6 +131,22 @@ static void copy_body(tc_cg *g, const rg *src, const rg *dst, const char **lv, b
   tc_sb_init(&st);
   rg_offset(g, &so, src, lv);
   rg_offset(g, &dof, dst, lv);
+  if (!checked && tc_dtype_eq(src->b->dtype, dst->b->dtype)) { /* same dtype: copy the encoding */
+    char *sn, *dn;
+    tc_cg_buf_name(g, &st, src->b);
+    sn = tc_sb_take(&st);
+    tc_cg_buf_name(g, &st, dst->b);
+    dn = tc_sb_take(&st);
+    if (tc_cg_is4(src->b->dtype))
+      tc_cg_line(g, "%s(%s, %s, tcg_ld4(%s, %s));", rg_global(dst) ? "tcg_st4_atomic" : "tcg_st4", dn ? dn : "",
+                 tc_sb_cstr(&dof), sn ? sn : "", tc_sb_cstr(&so));
+    else tc_cg_line(g, "%s[%s] = %s[%s];", dn ? dn : "", tc_sb_cstr(&dof), sn ? sn : "", tc_sb_cstr(&so));
+    free(sn);
+    free(dn);
+    tc_sb_free(&so);
+    tc_sb_free(&dof);
+    return;
+  }
   tc_cg_load_at(g, &ld, src->b, tc_sb_cstr(&so));
   if (checked && rg_global(src)) {
     tc_strbuf c;
