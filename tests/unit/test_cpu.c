@@ -407,6 +407,106 @@ TEST(softmax_rows) {
   tc_arena_free(&a);
 }
 
+/* Every reduce kind along either dim, with clear=False accumulating into the old values, and
+ * a T.fill of a global region at an edge tile; compared with the reference interpreter. */
+static tc_kernel_ir *build_reduces(tc_arena *a, int bm, int n) {
+  kb B;
+  kb *b = &B;
+  kb_init(b, a, "reduces");
+  tc_var *M = kSym(b, "M");
+  tc_expr *sh[2] = {kV(b, M), kI(b, n)}, *shr[2] = {kV(b, M), kI(b, 5)}, *shc[2] = {kCeil(b, kV(b, M), bm), kI(b, n)};
+  tc_buffer *A = kTensor(b, "A", kb_f32(), 2, sh, false);
+  tc_buffer *R = kTensor(b, "R", kb_f32(), 2, shr, true);  /* per row: 5 reductions */
+  tc_buffer *Cm = kTensor(b, "Cm", kb_f32(), 2, shc, true); /* per block: column max */
+  tc_buffer *Fl = kTensor(b, "Fl", kb_f32(), 2, sh, true);
+  tc_expr *grid[1] = {kCeil(b, kV(b, M), bm)};
+  kLaunch(b, 1, grid, 128);
+  tc_var *bx = b->k->block_idx[0];
+  int64_t tsh[2] = {bm, n}, rsh[2] = {bm, 5}, csh[1] = {n}, c1[2] = {1, n};
+  tc_buffer *Al = kAlloc(b, &b->body, "A_frag", kb_f32(), TC_SCOPE_FRAGMENT, 2, tsh);
+  tc_buffer *Rl = kAlloc(b, &b->body, "R_frag", kb_f32(), TC_SCOPE_FRAGMENT, 2, rsh);
+  tc_buffer *Cl = kAlloc(b, &b->body, "C_frag", kb_f32(), TC_SCOPE_FRAGMENT, 1, csh);
+  tc_expr *st[2] = {kMul(b, kV(b, bx), kI(b, bm)), kI(b, 0)};
+  tc_stmt_list_push(a, &b->body, kCopy(b, kReg(b, A, st, tsh), kWhole(b, Al)));
+  tc_stmt_list_push(a, &b->body, kFill(b, kWhole(b, Rl), kF(b, 0.25)));
+  tc_reduce_kind kinds[5] = {TC_RED_SUM, TC_RED_MAX, TC_RED_MIN, TC_RED_ABSSUM, TC_RED_ABSMAX};
+  for (int r = 0; r < 5; r++) {
+    tc_stmt *rd = tc_ir_stmt(a, TC_ST_REDUCE, b->loc);
+    rd->u.reduce.op = kinds[r];
+    rd->u.reduce.src = kWhole(b, Al);
+    tc_expr *ds[2] = {kI(b, 0), kI(b, r)};
+    int64_t de[2] = {bm, 1};
+    rd->u.reduce.dst = kReg(b, Rl, ds, de);
+    rd->u.reduce.dim = 1;
+    rd->u.reduce.clear = r % 2 == 0; /* sum, min, absmax clear; max, abssum accumulate */
+    tc_stmt_list_push(a, &b->body, rd);
+  }
+  tc_stmt *cm = tc_ir_stmt(a, TC_ST_REDUCE, b->loc);
+  cm->u.reduce.op = TC_RED_MAX;
+  cm->u.reduce.src = kWhole(b, Al);
+  cm->u.reduce.dst = kWhole(b, Cl);
+  cm->u.reduce.dim = 0;
+  cm->u.reduce.clear = true;
+  tc_stmt_list_push(a, &b->body, cm);
+  tc_expr *st2[2] = {kMul(b, kV(b, bx), kI(b, bm)), kI(b, 0)};
+  tc_stmt_list_push(a, &b->body, kCopy(b, kWhole(b, Rl), kReg(b, R, st2, rsh)));
+  tc_expr *st3[2] = {kV(b, bx), kI(b, 0)};
+  tc_stmt_list_push(a, &b->body, kCopy(b, kWhole(b, Cl), kReg(b, Cm, st3, c1)));
+  tc_expr *st4[2] = {kMul(b, kV(b, bx), kI(b, bm)), kI(b, 0)};
+  tc_stmt_list_push(a, &b->body, kFill(b, kReg(b, Fl, st4, tsh), kF(b, -3.5)));
+  kFinish(b);
+  return b->k;
+}
+
+TEST(reduce_kinds_and_global_fill) {
+  tc_arena a;
+  tc_arena_init(&a);
+  built b;
+  int n = 24, bm = 8;
+  tc_kernel_ir *k = build_reduces(&a, bm, n);
+  CHECK(build_kernel(k, &b));
+  int M = 19, nb = (M + bm - 1) / bm;
+  float *A = malloc(sizeof(float) * M * n), *R = malloc(sizeof(float) * M * 5), *Cm = malloc(sizeof(float) * nb * n);
+  float *Fl = malloc(sizeof(float) * M * n);
+  for (int i = 0; i < M * n; i++) A[i] = frand() * 4;
+  void *data[4] = {A, R, Cm, Fl};
+  int64_t syms[1] = {M};
+  CHECK(launch(&b, data, 4, syms, 1));
+  bool outs[4] = {false, true, true, true};
+  size_t ns[4] = {0, (size_t)M * 5, (size_t)nb * n, (size_t)M * n};
+  EXPECT(interp_agrees(k, data, outs, ns, 4, syms, 1e-5, 1e-5));
+  for (int i = 0; i < M; i++) {
+    double s = 0, mx = -INFINITY, mn = INFINITY, as = 0, am = 0;
+    for (int j = 0; j < n; j++) {
+      double v = A[i * n + j];
+      s += v;
+      mx = fmax(mx, v);
+      mn = fmin(mn, v);
+      as += fabs(v);
+      am = fmax(am, fabs(v));
+    }
+    double want[5] = {s, fmax(0.25, mx), mn, 0.25 + as, am};
+    for (int r = 0; r < 5; r++)
+      if (!close_to(R[i * 5 + r], want[r], 1e-5, 1e-5)) {
+        printf("  reduce kind %d row %d: %g, want %g\n", r, i, R[i * 5 + r], want[r]);
+        EXPECT(0);
+      }
+    for (int j = 0; j < n; j++) EXPECT(Fl[i * n + j] == -3.5f);
+  }
+  for (int blk = 0; blk < nb; blk++)
+    for (int j = 0; j < n; j++) {
+      double mx = -INFINITY;
+      for (int i = blk * bm; i < blk * bm + bm; i++) mx = fmax(mx, i < M ? A[i * n + j] : 0.0); /* rows past M read 0 */
+      EXPECT(close_to(Cm[blk * n + j], mx, 0, 0));
+    }
+  free(A);
+  free(R);
+  free(Cm);
+  free(Fl);
+  built_free(&b);
+  tc_arena_free(&a);
+}
+
 /* ---- cumsum ---- */
 static void cumsum_case(bool reverse) {
   tc_arena a;
@@ -857,6 +957,7 @@ int main(void) {
   RUN(elementwise_bfloat16);
   RUN(narrow_dtypes_and_wrapping);
   RUN(softmax_rows);
+  RUN(reduce_kinds_and_global_fill);
   RUN(cumsum_forward);
   RUN(cumsum_reverse);
   RUN(thread_level_kernel);
