@@ -219,8 +219,7 @@ void tc_cg_round(tc_strbuf *sb, tc_dtype d, const char *val) {
   else if (is_intlike(d) && d.code != TC_DT_INT32 && d.code != TC_DT_INT64 && d.code != TC_DT_UINT32 &&
            d.code != TC_DT_UINT64)
     tc_sb_printf(sb, "((%s)(%s))", tc_cg_ctype(d), val); /* narrower ints were promoted by C */
-  else if (is_intlike(d)) tc_sb_printf(sb, "(%s)", val);
-  else tc_sb_puts(sb, val);
+  else tc_sb_puts(sb, val); /* 32/64-bit ints: the value text is already an atom or parenthesized */
 }
 
 void tc_cg_convert(tc_strbuf *sb, tc_dtype from, tc_dtype to, const char *val) {
