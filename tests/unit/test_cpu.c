@@ -197,6 +197,18 @@ TEST(gemm_transpose_b) { gemm_case(64, 32, 16, false, true, false); }
 TEST(gemm_transpose_a) { gemm_case(32, 64, 16, true, false, false); }
 TEST(gemm_fp16_operands) { gemm_case(64, 64, 32, false, true, true); }
 
+TEST(gemm_clear_accum) {
+  tc_arena a;
+  tc_arena_init(&a);
+  tc_kernel_ir *k = build_gemm_ex(&a, 32, 32, 32, false, false, kb_f32(), kb_f32(), 128, true);
+  built b;
+  CHECK(build_kernel(k, &b));
+  EXPECT(check_gemm(32, 32, 32, false, false, false, 32, 32, 32, &b));
+  EXPECT(check_gemm(32, 32, 32, false, false, false, 50, 40, 20, &b));
+  built_free(&b);
+  tc_arena_free(&a);
+}
+
 /* ---- elementwise ---- */
 static float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
 
@@ -953,6 +965,7 @@ int main(void) {
   RUN(gemm_transpose_b);
   RUN(gemm_transpose_a);
   RUN(gemm_fp16_operands);
+  RUN(gemm_clear_accum);
   RUN(elementwise_chain);
   RUN(elementwise_bfloat16);
   RUN(narrow_dtypes_and_wrapping);
