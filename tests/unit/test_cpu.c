@@ -72,7 +72,7 @@ static bool launch(built *b, void **data, int nparams, const int64_t *syms, int 
   return st == TILEC_OK;
 }
 
-static uint64_t rng = 88172645463325252ull;
+static _Thread_local uint64_t rng = 88172645463325252ull; /* per thread: concurrent tests draw too */
 static float frand(void) {
   rng ^= rng << 13;
   rng ^= rng >> 7;
