@@ -2,11 +2,13 @@
  *
  * A launch computes the grid from the symbolic sizes, then runs the linear block ids on the
  * pool; each participant of the launch gets its own block scratch (shared buffers, fragments,
- * per-thread storage), allocated on first use and freed when the launch ends, so several
- * threads may launch one kernel at once. */
+ * per-thread storage), taken on first use from the module's small cache of scratch blocks (or
+ * allocated) and given back when the launch ends, so several threads may launch one kernel at
+ * once and repeated launches do not pay for fresh pages. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,13 +21,37 @@
 typedef int (*run_blocks_fn)(void *const *, const int64_t *, const double *, const int64_t *, int64_t, int64_t, void *);
 typedef void (*grid_fn)(const int64_t *, const double *, const int64_t *, int64_t[3]);
 
+#define SCRATCH_CACHE 16
+
 struct tc_loaded {
   void *handle;
   run_blocks_fn run;
   grid_fn grid;
   int64_t scratch_bytes;
   const char *(*assert_message)(int);
+  pthread_mutex_t mu; /* guards the scratch cache */
+  int ncached;
+  void *cached[SCRATCH_CACHE];
 };
+
+static void *scratch_get(tc_loaded *m, size_t bytes) {
+  void *p = NULL;
+  pthread_mutex_lock(&m->mu);
+  if (m->ncached > 0) p = m->cached[--m->ncached];
+  pthread_mutex_unlock(&m->mu);
+  return p ? p : aligned_alloc(64, bytes); /* the kernel zeroes its buffers per block */
+}
+
+static void scratch_put(tc_loaded *m, void *p) {
+  if (!p) return;
+  pthread_mutex_lock(&m->mu);
+  if (m->ncached < SCRATCH_CACHE) {
+    m->cached[m->ncached++] = p;
+    p = NULL;
+  }
+  pthread_mutex_unlock(&m->mu);
+  free(p);
+}
 
 tilec_status tc_cpu_load(const tc_backend_env *env, const tc_kernel_ir *k, const tc_generated *src,
                          const void *artifact, size_t artifact_size, tc_loaded **out, tilec_error *err) {
@@ -71,7 +97,7 @@ tilec_status tc_cpu_load(const tc_backend_env *env, const tc_kernel_ir *k, const
   int (*abi)(void) = (int (*)(void))dlsym(h, "tilec_cpu_abi");
   int64_t (*scratch)(void) = (int64_t(*)(void))dlsym(h, "tilec_cpu_scratch_bytes");
   tc_loaded m = {h, (run_blocks_fn)dlsym(h, "tilec_cpu_run_blocks"), (grid_fn)dlsym(h, "tilec_cpu_grid"), 0,
-                 (const char *(*)(int))dlsym(h, "tilec_cpu_assert_message")};
+                 (const char *(*)(int))dlsym(h, "tilec_cpu_assert_message"), PTHREAD_MUTEX_INITIALIZER, 0, {0}};
   if (!abi || !scratch || !m.run || !m.grid || !m.assert_message) {
     dlclose(h);
     tc_error(err, TILEC_ERROR_TARGET, "the compiled kernel lacks the tilec cpu entry points");
@@ -91,12 +117,15 @@ tilec_status tc_cpu_load(const tc_backend_env *env, const tc_kernel_ir *k, const
     return TILEC_ERROR_NOMEM;
   }
   *r = m;
+  pthread_mutex_init(&r->mu, NULL);
   *out = r;
   return TILEC_OK;
 }
 
 void tc_cpu_unload(tc_loaded *mod) {
   if (!mod) return;
+  for (int i = 0; i < mod->ncached; i++) free(mod->cached[i]);
+  pthread_mutex_destroy(&mod->mu);
   dlclose(mod->handle);
   free(mod);
 }
@@ -113,13 +142,12 @@ static void run_range(void *c, int64_t b, int64_t e, int slot) {
   launch_ctx *L = c;
   if (atomic_load_explicit(&L->rc, memory_order_relaxed) != 0) return; /* a block failed: stop */
   if (!L->scratch[slot]) {
-    L->scratch[slot] = aligned_alloc(64, L->scratch_bytes);
+    L->scratch[slot] = scratch_get(L->mod, L->scratch_bytes);
     if (!L->scratch[slot]) {
       int z = 0;
       atomic_compare_exchange_strong(&L->rc, &z, -1);
       return;
     }
-    memset(L->scratch[slot], 0, L->scratch_bytes);
   }
   int rc = L->mod->run(L->args->data, L->args->scalars, L->args->fscalars, L->args->syms, b, e, L->scratch[slot]);
   if (rc) {
@@ -152,7 +180,7 @@ tilec_status tc_cpu_launch(const tc_backend_env *env, tc_loaded *mod, const tc_l
   int64_t grain = total / ((int64_t)nslots * 16);
   if (grain < 1) grain = 1;
   tc_thread_pool_parallel_for(pool, 0, total, grain, run_range, &L);
-  for (int i = 0; i < nslots; i++) free(L.scratch[i]);
+  for (int i = 0; i < nslots; i++) scratch_put(mod, L.scratch[i]);
   free(L.scratch);
   int rc = atomic_load(&L.rc);
   if (rc == -1) {
