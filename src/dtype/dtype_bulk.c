@@ -1,11 +1,11 @@
-/* dtype_bulk.c: array conversions between float32 and the narrow float formats.
+/* dtype_bulk.c: float32 -> narrow float rounding without branches, and the array forms.
  *
- * The per-element functions in dtype_conv.c are table-driven and branch on special cases,
- * which stops a compiler from vectorizing a loop over them. Here each format's rounding is
- * a branch-free inline function over float32 bits. Its format parameters are constants at
- * every call, so each loop specializes and vectorizes. Results are identical to
- * tc_float_to_narrow / tc_narrow_to_float; tests/unit/test_dtype.c checks this on every code
- * and on millions of inputs. */
+ * Each format's rounding is a branch-free inline function over float32 bits. Its format
+ * parameters are constants at every call, so a loop over it specializes and vectorizes.
+ * tc_float_to_narrow uses the same code one element at a time (tc_dtype_encode_f32_bits).
+ * The array decoders here are a second implementation of dtype_conv.c's table-driven
+ * decoder. tests/unit/test_dtype.c checks all of them on every code and on millions of
+ * inputs. */
 #include <string.h>
 
 #include "dtype/dtype.h"
