@@ -196,7 +196,6 @@ static const char *scan_number(lexer *L, const char *start, tc_token *t) {
   const char *q = start;
   bool is_float = false;
   if (*q != '.') q = scan_digitpart(L, q, start);
-  const char *int_end = q;
   if (at(L, q) == '.') {
     is_float = true;
     q++;
@@ -241,7 +240,6 @@ static const char *scan_number(lexer *L, const char *start, tc_token *t) {
                   "leading zeros in decimal integer literals are not permitted; use an 0o prefix "
                   "for octal integers");
   }
-  (void)int_end;
   uint64_t v = 0;
   bool overflow = false;
   double fv = 0;
