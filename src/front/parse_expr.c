@@ -589,7 +589,13 @@ static tc_ast *slices(tc_parser *P) {
   tc_ast *first = slice(P);
   if (!tc_p_punct(P, TC_P_COMMA)) {
     if (!tc_p_punct(P, TC_P_RBRACKET)) check_missing_comma(P, first);
-    return first;
+    if (first->kind != TC_AST_STARRED) return first;
+    /* x[*a] indexes with the tuple (*a,), as in CPython. */
+    tc_ast *tu = tc_p_node(P, TC_AST_TUPLE, loc);
+    tc_vec one = {0};
+    tc_vec_push(P, &one, first);
+    tu->list = tc_vec_list(&one);
+    return tc_p_finish(P, tu);
   }
   tc_vec items = {0};
   tc_vec_push(P, &items, first);
