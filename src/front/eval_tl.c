@@ -380,12 +380,6 @@ static tc_dtype sym_dtype(tc_ev *ev, tc_args *a, int i) {
   return dt;
 }
 
-static tc_val *t_symbolic(tc_ev *ev, tc_val *self, tc_args *a) {
-  (void)self;
-  if (a->p[0]->kind != TV_STR) ev_fail(ev, arg_loc(a, 0), "the name of a symbolic dimension must be a string");
-  return symbolic_dim(ev, a->p[0]->u.str.s, sym_dtype(ev, a, 1), call_loc(a));
-}
-
 static tc_val *t_const(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   tc_val *names = a->p[0];
@@ -754,9 +748,10 @@ static tc_val *t_use_swizzle(tc_ev *ev, tc_val *self, tc_args *a) {
   int64_t panel = arg_int(ev, a, 0, 10, "panel_size of T.use_swizzle");
   const char *order = "row";
   if (a->p[1] && a->p[1]->kind != TV_NONE) {
-    if (a->p[1]->kind != TV_STR) ev_fail(ev, arg_loc(a, 1), "order= must be \"row\" or \"col\"");
+    if (a->p[1]->kind != TV_STR) ev_fail(ev, arg_loc(a, 1), "order= must be a string such as \"row\"");
     order = a->p[1]->u.str.s;
-    if (strcmp(order, "row") != 0 && strcmp(order, "col") != 0) ev_fail(ev, arg_loc(a, 1), "order= must be \"row\" or \"col\", not '%s'", order);
+    if (strcmp(order, "row") != 0 && strcmp(order, "col") != 0 && strcmp(order, "column") != 0 && strcmp(order, "mlx") != 0)
+      ev_fail(ev, arg_loc(a, 1), "order= must be \"row\", \"column\" or \"mlx\", not '%s'", order);
   }
   bool enable = arg_bool(ev, a, 2, true);
   tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_ANNOTATE, call_loc(a));
@@ -779,8 +774,9 @@ static tc_val *t_print(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   tc_loc loc = call_loc(a);
   tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_PRINT, loc);
-  tc_val *v = a->p[0];
-  if (v->kind == TV_BUFFER && v->u.buf->scope != TC_SCOPE_VAR) s->u.print.buf = v->u.buf;
+  tc_val *v = a->p[0] ? a->p[0] : tv_none(ev);
+  if (v->kind == TV_NONE) s->u.print.msg = "";
+  else if (v->kind == TV_BUFFER && v->u.buf->scope != TC_SCOPE_VAR) s->u.print.buf = v->u.buf;
   else if (v->kind == TV_STR && !a->p[1]) s->u.print.msg = tc_arena_strdup(ev->ir, v->u.str.s);
   else s->u.print.value = ev_to_expr(ev, v, loc);
   if (a->p[1] && a->p[1]->kind != TV_NONE) {
@@ -855,6 +851,20 @@ static tc_val *minmax(tc_ev *ev, tc_args *a, bool is_max) {
 }
 static tc_val *t_max(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return minmax(ev, a, true); }
 static tc_val *t_min(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return minmax(ev, a, false); }
+
+static tc_val *t_clamp(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_args b = *a;
+  tc_val *p[2] = {a->p[0], a->p[2]};
+  const tc_ast *n[2] = {a->pnode[0], a->pnode[2]};
+  b.p = p;
+  b.pnode = n;
+  tc_val *lo_args[2] = {minmax(ev, &b, false), a->p[1]};
+  const tc_ast *ln[2] = {a->pnode[0], a->pnode[1]};
+  b.p = lo_args;
+  b.pnode = ln;
+  return minmax(ev, &b, true);
+}
 
 static tc_val *t_pow(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
@@ -987,13 +997,14 @@ static const tc_builtin language_builtins[] = {
     {"T.get_thread_binding", "dim?", t_thread_binding, 0},
     {"T.use_swizzle", "panel_size? order? enable?", t_use_swizzle, 0},
     {"T.annotate_layout", "layout_map", t_annotate_layout, EV_TAG_LAZY_ARGS},
-    {"T.symbolic", "name dtype?", t_symbolic, 0},
-    {"T.dynamic", "name dtype?", t_symbolic, 0},
+    {"T.symbolic", "names dtype?", t_const, 0},
+    {"T.dynamic", "names dtype?", t_const, 0},
+    {"T.clamp", "x lo hi", t_clamp, 0},
     {"T.const", "names dtype?", t_const, 0},
     {"T.empty", "shape dtype?", t_empty, 0},
     {"T.Tensor", "shape dtype? scope?", t_tensor, 0},
     {"T.Buffer", "shape dtype? scope?", t_tensor, 0},
-    {"T.print", "obj msg?", t_print, 0},
+    {"T.print", "obj? msg?", t_print, 0},
     {"T.ceildiv", "a b", t_ceildiv, 0},
     {"T.exp", "x", t_exp, 0},
     {"T.exp2", "x", t_exp2, 0},

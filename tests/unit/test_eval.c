@@ -226,7 +226,7 @@ TEST(kernel_constructs_ir) {
       "    h: float32 = cast(float32, S[tx, 0]) + cast(float32, cast(bfloat16, S[tx, 1]))\n"
       "    B[tx] = h\n"
       "    B[tx] = B[tx] + 1.0\n"
-      "    B[0] = cast(float32, if_then_else(tx > 3, float16(1.0), T.exp(S[0, 0])))\n";
+      "    B[0] = if_then_else(tx > 3, 1.0, cast(float32, T.exp(S[0, 0])))\n";
   CHECK_STR(r.ir, expected);
   /* structure, not only text */
   const tc_kernel_ir *k = r.k;
@@ -412,6 +412,8 @@ TEST(types_promote_and_casts_are_explicit) {
       "                C[i] = I[i] + 0.5\n"
       "                I[i] = I[i] + J[i]\n"
       "                A[i] = A[i] * 2\n"
+      "                C[i] = A[i] * 2.0\n"
+      "                C[i] = A[i] < 2.0\n"
       "                C[i] = (I[i] > 3) & (J[i] < 2)\n"
       "                I[i] = I[i] // 3 + I[i] % 3\n"
       "                A[i] = A[i].astype(T.float32) + T.float16(1)\n"
@@ -421,6 +423,8 @@ TEST(types_promote_and_casts_are_explicit) {
   EXPECT_LINE(&r, "C[i] = cast(float32, I[i]) + 0.5");
   EXPECT_LINE(&r, "I[i] = I[i] + cast(int32, J[i])");
   EXPECT_LINE(&r, "A[i] = A[i] * float16(2.0)");
+  EXPECT_LINE(&r, "C[i] = cast(float32, A[i]) * 2.0");
+  EXPECT_LINE(&r, "C[i] = cast(float32, A[i] < float16(2.0))");
   EXPECT_LINE(&r, "C[i] = cast(float32, I[i] > 3 and J[i] < int8(2))");
   EXPECT_LINE(&r, "I[i] = I[i] // 3 + I[i] % 3");
   EXPECT_LINE(&r, "A[i] = cast(float16, cast(float32, A[i]) + 1.0)");
@@ -466,6 +470,9 @@ TEST(diagnostics_are_values_with_places) {
        "the shape of T.alloc_shared must be known at compile time, but 'bx' depends on the kernel's block index", 5},
       {"            with T.Kernel(1) as by:\n                pass\n", "a prim_func may contain only one 'with T.Kernel(...)' block", 5},
       {"            A[0] = 1\n", "buffer 'A' has 2 dimensions but 1 index was given", 5},
+      {"            for i in T.Parallel(4):\n                A[i, 0] = i / 2\n",
+       "'/' on two integer values is ambiguous at run time (TileLang rejects it); use '//' for floor division, or cast an "
+       "operand to a float dtype", 6},
       {"            x = 1 << 70\n", "integer overflow: the result of 1 << 70 does not fit in 64 bits", 5},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
