@@ -582,7 +582,7 @@ static void suggest_name(tc_ev *ev, const char *name, const char **best, int *be
 
 static int suggestion_limit(const char *name) {
   size_t n = strlen(name);
-  return n <= 2 ? 0 : n <= 3 ? 1 : n <= 6 ? 2 : 3;
+  return n <= 1 ? 0 : n <= 3 ? 1 : n <= 6 ? 2 : 3;
 }
 
 tc_val *ev_lookup(tc_ev *ev, const char *name, tc_loc loc) {
