@@ -604,6 +604,8 @@ tc_val *ev_lookup(tc_ev *ev, const char *name, tc_loc loc) {
   suggest_name(ev, name, &best, &bestd);
   if (best && bestd <= suggestion_limit(name))
     ev_fail(ev, loc, "name '%s' is not defined; did you mean '%s'?", name, best);
+  if (ev_module_attr_try(ev, TM_LANGUAGE, name)) /* alloc_shared written without T. */
+    ev_fail(ev, loc, "name '%s' is not defined; did you mean 'T.%s'?", name, name);
   ev_fail(ev, loc, "name '%s' is not defined", name);
 }
 
