@@ -480,6 +480,34 @@ static tc_val *t_parallel(tc_ev *ev, tc_val *self, tc_args *a) {
   return r;
 }
 
+static tc_val *t_grid(tc_ev *ev, tc_val *self, tc_args *a) {
+  tc_val *r = t_parallel(ev, self, a);
+  r->u.range.kind = TR_SERIAL;
+  return r;
+}
+
+static tc_val *t_sync_threads(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  ev_emit(ev, tc_ir_stmt(ev->ir, TC_ST_BARRIER, call_loc(a)), call_loc(a), "T.sync_threads");
+  return tv_none(ev);
+}
+
+static tc_val *t_block_binding(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  int64_t axis = arg_int(ev, a, 0, 0, "the axis of T.get_block_binding");
+  tc_kernel_ir *k = ev->k;
+  if (!ev->cur) ev_fail(ev, call_loc(a), "T.get_block_binding must be inside 'with T.Kernel(...)'");
+  if (axis < 0 || axis >= k->grid_ndim)
+    ev_fail(ev, arg_loc(a, 0), "T.get_block_binding(%lld): the kernel has %d grid dimension%s", (long long)axis,
+            k->grid_ndim, k->grid_ndim == 1 ? "" : "s");
+  if (!k->block_idx[axis]) {
+    static const char *const names[] = {"bx", "by", "bz"};
+    k->block_idx[axis] = tc_ir_new_var(ev->ir, k, names[axis], tc_index_dtype(), TC_VAR_BLOCK_IDX, call_loc(a));
+    k->block_idx[axis]->axis = (int)axis;
+  }
+  return tv_expr(ev, tc_ir_var_ref(ev->ir, k->block_idx[axis], call_loc(a)));
+}
+
 static tc_val *t_pipelined(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   tc_val *r = range_like(ev, a, TR_PIPELINED, "T.Pipelined");
@@ -489,8 +517,7 @@ static tc_val *t_pipelined(tc_ev *ev, tc_val *self, tc_args *a) {
     if (st < 0 || st > 16) ev_fail(ev, arg_loc(a, 2), "num_stages must be between 0 and 16, got %lld", (long long)st);
     r->u.range.num_stages = (int)st;
   }
-  for (int i = 3; i <= 6; i++)
-    if (a->p[i] && a->p[i]->kind != TV_NONE) ev_unsupported(ev, arg_loc(a, i), "T.Pipelined order/stage/sync/group arguments");
+  /* order / stage / sync / group are scheduling hints: they do not change results */
   return r;
 }
 
@@ -978,6 +1005,10 @@ static const tc_builtin language_builtins[] = {
     {"T.Serial", "start stop? step? | annotations?", t_serial, 0},
     {"T.unroll", "start stop? step? | explicit? unroll_factor?", t_unroll, 0},
     {"T.Unroll", "start stop? step? | explicit? unroll_factor?", t_unroll, 0},
+    {"T.vectorized", "start stop? step?", t_serial, 0},
+    {"T.grid", "*extents", t_grid, 0},
+    {"T.sync_threads", "", t_sync_threads, 0},
+    {"T.get_block_binding", "dim?", t_block_binding, 0},
     {"T.alloc_shared", "shape dtype scope?", t_alloc_shared, 0},
     {"T.alloc_fragment", "shape dtype scope?", t_alloc_fragment, 0},
     {"T.alloc_local", "shape dtype scope?", t_alloc_local, 0},
