@@ -520,6 +520,7 @@ tc_val *ev_call_func(tc_ev *ev, tc_func *f, tc_args *a, tc_loc loc) {
   for (int i = 0; i < ps->n; i++) scope_set(ev, sc, ps->v[i].name, bound[i]);
   ev->call_depth++;
   int saved_base = ev->fn_rt_base;
+  const tc_ast *saved_stmt = ev->cur_stmt; /* the caller's statement names its buffers */
   ev->fn_rt_base = ev->rt_depth;
   tc_val *result;
   if (def->kind == TC_AST_LAMBDA) {
@@ -532,6 +533,7 @@ tc_val *ev_call_func(tc_ev *ev, tc_func *f, tc_args *a, tc_loc loc) {
   }
   ev->call_depth--;
   ev->fn_rt_base = saved_base;
+  ev->cur_stmt = saved_stmt;
   ev->scope = saved;
   return result;
 }

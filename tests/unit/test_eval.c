@@ -358,6 +358,7 @@ TEST(prim_func_module_constants_and_lazy_globals) {
       "BLOCK = 32\nN = BLOCK * 4\nDTYPE = 'float32'\n"
       "x = torch.randn(10)\n"              /* never evaluated: nothing needs x */
       "print(undefined_name)\n"
+      "not valid python = 3\n"
       "parser = argparse.ArgumentParser()\n"
       "@T.prim_func\n"
       "def scale(A: T.Tensor((N,), DTYPE)):\n"
