@@ -174,8 +174,9 @@ static int64_t length_of(tc_ev *ev, tc_val *v, tc_loc loc) {
   case TV_RANGE:
     if (v->u.range.kind == TR_PY_RANGE && v->u.range.start[0]->kind == TV_INT && v->u.range.stop[0]->kind == TV_INT) {
       int64_t lo = v->u.range.start[0]->u.i, hi = v->u.range.stop[0]->u.i, st = v->u.range.step ? v->u.range.step->u.i : 1;
-      int64_t n = st > 0 ? (hi - lo + st - 1) / st : (lo - hi - st - 1) / -st;
-      return n < 0 ? 0 : n;
+      __int128 n = st > 0 ? ((__int128)hi - lo + st - 1) / st : ((__int128)lo - hi - st - 1) / -(__int128)st;
+      if (n > INT64_MAX) ev_fail(ev, loc, "range is too long");
+      return n < 0 ? 0 : (int64_t)n;
     }
     break;
   default: break;

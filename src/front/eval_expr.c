@@ -398,7 +398,7 @@ void ev_iterate(tc_ev *ev, tc_val *it, tc_loc loc, tc_iter_fn fn, void *ctx) {
         int64_t step = s ? s->u.i : 1;
         if (step == 0) ev_fail(ev, loc, "range() arg 3 must not be zero");
         for (int64_t i = a->u.i; step > 0 ? i < b->u.i : i > b->u.i; i += step) {
-          if (++ev->steps > 10000000) ev_fail(ev, loc, "compile-time loop runs more than 10000000 iterations");
+          if (++ev->steps > 2000000) ev_fail(ev, loc, "compile-time evaluation ran more than 2000000 steps");
           if (!fn(ev, tv_int(ev, i), ctx)) return;
           if ((step > 0 && i > INT64_MAX - step) || (step < 0 && i < INT64_MIN - step)) return;
         }

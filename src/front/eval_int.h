@@ -196,6 +196,8 @@ struct tc_ev {
   int fn_rt_base;           /* rt_depth when the current function was entered */
   int expr_depth;
   int64_t steps;            /* statements executed, bounded */
+  tc_val *small_ints, *bools; /* shared immutable values */
+  int block_depth;
   const tc_ast *cur_stmt;   /* the statement being executed (names buffers after their target) */
 };
 
