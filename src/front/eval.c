@@ -770,6 +770,8 @@ static void check_defines(tc_ev *ev, const tc_ast *def) {
   if (ev->style == TC_STYLE_PRIM_FUNC) {
     for (int i = 0; i < ev->npending; i++)
       if (ev->pending[i].state == 0 && ev->pending[i].stmt->kind == TC_AST_ASSIGN) names_add(ev, &s, ev->pending[i].name);
+    for (int i = 0; i < ev->module->list.n; i++) /* n = T.symbolic("n") at module level */
+      if (ev->module->list.v[i]->kind == TC_AST_ASSIGN) scan_const_names(ev, ev->module->list.v[i], &s, 0);
   } else {
     for (int i = 0; i < def->params.n; i++)
       if (def->params.v[i].kind != TC_PARAM_VARARGS && def->params.v[i].kind != TC_PARAM_KWARGS)

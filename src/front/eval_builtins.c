@@ -100,8 +100,6 @@ void ev_bind_builtin(tc_ev *ev, const tc_builtin *b, tc_args *a) {
         int d = strcasecmp(a->kw[i], ps[j].name) == 0 ? 0 : tc_edit_distance(a->kw[i], ps[j].name, 2);
         if (d < bestd) bestd = d, best = ps[j].name;
       }
-      tc_loc kl = a->knode && a->knode[i] ? a->knode[i]->loc : loc;
-      (void)kl;
       if (best) ev_fail(ev, loc, "%s() got an unexpected keyword argument '%s'; did you mean '%s'?", b->name, a->kw[i], best);
       ev_fail(ev, loc, "%s() got an unexpected keyword argument '%s'", b->name, a->kw[i]);
     }
@@ -133,8 +131,6 @@ void ev_bind_builtin(tc_ev *ev, const tc_builtin *b, tc_args *a) {
   }
 }
 
-tc_val *arg_or(tc_args *a, int i, tc_val *dflt) { return a->p[i] ? a->p[i] : dflt; }
-const tc_ast *arg_node(tc_args *a, int i) { return a->pnode[i]; }
 tc_loc arg_loc(tc_args *a, int i) {
   if (a->pnode && a->pnode[i]) return a->pnode[i]->loc;
   return a->call ? a->call->loc : (tc_loc){0};
@@ -654,8 +650,6 @@ static tc_val *m_split(tc_ev *ev, tc_val *self, tc_args *a) {
 static tc_val *m_strip(tc_ev *ev, tc_val *self, tc_args *a) {
   const char *chars = a->p[0] && a->p[0]->kind == TV_STR ? a->p[0]->u.str.s : " \t\n\r";
   const char *s = self->u.str.s, *e = s + self->u.str.n;
-  int tag = 0; /* strip both */
-  (void)tag;
   while (s < e && strchr(chars, *s)) s++;
   while (e > s && strchr(chars, e[-1])) e--;
   return tv_str(ev, s, (size_t)(e - s));

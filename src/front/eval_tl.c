@@ -523,13 +523,6 @@ static tc_val *t_pipelined(tc_ev *ev, tc_val *self, tc_args *a) {
 
 /* ---------------------------------------------------------------- tile operations */
 
-static void mark_region_write(tc_ev *ev, const tc_region *r, tc_loc loc, const char *what) {
-  (void)ev;
-  (void)r;
-  (void)loc;
-  (void)what;
-}
-
 static tc_val *t_copy(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   tc_val *src = a->p[0], *dst = a->p[1];
@@ -547,14 +540,10 @@ static tc_val *t_copy(tc_ev *ev, tc_val *self, tc_args *a) {
   if (!same_shape(&rs, &rd))
     ev_fail(ev, loc, "T.copy: the source '%s' has shape %s but the destination '%s' has shape %s",
             ev_node_text(ev, a->pnode[0]), shape_cstr(ev, &rs), ev_node_text(ev, a->pnode[1]), shape_cstr(ev, &rd));
-  for (int i = 2; i <= 4; i++)
-    if (a->p[i] && a->p[i]->kind != TV_NONE && !(a->p[i]->kind == TV_BOOL && !a->p[i]->u.b)) {
-      /* coalesced_width / disable_tma / eviction_policy are performance hints: accepted */
-    }
+  /* coalesced_width / disable_tma / eviction_policy / loop_layout are performance hints */
   tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_COPY, loc);
   s->u.copy.src = rs;
   s->u.copy.dst = rd;
-  mark_region_write(ev, &rd, loc, "T.copy");
   ev_emit(ev, s, loc, "T.copy");
   return tv_none(ev);
 }
@@ -1099,10 +1088,6 @@ static tc_val *m_fn(tc_ev *ev, tc_val *self, tc_args *a) {
   const tc_builtin *b = self->u.bi.b;
   const char *fn = b->name;
   tc_loc loc = call_loc(a);
-  switch (b->tag) {
-  case 9: case 10: case 15: break;
-  default: (void)num_arg(ev, a, 0, fn);
-  }
   double x = (b->tag == 9 || b->tag == 10 || b->tag == 15) ? 0 : num_arg(ev, a, 0, fn);
   switch (b->tag) {
   case 0:

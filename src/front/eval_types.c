@@ -450,8 +450,3 @@ bool ev_const_diff(tc_expr *b, tc_expr *a, int64_t *out) {
   *out = f.c;
   return true;
 }
-
-tc_expr *ev_simplify(tc_ev *ev, tc_expr *e) {
-  (void)ev;
-  return e;
-}
