@@ -39,12 +39,28 @@ tc_val *tv_new(tc_ev *ev, tv_kind k) {
   return v;
 }
 tc_val *tv_none(tc_ev *ev) { return tv_new(ev, TV_NONE); }
+/* Small ints and bools are immutable and frequent (loop counters): shared, so compile-time
+ * loops do not allocate for them. */
+enum { SMALL_INT_MIN = -16, SMALL_INT_MAX = 1023 };
 tc_val *tv_bool(tc_ev *ev, bool b) {
-  tc_val *v = tv_new(ev, TV_BOOL);
-  v->u.b = b;
-  return v;
+  if (!ev->bools) {
+    ev->bools = EV_NEW_ARRAY(ev, tc_val, 2);
+    ev->bools[0].kind = ev->bools[1].kind = TV_BOOL;
+    ev->bools[1].u.b = true;
+  }
+  return &ev->bools[b ? 1 : 0];
 }
 tc_val *tv_int(tc_ev *ev, int64_t i) {
+  if (i >= SMALL_INT_MIN && i <= SMALL_INT_MAX) {
+    if (!ev->small_ints) {
+      ev->small_ints = EV_NEW_ARRAY(ev, tc_val, SMALL_INT_MAX - SMALL_INT_MIN + 1);
+      for (int k = 0; k <= SMALL_INT_MAX - SMALL_INT_MIN; k++) {
+        ev->small_ints[k].kind = TV_INT;
+        ev->small_ints[k].u.i = k + SMALL_INT_MIN;
+      }
+    }
+    return &ev->small_ints[i - SMALL_INT_MIN];
+  }
   tc_val *v = tv_new(ev, TV_INT);
   v->u.i = i;
   return v;
@@ -582,7 +598,7 @@ static void suggest_name(tc_ev *ev, const char *name, const char **best, int *be
 
 static int suggestion_limit(const char *name) {
   size_t n = strlen(name);
-  return n <= 3 ? 1 : n <= 6 ? 2 : 3;
+  return n <= 1 ? 0 : n <= 3 ? 1 : n <= 6 ? 2 : 3;
 }
 
 tc_val *ev_lookup(tc_ev *ev, const char *name, tc_loc loc) {
@@ -604,6 +620,8 @@ tc_val *ev_lookup(tc_ev *ev, const char *name, tc_loc loc) {
   suggest_name(ev, name, &best, &bestd);
   if (best && bestd <= suggestion_limit(name))
     ev_fail(ev, loc, "name '%s' is not defined; did you mean '%s'?", name, best);
+  if (ev_module_attr_try(ev, TM_LANGUAGE, name)) /* alloc_shared written without T. */
+    ev_fail(ev, loc, "name '%s' is not defined; did you mean 'T.%s'?", name, name);
   ev_fail(ev, loc, "name '%s' is not defined", name);
 }
 
@@ -752,6 +770,8 @@ static void check_defines(tc_ev *ev, const tc_ast *def) {
   if (ev->style == TC_STYLE_PRIM_FUNC) {
     for (int i = 0; i < ev->npending; i++)
       if (ev->pending[i].state == 0 && ev->pending[i].stmt->kind == TC_AST_ASSIGN) names_add(ev, &s, ev->pending[i].name);
+    for (int i = 0; i < ev->module->list.n; i++) /* n = T.symbolic("n") at module level */
+      if (ev->module->list.v[i]->kind == TC_AST_ASSIGN) scan_const_names(ev, ev->module->list.v[i], &s, 0);
   } else {
     for (int i = 0; i < def->params.n; i++)
       if (def->params.v[i].kind != TC_PARAM_VARARGS && def->params.v[i].kind != TC_PARAM_KWARGS)
@@ -997,6 +1017,7 @@ tc_kernel_ir *tc_front_eval(tc_arena *arena, const tc_source *src, const tc_ast 
   jmp_buf *saved_oom = arena->oom_jmp;
   arena->oom_jmp = &ev->oom_jmp;
   ev->tmp.oom_jmp = &ev->oom_jmp;
+  ev->tmp.limit = (size_t)512 << 20; /* a runaway compile-time program fails cleanly */
   tc_kernel_ir *result = eval_guarded(ev, name);
   arena->oom_jmp = saved_oom;
   tc_arena_free(&ev->tmp);

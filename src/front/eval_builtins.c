@@ -100,8 +100,6 @@ void ev_bind_builtin(tc_ev *ev, const tc_builtin *b, tc_args *a) {
         int d = strcasecmp(a->kw[i], ps[j].name) == 0 ? 0 : tc_edit_distance(a->kw[i], ps[j].name, 2);
         if (d < bestd) bestd = d, best = ps[j].name;
       }
-      tc_loc kl = a->knode && a->knode[i] ? a->knode[i]->loc : loc;
-      (void)kl;
       if (best) ev_fail(ev, loc, "%s() got an unexpected keyword argument '%s'; did you mean '%s'?", b->name, a->kw[i], best);
       ev_fail(ev, loc, "%s() got an unexpected keyword argument '%s'", b->name, a->kw[i]);
     }
@@ -133,8 +131,6 @@ void ev_bind_builtin(tc_ev *ev, const tc_builtin *b, tc_args *a) {
   }
 }
 
-tc_val *arg_or(tc_args *a, int i, tc_val *dflt) { return a->p[i] ? a->p[i] : dflt; }
-const tc_ast *arg_node(tc_args *a, int i) { return a->pnode[i]; }
 tc_loc arg_loc(tc_args *a, int i) {
   if (a->pnode && a->pnode[i]) return a->pnode[i]->loc;
   return a->call ? a->call->loc : (tc_loc){0};
@@ -174,8 +170,9 @@ static int64_t length_of(tc_ev *ev, tc_val *v, tc_loc loc) {
   case TV_RANGE:
     if (v->u.range.kind == TR_PY_RANGE && v->u.range.start[0]->kind == TV_INT && v->u.range.stop[0]->kind == TV_INT) {
       int64_t lo = v->u.range.start[0]->u.i, hi = v->u.range.stop[0]->u.i, st = v->u.range.step ? v->u.range.step->u.i : 1;
-      int64_t n = st > 0 ? (hi - lo + st - 1) / st : (lo - hi - st - 1) / -st;
-      return n < 0 ? 0 : n;
+      __int128 n = st > 0 ? ((__int128)hi - lo + st - 1) / st : ((__int128)lo - hi - st - 1) / -(__int128)st;
+      if (n > INT64_MAX) ev_fail(ev, loc, "range is too long");
+      return n < 0 ? 0 : (int64_t)n;
     }
     break;
   default: break;
@@ -653,8 +650,6 @@ static tc_val *m_split(tc_ev *ev, tc_val *self, tc_args *a) {
 static tc_val *m_strip(tc_ev *ev, tc_val *self, tc_args *a) {
   const char *chars = a->p[0] && a->p[0]->kind == TV_STR ? a->p[0]->u.str.s : " \t\n\r";
   const char *s = self->u.str.s, *e = s + self->u.str.n;
-  int tag = 0; /* strip both */
-  (void)tag;
   while (s < e && strchr(chars, *s)) s++;
   while (e > s && strchr(chars, e[-1])) e--;
   return tv_str(ev, s, (size_t)(e - s));

@@ -398,7 +398,7 @@ void ev_iterate(tc_ev *ev, tc_val *it, tc_loc loc, tc_iter_fn fn, void *ctx) {
         int64_t step = s ? s->u.i : 1;
         if (step == 0) ev_fail(ev, loc, "range() arg 3 must not be zero");
         for (int64_t i = a->u.i; step > 0 ? i < b->u.i : i > b->u.i; i += step) {
-          if (++ev->steps > 10000000) ev_fail(ev, loc, "compile-time loop runs more than 10000000 iterations");
+          if (++ev->steps > 2000000) ev_fail(ev, loc, "compile-time evaluation ran more than 2000000 steps");
           if (!fn(ev, tv_int(ev, i), ctx)) return;
           if ((step > 0 && i > INT64_MAX - step) || (step < 0 && i < INT64_MIN - step)) return;
         }
@@ -520,6 +520,7 @@ tc_val *ev_call_func(tc_ev *ev, tc_func *f, tc_args *a, tc_loc loc) {
   for (int i = 0; i < ps->n; i++) scope_set(ev, sc, ps->v[i].name, bound[i]);
   ev->call_depth++;
   int saved_base = ev->fn_rt_base;
+  const tc_ast *saved_stmt = ev->cur_stmt; /* the caller's statement names its buffers */
   ev->fn_rt_base = ev->rt_depth;
   tc_val *result;
   if (def->kind == TC_AST_LAMBDA) {
@@ -532,6 +533,7 @@ tc_val *ev_call_func(tc_ev *ev, tc_func *f, tc_args *a, tc_loc loc) {
   }
   ev->call_depth--;
   ev->fn_rt_base = saved_base;
+  ev->cur_stmt = saved_stmt;
   ev->scope = saved;
   return result;
 }

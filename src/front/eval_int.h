@@ -196,6 +196,8 @@ struct tc_ev {
   int fn_rt_base;           /* rt_depth when the current function was entered */
   int expr_depth;
   int64_t steps;            /* statements executed, bounded */
+  tc_val *small_ints, *bools; /* shared immutable values */
+  int block_depth;
   const tc_ast *cur_stmt;   /* the statement being executed (names buffers after their target) */
 };
 
@@ -272,7 +274,6 @@ bool ev_const_diff(tc_expr *b, tc_expr *a, int64_t *out);
 bool ev_expr_equal(const tc_expr *a, const tc_expr *b);
 /* A compile-time int, or an error naming `what` (and why the value is not constant). */
 int64_t ev_need_int(tc_ev *ev, tc_val *v, const tc_ast *node, tc_loc loc, const char *what);
-tc_expr *ev_simplify(tc_ev *ev, tc_expr *e); /* constant folding of int arithmetic */
 bool ev_parse_dtype_string(tc_ev *ev, const char *s, tc_dtype *out, tc_loc loc, bool fail);
 
 /* ---- eval_stmt.c ---- */
@@ -300,8 +301,6 @@ tc_val *ev_method(tc_ev *ev, tc_val *obj, const char *attr, tc_loc loc); /* NULL
 /* Bind a call's arguments to a builtin's spec; fills a->p. Errors in Python's words. */
 void ev_bind_builtin(tc_ev *ev, const tc_builtin *b, tc_args *a);
 /* Accessors for bound parameters. */
-tc_val *arg_or(tc_args *a, int i, tc_val *dflt);
-const tc_ast *arg_node(tc_args *a, int i);
 tc_loc arg_loc(tc_args *a, int i);
 bool arg_bool(tc_ev *ev, tc_args *a, int i, bool dflt);
 int64_t arg_int(tc_ev *ev, tc_args *a, int i, int64_t dflt, const char *what);

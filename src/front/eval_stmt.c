@@ -642,7 +642,7 @@ static void exec_ann_assign(tc_ev *ev, const tc_ast *s) {
 }
 
 tc_flow ev_stmt(tc_ev *ev, const tc_ast *s) {
-  if (++ev->steps > 10000000) ev_fail(ev, s->loc, "compile-time evaluation ran more than 10000000 steps");
+  if (++ev->steps > 2000000) ev_fail(ev, s->loc, "compile-time evaluation ran more than 2000000 steps");
   ev->cur_stmt = s;
   switch (s->kind) {
   case TC_AST_EXPR_STMT: ev_expr(ev, s->a); return FLOW_NORMAL;
@@ -717,10 +717,15 @@ tc_flow ev_stmt(tc_ev *ev, const tc_ast *s) {
 }
 
 tc_flow ev_block(tc_ev *ev, const tc_ast_list *body) {
+  if (++ev->block_depth > 300 && body->n) ev_fail(ev, body->v[0]->loc, "statements nested too deeply");
   for (int i = 0; i < body->n; i++) {
     tc_flow f = ev_stmt(ev, body->v[i]);
-    if (f != FLOW_NORMAL) return f;
+    if (f != FLOW_NORMAL) {
+      ev->block_depth--;
+      return f;
+    }
   }
+  ev->block_depth--;
   return FLOW_NORMAL;
 }
 

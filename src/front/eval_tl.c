@@ -383,14 +383,7 @@ static tc_dtype sym_dtype(tc_ev *ev, tc_args *a, int i) {
   return dt;
 }
 
-static tc_val *t_symbolic(tc_ev *ev, tc_val *self, tc_args *a) {
-  (void)self;
-  if (a->p[0]->kind != TV_STR) ev_fail(ev, arg_loc(a, 0), "the name of a symbolic dimension must be a string");
-  return symbolic_dim(ev, a->p[0]->u.str.s, sym_dtype(ev, a, 1), call_loc(a), false);
-}
-
-static tc_val *t_const(tc_ev *ev, tc_val *self, tc_args *a) {
-  (void)self;
+static tc_val *dim_names(tc_ev *ev, tc_args *a, bool define_binds) {
   tc_val *names = a->p[0];
   tc_dtype dt = sym_dtype(ev, a, 1);
   tc_val *out = tv_tuple(ev, 0, NULL);
@@ -398,7 +391,7 @@ static tc_val *t_const(tc_ev *ev, tc_val *self, tc_args *a) {
   if (list_form) {
     for (int i = 0; i < names->u.seq.n; i++) {
       if (names->u.seq.v[i]->kind != TV_STR) ev_fail(ev, arg_loc(a, 0), "T.const names must be strings");
-      tv_list_push(ev, out, symbolic_dim(ev, names->u.seq.v[i]->u.str.s, dt, call_loc(a), true));
+      tv_list_push(ev, out, symbolic_dim(ev, names->u.seq.v[i]->u.str.s, dt, call_loc(a), define_binds));
     }
     return out;
   }
@@ -408,11 +401,21 @@ static tc_val *t_const(tc_ev *ev, tc_val *self, tc_args *a) {
     while (*p == ' ' || *p == ',') p++;
     const char *q = p;
     while (*q && *q != ' ' && *q != ',') q++;
-    if (q > p) tv_list_push(ev, out, symbolic_dim(ev, tc_arena_strndup(&ev->tmp, p, (size_t)(q - p)), dt, call_loc(a), true));
+    if (q > p) tv_list_push(ev, out, symbolic_dim(ev, tc_arena_strndup(&ev->tmp, p, (size_t)(q - p)), dt, call_loc(a), define_binds));
     p = q;
   }
   if (out->u.seq.n == 0) ev_fail(ev, arg_loc(a, 0), "T.const needs at least one name");
   return out->u.seq.n == 1 ? out->u.seq.v[0] : out;
+}
+
+static tc_val *t_const(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  return dim_names(ev, a, true);
+}
+
+static tc_val *t_symbolic(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  return dim_names(ev, a, false);
 }
 
 /* ---------------------------------------------------------------- loops */
@@ -489,6 +492,34 @@ static tc_val *t_parallel(tc_ev *ev, tc_val *self, tc_args *a) {
   return r;
 }
 
+static tc_val *t_grid(tc_ev *ev, tc_val *self, tc_args *a) {
+  tc_val *r = t_parallel(ev, self, a);
+  r->u.range.kind = TR_SERIAL;
+  return r;
+}
+
+static tc_val *t_sync_threads(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  ev_emit(ev, tc_ir_stmt(ev->ir, TC_ST_BARRIER, call_loc(a)), call_loc(a), "T.sync_threads");
+  return tv_none(ev);
+}
+
+static tc_val *t_block_binding(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  int64_t axis = arg_int(ev, a, 0, 0, "the axis of T.get_block_binding");
+  tc_kernel_ir *k = ev->k;
+  if (!ev->cur) ev_fail(ev, call_loc(a), "T.get_block_binding must be inside 'with T.Kernel(...)'");
+  if (axis < 0 || axis >= k->grid_ndim)
+    ev_fail(ev, arg_loc(a, 0), "T.get_block_binding(%lld): the kernel has %d grid dimension%s", (long long)axis,
+            k->grid_ndim, k->grid_ndim == 1 ? "" : "s");
+  if (!k->block_idx[axis]) {
+    static const char *const names[] = {"bx", "by", "bz"};
+    k->block_idx[axis] = tc_ir_new_var(ev->ir, k, names[axis], tc_index_dtype(), TC_VAR_BLOCK_IDX, call_loc(a));
+    k->block_idx[axis]->axis = (int)axis;
+  }
+  return tv_expr(ev, tc_ir_var_ref(ev->ir, k->block_idx[axis], call_loc(a)));
+}
+
 static tc_val *t_pipelined(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   tc_val *r = range_like(ev, a, TR_PIPELINED, "T.Pipelined");
@@ -498,19 +529,11 @@ static tc_val *t_pipelined(tc_ev *ev, tc_val *self, tc_args *a) {
     if (st < 0 || st > 16) ev_fail(ev, arg_loc(a, 2), "num_stages must be between 0 and 16, got %lld", (long long)st);
     r->u.range.num_stages = (int)st;
   }
-  for (int i = 3; i <= 6; i++)
-    if (a->p[i] && a->p[i]->kind != TV_NONE) ev_unsupported(ev, arg_loc(a, i), "T.Pipelined order/stage/sync/group arguments");
+  /* order / stage / sync / group are scheduling hints: they do not change results */
   return r;
 }
 
 /* ---------------------------------------------------------------- tile operations */
-
-static void mark_region_write(tc_ev *ev, const tc_region *r, tc_loc loc, const char *what) {
-  (void)ev;
-  (void)r;
-  (void)loc;
-  (void)what;
-}
 
 static tc_val *t_copy(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
@@ -529,14 +552,10 @@ static tc_val *t_copy(tc_ev *ev, tc_val *self, tc_args *a) {
   if (!same_shape(&rs, &rd))
     ev_fail(ev, loc, "T.copy: the source '%s' has shape %s but the destination '%s' has shape %s",
             ev_node_text(ev, a->pnode[0]), shape_cstr(ev, &rs), ev_node_text(ev, a->pnode[1]), shape_cstr(ev, &rd));
-  for (int i = 2; i <= 4; i++)
-    if (a->p[i] && a->p[i]->kind != TV_NONE && !(a->p[i]->kind == TV_BOOL && !a->p[i]->u.b)) {
-      /* coalesced_width / disable_tma / eviction_policy are performance hints: accepted */
-    }
+  /* coalesced_width / disable_tma / eviction_policy / loop_layout are performance hints */
   tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_COPY, loc);
   s->u.copy.src = rs;
   s->u.copy.dst = rd;
-  mark_region_write(ev, &rd, loc, "T.copy");
   ev_emit(ev, s, loc, "T.copy");
   return tv_none(ev);
 }
@@ -757,9 +776,10 @@ static tc_val *t_use_swizzle(tc_ev *ev, tc_val *self, tc_args *a) {
   int64_t panel = arg_int(ev, a, 0, 10, "panel_size of T.use_swizzle");
   const char *order = "row";
   if (a->p[1] && a->p[1]->kind != TV_NONE) {
-    if (a->p[1]->kind != TV_STR) ev_fail(ev, arg_loc(a, 1), "order= must be \"row\" or \"col\"");
+    if (a->p[1]->kind != TV_STR) ev_fail(ev, arg_loc(a, 1), "order= must be a string such as \"row\"");
     order = a->p[1]->u.str.s;
-    if (strcmp(order, "row") != 0 && strcmp(order, "col") != 0) ev_fail(ev, arg_loc(a, 1), "order= must be \"row\" or \"col\", not '%s'", order);
+    if (strcmp(order, "row") != 0 && strcmp(order, "col") != 0 && strcmp(order, "column") != 0 && strcmp(order, "mlx") != 0)
+      ev_fail(ev, arg_loc(a, 1), "order= must be \"row\", \"column\" or \"mlx\", not '%s'", order);
   }
   bool enable = arg_bool(ev, a, 2, true);
   tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_ANNOTATE, call_loc(a));
@@ -782,8 +802,9 @@ static tc_val *t_print(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   tc_loc loc = call_loc(a);
   tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_PRINT, loc);
-  tc_val *v = a->p[0];
-  if (v->kind == TV_BUFFER && v->u.buf->scope != TC_SCOPE_VAR) s->u.print.buf = v->u.buf;
+  tc_val *v = a->p[0] ? a->p[0] : tv_none(ev);
+  if (v->kind == TV_NONE) s->u.print.msg = "";
+  else if (v->kind == TV_BUFFER && v->u.buf->scope != TC_SCOPE_VAR) s->u.print.buf = v->u.buf;
   else if (v->kind == TV_STR && !a->p[1]) s->u.print.msg = tc_arena_strdup(ev->ir, v->u.str.s);
   else s->u.print.value = ev_to_expr(ev, v, loc);
   if (a->p[1] && a->p[1]->kind != TV_NONE) {
@@ -858,6 +879,20 @@ static tc_val *minmax(tc_ev *ev, tc_args *a, bool is_max) {
 }
 static tc_val *t_max(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return minmax(ev, a, true); }
 static tc_val *t_min(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return minmax(ev, a, false); }
+
+static tc_val *t_clamp(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_args b = *a;
+  tc_val *p[2] = {a->p[0], a->p[2]};
+  const tc_ast *n[2] = {a->pnode[0], a->pnode[2]};
+  b.p = p;
+  b.pnode = n;
+  tc_val *lo_args[2] = {minmax(ev, &b, false), a->p[1]};
+  const tc_ast *ln[2] = {a->pnode[0], a->pnode[1]};
+  b.p = lo_args;
+  b.pnode = ln;
+  return minmax(ev, &b, true);
+}
 
 static tc_val *t_pow(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
@@ -971,6 +1006,10 @@ static const tc_builtin language_builtins[] = {
     {"T.Serial", "start stop? step? | annotations?", t_serial, 0},
     {"T.unroll", "start stop? step? | explicit? unroll_factor?", t_unroll, 0},
     {"T.Unroll", "start stop? step? | explicit? unroll_factor?", t_unroll, 0},
+    {"T.vectorized", "start stop? step?", t_serial, 0},
+    {"T.grid", "*extents", t_grid, 0},
+    {"T.sync_threads", "", t_sync_threads, 0},
+    {"T.get_block_binding", "dim?", t_block_binding, 0},
     {"T.alloc_shared", "shape dtype scope?", t_alloc_shared, 0},
     {"T.alloc_fragment", "shape dtype scope?", t_alloc_fragment, 0},
     {"T.alloc_local", "shape dtype scope?", t_alloc_local, 0},
@@ -990,13 +1029,14 @@ static const tc_builtin language_builtins[] = {
     {"T.get_thread_binding", "dim?", t_thread_binding, 0},
     {"T.use_swizzle", "panel_size? order? enable?", t_use_swizzle, 0},
     {"T.annotate_layout", "layout_map", t_annotate_layout, EV_TAG_LAZY_ARGS},
-    {"T.symbolic", "name dtype?", t_symbolic, 0},
-    {"T.dynamic", "name dtype?", t_symbolic, 0},
+    {"T.symbolic", "names dtype?", t_symbolic, 0},
+    {"T.dynamic", "names dtype?", t_symbolic, 0},
+    {"T.clamp", "x lo hi", t_clamp, 0},
     {"T.const", "names dtype?", t_const, 0},
     {"T.empty", "shape dtype?", t_empty, 0},
     {"T.Tensor", "shape dtype? scope?", t_tensor, 0},
     {"T.Buffer", "shape dtype? scope?", t_tensor, 0},
-    {"T.print", "obj msg?", t_print, 0},
+    {"T.print", "obj? msg?", t_print, 0},
     {"T.ceildiv", "a b", t_ceildiv, 0},
     {"T.exp", "x", t_exp, 0},
     {"T.exp2", "x", t_exp2, 0},
@@ -1060,10 +1100,6 @@ static tc_val *m_fn(tc_ev *ev, tc_val *self, tc_args *a) {
   const tc_builtin *b = self->u.bi.b;
   const char *fn = b->name;
   tc_loc loc = call_loc(a);
-  switch (b->tag) {
-  case 9: case 10: case 15: break;
-  default: (void)num_arg(ev, a, 0, fn);
-  }
   double x = (b->tag == 9 || b->tag == 10 || b->tag == 15) ? 0 : num_arg(ev, a, 0, fn);
   switch (b->tag) {
   case 0:

@@ -138,8 +138,11 @@ tc_expr *ev_to_bool_expr(tc_ev *ev, tc_val *v, tc_loc loc) {
   return tc_ir_binary(ev->ir, TC_OP_NE, e, zero, loc);
 }
 
-/* Bring two scalar operands to one dtype: literals adopt the IR operand's dtype. */
-static void unify(tc_ev *ev, tc_val *x, tc_val *y, tc_expr **ex, tc_expr **ey, tc_loc loc) {
+/* Bring two scalar operands to one dtype, as TileLang (TVM) does: an int literal takes the IR
+ * operand's dtype (bool operands become int32); a float literal is a float32 constant, so with
+ * a narrower float operand both become float32 (x_fp16 * 2.0 is float32, x_fp16 * 2 is
+ * float16). In comparisons (cmp=true) a float literal takes a float operand's dtype. */
+static void unify_ex(tc_ev *ev, tc_val *x, tc_val *y, tc_expr **ex, tc_expr **ey, tc_loc loc, bool cmp) {
   x = ev_scalar(ev, x, loc);
   y = ev_scalar(ev, y, loc);
   if (!is_lit(x) && x->kind != TV_EXPR) not_scalar(ev, x, loc);
@@ -157,6 +160,9 @@ static void unify(tc_ev *ev, tc_val *x, tc_val *y, tc_expr **ex, tc_expr **ey, t
   if (lit->kind == TV_FLOAT && !tc_dtype_is_float(d)) {
     d = tc_dt(TC_DT_FLOAT32);
     e = ev_cast(ev, e, d, loc);
+  } else if (lit->kind == TV_FLOAT && !cmp && tc_dtype_bits(d) < 32) {
+    d = tc_dt(TC_DT_FLOAT32);
+    e = ev_cast(ev, e, d, loc);
   } else if (tc_dtype_is_bool(d) && lit->kind != TV_BOOL) {
     d = lit->kind == TV_FLOAT ? tc_dt(TC_DT_FLOAT32) : tc_dt(TC_DT_INT32);
     e = ev_cast(ev, e, d, loc);
@@ -169,6 +175,10 @@ static void unify(tc_ev *ev, tc_val *x, tc_val *y, tc_expr **ex, tc_expr **ey, t
     *ex = e;
     *ey = c;
   }
+}
+
+static void unify(tc_ev *ev, tc_val *x, tc_val *y, tc_expr **ex, tc_expr **ey, tc_loc loc) {
+  unify_ex(ev, x, y, ex, ey, loc, false);
 }
 
 static bool fold_int(tc_expr_op op, tc_expr *a, tc_expr *b, int64_t *out) {
@@ -232,6 +242,9 @@ tc_val *ev_ir_binop(tc_ev *ev, int op, tc_val *x, tc_val *y, tc_loc loc) {
   default: ev_fail(ev, loc, "unsupported operator %s on runtime values", tc_punct_spelling((tc_punct)op));
   }
   bool bitop = iop >= TC_OP_BIT_AND && iop <= TC_OP_SHR;
+  if (iop == TC_OP_DIV && !tc_dtype_is_float(d))
+    ev_fail(ev, loc, "'/' on two integer values is ambiguous at run time (TileLang rejects it); use '//' for floor "
+            "division, or cast an operand to a float dtype");
   if (tc_dtype_is_bool(d)) {
     if (iop == TC_OP_BIT_AND) return tv_expr(ev, tc_ir_binary(ev->ir, TC_OP_AND, a, b, loc));
     if (iop == TC_OP_BIT_OR) return tv_expr(ev, tc_ir_binary(ev->ir, TC_OP_OR, a, b, loc));
@@ -247,9 +260,9 @@ tc_val *ev_ir_binop(tc_ev *ev, int op, tc_val *x, tc_val *y, tc_loc loc) {
 
 tc_val *ev_ir_compare(tc_ev *ev, tc_cmp_op op, tc_val *x, tc_val *y, tc_loc loc) {
   tc_expr *a, *b;
-  unify(ev, x, y, &a, &b, loc);
   static const tc_expr_op ops[] = {TC_OP_EQ, TC_OP_NE, TC_OP_LT, TC_OP_LE, TC_OP_GT, TC_OP_GE};
   if ((unsigned)op > TC_CMP_GE) ev_fail(ev, loc, "unsupported comparison on runtime values");
+  unify_ex(ev, x, y, &a, &b, loc, true);
   return tv_expr(ev, tc_ir_binary(ev->ir, ops[op], a, b, loc));
 }
 
@@ -436,9 +449,4 @@ bool ev_const_diff(tc_expr *b, tc_expr *a, int64_t *out) {
     if (f.coef[i] != 0) return false;
   *out = f.c;
   return true;
-}
-
-tc_expr *ev_simplify(tc_ev *ev, tc_expr *e) {
-  (void)ev;
-  return e;
 }

@@ -225,7 +225,7 @@ TEST(kernel_constructs_ir) {
       "    h: float32 = cast(float32, S[tx, 0]) + cast(float32, cast(bfloat16, S[tx, 1]))\n"
       "    B[tx] = h\n"
       "    B[tx] = B[tx] + 1.0\n"
-      "    B[0] = cast(float32, if_then_else(tx > 3, float16(1.0), T.exp(S[0, 0])))\n";
+      "    B[0] = if_then_else(tx > 3, 1.0, cast(float32, T.exp(S[0, 0])))\n";
   CHECK_STR(r.ir, expected);
   /* structure, not only text */
   const tc_kernel_ir *k = r.k;
@@ -357,6 +357,7 @@ TEST(prim_func_module_constants_and_lazy_globals) {
       "BLOCK = 32\nN = BLOCK * 4\nDTYPE = 'float32'\n"
       "x = torch.randn(10)\n"              /* never evaluated: nothing needs x */
       "print(undefined_name)\n"
+      "not valid python = 3\n"
       "parser = argparse.ArgumentParser()\n"
       "@T.prim_func\n"
       "def scale(A: T.Tensor((N,), DTYPE)):\n"
@@ -411,6 +412,8 @@ TEST(types_promote_and_casts_are_explicit) {
       "                C[i] = I[i] + 0.5\n"
       "                I[i] = I[i] + J[i]\n"
       "                A[i] = A[i] * 2\n"
+      "                C[i] = A[i] * 2.0\n"
+      "                C[i] = A[i] < 2.0\n"
       "                C[i] = (I[i] > 3) & (J[i] < 2)\n"
       "                I[i] = I[i] // 3 + I[i] % 3\n"
       "                A[i] = A[i].astype(T.float32) + T.float16(1)\n"
@@ -420,6 +423,8 @@ TEST(types_promote_and_casts_are_explicit) {
   EXPECT_LINE(&r, "C[i] = cast(float32, I[i]) + 0.5");
   EXPECT_LINE(&r, "I[i] = I[i] + cast(int32, J[i])");
   EXPECT_LINE(&r, "A[i] = A[i] * float16(2.0)");
+  EXPECT_LINE(&r, "C[i] = cast(float32, A[i]) * 2.0");
+  EXPECT_LINE(&r, "C[i] = cast(float32, A[i] < float16(2.0))");
   EXPECT_LINE(&r, "C[i] = cast(float32, I[i] > 3 and J[i] < int8(2))");
   EXPECT_LINE(&r, "I[i] = I[i] // 3 + I[i] % 3");
   EXPECT_LINE(&r, "A[i] = cast(float16, cast(float32, A[i]) + 1.0)");
@@ -465,6 +470,9 @@ TEST(diagnostics_are_values_with_places) {
        "the shape of T.alloc_shared must be known at compile time, but 'bx' depends on the kernel's block index", 5},
       {"            with T.Kernel(1) as by:\n                pass\n", "a prim_func may contain only one 'with T.Kernel(...)' block", 5},
       {"            A[0] = 1\n", "buffer 'A' has 2 dimensions but 1 index was given", 5},
+      {"            for i in T.Parallel(4):\n                A[i, 0] = i / 2\n",
+       "'/' on two integer values is ambiguous at run time (TileLang rejects it); use '//' for floor division, or cast an "
+       "operand to a float dtype", 6},
       {"            x = 1 << 70\n", "integer overflow: the result of 1 << 70 does not fit in 64 bits", 5},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -595,6 +603,63 @@ TEST(evaluation_is_fast) {
   free(text);
 }
 
+static const char *tilelang_style_src =
+    "import tilelang\n"
+    "import tilelang.language as T\n"
+    "\n"
+    "def flash(batch=1, heads=2, seq_len=128, dim=64, is_causal=True, block_M=64, block_N=64, num_stages=1, threads=128):\n"
+    "    scale = (1.0 / dim)**0.5 * 1.44269504\n"
+    "    shape = [batch, seq_len, heads, dim]\n"
+    "    dtype = \"float16\"\n"
+    "    accum_dtype = \"float\"\n"
+    "\n"
+    "    @T.macro\n"
+    "    def MMA0(K: T.Tensor(shape, dtype), Q_shared: T.SharedBuffer([block_M, dim], dtype), K_shared, acc_s, k, bx, by, bz):\n"
+    "        T.copy(K[bz, k * block_N:(k + 1) * block_N, by, :], K_shared)\n"
+    "        if is_causal:\n"
+    "            for i, j in T.Parallel(block_M, block_N):\n"
+    "                acc_s[i, j] = T.if_then_else(bx * block_M + i >= k * block_N + j, 0, -T.infinity(acc_s.dtype))\n"
+    "        else:\n"
+    "            T.clear(acc_s)\n"
+    "        T.gemm(Q_shared, K_shared, acc_s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)\n"
+    "\n"
+    "    @T.prim_func\n"
+    "    def main(Q: T.Tensor(shape, dtype), K: T.Tensor(shape, dtype), Output: T.Tensor(shape, dtype)):\n"
+    "        with T.Kernel(T.ceildiv(seq_len, block_M), heads, batch, threads=threads) as (bx, by, bz):\n"
+    "            Q_shared = T.alloc_shared([block_M, dim], dtype)\n"
+    "            K_shared = T.alloc_shared([block_N, dim], dtype)\n"
+    "            acc_s = T.alloc_fragment([block_M, block_N], accum_dtype)\n"
+    "            T.copy(Q[bz, bx * block_M:(bx + 1) * block_M, by, :], Q_shared)\n"
+    "            loop_range = (\n"
+    "                T.min(T.ceildiv(seq_len, block_N), T.ceildiv((bx + 1) * block_M, block_N))\n"
+    "                if is_causal else T.ceildiv(seq_len, block_N))\n"
+    "            for k in T.Pipelined(loop_range, num_stages=num_stages, order=[-1, 0, 3, 1, -1, 2], stage=[-1, 0, 0, 1, -1, 1], group=[[0], [1, 2], [3, 4, 5, 6, 7, 8, 9, 10], [11], [12], [13]]):\n"
+    "                MMA0(K, Q_shared, K_shared, acc_s, k, bx, by, bz)\n"
+    "            T.sync_threads()\n"
+    "            for i, j in T.grid(2, 3):\n"
+    "                Output[bz, i, by, j] = acc_s[i, j]\n"
+    "    return main\n";
+
+/* TileLang's own idioms: macros with buffer annotations, list shapes, "float", causal masks,
+ * Pipelined scheduling hints, T.grid, T.sync_threads. */
+TEST(tilelang_idioms) {
+  run r;
+  CHECK_EVAL(&r, tilelang_style_src);
+  EXPECT_LINE(&r, "T.copy(Q[bz, bx * 64 : +64, by, 0 : +64], Q_shared)");
+  EXPECT_LINE(&r, "loop_range: int32 = min(2, ((bx + 1) * 64 + 64 - 1) // 64)");
+  EXPECT_LINE(&r, "for k in pipelined(0, loop_range, stages=1):");
+  EXPECT_LINE(&r, "acc_s[i, j] = if_then_else(bx * 64 + i >= k * 64 + j, 0.0, -inf)");
+  EXPECT_LINE(&r, "T.gemm(Q_shared, K_shared, acc_s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)");
+  EXPECT_LINE(&r, "barrier()");
+  EXPECT_LINE(&r, "for j in serial(0, 3):");
+  run_free(&r);
+  tilec_define d[] = {{"is_causal", "False"}};
+  CHECK(eval_full(&r, "t.py", tilelang_style_src, NULL, d, 1));
+  EXPECT_LINE(&r, "for k in pipelined(0, 2, stages=1):");
+  EXPECT_LINE(&r, "T.fill(acc_s, 0.0)");
+  run_free(&r);
+}
+
 int main(void) {
   RUN(python_semantics_fold);
   RUN(failed_assert_is_a_diagnostic);
@@ -609,6 +674,7 @@ int main(void) {
   RUN(examples_evaluate_and_verify);
   RUN(malformed_programs_never_crash);
   RUN(runaway_compile_time_loops_are_bounded);
+  RUN(tilelang_idioms);
   RUN(evaluation_is_fast);
   TEST_MAIN_END();
 }
