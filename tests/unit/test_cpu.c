@@ -736,6 +736,53 @@ TEST(lockstep_shift) {
   tc_arena_free(&a);
 }
 
+/* A warp-synchronous Hillis-Steele scan: `if tx >= d: S[tx] = S[tx] + S[tx - d]` in a loop,
+ * no barriers written: lockstep gives the inclusive prefix sum. */
+TEST(lockstep_guarded_scan) {
+  tc_arena a;
+  tc_arena_init(&a);
+  kb B;
+  kb *b = &B;
+  kb_init(b, &a, "scan");
+  tc_expr *sh[1] = {kI(b, 128)};
+  tc_buffer *A = kTensor(b, "A", kb_f32(), 1, sh, false), *O = kTensor(b, "O", kb_f32(), 1, sh, true);
+  tc_expr *grid[1] = {kI(b, 2)};
+  kLaunch(b, 1, grid, 64);
+  tc_var *tx = tc_ir_new_var(&a, b->k, "tx", kb_i32(), TC_VAR_THREAD_IDX, b->loc);
+  int64_t s64[1] = {64};
+  tc_buffer *S = kAlloc(b, &b->body, "S", kb_f32(), TC_SCOPE_SHARED, 1, s64);
+  tc_expr *gi = kAdd(b, kMul(b, kV(b, b->k->block_idx[0]), kI(b, 64)), kV(b, tx));
+  tc_stmt_list_push(&a, &b->body, kStore1(b, S, kV(b, tx), kLoad1(b, A, gi)));
+  tc_var *r = kLoopVar(b, "r");
+  tc_expr *d = kBin(b, TC_OP_SHL, kI(b, 1), kV(b, r));
+  tc_expr *sum = kAdd(b, kLoad1(b, S, kV(b, tx)), kLoad1(b, S, kBin(b, TC_OP_SUB, kV(b, tx), d)));
+  tc_stmt *upd = kIf(b, kBin(b, TC_OP_GE, kV(b, tx), kBin(b, TC_OP_SHL, kI(b, 1), kV(b, r))), kStore1(b, S, kV(b, tx), sum), NULL);
+  tc_stmt_list_push(&a, &b->body, kFor(b, r, kI(b, 0), kI(b, 6), TC_LOOP_SERIAL, upd));
+  tc_stmt_list_push(&a, &b->body, kStore1(b, O, gi, kLoad1(b, S, kV(b, tx))));
+  kFinish(b);
+  built bt;
+  CHECK(build_kernel(b->k, &bt));
+  float Av[128], Ov[128], Rv[128];
+  for (int i = 0; i < 128; i++) Av[i] = (float)(i % 7);
+  void *data[2] = {Av, Ov}, *rd[2] = {Av, Rv};
+  EXPECT(launch(&bt, data, 2, NULL, 0));
+  tilec_error err = {0};
+  int64_t sc[2] = {0};
+  double fs[2] = {0};
+  EXPECT(tc_interp_run(b->k, rd, sc, fs, NULL, &err) == TILEC_OK);
+  float acc = 0;
+  for (int i = 0; i < 128; i++) {
+    acc = (i % 64 == 0 ? 0 : acc) + Av[i];
+    if (Ov[i] != acc || Rv[i] != acc) {
+      printf("  scan: O[%d] = %g, interp %g, want %g\n", i, Ov[i], Rv[i], acc);
+      EXPECT(0);
+      break;
+    }
+  }
+  built_free(&bt);
+  tc_arena_free(&a);
+}
+
 /* A barrier needed inside an if on the thread index is a clear error. */
 TEST(barrier_under_thread_dependent_if_is_an_error) {
   tc_arena a;
@@ -975,6 +1022,7 @@ int main(void) {
   RUN(cumsum_reverse);
   RUN(thread_level_kernel);
   RUN(lockstep_shift);
+  RUN(lockstep_guarded_scan);
   RUN(barrier_under_thread_dependent_if_is_an_error);
   RUN(source_is_deterministic);
   RUN(compiler_failure_reports_stderr);

@@ -22,8 +22,9 @@
  *     `for tid in 0..threads` running the whole segment for each thread before the next node
  *     starts, which is what a barrier between segments guarantees. A segment of uniform,
  *     idempotent statements runs once. A store that reads the shared/global buffer it writes
- *     (S[tx] = S[tx - 1]) runs in lockstep: one thread loop computes every thread's value,
- *     a second stores them, as a GPU warp would.
+ *     (S[tx] = S[tx - 1], also under an if: `if tx >= d: S[tx] = S[tx] + S[tx - d]`) runs in
+ *     lockstep: one thread loop computes every thread's guard and value, a second stores
+ *     them, as a GPU warp would.
  *  4. Storage: a LET variable referenced only inside one THREADS segment is a plain C local of
  *     that thread loop. One written in a thread loop and referenced elsewhere lives in an
  *     array indexed by thread id, so it survives the splits; a local/var buffer written in a
@@ -416,10 +417,22 @@ static void end_segment(plan_ctx *C, tc_cpu_nodes *out, tc_stmt_list *seg) {
   memset(seg, 0, sizeof *seg);
 }
 
-/* A per-thread store whose value or indices read the shared/global buffer it writes. */
+/* The store of `s` when s is a store, or an if without else around exactly one store. */
+const tc_stmt *tc_cpu_lockstep_store(const tc_stmt *s) {
+  if (s->kind == TC_ST_IF && !s->u.if_.else_s) {
+    const tc_stmt *t = s->u.if_.then_s;
+    while (t && t->kind == TC_ST_SEQ && t->u.seq.n == 1) t = t->u.seq.items[0];
+    return t && t->kind == TC_ST_STORE ? t : NULL;
+  }
+  return s->kind == TC_ST_STORE ? s : NULL;
+}
+
+/* A per-thread (guarded) store whose value, indices or guard read the shared/global buffer it
+ * writes. */
 static bool self_hazard_store(plan_ctx *C, const tc_stmt *s, const bool *r) {
-  return s->kind == TC_ST_STORE && is_block_mem(s->u.store.buf) && id_ok(C->P, s->u.store.buf->id) &&
-         r[s->u.store.buf->id] && stmt_per_thread(C->P, s);
+  const tc_stmt *st = tc_cpu_lockstep_store(s);
+  return st && is_block_mem(st->u.store.buf) && id_ok(C->P, st->u.store.buf->id) && r[st->u.store.buf->id] &&
+         stmt_per_thread(C->P, s);
 }
 
 static void flush_group(plan_ctx *C, tc_cpu_nodes *out, tc_stmt_list *group) {

@@ -301,18 +301,29 @@ static void emit_threads(tc_cg *g, const tc_cpu_node *n) {
   bool was = g->in_threads;
   if (n->lockstep) {
     /* all threads compute the value, then all store it */
-    const tc_stmt *s = n->stmts.items[0];
+    const tc_stmt *guarded = n->stmts.items[0];
+    const tc_stmt *s = tc_cpu_lockstep_store(guarded);
+    const tc_expr *guard = guarded->kind == TC_ST_IF ? guarded->u.if_.cond : NULL;
     const tc_buffer *b = s->u.store.buf;
     int id = g->uniq++;
     tc_cg_line(g, "{ /* lockstep store: %s reads the buffer it writes */", b->name);
     g->ind++;
     tc_cg_line(g, "%s tcg_ls%d[%d];", tc_cg_ctype(b->dtype), id, g->P->nthreads);
+    if (guard) tc_cg_line(g, "unsigned char tcg_lg%d[%d];", id, g->P->nthreads);
     thread_loop_head(g, n, ", compute");
     g->in_threads = true;
     tc_strbuf v;
     tc_sb_init(&v);
-    tc_cg_expr_as(g, &v, s->u.store.value, b->dtype);
-    tc_cg_line(g, "tcg_ls%d[tcg_tid] = %s;", id, tc_sb_cstr(&v));
+    if (guard) {
+      tc_cg_expr(g, &v, guard);
+      tc_cg_line(g, "tcg_lg%d[tcg_tid] = (%s) != 0;", id, tc_sb_cstr(&v));
+      v.len = 0;
+      tc_cg_expr_as(g, &v, s->u.store.value, b->dtype);
+      tc_cg_line(g, "if (tcg_lg%d[tcg_tid]) tcg_ls%d[tcg_tid] = %s;", id, id, tc_sb_cstr(&v));
+    } else {
+      tc_cg_expr_as(g, &v, s->u.store.value, b->dtype);
+      tc_cg_line(g, "tcg_ls%d[tcg_tid] = %s;", id, tc_sb_cstr(&v));
+    }
     tc_sb_free(&v);
     g->in_threads = was;
     g->ind--;
@@ -321,7 +332,13 @@ static void emit_threads(tc_cg *g, const tc_cpu_node *n) {
     g->in_threads = true;
     char val[48];
     snprintf(val, sizeof val, "tcg_ls%d[tcg_tid]", id);
+    if (guard) tc_cg_line(g, "if (tcg_lg%d[tcg_tid]) {", id);
+    if (guard) g->ind++;
     tc_cg_store_text(g, b, s->u.store.nidx, s->u.store.idx, val);
+    if (guard) {
+      g->ind--;
+      tc_cg_line(g, "}");
+    }
     g->in_threads = was;
     g->ind--;
     tc_cg_line(g, "}");
