@@ -7,7 +7,7 @@ enum { CLI_EXIT_PROGRAM = 1, CLI_EXIT_USAGE = 2, CLI_EXIT_VERIFY = 3, CLI_EXIT_T
 enum { CLI_MAX_DEFINES = 64 };
 
 typedef struct cli_options {
-  const char *file, *kernel, *target, *backend, *load_dir, *save_dir;
+  const char *file, *kernel, *target, *backend, *load_dir, *save_dir, *perturb;
   unsigned long long seed;
   int verify, bench, json, kernel_only, lowered;
   int ndefines;

@@ -228,6 +228,20 @@ int cli_run(const cli_options *o) {
     }
   }
 
+  if (o->perturb) {
+    int found = 0;
+    for (size_t i = 0; i < np; i++) {
+      tilec_param_info pi;
+      tilec_kernel_param(k, i, &pi);
+      found |= pi.is_output && strcmp(pi.name, o->perturb) == 0;
+    }
+    if (!found || !o->verify) {
+      fprintf(stderr, "tilec: error: --perturb needs --verify and the name of an output of '%s'\n", tilec_kernel_name(k));
+      rc = CLI_EXIT_USAGE;
+      goto done;
+    }
+  }
+
   /* run */
   double t0 = now_ms();
   if (tilec_kernel_launch(k, args, np, &err) != TILEC_OK) goto report;
@@ -276,6 +290,8 @@ int cli_run(const cli_options *o) {
       tilec_param_info pi;
       tilec_kernel_param(k, i, &pi);
       if (!pi.is_output) continue;
+      if (o->perturb && strcmp(o->perturb, pi.name) == 0 && ts[i].numel > 0)
+        tc_dtype_store_f64(ts[i].dt, ts[i].t.data, 0, tc_dtype_load_f64(ts[i].dt, ts[i].t.data, 0) + 1.0);
       tc_compare_buffers(ts[i].dt, ts[i].t.data, ts[i].initial, ts[i].numel, &cmp[i]);
       if (!cmp[i].ok) verify_ok = 0;
     }

@@ -41,6 +41,8 @@ static const char usage_text[] =
     "  --load DIR         (run) read inputs from DIR/NAME.npy where present\n"
     "  --save DIR         (run) write every tensor after the run to DIR/NAME.npy\n"
     "  --json             (run) print one JSON object on stdout\n"
+    "  --perturb NAME     (run) testing aid: add 1 to element 0 of output NAME after the\n"
+    "                     run, before verification, to see --verify fail\n"
     "  --kernel-only      (source) print the kernel without host code\n"
     "  --help, --version\n"
     "\n"
@@ -84,6 +86,7 @@ static int parse_options(int argc, char **argv, int first, cli_options *o) {
     else if (strcmp(a, "--backend") == 0) { NEED_VALUE(); o->backend = argv[++i]; }
     else if (strcmp(a, "--load") == 0) { NEED_VALUE(); o->load_dir = argv[++i]; }
     else if (strcmp(a, "--save") == 0) { NEED_VALUE(); o->save_dir = argv[++i]; }
+    else if (strcmp(a, "--perturb") == 0) { NEED_VALUE(); o->perturb = argv[++i]; }
     else if (strcmp(a, "--seed") == 0) {
       NEED_VALUE();
       char *end;
