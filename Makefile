@@ -12,6 +12,8 @@ SAN ?=
 override CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers \
   -Iinclude -Isrc -Itools -fPIC -MMD -MP $(OPT) $(SAN) $(CFLAGS)
 LDLIBS = -ldl -lpthread -lm
+# per-benchmark extra libraries
+BENCH_LIBS_bench_cpu_gemm = -lopenblas
 
 LIB_SRCS := $(sort $(shell find src -name '*.c'))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)

@@ -1,8 +1,9 @@
 /* gemm.c: T.gemm on the cpu.
  *
  * Fast path (C float32; A and B float32 or a narrower float, converted to float32 once per
- * call): op(A) is packed into panels of TCG_MR rows and op(B) into panels of TCG_NR columns
- * (zero padded, so edge tiles need no special micro-kernel), then a register-blocked
+ * call): op(B) is packed into panels of TCG_NR columns (zero padded); op(A) is read in place
+ * when row-major (else copied row-major once), its last partial panel of rows copied into a
+ * zero-padded panel; then a register-blocked
  * micro-kernel keeps a TCG_MR x TCG_NR block of C in vector registers (GCC/Clang vector
  * extensions, 16 or 8 lanes by the target's vector width) over the whole k loop and adds it
  * to C once. Transposes are handled by the packing strides. Other accumulator dtypes (float64,
@@ -34,24 +35,6 @@ void tc_cpu_emit_gemm_support(tc_strbuf *sb) {
              "#endif\n"
              "#define TCG_NR (2 * TCG_VL)\n"
              "\n"
-             "static void tcg_pack_a(int M, int K, const float *A, int64_t am, int64_t ak, float *restrict Ap) {\n"
-             "  for (int i0 = 0; i0 < M; i0 += TCG_MR, Ap += (size_t)K * TCG_MR) {\n"
-             "    int mr = M - i0 < TCG_MR ? M - i0 : TCG_MR;\n"
-             "    if (mr == TCG_MR && ak == 1) {\n"
-             "      for (int r = 0; r < TCG_MR; r++) {\n"
-             "        const float *a = A + (int64_t)(i0 + r) * am;\n"
-             "        for (int k = 0; k < K; k++) Ap[k * TCG_MR + r] = a[k];\n"
-             "      }\n"
-             "    } else if (mr == TCG_MR && am == 1) {\n"
-             "      for (int k = 0; k < K; k++) memcpy(Ap + k * TCG_MR, A + (int64_t)k * ak + i0, sizeof(float) * TCG_MR);\n"
-             "    } else {\n"
-             "      for (int k = 0; k < K; k++)\n"
-             "        for (int r = 0; r < TCG_MR; r++)\n"
-             "          Ap[k * TCG_MR + r] = r < mr ? A[(int64_t)(i0 + r) * am + (int64_t)k * ak] : 0.0f;\n"
-             "    }\n"
-             "  }\n"
-             "}\n"
-             "\n"
              "static void tcg_pack_b(int N, int K, const float *B, int64_t bk, int64_t bn, float *restrict Bp) {\n"
              "  for (int j0 = 0; j0 < N; j0 += TCG_NR, Bp += (size_t)K * TCG_NR) {\n"
              "    int nr = N - j0 < TCG_NR ? N - j0 : TCG_NR;\n"
@@ -65,9 +48,9 @@ void tc_cpu_emit_gemm_support(tc_strbuf *sb) {
              "  }\n"
              "}\n"
              "\n"
-             "/* C[mr x nr] (+)= Ap-panel x Bp-panel over K. */\n"
-             "static inline void tcg_ukr(int K, const float *restrict Ap, const float *restrict Bp, float *restrict C,\n"
-             "                           int64_t cm, int64_t cn, int mr, int nr, int clear) {\n"
+             "/* C[mr x nr] (+)= A[TCG_MR rows, stride am] x Bp-panel over K. */\n"
+             "static inline __attribute__((always_inline)) void tcg_ukr(int K, const float *restrict A, int64_t am,\n"
+             "    const float *restrict Bp, float *restrict C, int64_t cm, int64_t cn, int mr, int nr, int clear) {\n"
              "#ifdef TCG_HAVE_VEC\n"
              "  tcg_vf acc[TCG_MR][2];\n"
              "  for (int r = 0; r < TCG_MR; r++) acc[r][0] = acc[r][1] = (tcg_vf){0};\n"
@@ -77,7 +60,7 @@ void tc_cpu_emit_gemm_support(tc_strbuf *sb) {
              "    memcpy(&b1, Bp + (size_t)k * TCG_NR + TCG_VL, sizeof b1);\n"
              "    TCG_UNROLL\n"
              "    for (int r = 0; r < TCG_MR; r++) {\n"
-             "      const float a = Ap[(size_t)k * TCG_MR + r];\n"
+             "      const float a = A[(int64_t)r * am + k];\n"
              "      acc[r][0] += a * b0;\n"
              "      acc[r][1] += a * b1;\n"
              "    }\n"
@@ -108,7 +91,7 @@ void tc_cpu_emit_gemm_support(tc_strbuf *sb) {
              "  memset(t, 0, sizeof t);\n"
              "  for (int k = 0; k < K; k++)\n"
              "    for (int r = 0; r < TCG_MR; r++)\n"
-             "      for (int c = 0; c < TCG_NR; c++) t[r][c] += Ap[(size_t)k * TCG_MR + r] * Bp[(size_t)k * TCG_NR + c];\n"
+             "      for (int c = 0; c < TCG_NR; c++) t[r][c] += A[(int64_t)r * am + k] * Bp[(size_t)k * TCG_NR + c];\n"
              "#endif\n"
              "  for (int r = 0; r < mr; r++)\n"
              "    for (int c = 0; c < nr; c++) {\n"
@@ -118,10 +101,11 @@ void tc_cpu_emit_gemm_support(tc_strbuf *sb) {
              "}\n"
              "\n"
              "/* C[M x N] (+)= op(A)[M x K] op(B)[K x N]; op(A)(i,k) = A[i*am + k*ak], op(B)(k,j) = B[k*bk + j*bn],\n"
-             " * C(i,j) = C[i*cm + j*cn]. pack: (ceil(M/MR)*MR + ceil(N/NR)*NR) * K floats, 64-byte aligned. */\n"
-             "static void tcg_gemm_f32(int M, int N, int K, const float *A, int64_t am, int64_t ak, const float *B,\n"
-             "                         int64_t bk, int64_t bn, float *C, int64_t cm, int64_t cn, int clear,\n"
-             "                         float *restrict pack) {\n"
+             " * C(i,j) = C[i*cm + j*cn]. pack: (M + 16 + ceil(N/NR)*NR) * K floats, 64-byte aligned.\n"
+             " * Inlined into each call site, so tile sizes and strides are constants the compiler folds. */\n"
+             "static inline __attribute__((always_inline)) void tcg_gemm_f32(int M, int N, int K, const float *A, int64_t am,\n"
+             "    int64_t ak, const float *B, int64_t bk, int64_t bn, float *C, int64_t cm, int64_t cn, int clear,\n"
+             "    float *restrict pack) {\n"
              "  if (M <= 0 || N <= 0) return;\n"
              "  if (K <= 0) {\n"
              "    if (clear)\n"
@@ -129,15 +113,25 @@ void tc_cpu_emit_gemm_support(tc_strbuf *sb) {
              "        for (int j = 0; j < N; j++) C[(int64_t)i * cm + (int64_t)j * cn] = 0.0f;\n"
              "    return;\n"
              "  }\n"
-             "  float *Ap = pack, *Bp = pack + (size_t)((M + TCG_MR - 1) / TCG_MR) * TCG_MR * K;\n"
-             "  tcg_pack_a(M, K, A, am, ak, Ap);\n"
+             "  float *At = pack, *edge = pack + (size_t)M * K, *Bp = pack + (size_t)(M + 16) * K;\n"
+             "  if (ak != 1) { /* op(A) not row-major (transpose_A): make a row-major copy */\n"
+             "    for (int i = 0; i < M; i++)\n"
+             "      for (int k = 0; k < K; k++) At[(size_t)i * K + k] = A[(int64_t)i * am + (int64_t)k * ak];\n"
+             "    A = At;\n"
+             "    am = K;\n"
+             "  }\n"
              "  tcg_pack_b(N, K, B, bk, bn, Bp);\n"
+             "  int medge = M % TCG_MR, mfull = M - medge;\n"
+             "  if (medge) { /* the last rows, zero padded to a full panel */\n"
+             "    memset(edge, 0, sizeof(float) * TCG_MR * (size_t)K);\n"
+             "    for (int r = 0; r < medge; r++) memcpy(edge + (size_t)r * K, A + (int64_t)(mfull + r) * am, sizeof(float) * K);\n"
+             "  }\n"
              "  for (int j0 = 0; j0 < N; j0 += TCG_NR) {\n"
              "    const float *bp = Bp + (size_t)(j0 / TCG_NR) * TCG_NR * K;\n"
              "    int nr = N - j0 < TCG_NR ? N - j0 : TCG_NR;\n"
-             "    for (int i0 = 0; i0 < M; i0 += TCG_MR)\n"
-             "      tcg_ukr(K, Ap + (size_t)(i0 / TCG_MR) * TCG_MR * K, bp, C + (int64_t)i0 * cm + (int64_t)j0 * cn, cm, cn,\n"
-             "              M - i0 < TCG_MR ? M - i0 : TCG_MR, nr, clear);\n"
+             "    for (int i0 = 0; i0 < mfull; i0 += TCG_MR)\n"
+             "      tcg_ukr(K, A + (int64_t)i0 * am, am, bp, C + (int64_t)i0 * cm + (int64_t)j0 * cn, cm, cn, TCG_MR, nr, clear);\n"
+             "    if (medge) tcg_ukr(K, edge, K, bp, C + (int64_t)mfull * cm + (int64_t)j0 * cn, cm, cn, medge, nr, clear);\n"
              "  }\n"
              "}\n\n");
 }
@@ -178,7 +172,7 @@ static bool region2(tc_cg *g, const tc_stmt *s, const tc_region *r, g2 *out, con
   tc_sb_puts(&b, "(0");
   for (int j = 0; j < r->ndim; j++) {
     tc_sb_puts(&b, " + (int64_t)(");
-    tc_cg_expr(g, &b, r->r[j].start);
+    tc_cg_index_expr(g, &b, r->r[j].start);
     tc_sb_puts(&b, ") * ");
     tc_cg_stride(g, &b, r->buf, j);
   }

@@ -1,0 +1,1257 @@
+/* eval_tl.c: the modules tilelang, tilelang.language (T) and math: kernel frames, buffers,
+ * tile operations, loops, math intrinsics, dtypes. Each T.* function checks its operands and
+ * appends IR to the current kernel body. */
+#include "front/eval_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static bool is_lit(const tc_val *v) { return v->kind == TV_INT || v->kind == TV_BOOL || v->kind == TV_FLOAT; }
+static tc_loc call_loc(tc_args *a) { return a->call ? a->call->loc : (tc_loc){0}; }
+
+/* The name a buffer takes from its assignment: `A_shared = T.alloc_shared(...)`. */
+const char *ev_target_name(tc_ev *ev, const tc_ast *call, const char *dflt) {
+  const tc_ast *s = ev->cur_stmt;
+  if (!s || !call) return dflt;
+  const tc_ast *t = NULL, *v = NULL;
+  if (s->kind == TC_AST_ASSIGN && s->list.n >= 1) t = s->list.v[0], v = s->a;
+  else if (s->kind == TC_AST_ANN_ASSIGN) t = s->a, v = s->c;
+  if (!t || !v) return dflt;
+  if (v == call && t->kind == TC_AST_NAME) return t->str;
+  if (v->kind == TC_AST_TUPLE && (t->kind == TC_AST_TUPLE || t->kind == TC_AST_LIST) && v->list.n == t->list.n)
+    for (int i = 0; i < v->list.n; i++)
+      if (v->list.v[i] == call && t->list.v[i]->kind == TC_AST_NAME) return t->list.v[i]->str;
+  return dflt;
+}
+
+static void shape_str(tc_strbuf *sb, const tc_region *r) {
+  int64_t sq[8];
+  int n = tc_region_squeezed(r, sq, 8);
+  tc_sb_putc(sb, '(');
+  for (int i = 0; i < n && i < 8; i++) tc_sb_printf(sb, "%s%lld", i ? ", " : "", (long long)sq[i]);
+  if (n == 1) tc_sb_putc(sb, ',');
+  tc_sb_putc(sb, ')');
+}
+
+static const char *shape_cstr(tc_ev *ev, const tc_region *r) {
+  tc_strbuf sb;
+  tc_sb_init(&sb);
+  shape_str(&sb, r);
+  const char *s = tc_arena_strdup(&ev->tmp, tc_sb_cstr(&sb));
+  tc_sb_free(&sb);
+  return s;
+}
+
+static const char *full_shape_cstr(tc_ev *ev, const tc_region *r) {
+  tc_strbuf sb;
+  tc_sb_init(&sb);
+  tc_sb_putc(&sb, '(');
+  for (int i = 0; i < r->ndim; i++) tc_sb_printf(&sb, "%s%lld", i ? ", " : "", (long long)r->r[i].extent);
+  if (r->ndim == 1) tc_sb_putc(&sb, ',');
+  tc_sb_putc(&sb, ')');
+  const char *s = tc_arena_strdup(&ev->tmp, tc_sb_cstr(&sb));
+  tc_sb_free(&sb);
+  return s;
+}
+
+/* ---------------------------------------------------------------- regions */
+
+tc_region ev_region(tc_ev *ev, tc_val *v, const tc_region *other, const tc_ast *node, tc_loc loc, const char *what) {
+  tc_region r;
+  memset(&r, 0, sizeof r);
+  const char *text = node ? ev_node_text(ev, node) : "?";
+  switch (v->kind) {
+  case TV_BUFFER: {
+    tc_buffer *b = v->u.buf;
+    if (!tc_buffer_const_shape(b, NULL))
+      ev_fail(ev, loc, "%s: the shape of '%s' is not known at compile time; use a slice of it such as %s[a:b, ...]", what,
+              b->name, b->name);
+    return tc_ir_whole_region(ev->ir, b);
+  }
+  case TV_REGION:
+    r.buf = v->u.region.buf;
+    r.ndim = r.buf->ndim;
+    r.r = v->u.region.r;
+    return r;
+  case TV_ELEM: {
+    tc_buffer *b = v->u.elem.buf;
+    if (!other)
+      ev_fail(ev, loc, "%s: '%s' is a single element; this operand must be a buffer or a slice of one", what, text);
+    r.buf = b;
+    r.ndim = b->ndim;
+    r.r = TC_NEW_ARRAY(ev->ir, tc_range, b->ndim > 0 ? b->ndim : 1);
+    int shift = other->ndim - b->ndim; /* align trailing dimensions */
+    for (int i = 0; i < shift; i++)
+      if (other->r[i].extent != 1)
+        ev_fail(ev, loc, "%s: '%s' has %d dimensions, fewer than the %d-D tile %s it is copied with", what, text, b->ndim,
+                other->ndim, full_shape_cstr(ev, other));
+    for (int i = 0; i < b->ndim; i++) {
+      int j = i + shift;
+      r.r[i].start = v->u.elem.idx[i];
+      r.r[i].extent = j >= 0 ? other->r[j].extent : 1;
+    }
+    return r;
+  }
+  default:
+    ev_fail(ev, loc, "%s expects a buffer or a buffer region, but '%s' is %s", what, text, tv_kind_name(v));
+  }
+}
+
+static bool same_shape(const tc_region *a, const tc_region *b) {
+  int64_t x[16], y[16];
+  int n = tc_region_squeezed(a, x, 16), m = tc_region_squeezed(b, y, 16);
+  if (n != m || n > 16) return false;
+  for (int i = 0; i < n; i++)
+    if (x[i] != y[i]) return false;
+  return true;
+}
+
+/* ---------------------------------------------------------------- kernel frame */
+
+static int64_t need_int_arg(tc_ev *ev, tc_args *a, int i, const char *what) {
+  return ev_need_int(ev, a->p[i], a->pnode[i], arg_loc(a, i), what);
+}
+
+static tc_expr *grid_extent(tc_ev *ev, tc_val *v, const tc_ast *node, tc_loc loc) {
+  v = ev_scalar(ev, v, loc);
+  if (v->kind == TV_INT || v->kind == TV_BOOL) {
+    int64_t n = v->kind == TV_INT ? v->u.i : v->u.b;
+    if (n <= 0 || n > INT32_MAX) ev_fail(ev, loc, "a grid dimension must be between 1 and 2^31-1, got %lld", (long long)n);
+    return tc_ir_int(ev->ir, n, tc_index_dtype(), loc);
+  }
+  if (v->kind == TV_EXPR) {
+    const char *why = ev_runtime_reason(ev, v);
+    if (strstr(why, "symbolic") || strstr(why, "scalar parameter") || strstr(why, "computed"))
+      return ev_index_expr(ev, v, loc);
+    ev_fail(ev, loc, "the grid of T.Kernel must be known when the kernel launches, but '%s' %s", ev_node_text(ev, node), why);
+  }
+  ev_fail(ev, loc, "a grid dimension of T.Kernel must be an int, not %s", tv_kind_name(v));
+}
+
+static tc_val *t_kernel(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_val *blocks = a->p[0];
+  int n = blocks->u.seq.n;
+  if (n < 1 || n > 3) ev_fail(ev, call_loc(a), "T.Kernel takes 1 to 3 grid dimensions, got %d", n);
+  tc_val *k = tv_new(ev, TV_KERNEL);
+  k->u.kernel.n = n;
+  k->u.kernel.v = EV_NEW_ARRAY(ev, tc_val *, n);
+  for (int i = 0; i < n; i++) k->u.kernel.v[i] = blocks->u.seq.v[i];
+  /* keep the grid expressions' syntax for messages */
+  k->u.kernel.threads_ndim = 1;
+  k->u.kernel.threads[0] = 128;
+  k->u.kernel.threads[1] = k->u.kernel.threads[2] = 1;
+  tc_val *th = a->p[1];
+  if (th && th->kind != TV_NONE) {
+    if (th->kind == TV_TUPLE || th->kind == TV_LIST) {
+      int tn = th->u.seq.n;
+      if (tn < 1 || tn > 3) ev_fail(ev, arg_loc(a, 1), "threads= takes 1 to 3 dimensions, got %d", tn);
+      k->u.kernel.threads_ndim = tn;
+      for (int i = 0; i < tn; i++) {
+        int64_t t = ev_need_int(ev, th->u.seq.v[i], a->pnode[1], arg_loc(a, 1), "the thread count of T.Kernel");
+        if (t <= 0 || t > 1024) ev_fail(ev, arg_loc(a, 1), "the thread count must be between 1 and 1024, got %lld", (long long)t);
+        k->u.kernel.threads[i] = (int)t;
+      }
+    } else {
+      int64_t t = need_int_arg(ev, a, 1, "the thread count of T.Kernel");
+      if (t <= 0 || t > 1024) ev_fail(ev, arg_loc(a, 1), "the thread count must be between 1 and 1024, got %lld", (long long)t);
+      k->u.kernel.threads[0] = (int)t;
+    }
+  }
+  if (a->p[2] && a->p[2]->kind != TV_NONE && ev_truth(ev, a->p[2], arg_loc(a, 2)))
+    ev_unsupported(ev, arg_loc(a, 2), "T.Kernel(..., is_cpu=True)");
+  if (a->p[3] && a->p[3]->kind != TV_NONE) ev_unsupported(ev, arg_loc(a, 3), "T.Kernel(..., prelude=...)");
+  k->u.kernel.nodes = EV_NEW_ARRAY(ev, const tc_ast *, n);
+  for (int i = 0; i < n; i++) k->u.kernel.nodes[i] = i < a->n ? a->node[i] : NULL;
+  return k;
+}
+
+void ev_kernel_enter(tc_ev *ev, tc_val *frame, const tc_ast *target, const tc_ast_list *body, tc_loc loc) {
+  tc_kernel_ir *k = ev->k;
+  if (!ev->in_prim_func) ev_fail(ev, loc, "'with T.Kernel(...)' must be inside a @T.prim_func or a @tilelang.jit function");
+  if (ev->kernel_seen || ev->cur) ev_fail(ev, loc, "a prim_func may contain only one 'with T.Kernel(...)' block");
+  int n = frame->u.kernel.n;
+  k->grid_ndim = n;
+  for (int i = 0; i < n; i++)
+    k->grid[i] = grid_extent(ev, frame->u.kernel.v[i], frame->u.kernel.nodes[i], loc);
+  k->threads_ndim = frame->u.kernel.threads_ndim;
+  for (int i = 0; i < 3; i++) k->threads[i] = frame->u.kernel.threads[i];
+  ev->threads_ndim = k->threads_ndim;
+  memcpy(ev->threads, k->threads, sizeof ev->threads);
+  static const char *const axis_names[] = {"bx", "by", "bz"};
+  if (target) {
+    if (target->kind == TC_AST_NAME) {
+      if (n == 1) {
+        k->block_idx[0] = tc_ir_new_var(ev->ir, k, tc_arena_strdup(ev->ir, target->str), tc_index_dtype(), TC_VAR_BLOCK_IDX, target->loc);
+        scope_set(ev, ev->scope, target->str, tv_expr(ev, tc_ir_var_ref(ev->ir, k->block_idx[0], target->loc)));
+      } else {
+        tc_val **vs = EV_NEW_ARRAY(ev, tc_val *, n);
+        for (int i = 0; i < n; i++) {
+          k->block_idx[i] = tc_ir_new_var(ev->ir, k, axis_names[i], tc_index_dtype(), TC_VAR_BLOCK_IDX, target->loc);
+          k->block_idx[i]->axis = i;
+          vs[i] = tv_expr(ev, tc_ir_var_ref(ev->ir, k->block_idx[i], target->loc));
+        }
+        scope_set(ev, ev->scope, target->str, tv_tuple(ev, n, vs));
+      }
+    } else if (target->kind == TC_AST_TUPLE || target->kind == TC_AST_LIST) {
+      if (target->list.n != n)
+        ev_fail(ev, target->loc, "T.Kernel has %d grid dimension%s but %d names are bound", n, n == 1 ? "" : "s", target->list.n);
+      for (int i = 0; i < n; i++) {
+        const tc_ast *t = target->list.v[i];
+        if (t->kind != TC_AST_NAME) ev_fail(ev, t->loc, "the names bound by T.Kernel must be plain names");
+        k->block_idx[i] = tc_ir_new_var(ev->ir, k, tc_arena_strdup(ev->ir, t->str), tc_index_dtype(), TC_VAR_BLOCK_IDX, t->loc);
+        k->block_idx[i]->axis = i;
+        scope_set(ev, ev->scope, t->str, tv_expr(ev, tc_ir_var_ref(ev->ir, k->block_idx[i], t->loc)));
+      }
+    } else {
+      ev_fail(ev, target->loc, "the target of 'with T.Kernel(...) as' must be a name or a tuple of names");
+    }
+  }
+  tc_stmt_list list = {0};
+  ev->cur = &list;
+  tc_flow f = ev_block(ev, body);
+  ev->cur = NULL;
+  if (f == FLOW_RETURN) ev_unsupported(ev, loc, "'return' inside 'with T.Kernel(...)'");
+  if (f != FLOW_NORMAL) ev_fail(ev, loc, "'break' or 'continue' outside a loop");
+  k->body = tc_stmt_list_seq(ev->ir, &list, loc);
+  ev->kernel_seen = true;
+}
+
+/* ---------------------------------------------------------------- tensors and buffers */
+
+static tc_val *shape_items(tc_ev *ev, tc_val *shape, tc_loc loc, const char *what) {
+  if (shape->kind == TV_TUPLE || shape->kind == TV_LIST) return shape;
+  if (shape->kind == TV_INT || ev_is_runtime(shape)) return tv_tuple(ev, 1, &shape);
+  ev_fail(ev, loc, "%s must be an int or a tuple of ints, not %s", what, tv_kind_name(shape));
+}
+
+static const tc_ast *shape_node(const tc_ast *node, int i, int n) {
+  if (node && (node->kind == TC_AST_TUPLE || node->kind == TC_AST_LIST) && node->list.n == n) return node->list.v[i];
+  return node;
+}
+
+static tc_val *t_tensor(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_val *items = shape_items(ev, a->p[0], arg_loc(a, 0), "the shape of T.Tensor");
+  tc_val *t = tv_new(ev, TV_TENSOR_TYPE);
+  int n = items->u.seq.n;
+  if (n < 1 || n > 8) ev_fail(ev, arg_loc(a, 0), "a tensor needs 1 to 8 dimensions, got %d", n);
+  t->u.tensor.ndim = n;
+  t->u.tensor.shape = EV_NEW_ARRAY(ev, tc_val *, n);
+  for (int i = 0; i < n; i++) {
+    tc_val *d = ev_scalar(ev, items->u.seq.v[i], arg_loc(a, 0));
+    const tc_ast *dn = shape_node(a->pnode[0], i, n);
+    if (d->kind == TV_INT) {
+      if (d->u.i <= 0 || d->u.i > INT32_MAX)
+        ev_fail(ev, dn ? dn->loc : arg_loc(a, 0), "a tensor dimension must be between 1 and 2^31-1, got %lld", (long long)d->u.i);
+    } else if (d->kind == TV_EXPR) {
+      const char *why = ev_runtime_reason(ev, d);
+      if (!tc_dtype_is_int(d->u.e->dtype) || !(strstr(why, "symbolic") || strstr(why, "scalar parameter")))
+        ev_fail(ev, dn ? dn->loc : arg_loc(a, 0),
+                "a tensor dimension must be an int or a symbolic dimension (T.symbolic / T.dynamic), but '%s' %s",
+                ev_node_text(ev, dn), why);
+    } else {
+      ev_fail(ev, dn ? dn->loc : arg_loc(a, 0), "a tensor dimension must be an int, but '%s' is %s", ev_node_text(ev, dn),
+              tv_kind_name(d));
+    }
+    t->u.tensor.shape[i] = d;
+  }
+  t->u.tensor.dt = tc_dt(TC_DT_FLOAT32);
+  if (a->p[1] && a->p[1]->kind != TV_NONE) ev_get_dtype(ev, a->p[1], &t->u.tensor.dt, arg_loc(a, 1), "the dtype of T.Tensor");
+  return t;
+}
+
+tc_buffer *ev_make_param_buffer(tc_ev *ev, const char *name, tc_val *tt, tc_loc loc) {
+  int n = tt->u.tensor.ndim;
+  tc_expr **shape = EV_NEW_ARRAY(ev, tc_expr *, n);
+  for (int i = 0; i < n; i++) shape[i] = ev_index_expr(ev, tt->u.tensor.shape[i], loc);
+  return tc_ir_new_buffer(ev->ir, ev->k, tc_arena_strdup(ev->ir, name), tt->u.tensor.dt, TC_SCOPE_GLOBAL, n, shape, loc);
+}
+
+static tc_buffer *alloc_buffer(tc_ev *ev, tc_args *a, tc_scope scope, const char *what, int shape_i, int dtype_i) {
+  tc_loc loc = call_loc(a);
+  tc_val *items = shape_items(ev, a->p[shape_i], arg_loc(a, shape_i), tc_arena_printf(&ev->tmp, "the shape of %s", what));
+  int n = items->u.seq.n;
+  if (n < 1 || n > 8) ev_fail(ev, arg_loc(a, shape_i), "%s needs 1 to 8 dimensions, got %d", what, n);
+  tc_expr **shape = EV_NEW_ARRAY(ev, tc_expr *, n);
+  int64_t total = 1;
+  for (int i = 0; i < n; i++) {
+    const tc_ast *dn = shape_node(a->pnode[shape_i], i, n);
+    int64_t d = ev_need_int(ev, items->u.seq.v[i], dn, dn ? dn->loc : loc, tc_arena_printf(&ev->tmp, "the shape of %s", what));
+    if (d <= 0) ev_fail(ev, dn ? dn->loc : loc, "the shape of %s must be positive, got %lld", what, (long long)d);
+    if (__builtin_mul_overflow(total, d, &total) || total > ((int64_t)1 << 31))
+      ev_fail(ev, dn ? dn->loc : loc, "%s is too large (more than 2^31 elements)", what);
+    shape[i] = tc_ir_int(ev->ir, d, tc_index_dtype(), loc);
+  }
+  tc_dtype dt;
+  ev_get_dtype(ev, a->p[dtype_i], &dt, arg_loc(a, dtype_i), tc_arena_printf(&ev->tmp, "the dtype of %s", what));
+  const char *name = ev_target_name(ev, a->call, "buf");
+  return tc_ir_new_buffer(ev->ir, ev->k, tc_arena_strdup(ev->ir, name), dt, scope, n, shape, loc);
+}
+
+static tc_scope scope_from_string(tc_ev *ev, tc_val *v, tc_scope dflt, tc_loc loc) {
+  if (!v || v->kind == TV_NONE) return dflt;
+  if (v->kind != TV_STR) ev_fail(ev, loc, "scope= must be a string, not %s", tv_kind_name(v));
+  const char *s = v->u.str.s;
+  if (strcmp(s, "shared") == 0 || strcmp(s, "shared.dyn") == 0) return TC_SCOPE_SHARED;
+  if (strcmp(s, "local.fragment") == 0) return TC_SCOPE_FRAGMENT;
+  if (strcmp(s, "local") == 0) return TC_SCOPE_LOCAL;
+  if (strcmp(s, "local.var") == 0) return TC_SCOPE_VAR;
+  if (strcmp(s, "global") == 0) ev_unsupported(ev, loc, "allocating a global buffer inside a kernel");
+  ev_fail(ev, loc, "unknown scope '%s'; expected \"shared\", \"shared.dyn\", \"local.fragment\", \"local\" or \"local.var\"", s);
+}
+
+static void emit_alloc(tc_ev *ev, tc_buffer *b, tc_loc loc, const char *what) {
+  tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_ALLOC, loc);
+  s->u.alloc.buf = b;
+  ev_emit(ev, s, loc, what);
+}
+
+static tc_val *alloc_common(tc_ev *ev, tc_args *a, int which) {
+  static const char *const names[] = {"T.alloc_shared", "T.alloc_fragment", "T.alloc_local", "T.alloc_buffer"};
+  static const tc_scope scopes[] = {TC_SCOPE_SHARED, TC_SCOPE_FRAGMENT, TC_SCOPE_LOCAL, TC_SCOPE_SHARED};
+  if (!ev->cur) ev_emit(ev, NULL, call_loc(a), names[which]);
+  tc_scope sc = scope_from_string(ev, a->p[2], scopes[which], arg_loc(a, 2));
+  tc_buffer *b = alloc_buffer(ev, a, sc, names[which], 0, 1);
+  emit_alloc(ev, b, call_loc(a), names[which]);
+  return tv_buffer(ev, b);
+}
+static tc_val *t_alloc_shared(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return alloc_common(ev, a, 0); }
+static tc_val *t_alloc_fragment(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return alloc_common(ev, a, 1); }
+static tc_val *t_alloc_local(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return alloc_common(ev, a, 2); }
+static tc_val *t_alloc_buffer(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return alloc_common(ev, a, 3); }
+
+static tc_val *t_alloc_var(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  if (!ev->cur) ev_emit(ev, NULL, call_loc(a), "T.alloc_var");
+  tc_dtype dt;
+  ev_get_dtype(ev, a->p[0], &dt, arg_loc(a, 0), "the dtype of T.alloc_var");
+  tc_scope sc = scope_from_string(ev, a->p[2], TC_SCOPE_VAR, arg_loc(a, 2));
+  if (sc != TC_SCOPE_VAR) ev_fail(ev, arg_loc(a, 2), "T.alloc_var takes scope=\"local.var\" only");
+  tc_expr *one = tc_ir_int(ev->ir, 1, tc_index_dtype(), call_loc(a));
+  const char *name = ev_target_name(ev, a->call, "var");
+  tc_buffer *b = tc_ir_new_buffer(ev->ir, ev->k, tc_arena_strdup(ev->ir, name), dt, TC_SCOPE_VAR, 1, &one, call_loc(a));
+  if (a->p[1] && a->p[1]->kind != TV_NONE) b->init = ev_to_expr_as(ev, a->p[1], dt, arg_loc(a, 1));
+  emit_alloc(ev, b, call_loc(a), "T.alloc_var");
+  return tv_buffer(ev, b);
+}
+
+static tc_val *t_empty(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  if (!ev->eager_def) ev_fail(ev, call_loc(a), "T.empty is only available in @tilelang.jit kernels (the eager style)");
+  if (ev->cur) ev_fail(ev, call_loc(a), "T.empty must come before 'with T.Kernel(...)'");
+  tc_args ta = *a;
+  tc_val *tt = t_tensor(ev, NULL, &ta);
+  const char *name = ev_target_name(ev, a->call, "out");
+  tc_buffer *b = ev_make_param_buffer(ev, name, tt, call_loc(a));
+  if (ev->nempties == ev->capempties) {
+    int cap = ev->capempties ? ev->capempties * 2 : 4;
+    ev->empties = tc_arena_grow(&ev->tmp, ev->empties, sizeof(tc_buffer *) * (size_t)ev->nempties, sizeof(tc_buffer *) * (size_t)cap);
+    ev->capempties = cap;
+  }
+  ev->empties[ev->nempties++] = b;
+  return tv_buffer(ev, b);
+}
+
+/* ---------------------------------------------------------------- symbolic dimensions */
+
+const tilec_define *ev_find_define(tc_ev *ev, const char *name, tc_val **out);
+
+/* A T.const name bound by a define becomes that constant. A T.symbolic / T.dynamic dimension
+ * stays symbolic even when a define names it: there the define only gives the size that
+ * `tilec run` allocates, and the kernel is compiled once for every size. */
+static tc_val *symbolic_dim(tc_ev *ev, const char *name, tc_dtype dt, tc_loc loc, bool define_binds) {
+  tc_val *dv;
+  if (ev_find_define(ev, name, &dv)) {
+    if (dv->kind != TV_INT) ev_fail_usage(ev, "-D %s needs an integer value for the dimension '%s'", name, name);
+    if (define_binds) return dv;
+  }
+  tc_kernel_ir *k = ev->k;
+  for (int i = 0; i < k->nsyms; i++)
+    if (strcmp(k->syms[i]->name, name) == 0) return tv_expr(ev, tc_ir_var_ref(ev->ir, k->syms[i], loc));
+  tc_var *v = tc_ir_new_var(ev->ir, k, tc_arena_strdup(ev->ir, name), dt, TC_VAR_SYMBOLIC, loc);
+  k->syms = tc_arena_grow(ev->ir, k->syms, sizeof(tc_var *) * (size_t)k->nsyms, sizeof(tc_var *) * (size_t)(k->nsyms + 1));
+  k->syms[k->nsyms++] = v;
+  return tv_expr(ev, tc_ir_var_ref(ev->ir, v, loc));
+}
+
+static tc_dtype sym_dtype(tc_ev *ev, tc_args *a, int i) {
+  tc_dtype dt = tc_dt(TC_DT_INT32);
+  if (a->p[i] && a->p[i]->kind != TV_NONE) ev_get_dtype(ev, a->p[i], &dt, arg_loc(a, i), "the dtype of a symbolic dimension");
+  if (!tc_dtype_is_int(dt)) ev_fail(ev, arg_loc(a, i), "a symbolic dimension must have an integer dtype, not %s", ev_dtype_name(dt));
+  return dt;
+}
+
+static tc_val *dim_names(tc_ev *ev, tc_args *a, bool define_binds) {
+  tc_val *names = a->p[0];
+  tc_dtype dt = sym_dtype(ev, a, 1);
+  tc_val *out = tv_tuple(ev, 0, NULL);
+  bool list_form = names->kind == TV_LIST || names->kind == TV_TUPLE;
+  if (list_form) {
+    for (int i = 0; i < names->u.seq.n; i++) {
+      if (names->u.seq.v[i]->kind != TV_STR) ev_fail(ev, arg_loc(a, 0), "T.const names must be strings");
+      tv_list_push(ev, out, symbolic_dim(ev, names->u.seq.v[i]->u.str.s, dt, call_loc(a), define_binds));
+    }
+    return out;
+  }
+  if (names->kind != TV_STR) ev_fail(ev, arg_loc(a, 0), "T.const takes a string of names such as \"M, N, K\"");
+  const char *p = names->u.str.s;
+  while (*p) {
+    while (*p == ' ' || *p == ',') p++;
+    const char *q = p;
+    while (*q && *q != ' ' && *q != ',') q++;
+    if (q > p) tv_list_push(ev, out, symbolic_dim(ev, tc_arena_strndup(&ev->tmp, p, (size_t)(q - p)), dt, call_loc(a), define_binds));
+    p = q;
+  }
+  if (out->u.seq.n == 0) ev_fail(ev, arg_loc(a, 0), "T.const needs at least one name");
+  return out->u.seq.n == 1 ? out->u.seq.v[0] : out;
+}
+
+static tc_val *t_const(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  return dim_names(ev, a, true);
+}
+
+static tc_val *t_symbolic(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  return dim_names(ev, a, false);
+}
+
+/* ---------------------------------------------------------------- loops */
+
+static tc_val *make_range(tc_ev *ev, tr_kind kind, int n) {
+  tc_val *r = tv_new(ev, TV_RANGE);
+  r->u.range.kind = kind;
+  r->u.range.n = n;
+  r->u.range.start = EV_NEW_ARRAY(ev, tc_val *, n);
+  r->u.range.stop = EV_NEW_ARRAY(ev, tc_val *, n);
+  return r;
+}
+
+static tc_val *loop_bound(tc_ev *ev, tc_val *v, tc_loc loc, const char *what) {
+  v = ev_scalar(ev, v, loc);
+  if (v->kind == TV_INT || v->kind == TV_BOOL) return v->kind == TV_BOOL ? tv_int(ev, v->u.b) : v;
+  if (v->kind == TV_EXPR && (tc_dtype_is_int(v->u.e->dtype) || tc_dtype_is_bool(v->u.e->dtype))) return v;
+  ev_fail(ev, loc, "the bounds of %s must be integers, not %s", what, tv_kind_name(v));
+}
+
+/* start, stop?, step? as range() takes them */
+static tc_val *range_like(tc_ev *ev, tc_args *a, tr_kind kind, const char *what) {
+  tc_val *r = make_range(ev, kind, 1);
+  if (!a->p[1] || a->p[1]->kind == TV_NONE) {
+    r->u.range.start[0] = tv_int(ev, 0);
+    r->u.range.stop[0] = loop_bound(ev, a->p[0], arg_loc(a, 0), what);
+  } else {
+    r->u.range.start[0] = loop_bound(ev, a->p[0], arg_loc(a, 0), what);
+    r->u.range.stop[0] = loop_bound(ev, a->p[1], arg_loc(a, 1), what);
+  }
+  return r;
+}
+
+tc_val *ev_make_py_range(tc_ev *ev, tc_args *a);
+tc_val *ev_make_py_range(tc_ev *ev, tc_args *a) {
+  tc_val *r = range_like(ev, a, TR_PY_RANGE, "range()");
+  if (a->p[2] && a->p[2]->kind != TV_NONE) {
+    tc_val *s = ev_scalar(ev, a->p[2], arg_loc(a, 2));
+    if (s->kind != TV_INT) {
+      if (ev_is_runtime(s)) ev_fail(ev, arg_loc(a, 2), "the step of range() must be known at compile time");
+      ev_fail(ev, arg_loc(a, 2), "'%s' object cannot be interpreted as an integer", tv_kind_name(s));
+    }
+    if (s->u.i == 0) ev_fail(ev, arg_loc(a, 2), "range() arg 3 must not be zero");
+    r->u.range.step = s;
+  }
+  return r;
+}
+
+static tc_val *t_serial(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_val *r = ev_make_py_range(ev, a);
+  r->u.range.kind = TR_SERIAL;
+  return r;
+}
+
+static tc_val *t_unroll(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_val *r = ev_make_py_range(ev, a);
+  r->u.range.kind = TR_UNROLL;
+  return r;
+}
+
+static tc_val *t_parallel(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_val *ext = a->p[0];
+  int n = ext->u.seq.n;
+  if (n < 1) ev_fail(ev, call_loc(a), "T.Parallel needs at least one extent");
+  if (n > 8) ev_fail(ev, call_loc(a), "T.Parallel takes at most 8 extents");
+  tc_val *r = make_range(ev, TR_PARALLEL, n);
+  for (int i = 0; i < n; i++) {
+    r->u.range.start[i] = tv_int(ev, 0);
+    r->u.range.stop[i] = loop_bound(ev, ext->u.seq.v[i], i < a->n ? arg_loc(a, 0) : call_loc(a), "T.Parallel");
+  }
+  return r;
+}
+
+static tc_val *t_grid(tc_ev *ev, tc_val *self, tc_args *a) {
+  tc_val *r = t_parallel(ev, self, a);
+  r->u.range.kind = TR_SERIAL;
+  return r;
+}
+
+static tc_val *t_sync_threads(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  ev_emit(ev, tc_ir_stmt(ev->ir, TC_ST_BARRIER, call_loc(a)), call_loc(a), "T.sync_threads");
+  return tv_none(ev);
+}
+
+static tc_val *t_block_binding(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  int64_t axis = arg_int(ev, a, 0, 0, "the axis of T.get_block_binding");
+  tc_kernel_ir *k = ev->k;
+  if (!ev->cur) ev_fail(ev, call_loc(a), "T.get_block_binding must be inside 'with T.Kernel(...)'");
+  if (axis < 0 || axis >= k->grid_ndim)
+    ev_fail(ev, arg_loc(a, 0), "T.get_block_binding(%lld): the kernel has %d grid dimension%s", (long long)axis,
+            k->grid_ndim, k->grid_ndim == 1 ? "" : "s");
+  if (!k->block_idx[axis]) {
+    static const char *const names[] = {"bx", "by", "bz"};
+    k->block_idx[axis] = tc_ir_new_var(ev->ir, k, names[axis], tc_index_dtype(), TC_VAR_BLOCK_IDX, call_loc(a));
+    k->block_idx[axis]->axis = (int)axis;
+  }
+  return tv_expr(ev, tc_ir_var_ref(ev->ir, k->block_idx[axis], call_loc(a)));
+}
+
+static tc_val *t_pipelined(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_val *r = range_like(ev, a, TR_PIPELINED, "T.Pipelined");
+  r->u.range.num_stages = 0;
+  if (a->p[2] && a->p[2]->kind != TV_NONE) {
+    int64_t st = need_int_arg(ev, a, 2, "num_stages of T.Pipelined");
+    if (st < 0 || st > 16) ev_fail(ev, arg_loc(a, 2), "num_stages must be between 0 and 16, got %lld", (long long)st);
+    r->u.range.num_stages = (int)st;
+  }
+  /* order / stage / sync / group are scheduling hints: they do not change results */
+  return r;
+}
+
+/* ---------------------------------------------------------------- tile operations */
+
+static tc_val *t_copy(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_val *src = a->p[0], *dst = a->p[1];
+  tc_loc loc = call_loc(a);
+  if (src->kind == TV_ELEM && dst->kind == TV_ELEM)
+    ev_fail(ev, loc, "T.copy: both operands are single elements; give a whole buffer or a slice for at least one");
+  tc_region rs, rd;
+  if (src->kind == TV_ELEM) {
+    rd = ev_region(ev, dst, NULL, a->pnode[1], arg_loc(a, 1), "T.copy");
+    rs = ev_region(ev, src, &rd, a->pnode[0], arg_loc(a, 0), "T.copy");
+  } else {
+    rs = ev_region(ev, src, NULL, a->pnode[0], arg_loc(a, 0), "T.copy");
+    rd = ev_region(ev, dst, &rs, a->pnode[1], arg_loc(a, 1), "T.copy");
+  }
+  if (!same_shape(&rs, &rd))
+    ev_fail(ev, loc, "T.copy: the source '%s' has shape %s but the destination '%s' has shape %s",
+            ev_node_text(ev, a->pnode[0]), shape_cstr(ev, &rs), ev_node_text(ev, a->pnode[1]), shape_cstr(ev, &rd));
+  /* coalesced_width / disable_tma / eviction_policy / loop_layout are performance hints */
+  tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_COPY, loc);
+  s->u.copy.src = rs;
+  s->u.copy.dst = rd;
+  ev_emit(ev, s, loc, "T.copy");
+  return tv_none(ev);
+}
+
+static void gemm_dims(tc_ev *ev, const tc_region *r, const tc_ast *node, tc_loc loc, const char *which, int64_t out[2]) {
+  int64_t sq[8];
+  int n = tc_region_squeezed(r, sq, 8);
+  if (n == 1 && r->ndim >= 2) { /* a (1, K) tile squeezes to 1-D: keep its last two dims */
+    out[0] = r->r[r->ndim - 2].extent;
+    out[1] = r->r[r->ndim - 1].extent;
+    return;
+  }
+  if (n != 2)
+    ev_fail(ev, loc, "T.gemm: %s must be a 2-D tile, but '%s' has shape %s", which, ev_node_text(ev, node), shape_cstr(ev, r));
+  out[0] = sq[0];
+  out[1] = sq[1];
+}
+
+static tc_val *t_gemm(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_loc loc = call_loc(a);
+  tc_region ra = ev_region(ev, a->p[0], NULL, a->pnode[0], arg_loc(a, 0), "T.gemm");
+  tc_region rb = ev_region(ev, a->p[1], NULL, a->pnode[1], arg_loc(a, 1), "T.gemm");
+  tc_region rc = ev_region(ev, a->p[2], NULL, a->pnode[2], arg_loc(a, 2), "T.gemm");
+  bool ta = arg_bool(ev, a, 3, false), tb = arg_bool(ev, a, 4, false);
+  int64_t da[2], db[2], dc[2];
+  gemm_dims(ev, &ra, a->pnode[0], arg_loc(a, 0), "A", da);
+  gemm_dims(ev, &rb, a->pnode[1], arg_loc(a, 1), "B", db);
+  gemm_dims(ev, &rc, a->pnode[2], arg_loc(a, 2), "C", dc);
+  int64_t M = ta ? da[1] : da[0], K = ta ? da[0] : da[1];
+  int64_t K2 = tb ? db[1] : db[0], N = tb ? db[0] : db[1];
+  if (K != K2)
+    ev_fail(ev, loc,
+            "T.gemm: the reduction dimensions do not match: A%s is (%lld, %lld) and B%s is (%lld, %lld), so K is %lld "
+            "for A but %lld for B",
+            ta ? " (transposed)" : "", (long long)da[0], (long long)da[1], tb ? " (transposed)" : "", (long long)db[0],
+            (long long)db[1], (long long)K, (long long)K2);
+  if (dc[0] != M || dc[1] != N)
+    ev_fail(ev, loc, "T.gemm: C has shape (%lld, %lld) but A @ B has shape (%lld, %lld)", (long long)dc[0], (long long)dc[1],
+            (long long)M, (long long)N);
+  tc_gemm_policy policy = TC_POLICY_SQUARE;
+  if (a->p[5] && a->p[5]->kind != TV_NONE) {
+    if (a->p[5]->kind == TV_ENUM) policy = (tc_gemm_policy)a->p[5]->u.en.value;
+    else if (a->p[5]->kind == TV_INT && a->p[5]->u.i >= 0 && a->p[5]->u.i <= 2) policy = (tc_gemm_policy)a->p[5]->u.i;
+    else ev_fail(ev, arg_loc(a, 5), "policy= must be a T.GemmWarpPolicy (Square, FullRow or FullCol)");
+  }
+  int64_t kp = arg_int(ev, a, 7, 1, "k_pack of T.gemm");
+  if (kp < 1 || kp > 8) ev_fail(ev, arg_loc(a, 7), "k_pack must be between 1 and 8, got %lld", (long long)kp);
+  if (a->p[8]) arg_int(ev, a, 8, 0, "wg_wait of T.gemm");
+  tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_GEMM, loc);
+  s->u.gemm.a = ra;
+  s->u.gemm.b = rb;
+  s->u.gemm.c = rc;
+  s->u.gemm.trans_a = ta;
+  s->u.gemm.trans_b = tb;
+  s->u.gemm.clear_accum = arg_bool(ev, a, 6, false);
+  s->u.gemm.policy = policy;
+  s->u.gemm.k_pack = (int)kp;
+  ev_emit(ev, s, loc, "T.gemm");
+  return tv_none(ev);
+}
+
+static tc_val *fill_common(tc_ev *ev, tc_args *a, tc_val *value, const char *what) {
+  tc_loc loc = call_loc(a);
+  tc_region r = ev_region(ev, a->p[0], NULL, a->pnode[0], arg_loc(a, 0), what);
+  tc_val *v = ev_scalar(ev, value, loc);
+  if (!ev_is_runtime(v) && !is_lit(v)) ev_fail(ev, loc, "%s: the value must be a scalar, not %s", what, tv_kind_name(v));
+  tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_FILL, loc);
+  s->u.fill.dst = r;
+  s->u.fill.value = ev_to_expr_as(ev, v, r.buf->dtype, loc);
+  ev_emit(ev, s, loc, what);
+  return tv_none(ev);
+}
+static tc_val *t_fill(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return fill_common(ev, a, a->p[1], "T.fill"); }
+static tc_val *t_clear(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return fill_common(ev, a, tv_int(ev, 0), "T.clear"); }
+
+static int norm_dim(tc_ev *ev, tc_args *a, int i, int64_t dflt, int ndim, const char *what) {
+  int64_t d = arg_int(ev, a, i, dflt, tc_arena_printf(&ev->tmp, "dim of %s", what));
+  int64_t nd = d < 0 ? d + ndim : d;
+  if (nd < 0 || nd >= ndim)
+    ev_fail(ev, a->p[i] ? arg_loc(a, i) : call_loc(a), "%s: dim %lld is out of range for a %d-D buffer", what, (long long)d, ndim);
+  return (int)nd;
+}
+
+static tc_val *t_reduce(tc_ev *ev, tc_val *self, tc_args *a, tc_reduce_kind kind, const char *what, bool has_clear) {
+  (void)self;
+  tc_loc loc = call_loc(a);
+  tc_region rs = ev_region(ev, a->p[0], NULL, a->pnode[0], arg_loc(a, 0), what);
+  tc_region rd = ev_region(ev, a->p[1], NULL, a->pnode[1], arg_loc(a, 1), what);
+  int dim = norm_dim(ev, a, 2, -1, rs.ndim, what);
+  /* the output is the source without `dim`, or with it kept as 1 */
+  bool ok = false;
+  if (rd.ndim == rs.ndim - 1 || (rs.ndim == 1 && rd.ndim == 1)) {
+    ok = true;
+    for (int i = 0, j = 0; i < rs.ndim; i++) {
+      if (i == dim) continue;
+      if (j >= rd.ndim || rd.r[j].extent != rs.r[i].extent) ok = false;
+      j++;
+    }
+    if (rs.ndim == 1) ok = rd.r[0].extent == 1;
+  }
+  if (!ok && rd.ndim == rs.ndim) {
+    ok = true;
+    for (int i = 0; i < rs.ndim; i++)
+      if (rd.r[i].extent != (i == dim ? 1 : rs.r[i].extent)) ok = false;
+  }
+  if (!ok) {
+    tc_strbuf sb;
+    tc_sb_init(&sb);
+    tc_sb_putc(&sb, '(');
+    int cnt = 0;
+    for (int i = 0; i < rs.ndim; i++)
+      if (i != dim) tc_sb_printf(&sb, "%s%lld", cnt++ ? ", " : "", (long long)rs.r[i].extent);
+    if (cnt == 0) tc_sb_puts(&sb, "1");
+    if (cnt <= 1) tc_sb_putc(&sb, ',');
+    tc_sb_putc(&sb, ')');
+    char expect[200];
+    snprintf(expect, sizeof expect, "%s", tc_sb_cstr(&sb));
+    tc_sb_free(&sb);
+    ev_fail(ev, loc, "%s: the output '%s' has shape %s, but reducing '%s' of shape %s along dim %d gives %s", what,
+            ev_node_text(ev, a->pnode[1]), full_shape_cstr(ev, &rd), ev_node_text(ev, a->pnode[0]), full_shape_cstr(ev, &rs),
+            dim, expect);
+  }
+  tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_REDUCE, loc);
+  s->u.reduce.op = kind;
+  s->u.reduce.src = rs;
+  s->u.reduce.dst = rd;
+  s->u.reduce.dim = dim;
+  s->u.reduce.clear = has_clear ? arg_bool(ev, a, 3, true) : true;
+  ev_emit(ev, s, loc, what);
+  return tv_none(ev);
+}
+static tc_val *t_reduce_max(tc_ev *ev, tc_val *self, tc_args *a) { return t_reduce(ev, self, a, TC_RED_MAX, "T.reduce_max", true); }
+static tc_val *t_reduce_min(tc_ev *ev, tc_val *self, tc_args *a) { return t_reduce(ev, self, a, TC_RED_MIN, "T.reduce_min", true); }
+static tc_val *t_reduce_sum(tc_ev *ev, tc_val *self, tc_args *a) { return t_reduce(ev, self, a, TC_RED_SUM, "T.reduce_sum", true); }
+static tc_val *t_reduce_absmax(tc_ev *ev, tc_val *self, tc_args *a) { return t_reduce(ev, self, a, TC_RED_ABSMAX, "T.reduce_absmax", true); }
+static tc_val *t_reduce_abssum(tc_ev *ev, tc_val *self, tc_args *a) { return t_reduce(ev, self, a, TC_RED_ABSSUM, "T.reduce_abssum", false); }
+
+static tc_val *t_cumsum(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_loc loc = call_loc(a);
+  tc_region rs = ev_region(ev, a->p[0], NULL, a->pnode[0], arg_loc(a, 0), "T.cumsum");
+  tc_region rd = rs;
+  if (a->p[1] && a->p[1]->kind != TV_NONE) rd = ev_region(ev, a->p[1], NULL, a->pnode[1], arg_loc(a, 1), "T.cumsum");
+  if (rd.ndim != rs.ndim || !same_shape(&rs, &rd))
+    ev_fail(ev, loc, "T.cumsum: the source has shape %s but the destination has shape %s", full_shape_cstr(ev, &rs),
+            full_shape_cstr(ev, &rd));
+  int dim = norm_dim(ev, a, 2, 0, rs.ndim, "T.cumsum");
+  tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_CUMSUM, loc);
+  s->u.cumsum.src = rs;
+  s->u.cumsum.dst = rd;
+  s->u.cumsum.dim = dim;
+  s->u.cumsum.reverse = arg_bool(ev, a, 3, false);
+  ev_emit(ev, s, loc, "T.cumsum");
+  return tv_none(ev);
+}
+
+static tc_val *t_atomic_add(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_loc loc = call_loc(a);
+  tc_val *dst = a->p[0], *val = a->p[1];
+  if (a->p[3] && a->p[3]->kind != TV_NONE && ev_truth(ev, a->p[3], arg_loc(a, 3)))
+    ev_unsupported(ev, arg_loc(a, 3), "T.atomic_add(..., return_prev=True)");
+  tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_ATOMIC_ADD, loc);
+  tc_val *sv = ev_scalar(ev, val, loc);
+  bool scalar_value = is_lit(sv) || (ev_is_runtime(val) && !(val->kind == TV_ELEM && dst->kind != TV_ELEM));
+  if (dst->kind == TV_ELEM && scalar_value) {
+    tc_buffer *b = dst->u.elem.buf;
+    s->u.atomic.buf = b;
+    s->u.atomic.nidx = b->ndim;
+    s->u.atomic.idx = dst->u.elem.idx;
+    s->u.atomic.value = ev_to_expr_as(ev, sv, b->dtype, loc);
+  } else if (dst->kind == TV_BUFFER && dst->u.buf->scope == TC_SCOPE_VAR && scalar_value) {
+    tc_buffer *b = dst->u.buf;
+    s->u.atomic.buf = b;
+    s->u.atomic.nidx = 1;
+    s->u.atomic.idx = TC_NEW_ARRAY(ev->ir, tc_expr *, 1);
+    s->u.atomic.idx[0] = tc_ir_int(ev->ir, 0, tc_index_dtype(), loc);
+    s->u.atomic.value = ev_to_expr_as(ev, sv, b->dtype, loc);
+  } else {
+    if (scalar_value) ev_fail(ev, loc, "T.atomic_add: adding a scalar needs an element destination such as %s[i, j]", ev_node_text(ev, a->pnode[0]));
+    tc_region rs, rd;
+    if (dst->kind == TV_ELEM) {
+      rs = ev_region(ev, val, NULL, a->pnode[1], arg_loc(a, 1), "T.atomic_add");
+      rd = ev_region(ev, dst, &rs, a->pnode[0], arg_loc(a, 0), "T.atomic_add");
+    } else {
+      rd = ev_region(ev, dst, NULL, a->pnode[0], arg_loc(a, 0), "T.atomic_add");
+      rs = ev_region(ev, val, &rd, a->pnode[1], arg_loc(a, 1), "T.atomic_add");
+    }
+    if (!same_shape(&rs, &rd))
+      ev_fail(ev, loc, "T.atomic_add: the value '%s' has shape %s but the destination '%s' has shape %s",
+              ev_node_text(ev, a->pnode[1]), shape_cstr(ev, &rs), ev_node_text(ev, a->pnode[0]), shape_cstr(ev, &rd));
+    s->u.atomic.dst = rd;
+    s->u.atomic.src = rs;
+  }
+  ev_emit(ev, s, loc, "T.atomic_add");
+  return tv_none(ev);
+}
+
+static tc_val *t_thread_binding(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  int64_t axis = arg_int(ev, a, 0, 0, "the axis of T.get_thread_binding");
+  if (axis < 0 || axis > 2) ev_fail(ev, arg_loc(a, 0), "T.get_thread_binding takes an axis 0, 1 or 2, got %lld", (long long)axis);
+  if (!ev->cur) ev_fail(ev, call_loc(a), "T.get_thread_binding must be inside 'with T.Kernel(...)'");
+  if (axis >= ev->threads_ndim)
+    ev_fail(ev, call_loc(a), "T.get_thread_binding(%lld): the kernel has %d thread dimension%s", (long long)axis,
+            ev->threads_ndim, ev->threads_ndim == 1 ? "" : "s");
+  if (!ev->thread_vars[axis]) {
+    static const char *const names[] = {"tx", "ty", "tz"};
+    ev->thread_vars[axis] = tc_ir_new_var(ev->ir, ev->k, names[axis], tc_index_dtype(), TC_VAR_THREAD_IDX, call_loc(a));
+    ev->thread_vars[axis]->axis = (int)axis;
+  }
+  return tv_expr(ev, tc_ir_var_ref(ev->ir, ev->thread_vars[axis], call_loc(a)));
+}
+
+static tc_val *t_use_swizzle(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  int64_t panel = arg_int(ev, a, 0, 10, "panel_size of T.use_swizzle");
+  const char *order = "row";
+  if (a->p[1] && a->p[1]->kind != TV_NONE) {
+    if (a->p[1]->kind != TV_STR) ev_fail(ev, arg_loc(a, 1), "order= must be a string such as \"row\"");
+    order = a->p[1]->u.str.s;
+    if (strcmp(order, "row") != 0 && strcmp(order, "col") != 0 && strcmp(order, "column") != 0 && strcmp(order, "mlx") != 0)
+      ev_fail(ev, arg_loc(a, 1), "order= must be \"row\", \"column\" or \"mlx\", not '%s'", order);
+  }
+  bool enable = arg_bool(ev, a, 2, true);
+  tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_ANNOTATE, call_loc(a));
+  s->u.annotate.what = "use_swizzle";
+  s->u.annotate.detail = tc_arena_printf(ev->ir, "panel_size=%lld, order=%s, enable=%s", (long long)panel, order, enable ? "True" : "False");
+  ev_emit(ev, s, call_loc(a), "T.use_swizzle");
+  return tv_none(ev);
+}
+
+static tc_val *t_annotate_layout(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_ANNOTATE, call_loc(a));
+  s->u.annotate.what = "annotate_layout";
+  s->u.annotate.detail = tc_arena_strdup(ev->ir, a->pnode[0] ? ev_node_text(ev, a->pnode[0]) : "?");
+  ev_emit(ev, s, call_loc(a), "T.annotate_layout");
+  return tv_none(ev);
+}
+
+static tc_val *t_print(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_loc loc = call_loc(a);
+  tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_PRINT, loc);
+  tc_val *v = a->p[0] ? a->p[0] : tv_none(ev);
+  if (v->kind == TV_NONE) s->u.print.msg = "";
+  else if (v->kind == TV_BUFFER && v->u.buf->scope != TC_SCOPE_VAR) s->u.print.buf = v->u.buf;
+  else if (v->kind == TV_STR && !a->p[1]) s->u.print.msg = tc_arena_strdup(ev->ir, v->u.str.s);
+  else s->u.print.value = ev_to_expr(ev, v, loc);
+  if (a->p[1] && a->p[1]->kind != TV_NONE) {
+    if (a->p[1]->kind != TV_STR) ev_fail(ev, arg_loc(a, 1), "msg= of T.print must be a string");
+    s->u.print.msg = tc_arena_strdup(ev->ir, a->p[1]->u.str.s);
+  }
+  if (!s->u.print.msg) s->u.print.msg = "";
+  ev_emit(ev, s, loc, "T.print");
+  return tv_none(ev);
+}
+
+/* ---------------------------------------------------------------- scalar functions */
+
+static tc_val *t_ceildiv(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_val *x = ev_scalar(ev, a->p[0], arg_loc(a, 0)), *y = ev_scalar(ev, a->p[1], arg_loc(a, 1));
+  if ((x->kind == TV_INT || x->kind == TV_BOOL) && (y->kind == TV_INT || y->kind == TV_BOOL)) {
+    tc_val *num = ev_binop(ev, TC_P_MINUS, tv_int(ev, 0), x, call_loc(a));
+    tc_val *q = ev_binop(ev, TC_P_DSLASH, num, y, call_loc(a)); /* -((-x) // y) */
+    return ev_binop(ev, TC_P_MINUS, tv_int(ev, 0), q, call_loc(a));
+  }
+  if (!ev_is_runtime(x) && !is_lit(x)) ev_fail(ev, arg_loc(a, 0), "T.ceildiv expects integers, not %s", tv_kind_name(x));
+  if (!ev_is_runtime(y) && !is_lit(y)) ev_fail(ev, arg_loc(a, 1), "T.ceildiv expects integers, not %s", tv_kind_name(y));
+  tc_val *s = ev_binop(ev, TC_P_MINUS, ev_binop(ev, TC_P_PLUS, x, y, call_loc(a)), tv_int(ev, 1), call_loc(a));
+  return ev_binop(ev, TC_P_DSLASH, s, y, call_loc(a));
+}
+
+static const struct { const char *name; tc_expr_op op; } math_ops[] = {
+    {"T.exp", TC_OP_EXP},   {"T.exp2", TC_OP_EXP2}, {"T.log", TC_OP_LOG},         {"T.log2", TC_OP_LOG2},
+    {"T.sqrt", TC_OP_SQRT}, {"T.rsqrt", TC_OP_RSQRT}, {"T.tanh", TC_OP_TANH},     {"T.sigmoid", TC_OP_SIGMOID},
+    {"T.sin", TC_OP_SIN},   {"T.cos", TC_OP_COS},   {"T.floor", TC_OP_FLOOR},     {"T.ceil", TC_OP_CEIL},
+};
+
+#define MATH_FN(fname, idx)                                                                \
+  static tc_val *fname(tc_ev *ev, tc_val *self, tc_args *a) {                              \
+    (void)self;                                                                            \
+    return ev_ir_math(ev, math_ops[idx].op, math_ops[idx].name, a->p[0], arg_loc(a, 0));   \
+  }
+MATH_FN(t_exp, 0)
+MATH_FN(t_exp2, 1)
+MATH_FN(t_log, 2)
+MATH_FN(t_log2, 3)
+MATH_FN(t_sqrt, 4)
+MATH_FN(t_rsqrt, 5)
+MATH_FN(t_tanh, 6)
+MATH_FN(t_sigmoid, 7)
+MATH_FN(t_sin, 8)
+MATH_FN(t_cos, 9)
+MATH_FN(t_floor, 10)
+MATH_FN(t_ceil, 11)
+
+static tc_val *t_abs(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_val *x = ev_scalar(ev, a->p[0], arg_loc(a, 0));
+  if (x->kind == TV_INT) {
+    if (x->u.i == INT64_MIN) ev_fail(ev, arg_loc(a, 0), "integer overflow in abs");
+    return tv_int(ev, x->u.i < 0 ? -x->u.i : x->u.i);
+  }
+  if (x->kind == TV_FLOAT) return tv_float(ev, fabs(x->u.f));
+  tc_expr *e = ev_to_expr(ev, x, arg_loc(a, 0));
+  if (tc_dtype_is_bool(e->dtype)) e = ev_cast(ev, e, tc_dt(TC_DT_INT32), arg_loc(a, 0));
+  return tv_expr(ev, tc_ir_unary(ev->ir, TC_OP_ABS, e, call_loc(a)));
+}
+
+static tc_val *minmax(tc_ev *ev, tc_args *a, bool is_max) {
+  tc_val *x = ev_scalar(ev, a->p[0], arg_loc(a, 0)), *y = ev_scalar(ev, a->p[1], arg_loc(a, 1));
+  if (!ev_is_runtime(x) && !ev_is_runtime(y)) {
+    tc_val *lt = ev_compare(ev, TC_CMP_LT, x, y, call_loc(a));
+    return (lt->u.b == is_max) ? y : x;
+  }
+  return ev_ir_minmax(ev, is_max ? TC_OP_MAX : TC_OP_MIN, x, y, call_loc(a));
+}
+static tc_val *t_max(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return minmax(ev, a, true); }
+static tc_val *t_min(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return minmax(ev, a, false); }
+
+static tc_val *t_clamp(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_args b = *a;
+  tc_val *p[2] = {a->p[0], a->p[2]};
+  const tc_ast *n[2] = {a->pnode[0], a->pnode[2]};
+  b.p = p;
+  b.pnode = n;
+  tc_val *lo_args[2] = {minmax(ev, &b, false), a->p[1]};
+  const tc_ast *ln[2] = {a->pnode[0], a->pnode[1]};
+  b.p = lo_args;
+  b.pnode = ln;
+  return minmax(ev, &b, true);
+}
+
+static tc_val *t_pow(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  return ev_binop(ev, TC_P_DSTAR, ev_scalar(ev, a->p[0], arg_loc(a, 0)), ev_scalar(ev, a->p[1], arg_loc(a, 1)), call_loc(a));
+}
+
+static tc_val *t_floordiv(tc_ev *ev, tc_val *self, tc_args *a) {
+  return ev_binop(ev, self ? TC_P_PERCENT : TC_P_DSLASH, a->p[0], a->p[1], call_loc(a));
+}
+
+static tc_val *t_if_then_else(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  return ev_ir_select(ev, a->p[0], a->p[1], a->p[2], call_loc(a));
+}
+
+static tc_val *do_cast(tc_ev *ev, tc_val *x, tc_val *dtv, tc_loc xloc, tc_loc dloc, tc_loc loc) {
+  tc_dtype dt;
+  ev_get_dtype(ev, dtv, &dt, dloc, "the dtype of a cast");
+  x = ev_scalar(ev, x, xloc);
+  if (!ev_is_runtime(x) && !is_lit(x)) ev_fail(ev, xloc, "cannot cast %s to %s", tv_kind_name(x), ev_dtype_name(dt));
+  return tv_expr(ev, ev_to_expr_as(ev, x, dt, loc));
+}
+static tc_val *t_cast(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  return do_cast(ev, a->p[0], a->p[1], arg_loc(a, 0), arg_loc(a, 1), call_loc(a));
+}
+static tc_val *t_Cast(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  return do_cast(ev, a->p[1], a->p[0], arg_loc(a, 1), arg_loc(a, 0), call_loc(a));
+}
+tc_val *ev_astype(tc_ev *ev, tc_val *self, tc_args *a);
+tc_val *ev_astype(tc_ev *ev, tc_val *self, tc_args *a) {
+  return do_cast(ev, self, a->p[0], call_loc(a), arg_loc(a, 0), call_loc(a));
+}
+
+static double float_max(tc_dtype dt) {
+  switch (dt.code) {
+  case TC_DT_FLOAT16: return 65504.0;
+  case TC_DT_BFLOAT16: return 3.3895313892515355e38;
+  case TC_DT_FLOAT32: return 3.4028234663852886e38;
+  case TC_DT_FLOAT64: return 1.7976931348623157e308;
+  case TC_DT_FLOAT8_E4M3FN: return 448.0;
+  case TC_DT_FLOAT8_E5M2: return 57344.0;
+  case TC_DT_FLOAT8_E4M3FNUZ: return 240.0;
+  case TC_DT_FLOAT8_E5M2FNUZ: return 57344.0;
+  case TC_DT_FLOAT8_E8M0FNU: return 1.7014118346046923e38;
+  case TC_DT_FLOAT4_E2M1FN: return 6.0;
+  default: return 0;
+  }
+}
+
+static tc_val *t_limit(tc_ev *ev, tc_args *a, int which /* 0 inf, 1 max, 2 min */) {
+  static const char *const names[] = {"T.infinity", "T.max_value", "T.min_value"};
+  tc_dtype dt;
+  ev_get_dtype(ev, a->p[0], &dt, arg_loc(a, 0), tc_arena_printf(&ev->tmp, "the dtype of %s", names[which]));
+  tc_loc loc = call_loc(a);
+  if (tc_dtype_is_float(dt)) {
+    if (which == 0) {
+      if (dt.code == TC_DT_FLOAT8_E4M3FN || dt.code == TC_DT_FLOAT8_E4M3FNUZ || dt.code == TC_DT_FLOAT8_E5M2FNUZ ||
+          dt.code == TC_DT_FLOAT8_E8M0FNU || dt.code == TC_DT_FLOAT4_E2M1FN)
+        ev_fail(ev, arg_loc(a, 0), "T.infinity: %s has no infinity", ev_dtype_name(dt));
+      return tv_expr(ev, tc_ir_float(ev->ir, INFINITY, dt, loc));
+    }
+    double m = float_max(dt);
+    if (which == 2 && dt.code == TC_DT_FLOAT8_E8M0FNU) m = -5.877471754111438e-39; /* no sign: smallest */
+    return tv_expr(ev, tc_ir_float(ev->ir, which == 1 ? m : (dt.code == TC_DT_FLOAT8_E8M0FNU ? 5.877471754111438e-39 : -m), dt, loc));
+  }
+  if (which == 0) ev_fail(ev, arg_loc(a, 0), "T.infinity needs a float dtype, not %s", ev_dtype_name(dt));
+  int bits = tc_dtype_bits(dt);
+  int64_t lo, hi;
+  if (tc_dtype_is_bool(dt)) lo = 0, hi = 1;
+  else if (tc_dtype_is_signed(dt)) {
+    hi = bits >= 64 ? INT64_MAX : ((int64_t)1 << (bits - 1)) - 1;
+    lo = bits >= 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
+  } else {
+    lo = 0;
+    hi = bits >= 64 ? INT64_MAX : ((int64_t)1 << bits) - 1; /* uint64 max is clamped to int64 */
+  }
+  return tv_expr(ev, tc_ir_int(ev->ir, which == 1 ? hi : lo, dt, loc));
+}
+static tc_val *t_infinity(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return t_limit(ev, a, 0); }
+static tc_val *t_max_value(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return t_limit(ev, a, 1); }
+static tc_val *t_min_value(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return t_limit(ev, a, 2); }
+
+static tc_val *t_identity(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  (void)ev;
+  return a->p[0];
+}
+
+static tc_val *t_compile(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_val *f = a->p[0];
+  if (f->kind != TV_FUNC || !f->u.func->is_prim_func)
+    ev_fail(ev, arg_loc(a, 0), "tilelang.compile expects a @T.prim_func, not %s", tv_kind_name(f));
+  tc_func *copy = EV_NEW(ev, tc_func);
+  *copy = *f->u.func;
+  copy->out_idx = a->p[1];
+  tc_val *v = tv_new(ev, TV_FUNC);
+  v->u.func = copy;
+  return v;
+}
+
+/* ---------------------------------------------------------------- tables */
+
+static const tc_builtin language_builtins[] = {
+    {"T.Kernel", "*blocks | threads? is_cpu? prelude?", t_kernel, 0},
+    {"T.Parallel", "*extents | coalesced_width? loop_layout?", t_parallel, 0},
+    {"T.Pipelined", "start stop? num_stages? order? stage? sync? group?", t_pipelined, 0},
+    {"T.serial", "start stop? step? | annotations?", t_serial, 0},
+    {"T.Serial", "start stop? step? | annotations?", t_serial, 0},
+    {"T.unroll", "start stop? step? | explicit? unroll_factor?", t_unroll, 0},
+    {"T.Unroll", "start stop? step? | explicit? unroll_factor?", t_unroll, 0},
+    {"T.vectorized", "start stop? step?", t_serial, 0},
+    {"T.grid", "*extents", t_grid, 0},
+    {"T.sync_threads", "", t_sync_threads, 0},
+    {"T.get_block_binding", "dim?", t_block_binding, 0},
+    {"T.alloc_shared", "shape dtype scope?", t_alloc_shared, 0},
+    {"T.alloc_fragment", "shape dtype scope?", t_alloc_fragment, 0},
+    {"T.alloc_local", "shape dtype scope?", t_alloc_local, 0},
+    {"T.alloc_buffer", "shape dtype scope?", t_alloc_buffer, 0},
+    {"T.alloc_var", "dtype init? scope?", t_alloc_var, 0},
+    {"T.copy", "src dst | coalesced_width? disable_tma? eviction_policy? loop_layout?", t_copy, 0},
+    {"T.gemm", "A B C transpose_A? transpose_B? policy? clear_accum? k_pack? wg_wait?", t_gemm, 0},
+    {"T.fill", "buffer value", t_fill, 0},
+    {"T.clear", "buffer", t_clear, 0},
+    {"T.reduce_max", "buffer out dim? clear?", t_reduce_max, 0},
+    {"T.reduce_min", "buffer out dim? clear?", t_reduce_min, 0},
+    {"T.reduce_sum", "buffer out dim? clear?", t_reduce_sum, 0},
+    {"T.reduce_absmax", "buffer out dim? clear?", t_reduce_absmax, 0},
+    {"T.reduce_abssum", "buffer out dim?", t_reduce_abssum, 0},
+    {"T.cumsum", "src dst? dim? reverse?", t_cumsum, 0},
+    {"T.atomic_add", "dst value memory_order? return_prev?", t_atomic_add, 0},
+    {"T.get_thread_binding", "dim?", t_thread_binding, 0},
+    {"T.use_swizzle", "panel_size? order? enable?", t_use_swizzle, 0},
+    {"T.annotate_layout", "layout_map", t_annotate_layout, EV_TAG_LAZY_ARGS},
+    {"T.symbolic", "names dtype?", t_symbolic, 0},
+    {"T.dynamic", "names dtype?", t_symbolic, 0},
+    {"T.clamp", "x lo hi", t_clamp, 0},
+    {"T.const", "names dtype?", t_const, 0},
+    {"T.empty", "shape dtype?", t_empty, 0},
+    {"T.Tensor", "shape dtype? scope?", t_tensor, 0},
+    {"T.Buffer", "shape dtype? scope?", t_tensor, 0},
+    {"T.print", "obj? msg?", t_print, 0},
+    {"T.ceildiv", "a b", t_ceildiv, 0},
+    {"T.exp", "x", t_exp, 0},
+    {"T.exp2", "x", t_exp2, 0},
+    {"T.log", "x", t_log, 0},
+    {"T.log2", "x", t_log2, 0},
+    {"T.sqrt", "x", t_sqrt, 0},
+    {"T.rsqrt", "x", t_rsqrt, 0},
+    {"T.tanh", "x", t_tanh, 0},
+    {"T.sigmoid", "x", t_sigmoid, 0},
+    {"T.sin", "x", t_sin, 0},
+    {"T.cos", "x", t_cos, 0},
+    {"T.floor", "x", t_floor, 0},
+    {"T.ceil", "x", t_ceil, 0},
+    {"T.abs", "x", t_abs, 0},
+    {"T.max", "a b", t_max, 0},
+    {"T.min", "a b", t_min, 0},
+    {"T.pow", "x y", t_pow, 0},
+    {"T.floordiv", "a b", t_floordiv, 0},
+    {"T.if_then_else", "cond t f", t_if_then_else, 0},
+    {"T.cast", "value dtype", t_cast, 0},
+    {"T.Cast", "dtype value", t_Cast, 0},
+    {"T.infinity", "dtype", t_infinity, 0},
+    {"T.max_value", "dtype", t_max_value, 0},
+    {"T.min_value", "dtype", t_min_value, 0},
+    {"T.prim_func", "func", t_identity, 0},
+    {"T.macro", "func", t_identity, 0},
+    {NULL, NULL, NULL, 0},
+};
+
+static const tc_builtin floormod_builtin = {"T.floormod", "a b", t_floordiv, 1};
+
+static const tc_builtin tilelang_builtins[] = {
+    {"tilelang.jit", "func? | out_idx? pass_configs? target? execution_backend? verbose? target_host? debug_root_path? **", t_identity, 0},
+    {"tilelang.compile", "func out_idx? target? execution_backend? target_host? verbose? pass_configs? **", t_compile, 0},
+    {NULL, NULL, NULL, 0},
+};
+
+/* math: compile-time numbers only */
+static double num_arg(tc_ev *ev, tc_args *a, int i, const char *fn) {
+  tc_val *v = a->p[i];
+  if (v->kind == TV_INT) return (double)v->u.i;
+  if (v->kind == TV_BOOL) return v->u.b;
+  if (v->kind == TV_FLOAT) return v->u.f;
+  if (ev_is_runtime(v)) ev_fail(ev, arg_loc(a, i), "%s needs a number known at compile time; use the T.* function in kernels", fn);
+  ev_fail(ev, arg_loc(a, i), "%s: must be a real number, not %s", fn, tv_kind_name(v));
+}
+
+static tc_val *m_fn(tc_ev *ev, tc_val *self, tc_args *a);
+static const tc_builtin math_builtins[] = {
+    {"math.sqrt", "x", m_fn, 0},  {"math.exp", "x", m_fn, 1},    {"math.log", "x base?", m_fn, 2},
+    {"math.log2", "x", m_fn, 3},  {"math.log10", "x", m_fn, 4},  {"math.ceil", "x", m_fn, 5},
+    {"math.floor", "x", m_fn, 6}, {"math.fabs", "x", m_fn, 7},   {"math.pow", "x y", m_fn, 8},
+    {"math.gcd", "a b", m_fn, 9}, {"math.isqrt", "n", m_fn, 10}, {"math.trunc", "x", m_fn, 11},
+    {"math.tanh", "x", m_fn, 12}, {"math.sin", "x", m_fn, 13},   {"math.cos", "x", m_fn, 14},
+    {"math.prod", "it", m_fn, 15},
+    {NULL, NULL, NULL, 0},
+};
+
+static tc_val *m_fn(tc_ev *ev, tc_val *self, tc_args *a) {
+  /* the table entry is passed through self (a TV_BUILTIN value describing the function) */
+  const tc_builtin *b = self->u.bi.b;
+  const char *fn = b->name;
+  tc_loc loc = call_loc(a);
+  double x = (b->tag == 9 || b->tag == 10 || b->tag == 15) ? 0 : num_arg(ev, a, 0, fn);
+  switch (b->tag) {
+  case 0:
+    if (x < 0) ev_fail(ev, loc, "math domain error");
+    return tv_float(ev, sqrt(x));
+  case 1: return tv_float(ev, exp(x));
+  case 2:
+    if (x <= 0) ev_fail(ev, loc, "math domain error");
+    if (a->p[1]) {
+      double base = num_arg(ev, a, 1, fn);
+      if (base <= 0 || base == 1) ev_fail(ev, loc, "math domain error");
+      return tv_float(ev, log(x) / log(base));
+    }
+    return tv_float(ev, log(x));
+  case 3:
+    if (x <= 0) ev_fail(ev, loc, "math domain error");
+    return tv_float(ev, log2(x));
+  case 4:
+    if (x <= 0) ev_fail(ev, loc, "math domain error");
+    return tv_float(ev, log10(x));
+  case 5:
+  case 6:
+  case 11: {
+    if (a->p[0]->kind == TV_INT) return a->p[0];
+    double r = b->tag == 5 ? ceil(x) : b->tag == 6 ? floor(x) : trunc(x);
+    if (!(r > -9.2e18 && r < 9.2e18)) ev_fail(ev, loc, "cannot convert %g to an integer", x);
+    return tv_int(ev, (int64_t)r);
+  }
+  case 7: return tv_float(ev, fabs(x));
+  case 8: return tv_float(ev, pow(x, num_arg(ev, a, 1, fn)));
+  case 9: {
+    int64_t p = arg_int(ev, a, 0, 0, "math.gcd"), q = arg_int(ev, a, 1, 0, "math.gcd");
+    if (p < 0) p = -p;
+    if (q < 0) q = -q;
+    while (q) {
+      int64_t t = p % q;
+      p = q;
+      q = t;
+    }
+    return tv_int(ev, p);
+  }
+  case 10: {
+    int64_t n = arg_int(ev, a, 0, 0, "math.isqrt");
+    if (n < 0) ev_fail(ev, loc, "isqrt() argument must be nonnegative");
+    int64_t r = (int64_t)sqrt((double)n);
+    while (r * r > n) r--;
+    while ((r + 1) * (r + 1) <= n) r++;
+    return tv_int(ev, r);
+  }
+  case 12: return tv_float(ev, tanh(x));
+  case 13: return tv_float(ev, sin(x));
+  case 14: return tv_float(ev, cos(x));
+  case 15: {
+    tc_val *items = ev_to_list(ev, a->p[0], arg_loc(a, 0));
+    tc_val *acc = tv_int(ev, 1);
+    for (int i = 0; i < items->u.seq.n; i++) acc = ev_binop(ev, TC_P_STAR, acc, items->u.seq.v[i], loc);
+    return acc;
+  }
+  }
+  ev_fail(ev, loc, "%s: internal error", fn);
+}
+
+static const tc_builtin *find_in(const tc_builtin *t, const char *prefix, const char *attr) {
+  size_t pl = strlen(prefix);
+  for (; t->name; t++)
+    if (strncmp(t->name, prefix, pl) == 0 && strcmp(t->name + pl, attr) == 0) return t;
+  return NULL;
+}
+
+static const char *const policy_names[] = {"Square", "FullRow", "FullCol"};
+
+tc_val *ev_module_attr_try(tc_ev *ev, int mod, const char *attr) {
+  const tc_builtin *b;
+  switch (mod) {
+  case TM_LANGUAGE:
+    if ((b = find_in(language_builtins, "T.", attr))) return tv_builtin(ev, b, NULL);
+    if (strcmp(attr, "floormod") == 0) return tv_builtin(ev, &floormod_builtin, tv_none(ev));
+    if (strcmp(attr, "GemmWarpPolicy") == 0) return tv_module(ev, TM_POLICY);
+    {
+      tc_dtype dt;
+      char sugg[64];
+      if (tc_dtype_lookup_attr(attr, &dt, sugg, sizeof sugg)) return tv_dtype(ev, dt);
+    }
+    return NULL;
+  case TM_TILELANG:
+    if ((b = find_in(tilelang_builtins, "tilelang.", attr))) return tv_builtin(ev, b, NULL);
+    if (strcmp(attr, "language") == 0) return tv_module(ev, TM_LANGUAGE);
+    {
+      char buf[200];
+      snprintf(buf, sizeof buf, "tilelang.%s", attr);
+      return tv_opaque(ev, buf);
+    }
+  case TM_MATH:
+    if ((b = find_in(math_builtins, "math.", attr))) {
+      tc_val *v = tv_builtin(ev, b, NULL);
+      v->u.bi.self = v; /* m_fn finds its table entry through self */
+      return v;
+    }
+    if (strcmp(attr, "pi") == 0) return tv_float(ev, 3.141592653589793);
+    if (strcmp(attr, "e") == 0) return tv_float(ev, 2.718281828459045);
+    if (strcmp(attr, "tau") == 0) return tv_float(ev, 6.283185307179586);
+    if (strcmp(attr, "inf") == 0) return tv_float(ev, INFINITY);
+    if (strcmp(attr, "nan") == 0) return tv_float(ev, NAN);
+    return NULL;
+  case TM_POLICY:
+    for (int i = 0; i < 3; i++)
+      if (strcmp(attr, policy_names[i]) == 0) {
+        tc_val *v = tv_new(ev, TV_ENUM);
+        v->u.en.id = TM_POLICY;
+        v->u.en.value = i;
+        return v;
+      }
+    return NULL;
+  default: return NULL;
+  }
+}
+
+tc_val *ev_module_attr(tc_ev *ev, int mod, const char *attr, tc_loc loc) {
+  tc_val *v = ev_module_attr_try(ev, mod, attr);
+  if (v) return v;
+  const char *best = NULL;
+  int bestd = 4;
+  const char *modname = mod == TM_LANGUAGE ? "T" : mod == TM_MATH ? "math" : mod == TM_POLICY ? "T.GemmWarpPolicy" : "tilelang";
+  const tc_builtin *t = mod == TM_LANGUAGE ? language_builtins : mod == TM_MATH ? math_builtins : tilelang_builtins;
+  size_t pl = mod == TM_LANGUAGE ? 2 : mod == TM_MATH ? 5 : 9;
+  if (mod != TM_POLICY)
+    for (; t->name; t++) {
+      int d = tc_edit_distance(attr, t->name + pl, 3);
+      if (d < bestd) bestd = d, best = t->name + pl;
+    }
+  else
+    for (int i = 0; i < 3; i++) {
+      int d = tc_edit_distance(attr, policy_names[i], 3);
+      if (d < bestd) bestd = d, best = policy_names[i];
+    }
+  if (mod == TM_LANGUAGE) {
+    tc_dtype dt;
+    char sugg[64] = "";
+    if (!tc_dtype_lookup_attr(attr, &dt, sugg, sizeof sugg) && sugg[0]) {
+      const char *s = strncmp(sugg, "T.", 2) == 0 ? sugg + 2 : sugg;
+      int d = tc_edit_distance(attr, s, 3);
+      if (d < bestd) bestd = d, best = tc_arena_strdup(&ev->tmp, s);
+    }
+    if (strcmp(attr, "GemmWarpPolicy") != 0) {
+      int d = tc_edit_distance(attr, "GemmWarpPolicy", 3);
+      if (d < bestd) bestd = d, best = "GemmWarpPolicy";
+    }
+  }
+  size_t n = strlen(attr);
+  int limit = n <= 3 ? 1 : n <= 6 ? 2 : 3;
+  if (best && bestd <= limit)
+    ev_fail(ev, loc, "module '%s' has no attribute '%s'; did you mean '%s'?", modname, attr, best);
+  ev_fail(ev, loc, "module '%s' has no attribute '%s'", modname, attr);
+}
+

@@ -1,0 +1,14 @@
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit(out_idx=[-1])
+def kernel(M=256, N=256, block_M=64, block_N=64, dtype=T.float16):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            acc = 0
+            for k in T.serial(block_N):
+                acc = acc + A[by * block_M, bx * block_N + k]
+            B[by * block_M, bx * block_N] = acc
+    return main

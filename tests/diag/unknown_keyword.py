@@ -1,0 +1,14 @@
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit(out_idx=[-1])
+def kernel(M=256, N=256, block_M=64, block_N=64, dtype=T.float16):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_N), dtype)
+            C_local = T.alloc_fragment((block_M, block_M), T.float32)
+            T.copy(A[by * block_M, bx * block_N], A_shared)
+            T.gemm(A_shared, A_shared, C_local, transpose_b=True)
+    return main
