@@ -83,7 +83,8 @@ typedef struct tc_ast_list {
   X(TRY, "list=body, list2=EXCEPT_HANDLER nodes, list3=orelse, list4=finalbody; flag=1: except*")                  \
   X(EXCEPT_HANDLER, "a=type or NULL, str=name or NULL, list=body")                                \
   X(MATCH, "skipped statement: recognised by its shape and skipped as an opaque block (no children)")         \
-  X(ERROR_STMT, "a top-level statement that did not parse and was skipped (see the parser)")
+  X(ERROR_STMT, "a top-level statement that did not parse and was skipped (see the parser): " \
+                "str=the rendered diagnostic, str2=its message, ival/op=its line/col")
 
 typedef enum tc_ast_kind {
 #define X(kind, doc) TC_AST_##kind,
@@ -139,8 +140,10 @@ struct tc_ast {
  * tilec; the evaluator never evaluates module code that is not needed for a kernel. */
 tc_ast *tc_parse(tc_arena *arena, const tc_source *src, const tc_token_array *tokens, tilec_error *err);
 
-/* Lex and parse in one step, reporting the first error of the file as CPython does: when the
- * lexer fails, a syntax error in a definition before the lexer's error is reported instead. */
+/* Lex and parse in one step, choosing between a lexing error and an earlier syntax error the
+ * way CPython 3.11 does (its tokenizer runs lazily, then over the rest of the file): a bad
+ * string, number or closing bracket is reported wherever it is; an indentation error, an
+ * unclosed bracket or a bad escape loses to a syntax error before it. */
 tc_ast *tc_read(tc_arena *arena, const tc_source *src, tilec_error *err);
 
 /* Debug: print the tree as an S-expression (tests use it). */

@@ -264,6 +264,7 @@ typedef struct str_scan {
   tc_loc tok_loc;
   char quote;
   bool triple;
+  bool raw;
   int line; /* line being scanned (for "detected at line N") */
 } str_scan;
 
@@ -306,10 +307,13 @@ static const char *scan_fstring_field(lexer *L, str_scan *outer, const char *q, 
       outer->line++;
       q++;
     } else if (c == '\'' || c == '"') {
-      bool nested_f = false;
-      for (const char *b = q - 1; b >= q - 2 && is_id_char((unsigned char)*b); b--)
+      bool nested_f = false, nested_raw = false;
+      for (const char *b = q - 1; b >= q - 2 && is_id_char((unsigned char)*b); b--) {
         if ((*b | 0x20) == 'f') nested_f = true;
+        if ((*b | 0x20) == 'r') nested_raw = true;
+      }
       str_scan inner = *outer;
+      inner.raw = nested_raw;
       inner.quote = (char)c;
       inner.triple = at(L, q + 1) == c && at(L, q + 2) == c;
       q = scan_string_body(L, &inner, q + (inner.triple ? 3 : 1), nested_f, nest + 1);
@@ -353,6 +357,16 @@ static const char *scan_string_body(lexer *L, str_scan *s, const char *q, bool f
     int c = (unsigned char)*q;
     if (c == '\\') {
       q++;
+      /* In an f-string a brace after a backslash keeps its meaning, and \N{...} is one escape. */
+      if (fstr && q < L->end && (*q == '{' || *q == '}')) continue;
+      if (fstr && !s->raw && at(L, q) == 'N' && at(L, q + 1) == '{') {
+        const char *r = q + 2;
+        while (r < L->end && *r != '}' && *r != s->quote && *r != '\n') r++;
+        if (at(L, r) == '}') {
+          q = r + 1;
+          continue;
+        }
+      }
       if (q < L->end) {
         if (*q == '\n') s->line++;
         if (*q == '\r' && at(L, q + 1) == '\n') q++, s->line++;
@@ -511,7 +525,7 @@ static int string_prefix_flags(const char *p, size_t n) {
 }
 
 static const char *scan_string(lexer *L, const char *start, const char *quote_at, int flags) {
-  str_scan s = {start, loc_at(L, start), *quote_at, false, L->line};
+  str_scan s = {start, loc_at(L, start), *quote_at, false, (flags & TC_STR_RAW) != 0, L->line};
   s.triple = at(L, quote_at + 1) == s.quote && at(L, quote_at + 2) == s.quote;
   const char *body = quote_at + (s.triple ? 3 : 1);
   const char *close = scan_string_body(L, &s, body, flags & TC_STR_FORMAT, 0);

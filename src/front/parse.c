@@ -820,6 +820,9 @@ static bool recover(module_state *S) {
   tc_ast *e = tc_p_node(P, TC_AST_ERROR_STMT, P->t[S->start].loc);
   e->str = tc_arena_strdup(P->arena, S->stmt_err.rendered);
   e->str_len = strlen(e->str);
+  e->str2 = tc_arena_strdup(P->arena, S->stmt_err.message);
+  e->ival = S->stmt_err.line;
+  e->op = S->stmt_err.col;
   size_t next = skip_statement(P, S->start, P->err_pos);
   tc_vec_push(P, &S->body, e);
   P->pos = next > S->start ? next : S->start + 1;
@@ -874,17 +877,49 @@ tc_ast *tc_parse(tc_arena *arena, const tc_source *src, const tc_token_array *to
   return module;
 }
 
+static tc_loc end_of_source(const tc_source *src) {
+  tc_loc l = {src, 1, 1};
+  for (size_t i = 0; i < src->len; i++) {
+    if (src->text[i] == '\n') {
+      l.line++;
+      l.col = 1;
+    } else {
+      l.col++;
+    }
+  }
+  return l;
+}
+
+static bool loc_before(int l1, int c1, int l2, int c2) { return l1 < l2 || (l1 == l2 && c1 < c2); }
+
+/* CPython's tokenizer runs over the rest of the file after a syntax error, and these errors of
+ * its tokenizer then win over the syntax error; the others (indentation, an unclosed bracket,
+ * escapes, stray ASCII characters) lose to a syntax error that comes before them. */
+static bool lex_error_overrides(const char *msg) {
+  static const char *const prefixes[] = {
+      "unterminated string literal", "unterminated triple-quoted", "invalid decimal literal",
+      "invalid hexadecimal literal", "invalid octal literal",      "invalid binary literal",
+      "invalid imaginary literal",   "invalid digit",              "leading zeros",
+      "unmatched '",                 "closing parenthesis",        "invalid non-printable character"};
+  for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+    if (strncmp(msg, prefixes[i], strlen(prefixes[i])) == 0) return true;
+  return false;
+}
+
 tc_ast *tc_read(tc_arena *arena, const tc_source *src, tilec_error *err) {
   tc_token_array toks;
   tilec_error lex_err;
   tc_error_clear(&lex_err);
   if (tc_lex(arena, src, &toks, &lex_err)) return tc_parse(arena, src, &toks, err);
   if (lex_err.status == TILEC_ERROR_PROGRAM && toks.n > 0) {
-    /* Parse what came before the lexer's error, ended by NEWLINE and EOF at its place. */
+    /* Otherwise a syntax error before the lexer's error (an unclosed bracket's error is placed
+     * at the bracket) is the one CPython reports. */
+    bool unclosed = strstr(lex_err.message, "was never closed") != NULL;
+    tc_loc at = unclosed ? end_of_source(src) : (tc_loc){src, lex_err.line, lex_err.col};
+    if (lex_error_overrides(lex_err.message)) goto lexing_error;
     tc_token *v = tc_arena_alloc(arena, (toks.n + 2) * sizeof(tc_token));
     if (v) {
       memcpy(v, toks.v, toks.n * sizeof(tc_token));
-      tc_loc at = {src, lex_err.line, lex_err.col};
       for (size_t i = toks.n; i < toks.n + 2; i++) {
         memset(&v[i], 0, sizeof v[i]);
         v[i].kind = i == toks.n ? TC_TK_NEWLINE : TC_TK_EOF;
@@ -892,15 +927,25 @@ tc_ast *tc_read(tc_arena *arena, const tc_source *src, tilec_error *err) {
         v[i].start = toks.v[toks.n - 1].start + toks.v[toks.n - 1].len;
       }
       tc_token_array prefix = {v, toks.n + 2};
-      tilec_error parse_err;
-      tc_error_clear(&parse_err);
-      if (!tc_parse(arena, src, &prefix, &parse_err) && parse_err.status == TILEC_ERROR_PROGRAM &&
-          (parse_err.line < lex_err.line || (parse_err.line == lex_err.line && parse_err.col < lex_err.col))) {
-        if (err && err->status == TILEC_OK) *err = parse_err;
+      tilec_error first;
+      tc_error_clear(&first);
+      tc_ast *m = tc_parse(arena, src, &prefix, &first);
+      if (m) { /* a recoverable module-level error counts too: the file fails anyway */
+        for (int i = 0; i < m->list.n; i++) {
+          const tc_ast *s = m->list.v[i];
+          if (s->kind != TC_AST_ERROR_STMT) continue;
+          tc_loc l = {src, (int)s->ival, s->op};
+          tc_error_at(&first, TILEC_ERROR_PROGRAM, l, "%s", s->str2);
+          break;
+        }
+      }
+      if (first.status == TILEC_ERROR_PROGRAM && loc_before(first.line, first.col, lex_err.line, lex_err.col)) {
+        if (err && err->status == TILEC_OK) *err = first;
         return NULL;
       }
     }
   }
+lexing_error:
   if (err && err->status == TILEC_OK) *err = lex_err;
   return NULL;
 }

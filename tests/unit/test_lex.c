@@ -191,6 +191,11 @@ TEST(fstrings) {
   CHECK_STR(lex("f'''a\n{b}\n'''"), "f3s\"a\\n{b}\\n\" NL EOF");
   CHECK_STR(lex("f'{x:%Y-%m}' + f'{y=}'"), "fs\"{x:%Y-%m}\" + fs\"{y=}\" NL EOF");
   CHECK_STR(lex("f'{a}\nb'"), "ERR 1:1: unterminated string literal (detected at line 1)");
+  /* A brace after a backslash is still a brace; \N{...} is one escape (not in raw strings). */
+  CHECK_STR(lex("rf'(\\{{)' x"), "rfs\"(\\{{)\" x NL EOF");
+  CHECK_STR(lex("f'\\{x}' y"), "fs\"\\{x}\" y NL EOF");
+  CHECK_STR(lex("f'\\N{DASH} {x}' y"), "fs\"\\N{DASH} {x}\" y NL EOF");
+  CHECK_STR(lex("rf'\\N{x}' y"), "rfs\"\\N{x}\" y NL EOF");
 }
 
 TEST(string_errors) {

@@ -485,13 +485,21 @@ static const char *read_error(const char *text) {
 }
 
 TEST(first_error_of_the_file) {
-  /* tc_read reports a syntax error in a definition that comes before a lexing error... */
-  CHECK_STR(read_error("def f():\n    return (a b)\nx = 'abc\n"), "2:13: invalid syntax. Perhaps you forgot a comma?");
-  CHECK_STR(read_error("def f():\n    return a +\nx = (\n"), "2:15: invalid syntax");
-  /* ...but not one that comes after it, nor a recoverable module-level one. */
+  /* Which of a lexing error and a syntax error tc_read reports, as CPython 3.11 does (each case
+   * checked against it): a bad string, number or closing bracket always wins... */
+  CHECK_STR(read_error("def f():\n    return (a b)\nx = 'abc\n"), "3:5: unterminated string literal (detected at line 3)");
   CHECK_STR(read_error("x = 'abc\ndef f(:\n  pass\n"), "1:5: unterminated string literal (detected at line 1)");
-  CHECK_STR(read_error("x = 1 +\ny = $\n"), "2:5: invalid character '$' (U+0024)");
-  CHECK_STR(read_error("def f():\n    x = 1\n    y = 'abc\n"), "3:9: unterminated string literal (detected at line 3)");
+  CHECK_STR(read_error("x = 1 +\ny = 0x\n"), "2:5: invalid hexadecimal literal");
+  CHECK_STR(read_error("x = (a b)\ny = )\n"), "2:5: unmatched ')'");
+  /* ...others lose to a syntax error before them, even a recoverable module-level one. */
+  CHECK_STR(read_error("def f():\n    return a +\nx = (\n"), "2:15: invalid syntax");
+  CHECK_STR(read_error("x = 1 +\ny = $\n"), "1:8: invalid syntax");
+  CHECK_STR(read_error("x = (a b)\nif y:\n    a\n  b\n"), "1:6: invalid syntax. Perhaps you forgot a comma?");
+  CHECK_STR(read_error("x = (a b)\ny = b'\xc3\xa9'\n"), "1:6: invalid syntax. Perhaps you forgot a comma?");
+  /* An unclosed bracket's error sits at the bracket, so errors inside it lose. */
+  CHECK_STR(read_error("x = f(a b\ny = 2\n"), "1:6: '(' was never closed");
+  CHECK_STR(read_error("def f():\n    x = g(a,\n    return x\n"), "2:10: '(' was never closed");
+  CHECK_STR(read_error("x = 1\ny = $\n"), "2:5: invalid character '$' (U+0024)");
   CHECK_STR(read_error("def f():\n    x = [1,\n"), "2:9: '[' was never closed");
   CHECK_STR(read_error("def f():\n    pass\n"), "ok");
 }
