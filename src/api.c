@@ -138,9 +138,7 @@ tilec_program *tilec_program_from_string(tilec_context *ctx, const char *name, c
   p->src.name = tc_arena_strdup(&p->arena, name ? name : "<string>");
   p->src.text = tc_arena_strndup(&p->arena, text, len);
   p->src.len = len;
-  tc_token_array toks;
-  if (!tc_lex(&p->arena, &p->src, &toks, err)) goto fail;
-  p->module = tc_parse(&p->arena, &p->src, &toks, err);
+  p->module = tc_read(&p->arena, &p->src, err);
   if (!p->module) goto fail;
   p->defs = tc_front_find_kernels(&p->arena, p->module);
   p->arena.oom_jmp = NULL;
