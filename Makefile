@@ -12,6 +12,8 @@ SAN ?=
 override CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers \
   -Iinclude -Isrc -Itools -fPIC -MMD -MP $(OPT) $(SAN) $(CFLAGS)
 LDLIBS = -ldl -lpthread -lm
+# per-benchmark extra libraries
+BENCH_LIBS_bench_cpu_gemm = -lopenblas
 
 LIB_SRCS := $(sort $(shell find src -name '*.c'))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
@@ -69,7 +71,7 @@ fuzz:
 	@mkdir -p build-fuzz
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude -Isrc -fsanitize=fuzzer,address,undefined \
 	  -o build-fuzz/fuzz_reader tests/fuzz/fuzz_reader.c $(filter-out src/target/%,$(LIB_SRCS)) $(LDLIBS)
-	mkdir -p build-fuzz/corpus && cp examples/*.py tests/diag/*.py build-fuzz/corpus/ 2>/dev/null || true
+	mkdir -p build-fuzz/corpus && cp tests/fuzz/corpus/*.py examples/*.py tests/diag/*.py build-fuzz/corpus/ 2>/dev/null || true
 	build-fuzz/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=8192 build-fuzz/corpus
 
 bench: deps all $(BENCH_BINS)

@@ -62,7 +62,7 @@ const char *tilec_status_name(tilec_status s);
 typedef struct tilec_context tilec_context;
 
 enum {
-  TILEC_CONTEXT_NO_DISK_CACHE = 1u << 0, /* also TILEC_DISABLE_CACHE=1 in the environment */
+  TILEC_CONTEXT_NO_DISK_CACHE = 1u << 0, /* TILEC_DISABLE_CACHE=1 in the environment sets both */
   TILEC_CONTEXT_NO_MEMORY_CACHE = 1u << 1
 };
 

@@ -48,7 +48,9 @@ tilec_context *tilec_context_create(const tilec_context_options *opts, tilec_err
   if (!opts) opts = &none;
   ctx->flags = opts->flags;
   const char *disable = getenv("TILEC_DISABLE_CACHE");
-  if (disable && strcmp(disable, "0") != 0 && disable[0]) ctx->flags |= TILEC_CONTEXT_NO_DISK_CACHE;
+  /* TILEC_DISABLE_CACHE turns all caching off: every compile builds anew. */
+  if (disable && strcmp(disable, "0") != 0 && disable[0])
+    ctx->flags |= TILEC_CONTEXT_NO_DISK_CACHE | TILEC_CONTEXT_NO_MEMORY_CACHE;
   const char *cc = opts->cc ? opts->cc : getenv("CC");
   if (!cc || !cc[0]) cc = "cc";
   ctx->cc = strdup(cc);
@@ -257,13 +259,6 @@ const char *tilec_kernel_source(const tilec_kernel *k, int kernel_only) {
   if (!k) return NULL;
   const char *s = kernel_only ? k->module->gen.kernel_source : k->module->gen.full_source;
   return s ? s : "";
-}
-
-void tc_generated_free(tc_generated *g) {
-  if (!g) return;
-  free(g->kernel_source);
-  free(g->full_source);
-  g->kernel_source = g->full_source = NULL;
 }
 
 void tc_module_retain(void *p) { __atomic_add_fetch(&((tc_module *)p)->refs, 1, __ATOMIC_RELAXED); }

@@ -16,10 +16,20 @@ static const tc_pass tc_pipeline[] = {
 #include "pass/passes.def"
 };
 
+static tc_kernel_ir *lower_steps(tilec_program *prog, const tilec_compile_options *opts, int lowered,
+                                 tc_arena *arena, tilec_error *err) {
+  tc_kernel_ir *k = tc_front_eval(arena, &prog->src, prog->module, opts->kernel, opts->defines,
+                                  opts->num_defines, err);
+  if (k && !tc_ir_verify(k, "evaluate", err)) k = NULL;
+  for (size_t i = 0; k && lowered && i < sizeof tc_pipeline / sizeof tc_pipeline[0]; i++) {
+    if (!tc_pipeline[i].run(arena, k, err) || !tc_ir_verify(k, tc_pipeline[i].name, err)) k = NULL;
+  }
+  return k;
+}
+
 tc_kernel_ir *tc_lower_kernel(tilec_program *prog, const tilec_compile_options *opts, int lowered,
                               tc_arena *arena, tilec_error *err) {
-  tilec_compile_options none = {0};
-  if (!opts) opts = &none;
+  static const tilec_compile_options none = {0};
   jmp_buf oom;
   jmp_buf *saved = arena->oom_jmp;
   if (setjmp(oom)) {
@@ -28,12 +38,7 @@ tc_kernel_ir *tc_lower_kernel(tilec_program *prog, const tilec_compile_options *
     return NULL;
   }
   arena->oom_jmp = &oom;
-  tc_kernel_ir *k = tc_front_eval(arena, &prog->src, prog->module, opts->kernel, opts->defines,
-                                  opts->num_defines, err);
-  if (k && !tc_ir_verify(k, "evaluate", err)) k = NULL;
-  for (size_t i = 0; k && lowered && i < sizeof tc_pipeline / sizeof tc_pipeline[0]; i++) {
-    if (!tc_pipeline[i].run(arena, k, err) || !tc_ir_verify(k, tc_pipeline[i].name, err)) k = NULL;
-  }
+  tc_kernel_ir *k = lower_steps(prog, opts ? opts : &none, lowered, arena, err);
   arena->oom_jmp = saved;
   return k;
 }

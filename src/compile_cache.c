@@ -104,7 +104,9 @@ static int cmp_define(const void *a, const void *b) {
   return c ? c : strcmp(x->value, y->value);
 }
 
-static char *defines_text(const tilec_compile_options *opts) {
+/* The bindings, sorted; sizes of symbolic dimensions are left out, since they bind at launch
+ * and a kernel compiled for one size serves every size. */
+static char *defines_text(const tilec_compile_options *opts, const tc_kernel_ir *k) {
   tc_strbuf sb;
   tc_sb_init(&sb);
   tilec_define *sorted = NULL;
@@ -114,7 +116,11 @@ static char *defines_text(const tilec_compile_options *opts) {
     memcpy(sorted, opts->defines, sizeof *sorted * opts->num_defines);
     qsort(sorted, opts->num_defines, sizeof *sorted, cmp_define);
   }
-  for (size_t i = 0; i < opts->num_defines; i++) tc_sb_printf(&sb, "%s=%s\n", sorted[i].name, sorted[i].value);
+  for (size_t i = 0; i < opts->num_defines; i++) {
+    bool symbolic = false;
+    for (int s = 0; s < k->nsyms; s++) symbolic |= strcmp(k->syms[s]->name, sorted[i].name) == 0;
+    if (!symbolic) tc_sb_printf(&sb, "%s=%s\n", sorted[i].name, sorted[i].value);
+  }
   free(sorted);
   tc_sb_puts(&sb, "");
   return tc_sb_take(&sb);
@@ -194,7 +200,7 @@ bool tc_compile_cached(tilec_kernel *kern, const tilec_compile_options *opts, ti
   tc_strbuf irs;
   tc_sb_init(&irs);
   tc_ir_print_kernel(&irs, kern->ir);
-  char *ir_text = tc_sb_take(&irs), *ptext = params_text(kern), *dtext = defines_text(opts);
+  char *ir_text = tc_sb_take(&irs), *ptext = params_text(kern), *dtext = defines_text(opts, kern->ir);
   char *tool = toolchain_id(ctx, c, be, err);
   if (!ir_text || !ptext || !dtext || !tool) {
     if (err && err->status == TILEC_OK) tc_error(err, TILEC_ERROR_NOMEM, "out of memory computing the cache key");

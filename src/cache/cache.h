@@ -110,8 +110,9 @@ enum {
  * $TILEC_CACHE_MAX_MB (MiB, a positive integer; default TC_DISK_CACHE_DEFAULT_MAX_MB).
  * Returns a disabled cache (tc_disk_cache_enabled false) when TILEC_DISABLE_CACHE is set to
  * anything but "" or "0", or flags has TC_DISK_CACHE_DISABLE; and a disabled cache with a
- * warning when the directory cannot be resolved or created. NULL only when out of memory or
- * on a malformed TILEC_CACHE_MAX_MB (TILEC_ERROR_USAGE). */
+ * warning when the directory cannot be resolved or created, belongs to another user, is
+ * writable by group or others (entries are loaded as code), or its path is too long. A
+ * malformed TILEC_CACHE_MAX_MB gives a warning and the default. NULL only when out of memory. */
 tc_disk_cache *tc_disk_cache_open(const char *dir, unsigned flags, tilec_error *err);
 void tc_disk_cache_close(tc_disk_cache *c);
 

@@ -141,6 +141,23 @@ tc_disk_cache *tc_disk_cache_open(const char *dir, unsigned flags, tilec_error *
     record_warning_locked(c, "disk cache disabled: cannot create %s: %s", c->dir, strerror(errno));
     return c;
   }
+  /* Entries are code that gets loaded and run: a directory someone else can write to would
+   * let them plant one (the checksum detects accidents, not forgeries). */
+  struct stat st;
+  if (stat(c->dir, &st) != 0) {
+    record_warning_locked(c, "disk cache disabled: cannot stat %s: %s", c->dir, strerror(errno));
+    return c;
+  }
+  if (st.st_uid != geteuid()) {
+    record_warning_locked(c, "disk cache disabled: %s belongs to another user (uid %u)", c->dir,
+                          (unsigned)st.st_uid);
+    return c;
+  }
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+    record_warning_locked(c, "disk cache disabled: %s is writable by other users (chmod 700 it)",
+                          c->dir);
+    return c;
+  }
   c->enabled = true;
   return c;
 nomem:

@@ -105,6 +105,13 @@ uint32_t tc_float_to_narrow(tc_scalar_type t, float v, bool saturate);
 
 /* Element access in a buffer of dtype d (scalar). Index counts elements, so 4-bit types
  * address nibbles: element 2k is the low nibble of byte k, element 2k+1 the high nibble. */
+/* Array forms, vectorizable, with the same results as the per-element functions. Codes are
+ * in the type's storage: uint16_t for 16-bit types, uint8_t for 8-bit ones, and packed
+ * nibbles for float4_e2m1fn (element 2k in the low nibble of byte k; with odd n the last
+ * byte's high nibble is kept). Return false when t is not a narrow float type. */
+bool tc_float_to_narrow_n(tc_scalar_type t, const float *in, void *out, size_t n, bool saturate);
+bool tc_narrow_to_float_n(tc_scalar_type t, const void *in, float *out, size_t n);
+
 /* float -> integer of type t: truncate toward zero, saturate to t's range, NaN gives 0.
  * tc_double_to_sint is for signed types (int4..int64), tc_double_to_uint for unsigned ones. */
 int64_t tc_double_to_sint(tc_scalar_type t, double v);

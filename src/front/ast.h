@@ -23,7 +23,7 @@ typedef struct tc_ast_list {
 #define TC_AST_LIST(X)                                                                            \
   /* ---- expressions ---- */                                                                     \
   X(NAME, "str=identifier")                                                                       \
-  X(INT, "ival (overflow: flag)")                                                                 \
+  X(INT, "ival (overflow: flag, ival then INT64_MAX); fval = the value as a double")                                                                 \
   X(FLOAT, "fval")                                                                                \
   X(IMAG, "fval")                                                                                 \
   X(STRING, "str/str_len (adjacent literals concatenated); flag=TC_STR_* of the first")         \
@@ -49,23 +49,25 @@ typedef struct tc_ast_list {
   X(LAMBDA, "params=parameters, a=body expression")                                               \
   X(COMPREHENSION, "op=TC_P_LBRACKET list / LPAREN generator / LBRACE set or dict; a=element "    \
                    "(b=value for dict); list=COMP_FOR clauses")                                   \
-  X(COMP_FOR, "a=target, b=iter, list=if conditions")                                             \
+  X(COMP_FOR, "a=target, b=iter, list=if conditions; flag=1 for `async for`")                                             \
   X(NAMED_EXPR, "a=target NAME, b=value (x := v)")                                                \
-  X(FSTRING, "str=the literal text as written between the quotes (not evaluated)")                \
+  X(FSTRING, "str=the literal text as written between the quotes (not evaluated); when " \
+            "concatenated, plain parts are appended with their braces doubled")                \
   X(AWAIT, "a=value")                                                                             \
   X(YIELD, "a=value or NULL; flag=1 for `yield from`")                                           \
   /* ---- statements ---- */                                                                      \
   X(MODULE, "list=body")                                                                          \
-  X(FUNCTION_DEF, "str=name, params=parameters, list=body, list2=decorators, a=return annotation") \
+  X(FUNCTION_DEF, "str=name, params=parameters, list=body, list2=decorators, a=return annotation; " \
+                 "flag=1 for `async def`") \
   X(CLASS_DEF, "str=name, list=body, list2=decorators, list3=bases and keywords")                 \
   X(RETURN, "a=value or NULL")                                                                    \
   X(ASSIGN, "list=targets (a = b = v has two), a=value")                                          \
   X(AUG_ASSIGN, "a=target, op=tc_punct of the binary op (PLUS for +=), b=value")                  \
   X(ANN_ASSIGN, "a=target, b=annotation, c=value or NULL")                                        \
-  X(FOR, "a=target, b=iter, list=body, list2=orelse")                                             \
+  X(FOR, "a=target, b=iter, list=body, list2=orelse; flag=1 for `async for`")                                             \
   X(WHILE, "a=test, list=body, list2=orelse")                                                     \
   X(IF, "a=test, list=body, list2=orelse (elif is a nested IF as the only orelse element)")       \
-  X(WITH, "list=WITH_ITEM nodes, list2=body")                                                     \
+  X(WITH, "list=WITH_ITEM nodes, list2=body; flag=1 for `async with`")                                                     \
   X(WITH_ITEM, "a=context expression, b=optional `as` target")                                    \
   X(EXPR_STMT, "a=value")                                                                         \
   X(PASS, "")                                                                                     \
@@ -78,9 +80,9 @@ typedef struct tc_ast_list {
   X(GLOBAL, "list=NAME nodes (also nonlocal: flag=1)")                                            \
   X(DELETE, "list=targets")                                                                       \
   X(RAISE, "a=exception or NULL, b=cause or NULL")                                                \
-  X(TRY, "list=body, list2=EXCEPT_HANDLER nodes, list3=orelse, list4=finalbody")                  \
+  X(TRY, "list=body, list2=EXCEPT_HANDLER nodes, list3=orelse, list4=finalbody; flag=1: except*")                  \
   X(EXCEPT_HANDLER, "a=type or NULL, str=name or NULL, list=body")                                \
-  X(MATCH, "skipped statement: parsed as an opaque block (list=body statements, unused)")         \
+  X(MATCH, "skipped statement: recognised by its shape and skipped as an opaque block (no children)")         \
   X(ERROR_STMT, "a top-level statement that did not parse and was skipped (see the parser)")
 
 typedef enum tc_ast_kind {
@@ -136,6 +138,10 @@ struct tc_ast {
  * node whose str holds the rendered diagnostic, so unusual module-level Python never stops
  * tilec; the evaluator never evaluates module code that is not needed for a kernel. */
 tc_ast *tc_parse(tc_arena *arena, const tc_source *src, const tc_token_array *tokens, tilec_error *err);
+
+/* Lex and parse in one step, reporting the first error of the file as CPython does: when the
+ * lexer fails, a syntax error in a definition before the lexer's error is reported instead. */
+tc_ast *tc_read(tc_arena *arena, const tc_source *src, tilec_error *err);
 
 /* Debug: print the tree as an S-expression (tests use it). */
 struct tc_strbuf;

@@ -878,6 +878,19 @@ static void record_jit(tc_ev *ev, const tc_ast *call, tc_val *out_idx) {
   }
 }
 
+/* Is `name` a module-level name assigned from T.symbolic(...) / T.dynamic(...)? */
+static bool binds_symbolic(tc_ev *ev, const char *name) {
+  for (int i = 0; i < ev->npending; i++) {
+    const tc_ast *st = ev->pending[i].stmt;
+    if (strcmp(ev->pending[i].name, name) != 0 || st->kind != TC_AST_ASSIGN) continue;
+    const tc_ast *v = st->a;
+    if (v->kind == TC_AST_CALL && v->a->kind == TC_AST_ATTRIBUTE &&
+        (strcmp(v->a->str, "symbolic") == 0 || strcmp(v->a->str, "dynamic") == 0))
+      return true;
+  }
+  return false;
+}
+
 static tc_kernel_ir *eval_kernel(tc_ev *ev, const tc_kernel_def *kd) {
   tc_kernel_ir *k = TC_NEW(ev->ir, tc_kernel_ir);
   ev->k = k;
@@ -891,6 +904,7 @@ static tc_kernel_ir *eval_kernel(tc_ev *ev, const tc_kernel_def *kd) {
   check_defines(ev, kd->def);
   if (kd->style == TC_STYLE_PRIM_FUNC)
     for (size_t i = 0; i < ev->ndefines; i++) { /* -D overrides a module constant */
+      if (binds_symbolic(ev, ev->defines[i].name)) continue; /* n = T.symbolic("n") stays symbolic */
       tc_val *v;
       ev_find_define(ev, ev->defines[i].name, &v);
       scope_set(ev, ev->globals, ev->defines[i].name, v);

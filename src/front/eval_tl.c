@@ -358,11 +358,14 @@ static tc_val *t_empty(tc_ev *ev, tc_val *self, tc_args *a) {
 
 const tilec_define *ev_find_define(tc_ev *ev, const char *name, tc_val **out);
 
-static tc_val *symbolic_dim(tc_ev *ev, const char *name, tc_dtype dt, tc_loc loc) {
+/* A T.const name bound by a define becomes that constant. A T.symbolic / T.dynamic dimension
+ * stays symbolic even when a define names it: there the define only gives the size that
+ * `tilec run` allocates, and the kernel is compiled once for every size. */
+static tc_val *symbolic_dim(tc_ev *ev, const char *name, tc_dtype dt, tc_loc loc, bool define_binds) {
   tc_val *dv;
   if (ev_find_define(ev, name, &dv)) {
     if (dv->kind != TV_INT) ev_fail_usage(ev, "-D %s needs an integer value for the dimension '%s'", name, name);
-    return dv;
+    if (define_binds) return dv;
   }
   tc_kernel_ir *k = ev->k;
   for (int i = 0; i < k->nsyms; i++)
@@ -380,8 +383,9 @@ static tc_dtype sym_dtype(tc_ev *ev, tc_args *a, int i) {
   return dt;
 }
 
-static tc_val *t_const(tc_ev *ev, tc_val *self, tc_args *a) {
-  (void)self;
+/* Names as T.const and T.dynamic take them: "M, N, K", "M N K", or a list of strings. One name
+ * gives a value, several a tuple (the list form always a tuple). */
+static tc_val *dims_common(tc_ev *ev, tc_args *a, bool define_binds) {
   tc_val *names = a->p[0];
   tc_dtype dt = sym_dtype(ev, a, 1);
   tc_val *out = tv_tuple(ev, 0, NULL);
@@ -389,21 +393,32 @@ static tc_val *t_const(tc_ev *ev, tc_val *self, tc_args *a) {
   if (list_form) {
     for (int i = 0; i < names->u.seq.n; i++) {
       if (names->u.seq.v[i]->kind != TV_STR) ev_fail(ev, arg_loc(a, 0), "T.const names must be strings");
-      tv_list_push(ev, out, symbolic_dim(ev, names->u.seq.v[i]->u.str.s, dt, call_loc(a)));
+      tv_list_push(ev, out, symbolic_dim(ev, names->u.seq.v[i]->u.str.s, dt, call_loc(a), define_binds));
     }
     return out;
   }
-  if (names->kind != TV_STR) ev_fail(ev, arg_loc(a, 0), "T.const takes a string of names such as \"M, N, K\"");
+  if (names->kind != TV_STR) ev_fail(ev, arg_loc(a, 0), "dimension names must be a string such as \"M, N, K\" or a list of strings");
   const char *p = names->u.str.s;
   while (*p) {
     while (*p == ' ' || *p == ',') p++;
     const char *q = p;
     while (*q && *q != ' ' && *q != ',') q++;
-    if (q > p) tv_list_push(ev, out, symbolic_dim(ev, tc_arena_strndup(&ev->tmp, p, (size_t)(q - p)), dt, call_loc(a)));
+    if (q > p)
+      tv_list_push(ev, out, symbolic_dim(ev, tc_arena_strndup(&ev->tmp, p, (size_t)(q - p)), dt, call_loc(a), define_binds));
     p = q;
   }
-  if (out->u.seq.n == 0) ev_fail(ev, arg_loc(a, 0), "T.const needs at least one name");
+  if (out->u.seq.n == 0) ev_fail(ev, arg_loc(a, 0), "a dimension needs a name");
   return out->u.seq.n == 1 ? out->u.seq.v[0] : out;
+}
+
+static tc_val *t_const(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  return dims_common(ev, a, true);
+}
+
+static tc_val *t_symbolic(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  return dims_common(ev, a, false);
 }
 
 /* ---------------------------------------------------------------- loops */
@@ -1017,8 +1032,8 @@ static const tc_builtin language_builtins[] = {
     {"T.get_thread_binding", "dim?", t_thread_binding, 0},
     {"T.use_swizzle", "panel_size? order? enable?", t_use_swizzle, 0},
     {"T.annotate_layout", "layout_map", t_annotate_layout, EV_TAG_LAZY_ARGS},
-    {"T.symbolic", "names dtype?", t_const, 0},
-    {"T.dynamic", "names dtype?", t_const, 0},
+    {"T.symbolic", "names dtype?", t_symbolic, 0},
+    {"T.dynamic", "names dtype?", t_symbolic, 0},
     {"T.clamp", "x lo hi", t_clamp, 0},
     {"T.const", "names dtype?", t_const, 0},
     {"T.empty", "shape dtype?", t_empty, 0},

@@ -602,14 +602,20 @@ static bool start_line(lexer *L) {
     }
     L->p = q;
     tc_loc loc = loc_at(L, q);
+    /* CPython's places: tab errors point at the last indentation byte, a bad unindent at the
+     * end of its line. */
+    tc_loc tab_loc = loc;
+    if (tab_loc.col > 1) tab_loc.col--;
+    tc_loc eol_loc = loc;
+    for (const char *e = q; e < L->end && *e != '\n' && *e != '\r'; e++) eol_loc.col++;
     int top = L->indent[L->nindent];
     if (col == top) {
       if (alt != L->altindent[L->nindent])
-        lex_error(L, loc, "inconsistent use of tabs and spaces in indentation");
+        lex_error(L, tab_loc, "inconsistent use of tabs and spaces in indentation");
     } else if (col > top) {
       if (L->nindent + 1 >= MAX_INDENT) lex_error(L, loc, "too many levels of indentation");
       if (alt <= L->altindent[L->nindent])
-        lex_error(L, loc, "inconsistent use of tabs and spaces in indentation");
+        lex_error(L, tab_loc, "inconsistent use of tabs and spaces in indentation");
       L->nindent++;
       L->indent[L->nindent] = col;
       L->altindent[L->nindent] = alt;
@@ -620,9 +626,9 @@ static bool start_line(lexer *L) {
         push(L, TC_TK_DEDENT, loc, q, 0);
       }
       if (col != L->indent[L->nindent])
-        lex_error(L, loc, "unindent does not match any outer indentation level");
+        lex_error(L, eol_loc, "unindent does not match any outer indentation level");
       if (alt != L->altindent[L->nindent])
-        lex_error(L, loc, "inconsistent use of tabs and spaces in indentation");
+        lex_error(L, tab_loc, "inconsistent use of tabs and spaces in indentation");
     }
     return true;
   }
@@ -661,14 +667,12 @@ static void lex_all(lexer *L) {
     if (c == '\\') {
       const char *r = q + 1;
       if (at(L, r) == '\r' && at(L, r + 1) == '\n') r++;
-      if (at(L, r) != '\n') {
-        if (r >= L->end) lex_error(L, loc_at(L, q), "unexpected EOF while parsing");
-        lex_error(L, loc_at(L, r), "unexpected character after line continuation character");
-      }
+      /* At the end of the input CPython points just after the backslash. */
+      if (r >= L->end || r + 1 >= L->end) lex_error(L, loc_at(L, q + 1), "unexpected EOF while parsing");
+      if (*r != '\n') lex_error(L, loc_at(L, r), "unexpected character after line continuation character");
       L->line++;
       L->line_start = r + 1;
       L->p = r + 1;
-      if (L->p >= L->end) lex_error(L, loc_at(L, L->p), "unexpected EOF while parsing");
       continue;
     }
     tc_loc loc = loc_at(L, q);
@@ -765,8 +769,11 @@ bool tc_lex(tc_arena *arena, const tc_source *src, tc_token_array *out, tilec_er
     out->v = L->toks;
     out->n = L->n;
     ok = true;
-  } else if (L->err->status == TILEC_OK) {
-    tc_error(L->err, TILEC_ERROR_NOMEM, "out of memory while reading %s", src->name ? src->name : "<input>");
+  } else {
+    out->v = L->toks;
+    out->n = L->n;
+    if (L->err->status == TILEC_OK)
+      tc_error(L->err, TILEC_ERROR_NOMEM, "out of memory while reading %s", src->name ? src->name : "<input>");
   }
   arena->oom_jmp = saved;
   free(L);

@@ -87,7 +87,8 @@ typedef struct tc_token_array {
 
 /* Tokenize the whole source. Returns false with err filled (TILEC_ERROR_PROGRAM and the place)
  * on a lexing error: an unterminated string, an inconsistent dedent, a stray character, ...
- * Tokens and decoded strings are allocated from the arena. */
+ * Tokens and decoded strings are allocated from the arena. On failure `out` holds the tokens
+ * before the error (not ended by EOF), so a caller can look for an earlier syntax error. */
 bool tc_lex(tc_arena *arena, const tc_source *src, tc_token_array *out, tilec_error *err);
 
 #endif

@@ -83,6 +83,13 @@ void tc_p_error_at(tc_parser *P, size_t tok_index, tc_loc loc, const char *fmt, 
   longjmp(*P->jb, 1);
 }
 
+void tc_p_unexpected_indent(tc_parser *P) {
+  /* CPython places it on the last byte of the indentation. */
+  tc_loc loc = tc_p_peek(P)->loc;
+  if (loc.col > 1) loc.col--;
+  tc_p_error_at(P, P->pos, loc, "unexpected indent");
+}
+
 tc_ast *tc_p_node(tc_parser *P, tc_ast_kind kind, tc_loc loc) {
   tc_ast *n = TC_NEW(P->arena, tc_ast);
   n->kind = kind;
@@ -169,8 +176,11 @@ static tc_ast_list block(tc_parser *P, const char *what, int line) {
   tc_vec body = {0};
   if (tc_p_peek(P)->kind == TC_TK_NEWLINE) {
     tc_p_advance(P);
-    if (tc_p_peek(P)->kind != TC_TK_INDENT)
-      tc_p_error(P, "expected an indented block after %s on line %d", what, line);
+    if (tc_p_peek(P)->kind != TC_TK_INDENT) {
+      /* At the end of the input CPython points at the end of the header line. */
+      size_t at = tc_p_peek(P)->kind == TC_TK_EOF ? P->pos - 1 : P->pos;
+      tc_p_error_at(P, at, P->t[at].loc, "expected an indented block after %s on line %d", what, line);
+    }
     tc_p_advance(P);
     while (tc_p_peek(P)->kind != TC_TK_DEDENT && tc_p_peek(P)->kind != TC_TK_EOF) statement(P, &body);
     tc_p_advance(P); /* DEDENT */
@@ -439,7 +449,7 @@ static tc_ast *simple_stmt(tc_parser *P) {
   case TC_KW_FROM: return import_stmt(P);
   default: break;
   }
-  if (t->kind == TC_TK_INDENT) tc_p_error(P, "unexpected indent");
+  if (t->kind == TC_TK_INDENT) tc_p_unexpected_indent(P);
   if (!tc_tok_starts_expression(t) && !tc_tok_kw(t, TC_KW_YIELD)) tc_p_error(P, "invalid syntax");
   return expr_or_assign(P);
 }
@@ -715,7 +725,7 @@ static tc_ast *match_stmt(tc_parser *P) {
  *              | while_stmt | match_stmt */
 static void statement(tc_parser *P, tc_vec *out) {
   const tc_token *t = tc_p_peek(P);
-  if (t->kind == TC_TK_INDENT) tc_p_error(P, "unexpected indent");
+  if (t->kind == TC_TK_INDENT) tc_p_unexpected_indent(P);
   if (tc_tok_punct(t, TC_P_AT)) {
     tc_vec_push(P, out, definition(P));
     return;
@@ -863,4 +873,35 @@ tc_ast *tc_parse(tc_arena *arena, const tc_source *src, const tc_token_array *to
   arena->oom_jmp = S->saved_oom;
   free(S);
   return module;
+}
+
+tc_ast *tc_read(tc_arena *arena, const tc_source *src, tilec_error *err) {
+  tc_token_array toks;
+  tilec_error lex_err;
+  tc_error_clear(&lex_err);
+  if (tc_lex(arena, src, &toks, &lex_err)) return tc_parse(arena, src, &toks, err);
+  if (lex_err.status == TILEC_ERROR_PROGRAM && toks.n > 0) {
+    /* Parse what came before the lexer's error, ended by NEWLINE and EOF at its place. */
+    tc_token *v = tc_arena_alloc(arena, (toks.n + 2) * sizeof(tc_token));
+    if (v) {
+      memcpy(v, toks.v, toks.n * sizeof(tc_token));
+      tc_loc at = {src, lex_err.line, lex_err.col};
+      for (size_t i = toks.n; i < toks.n + 2; i++) {
+        memset(&v[i], 0, sizeof v[i]);
+        v[i].kind = i == toks.n ? TC_TK_NEWLINE : TC_TK_EOF;
+        v[i].loc = at;
+        v[i].start = toks.v[toks.n - 1].start + toks.v[toks.n - 1].len;
+      }
+      tc_token_array prefix = {v, toks.n + 2};
+      tilec_error parse_err;
+      tc_error_clear(&parse_err);
+      if (!tc_parse(arena, src, &prefix, &parse_err) && parse_err.status == TILEC_ERROR_PROGRAM &&
+          (parse_err.line < lex_err.line || (parse_err.line == lex_err.line && parse_err.col < lex_err.col))) {
+        if (err && err->status == TILEC_OK) *err = parse_err;
+        return NULL;
+      }
+    }
+  }
+  if (err && err->status == TILEC_OK) *err = lex_err;
+  return NULL;
 }

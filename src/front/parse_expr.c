@@ -1,6 +1,7 @@
 /* parse_expr.c: the expression half of the recursive-descent parser (Python 3.11 grammar).
  * Each function carries the grammar rule it implements. Binary operators from `|` down to
  * `*` use precedence climbing, which keeps the call depth per nesting level small. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "front/parse_internal.h"
@@ -84,10 +85,40 @@ tc_ast *tc_p_star_targets(tc_parser *P) {
   return r;
 }
 
+/* ---- repeated names --------------------------------------------------------------------- */
+
+/* Short lists are checked for a repeated name as they grow (quadratic but tiny); long ones
+ * once at the end by sorting, so no input makes the check slow. */
+enum { REPEAT_SCAN_MAX = 128 };
+
+typedef struct named_at {
+  const char *name;
+  int index;
+} named_at;
+
+static int cmp_named_at(const void *x, const void *y) {
+  const named_at *a = x, *b = y;
+  int c = strcmp(a->name, b->name);
+  return c ? c : a->index - b->index;
+}
+
+/* The index of the earliest name that repeats an earlier one, or -1. */
+static int first_repeat(tc_parser *P, const char *const *names, int n) {
+  named_at *v = tc_arena_alloc(P->arena, sizeof(named_at) * (size_t)n);
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    if (names[i]) v[k++] = (named_at){names[i], i};
+  qsort(v, (size_t)k, sizeof *v, cmp_named_at);
+  int best = -1;
+  for (int i = 1; i < k; i++)
+    if (strcmp(v[i].name, v[i - 1].name) == 0 && (best < 0 || v[i].index < best)) best = v[i].index;
+  return best;
+}
+
 /* ---- parameters ------------------------------------------------------------------------- */
 
 static void push_param(tc_parser *P, tc_ast_params *out, int *cap, tc_ast_param prm) {
-  for (int i = 0; i < out->n; i++)
+  for (int i = 0; i < out->n && out->n < REPEAT_SCAN_MAX; i++)
     if (strcmp(out->v[i].name, prm.name) == 0)
       tc_p_error_at(P, P->pos, prm.loc, "duplicate argument '%s' in function definition", prm.name);
   if (out->n == *cap) {
@@ -169,11 +200,17 @@ void tc_p_params(tc_parser *P, tc_ast_params *out, bool annotations, tc_punct cl
     }
     if (!tc_p_accept(P, TC_P_COMMA)) {
       if (!tc_p_punct(P, close)) {
-        if (close == TC_P_COLON) tc_p_error(P, "expected ':'");
         tc_p_error(P, "invalid syntax");
       }
       break;
     }
+  }
+  if (out->n > REPEAT_SCAN_MAX) {
+    const char **names = tc_arena_alloc(P->arena, sizeof(char *) * (size_t)out->n);
+    for (int i = 0; i < out->n; i++) names[i] = out->v[i].name;
+    int r = first_repeat(P, names, out->n);
+    if (r >= 0)
+      tc_p_error_at(P, P->pos, out->v[r].loc, "duplicate argument '%s' in function definition", out->v[r].name);
   }
   (void)bare_star;
 }
@@ -211,7 +248,7 @@ void tc_p_arguments(tc_parser *P, tc_vec *args, tc_vec *keywords, tc_punct close
       tc_ast *k = tc_p_node(P, TC_AST_KEYWORD, t->loc);
       k->str = tc_p_ident(P, t);
       k->str_len = t->len;
-      for (int i = 0; i < keywords->n; i++)
+      for (int i = 0; i < keywords->n && keywords->n < REPEAT_SCAN_MAX; i++)
         if (keywords->v[i]->str && strcmp(keywords->v[i]->str, k->str) == 0)
           tc_p_error(P, "keyword argument repeated: %s", k->str);
       tc_p_advance(P);
@@ -242,6 +279,13 @@ void tc_p_arguments(tc_parser *P, tc_vec *args, tc_vec *keywords, tc_punct close
       }
       break;
     }
+  }
+  if (keywords->n > REPEAT_SCAN_MAX) {
+    const char **names = tc_arena_alloc(P->arena, sizeof(char *) * (size_t)keywords->n);
+    for (int i = 0; i < keywords->n; i++) names[i] = keywords->v[i]->str;
+    int r = first_repeat(P, names, keywords->n);
+    if (r >= 0)
+      tc_p_error_node(P, keywords->v[r], "keyword argument repeated: %s", keywords->v[r]->str);
   }
 }
 
@@ -401,17 +445,19 @@ static tc_ast *brace_display(tc_parser *P) {
   tc_vec keys = {0}, values = {0};
   bool is_dict;
   if (tc_p_punct(P, TC_P_DSTAR)) {
+    tc_loc dstar = tc_p_peek(P)->loc;
     tc_p_advance(P);
     tc_vec_push(P, &keys, NULL);
     tc_vec_push(P, &values, tc_p_bitwise_or(P));
-    if (at_comp_for(P)) tc_p_error_at(P, P->pos, open->loc, "dict unpacking cannot be used in dict comprehension");
+    if (at_comp_for(P)) tc_p_error_at(P, P->pos, dstar, "dict unpacking cannot be used in dict comprehension");
     is_dict = true;
   } else {
     tc_ast *first = star_named_expression(P);
+    tc_loc colon = tc_p_peek(P)->loc;
     if (tc_p_accept(P, TC_P_COLON)) {
       if (first->kind == TC_AST_STARRED) tc_p_error_node(P, first, "cannot use a starred expression in a dictionary key");
       if (tc_p_punct(P, TC_P_RBRACE) || tc_p_punct(P, TC_P_COMMA))
-        tc_p_error_node(P, first, "expression expected after dictionary key and ':'");
+        tc_p_error_at(P, P->pos, colon, "expression expected after dictionary key and ':'");
       tc_ast *v = tc_p_expression(P);
       if (at_comp_for(P)) {
         tc_ast *c = comprehension(P, TC_P_LBRACE, first, v, open->loc);
@@ -447,9 +493,10 @@ static tc_ast *brace_display(tc_parser *P) {
         continue;
       }
       tc_ast *k = tc_p_expression(P);
+      tc_loc kcolon = tc_p_peek(P)->loc;
       if (!tc_p_accept(P, TC_P_COLON)) tc_p_error_node(P, k, "':' expected after dictionary key");
       if (tc_p_punct(P, TC_P_RBRACE) || tc_p_punct(P, TC_P_COMMA))
-        tc_p_error_node(P, k, "expression expected after dictionary key and ':'");
+        tc_p_error_at(P, P->pos, kcolon, "expression expected after dictionary key and ':'");
       tc_vec_push(P, &keys, k);
       tc_vec_push(P, &values, tc_p_expression(P));
     } else {
@@ -511,7 +558,7 @@ static tc_ast *atom(tc_parser *P) {
     default: break;
     }
     break;
-  case TC_TK_INDENT: tc_p_error(P, "unexpected indent");
+  case TC_TK_INDENT: tc_p_unexpected_indent(P);
   default: break;
   }
   tc_p_error(P, "invalid syntax");
@@ -785,7 +832,7 @@ tc_ast *tc_p_expression(tc_parser *P) {
       tc_ast *x = tc_p_node(P, TC_AST_IFEXP, e->loc);
       x->b = e;
       x->a = tc_p_disjunction(P);
-      if (!tc_p_accept_kw(P, TC_KW_ELSE)) tc_p_error(P, "expected 'else' after 'if' expression");
+      if (!tc_p_accept_kw(P, TC_KW_ELSE)) tc_p_error_node(P, e, "expected 'else' after 'if' expression");
       x->c = tc_p_expression(P);
       e = tc_p_finish(P, x);
     }

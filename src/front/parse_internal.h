@@ -60,6 +60,7 @@ bool tc_tok_starts_expression(const tc_token *t);
 
 _Noreturn void tc_p_error_at(tc_parser *P, size_t tok_index, tc_loc loc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+_Noreturn void tc_p_unexpected_indent(tc_parser *P);
 /* A syntax error at the current token. */
 #define tc_p_error(P, ...) tc_p_error_at((P), (P)->pos, tc_p_peek(P)->loc, __VA_ARGS__)
 #define tc_p_error_node(P, node, ...) tc_p_error_at((P), (P)->pos, (node)->loc, __VA_ARGS__)

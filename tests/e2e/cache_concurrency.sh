@@ -125,6 +125,35 @@ else
   fi
 fi
 
+# ---- SIGKILL at arbitrary points of full-speed writes ----
+D=$T/killany
+i=0
+while [ $i -lt 24 ]; do
+  "$W" "$D" put "any$((i % 6))" 2000000 >/dev/null 2>&1 &
+  pid=$!
+  sleep "$(printf "0.%03d" $((i * 7 % 40)))"
+  kill -9 $pid 2>/dev/null
+  wait $pid 2>/dev/null
+  i=$((i + 1))
+done
+stats=$("$W" "$D" stats)
+served=0
+bad=0
+i=0
+while [ $i -lt 6 ]; do
+  "$W" "$D" get "any$i" 2000000 >/dev/null
+  rc=$?
+  [ $rc -eq 0 ] && served=$((served + 1))
+  [ $rc -ne 0 ] && [ $rc -ne 1 ] && bad=$((bad + 1))
+  i=$((i + 1))
+done
+valid=$(echo "$stats" | sed 's/.* valid \([0-9]*\) .*/\1/')
+if [ $bad -eq 0 ] && [ "${stats#* invalid 0 }" != "$stats" ] && [ "$valid" = "$served" ]; then
+  pass "24 writers killed at arbitrary points: nothing invalid on disk ($stats), $served of 6 keys complete and served"
+else
+  fail "writers killed at arbitrary points" "stats: $stats" "$bad bad reads"
+fi
+
 # ---- corruption and truncation on disk ----
 D=$T/corrupt
 "$W" "$D" put k 100000 >/dev/null

@@ -9,12 +9,12 @@
 static tc_arena *S_A; /* the arena every sample is built in; set by the test's main */
 static const tc_loc S_NOLOC = {0};
 
-static tc_expr *S_I(int64_t v) { return tc_ir_int(S_A, v, tc_dt(TC_DT_INT32), S_NOLOC); }
-static tc_expr *S_F(double v) { return tc_ir_float(S_A, v, tc_dt(TC_DT_FLOAT32), S_NOLOC); }
-static tc_expr *S_V(tc_var *v) { return tc_ir_var_ref(S_A, v, S_NOLOC); }
-static tc_expr *S_B(tc_expr_op op, tc_expr *x, tc_expr *y) { return tc_ir_binary(S_A, op, x, y, S_NOLOC); }
-static tc_expr *S_U(tc_expr_op op, tc_expr *x) { return tc_ir_unary(S_A, op, x, S_NOLOC); }
-static tc_expr *S_LD(tc_buffer *b, int n, ...) {
+static inline tc_expr *S_I(int64_t v) { return tc_ir_int(S_A, v, tc_dt(TC_DT_INT32), S_NOLOC); }
+static inline tc_expr *S_F(double v) { return tc_ir_float(S_A, v, tc_dt(TC_DT_FLOAT32), S_NOLOC); }
+static inline tc_expr *S_V(tc_var *v) { return tc_ir_var_ref(S_A, v, S_NOLOC); }
+static inline tc_expr *S_B(tc_expr_op op, tc_expr *x, tc_expr *y) { return tc_ir_binary(S_A, op, x, y, S_NOLOC); }
+static inline tc_expr *S_U(tc_expr_op op, tc_expr *x) { return tc_ir_unary(S_A, op, x, S_NOLOC); }
+static inline tc_expr *S_LD(tc_buffer *b, int n, ...) {
   tc_expr *idx[8];
   va_list ap;
   va_start(ap, n);
@@ -23,7 +23,7 @@ static tc_expr *S_LD(tc_buffer *b, int n, ...) {
   return tc_ir_load(S_A, b, n, idx, S_NOLOC);
 }
 
-static tc_kernel_ir *S_kernel(const char *name) {
+static inline tc_kernel_ir *S_kernel(const char *name) {
   tc_kernel_ir *k = TC_NEW(S_A, tc_kernel_ir);
   k->name = name;
   k->grid_ndim = 1;
@@ -32,7 +32,7 @@ static tc_kernel_ir *S_kernel(const char *name) {
   return k;
 }
 
-static tc_buffer *S_param(tc_kernel_ir *k, const char *name, tc_dtype dt, bool out, int ndim, ...) {
+static inline tc_buffer *S_param(tc_kernel_ir *k, const char *name, tc_dtype dt, bool out, int ndim, ...) {
   tc_expr *shape[8];
   va_list ap;
   va_start(ap, ndim);
@@ -48,7 +48,7 @@ static tc_buffer *S_param(tc_kernel_ir *k, const char *name, tc_dtype dt, bool o
   return b;
 }
 
-static tc_var *S_sym(tc_kernel_ir *k, const char *name) {
+static inline tc_var *S_sym(tc_kernel_ir *k, const char *name) {
   tc_var *v = tc_ir_new_var(S_A, k, name, tc_dt(TC_DT_INT32), TC_VAR_SYMBOLIC, S_NOLOC);
   tc_var **ns = TC_NEW_ARRAY(S_A, tc_var *, k->nsyms + 1);
   if (k->nsyms) memcpy(ns, k->syms, sizeof *ns * (size_t)k->nsyms);
@@ -57,14 +57,14 @@ static tc_var *S_sym(tc_kernel_ir *k, const char *name) {
   return v;
 }
 
-static tc_var *S_bidx(tc_kernel_ir *k, int axis, const char *name) {
+static inline tc_var *S_bidx(tc_kernel_ir *k, int axis, const char *name) {
   tc_var *v = tc_ir_new_var(S_A, k, name, tc_dt(TC_DT_INT32), TC_VAR_BLOCK_IDX, S_NOLOC);
   v->axis = axis;
   k->block_idx[axis] = v;
   return v;
 }
 
-static tc_buffer *S_buf(tc_kernel_ir *k, const char *name, tc_dtype dt, tc_scope scope, int ndim, ...) {
+static inline tc_buffer *S_buf(tc_kernel_ir *k, const char *name, tc_dtype dt, tc_scope scope, int ndim, ...) {
   tc_expr *shape[8];
   va_list ap;
   va_start(ap, ndim);
@@ -73,14 +73,14 @@ static tc_buffer *S_buf(tc_kernel_ir *k, const char *name, tc_dtype dt, tc_scope
   return tc_ir_new_buffer(S_A, k, name, dt, scope, ndim, shape, S_NOLOC);
 }
 
-static tc_stmt *S_alloc(tc_buffer *b) {
+static inline tc_stmt *S_alloc(tc_buffer *b) {
   tc_stmt *s = tc_ir_stmt(S_A, TC_ST_ALLOC, S_NOLOC);
   s->u.alloc.buf = b;
   return s;
 }
 
 /* region: n (start, extent) pairs */
-static tc_region S_R(tc_buffer *b, ...) {
+static inline tc_region S_R(tc_buffer *b, ...) {
   tc_region r;
   r.buf = b;
   r.ndim = b->ndim;
@@ -94,23 +94,23 @@ static tc_region S_R(tc_buffer *b, ...) {
   va_end(ap);
   return r;
 }
-static tc_region S_W(tc_buffer *b) { return tc_ir_whole_region(S_A, b); }
+static inline tc_region S_W(tc_buffer *b) { return tc_ir_whole_region(S_A, b); }
 
-static tc_stmt *S_copy(tc_region src, tc_region dst) {
+static inline tc_stmt *S_copy(tc_region src, tc_region dst) {
   tc_stmt *s = tc_ir_stmt(S_A, TC_ST_COPY, S_NOLOC);
   s->u.copy.src = src;
   s->u.copy.dst = dst;
   return s;
 }
 
-static tc_stmt *S_fill(tc_region dst, tc_expr *v) {
+static inline tc_stmt *S_fill(tc_region dst, tc_expr *v) {
   tc_stmt *s = tc_ir_stmt(S_A, TC_ST_FILL, S_NOLOC);
   s->u.fill.dst = dst;
   s->u.fill.value = v;
   return s;
 }
 
-static tc_stmt *S_for(tc_var *v, tc_expr *min, tc_expr *ext, tc_loop_kind kind, tc_stmt *body) {
+static inline tc_stmt *S_for(tc_var *v, tc_expr *min, tc_expr *ext, tc_loop_kind kind, tc_stmt *body) {
   tc_stmt *s = tc_ir_stmt(S_A, TC_ST_FOR, S_NOLOC);
   s->u.loop.var = v;
   s->u.loop.min = min;
@@ -120,11 +120,11 @@ static tc_stmt *S_for(tc_var *v, tc_expr *min, tc_expr *ext, tc_loop_kind kind, 
   return s;
 }
 
-static tc_var *S_loopvar(tc_kernel_ir *k, const char *name) {
+static inline tc_var *S_loopvar(tc_kernel_ir *k, const char *name) {
   return tc_ir_new_var(S_A, k, name, tc_dt(TC_DT_INT32), TC_VAR_LOOP, S_NOLOC);
 }
 
-static tc_stmt *S_store(tc_buffer *b, tc_expr *value, int n, ...) {
+static inline tc_stmt *S_store(tc_buffer *b, tc_expr *value, int n, ...) {
   tc_stmt *s = tc_ir_stmt(S_A, TC_ST_STORE, S_NOLOC);
   s->u.store.buf = b;
   s->u.store.nidx = n;
@@ -137,7 +137,7 @@ static tc_stmt *S_store(tc_buffer *b, tc_expr *value, int n, ...) {
   return s;
 }
 
-static tc_stmt *S_atomic(tc_buffer *b, tc_expr *value, int n, ...) {
+static inline tc_stmt *S_atomic(tc_buffer *b, tc_expr *value, int n, ...) {
   tc_stmt *s = tc_ir_stmt(S_A, TC_ST_ATOMIC_ADD, S_NOLOC);
   s->u.atomic.buf = b;
   s->u.atomic.nidx = n;
@@ -150,7 +150,7 @@ static tc_stmt *S_atomic(tc_buffer *b, tc_expr *value, int n, ...) {
   return s;
 }
 
-static tc_stmt *S_let(tc_kernel_ir *k, tc_var **out, const char *name, tc_expr *value) {
+static inline tc_stmt *S_let(tc_kernel_ir *k, tc_var **out, const char *name, tc_expr *value) {
   tc_var *v = tc_ir_new_var(S_A, k, name, value->dtype, TC_VAR_LOCAL, S_NOLOC);
   tc_stmt *s = tc_ir_stmt(S_A, TC_ST_LET, S_NOLOC);
   s->u.let.var = v;
@@ -159,7 +159,7 @@ static tc_stmt *S_let(tc_kernel_ir *k, tc_var **out, const char *name, tc_expr *
   return s;
 }
 
-static tc_stmt *S_if(tc_expr *c, tc_stmt *t, tc_stmt *e) {
+static inline tc_stmt *S_if(tc_expr *c, tc_stmt *t, tc_stmt *e) {
   tc_stmt *s = tc_ir_stmt(S_A, TC_ST_IF, S_NOLOC);
   s->u.if_.cond = c;
   s->u.if_.then_s = t;
@@ -167,7 +167,7 @@ static tc_stmt *S_if(tc_expr *c, tc_stmt *t, tc_stmt *e) {
   return s;
 }
 
-static tc_stmt *S_seq(int n, ...) {
+static inline tc_stmt *S_seq(int n, ...) {
   tc_stmt *items[64];
   va_list ap;
   va_start(ap, n);
@@ -176,15 +176,15 @@ static tc_stmt *S_seq(int n, ...) {
   return tc_ir_seq(S_A, n, items, S_NOLOC);
 }
 
-static tc_stmt *S_barrier(void) { return tc_ir_stmt(S_A, TC_ST_BARRIER, S_NOLOC); }
+static inline tc_stmt *S_barrier(void) { return tc_ir_stmt(S_A, TC_ST_BARRIER, S_NOLOC); }
 
-static tc_expr *S_ceildiv(tc_expr *a, int b) { return S_B(TC_OP_FLOORDIV, S_B(TC_OP_ADD, a, S_I(b - 1)), S_I(b)); }
+static inline tc_expr *S_ceildiv(tc_expr *a, int b) { return S_B(TC_OP_FLOORDIV, S_B(TC_OP_ADD, a, S_I(b - 1)), S_I(b)); }
 
 /* ---- sample 1: a tiled gemm C[M, N] = A[M, K] @ B (B is [K, N], or [N, K] with trans_b).
  * M is symbolic; N = 48 and K = 40 do not divide the 16x16x8 tiles evenly. ---- */
 enum { G_N = 40, G_K = 36, G_BM = 16, G_BN = 16, G_BK = 8 };
 
-static tc_kernel_ir *sample_gemm(tc_dtype in_dt, tc_dtype out_dt, bool trans_b) {
+static inline tc_kernel_ir *sample_gemm(tc_dtype in_dt, tc_dtype out_dt, bool trans_b) {
   tc_kernel_ir *k = S_kernel("matmul");
   tc_var *M = S_sym(k, "M");
   tc_buffer *A = S_param(k, "A", in_dt, false, 2, S_V(M), S_I(G_K));
@@ -217,7 +217,7 @@ static tc_kernel_ir *sample_gemm(tc_dtype in_dt, tc_dtype out_dt, bool trans_b) 
 }
 
 /* ---- sample 2: a row softmax, 8 rows per block, M symbolic, 64 columns ---- */
-static tc_kernel_ir *sample_softmax(void) {
+static inline tc_kernel_ir *sample_softmax(void) {
   tc_kernel_ir *k = S_kernel("softmax");
   tc_var *M = S_sym(k, "M");
   tc_dtype f32 = tc_dt(TC_DT_FLOAT32);
@@ -253,7 +253,7 @@ static tc_kernel_ir *sample_softmax(void) {
 }
 
 /* ---- sample 3: cumsum of a [4, 32] tile in shared memory, in place ---- */
-static tc_kernel_ir *sample_cumsum(int dim, bool reverse) {
+static inline tc_kernel_ir *sample_cumsum(int dim, bool reverse) {
   tc_kernel_ir *k = S_kernel("prefix");
   tc_dtype f32 = tc_dt(TC_DT_FLOAT32);
   tc_buffer *X = S_param(k, "X", f32, false, 2, S_I(4), S_I(32));
@@ -275,7 +275,7 @@ static tc_kernel_ir *sample_cumsum(int dim, bool reverse) {
  *  - a per-thread counter: every thread adds 1 to count[0] (64 per block);
  *  - a shared-memory tree sum with barriers, added to total[0] by thread 0;
  *  - a loop whose trip count depends on the thread (tx % 3 + 1), counted in an alloc_var. ---- */
-static tc_kernel_ir *sample_threads(void) {
+static inline tc_kernel_ir *sample_threads(void) {
   tc_kernel_ir *k = S_kernel("threads");
   tc_var *N = S_sym(k, "N");
   tc_dtype i32 = tc_dt(TC_DT_INT32), f32 = tc_dt(TC_DT_FLOAT32);
@@ -315,6 +315,82 @@ static tc_kernel_ir *sample_threads(void) {
       S_for(j, S_I(0), S_B(TC_OP_ADD, S_B(TC_OP_FLOORMOD, S_V(tx), S_I(3)), S_I(1)), TC_LOOP_SERIAL,
             S_store(acc, S_B(TC_OP_ADD, S_LD(acc, 1, S_I(0)), S_I(1)), 1, S_I(0))),
       S_atomic(lp, S_LD(acc, 1, S_I(0)), 1, S_I(0)), S_barrier());
+  return k;
+}
+
+/* ---- small kernels for single rules (test_interp.c explains each) ---- */
+static inline tc_kernel_ir *sample_locals(void) {
+  tc_kernel_ir *k = S_kernel("locals");
+  tc_dtype f32 = tc_dt(TC_DT_FLOAT32), i32 = tc_dt(TC_DT_INT32);
+  tc_buffer *X = S_param(k, "X", f32, false, 1, S_I(32));
+  tc_buffer *Y = S_param(k, "Y", f32, true, 1, S_I(8));
+  k->grid[0] = S_I(1);
+  k->threads[0] = 8;
+  tc_var *tx = tc_ir_new_var(S_A, k, "tx", i32, TC_VAR_THREAD_IDX, S_NOLOC);
+  tc_buffer *L = S_buf(k, "L", f32, TC_SCOPE_LOCAL, 1, 4);
+  tc_buffer *acc = S_buf(k, "acc", f32, TC_SCOPE_VAR, 1, 1);
+  tc_stmt *red = tc_ir_stmt(S_A, TC_ST_REDUCE, S_NOLOC);
+  red->u.reduce.op = TC_RED_SUM;
+  red->u.reduce.src = S_W(L);
+  red->u.reduce.dst = S_W(acc);
+  red->u.reduce.dim = 0;
+  red->u.reduce.clear = false;
+  k->body = S_seq(6, S_alloc(L), S_alloc(acc), S_copy(S_R(X, S_B(TC_OP_MUL, S_V(tx), S_I(4)), 4), S_W(L)),
+                  S_if(S_B(TC_OP_LT, S_V(tx), S_I(4)), S_fill(S_W(acc), S_F(100.0)), S_fill(S_W(acc), S_F(0.0))), red,
+                  S_store(Y, S_LD(acc, 1, S_I(0)), 1, S_V(tx)));
+  return k;
+}
+
+static inline tc_kernel_ir *sample_narrow(void) {
+  tc_kernel_ir *k = S_kernel("narrow");
+  tc_dtype f32 = tc_dt(TC_DT_FLOAT32), i32 = tc_dt(TC_DT_INT32), e4m3 = tc_dt(TC_DT_FLOAT8_E4M3FN), i4 = tc_dt(TC_DT_INT4);
+  tc_dtype bf16 = tc_dt(TC_DT_BFLOAT16);
+  tc_buffer *X = S_param(k, "X", f32, false, 1, S_I(8));
+  tc_buffer *I = S_param(k, "I", i32, false, 1, S_I(8));
+  tc_buffer *Y = S_param(k, "Y", e4m3, true, 1, S_I(8));
+  tc_buffer *Z = S_param(k, "Z", i4, true, 1, S_I(8));
+  tc_buffer *W = S_param(k, "W", bf16, true, 1, S_I(8));
+  k->grid[0] = S_I(1);
+  k->threads[0] = 4;
+  tc_buffer *F = S_buf(k, "F", bf16, TC_SCOPE_FRAGMENT, 1, 8);
+  k->body = S_seq(6, S_alloc(F), S_copy(S_W(X), S_W(Y)), S_copy(S_W(I), S_W(Z)), S_copy(S_W(Y), S_W(F)),
+                  S_fill(S_R(F, S_I(6), 2), tc_ir_float(S_A, 1.00390625, bf16, S_NOLOC)), S_copy(S_W(F), S_W(W)));
+  return k;
+}
+
+static inline tc_kernel_ir *sample_tids(void) {
+  tc_kernel_ir *k = S_kernel("tids");
+  tc_dtype i32 = tc_dt(TC_DT_INT32);
+  tc_buffer *Y = S_param(k, "Y", i32, true, 2, S_I(2), S_I(32));
+  k->grid[0] = S_I(2);
+  k->threads_ndim = 2;
+  k->threads[0] = 8;
+  k->threads[1] = 4;
+  tc_var *bx = S_bidx(k, 0, "bx");
+  tc_var *tx = tc_ir_new_var(S_A, k, "tx", i32, TC_VAR_THREAD_IDX, S_NOLOC);
+  tc_var *ty = tc_ir_new_var(S_A, k, "ty", i32, TC_VAR_THREAD_IDX, S_NOLOC);
+  tc_var *tz = tc_ir_new_var(S_A, k, "tz", i32, TC_VAR_THREAD_IDX, S_NOLOC);
+  ty->axis = 1;
+  tz->axis = 2;
+  k->body = S_store(Y, S_B(TC_OP_ADD, S_B(TC_OP_ADD, S_B(TC_OP_MUL, S_V(tx), S_I(100)), S_V(ty)), S_V(tz)), 2, S_V(bx),
+                    S_B(TC_OP_ADD, S_B(TC_OP_MUL, S_V(ty), S_I(8)), S_V(tx)));
+  return k;
+}
+
+static inline tc_kernel_ir *sample_atomics(void) {
+  tc_kernel_ir *k = S_kernel("atomics");
+  tc_dtype i32 = tc_dt(TC_DT_INT32), f32 = tc_dt(TC_DT_FLOAT32);
+  tc_buffer *C = S_param(k, "C", i32, true, 1, S_I(2));
+  tc_buffer *D = S_param(k, "D", f32, true, 1, S_I(6));
+  k->grid[0] = S_I(2);
+  k->threads[0] = 128;
+  tc_buffer *F = S_buf(k, "F", f32, TC_SCOPE_FRAGMENT, 1, 4);
+  tc_var *i = S_loopvar(k, "i");
+  tc_stmt *tile = tc_ir_stmt(S_A, TC_ST_ATOMIC_ADD, S_NOLOC);
+  tile->u.atomic.dst = S_R(D, S_I(3), 4); /* D[3:7]: the last element is outside D and dropped */
+  tile->u.atomic.src = S_W(F);
+  k->body = S_seq(5, S_alloc(F), S_fill(S_W(F), S_F(1.5)), S_atomic(C, S_I(1), 1, S_I(0)),
+                  S_for(i, S_I(0), S_I(10), TC_LOOP_PARALLEL, S_atomic(C, S_I(1), 1, S_I(1))), tile);
   return k;
 }
 

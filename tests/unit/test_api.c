@@ -227,7 +227,15 @@ TEST(defines_and_errors_as_values) {
   o.target = "quantum";
   tilec_program *p = tilec_program_from_string(ctx, "t.py", scale_src, strlen(scale_src), &e4);
   CHECK(p != NULL);
-  EXPECT(tilec_compile(p, &o, &e4) == NULL && e4.status == TILEC_ERROR_TARGET);
+  EXPECT(tilec_compile(p, &o, &e4) == NULL && e4.status == TILEC_ERROR_USAGE);
+  EXPECT(strstr(e4.message, "unknown target 'quantum'") != NULL);
+  tilec_error e5 = {0};
+  o.target = "cuda"; /* no GPU in CI, or no code generator yet: either way a target error */
+  EXPECT(tilec_compile(p, &o, &e5) == NULL && e5.status == TILEC_ERROR_TARGET);
+  tilec_error e6 = {0};
+  o.target = "cpu";
+  o.backend = "nvcc";
+  EXPECT(tilec_compile(p, &o, &e6) == NULL && e6.status == TILEC_ERROR_USAGE);
   tilec_program_destroy(p);
 }
 

@@ -550,6 +550,38 @@ TEST(directory_under_a_file_disables) {
   tc_disk_cache_close(c);
 }
 
+/* Entries are loaded as code: a directory others can write to, or another user's, is refused. */
+TEST(directory_others_can_write_disables) {
+  unset_cache_env();
+  char dir[700];
+  snprintf(dir, sizeof dir, "%s", new_dir("shared"));
+  CHECK(mkdir(dir, 0700) == 0);
+  CHECK(chmod(dir, 0777) == 0);
+  tilec_error err = {0};
+  tc_disk_cache *c = tc_disk_cache_open(dir, 0, &err);
+  CHECK(c && !tc_disk_cache_enabled(c));
+  char *w = tc_disk_cache_take_warning(c);
+  char want[900];
+  snprintf(want, sizeof want, "disk cache disabled: %s is writable by other users (chmod 700 it)", dir);
+  CHECK_STR(w, want);
+  free(w);
+  tc_disk_cache_close(c);
+  CHECK(chmod(dir, 0750) == 0); /* group read is fine */
+  c = tc_disk_cache_open(dir, 0, &err);
+  CHECK(c && tc_disk_cache_enabled(c));
+  tc_disk_cache_close(c);
+  if (geteuid() == 0) { /* root can hand the directory to someone else */
+    CHECK(chown(dir, 65534, 65534) == 0);
+    c = tc_disk_cache_open(dir, 0, &err);
+    CHECK(c && !tc_disk_cache_enabled(c));
+    w = tc_disk_cache_take_warning(c);
+    snprintf(want, sizeof want, "disk cache disabled: %s belongs to another user (uid 65534)", dir);
+    CHECK_STR(w, want);
+    free(w);
+    tc_disk_cache_close(c);
+  }
+}
+
 TEST(directory_path_too_long_disables) {
   unset_cache_env();
   static char path[4100];
@@ -1016,6 +1048,7 @@ int main(void) {
   RUN(disabled_by_env_and_flag);
   RUN(directory_resolution);
   RUN(directory_under_a_file_disables);
+  RUN(directory_others_can_write_disables);
   RUN(directory_path_too_long_disables);
   RUN(readonly_directory);
   RUN(full_disk);

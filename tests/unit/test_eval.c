@@ -449,6 +449,11 @@ TEST(symbolic_dims_and_slices) {
   EXPECT_LINE(&r, "T.copy(S[0 : +8, 0 : +64], B[bx * 16 + 8 : +8, 0 : +64])");
   EXPECT_LINE(&r, "for i in serial(0, n - bx * 16):");
   run_free(&r);
+  /* a define of a T.symbolic name gives `tilec run` its size; the kernel stays symbolic */
+  tilec_define d[] = {{"n", "100"}};
+  CHECK(eval_full(&r, "t.py", src, NULL, d, 1));
+  CHECK_INT(r.k->nsyms, 1);
+  run_free(&r);
 }
 
 typedef struct diag_case {

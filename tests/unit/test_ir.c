@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "ir/interp.h"
 #include "ir_samples.h"
 
 static char *print_kernel(const tc_kernel_ir *k) {
@@ -514,13 +515,123 @@ TEST(verify_scope_of_lets_and_buffers) {
   it[16] = saved;
   /* a thread index beyond the launch's thread dimensions */
   tc_var *ty = tc_ir_new_var(S_A, k, "ty", tc_dt(TC_DT_INT32), TC_VAR_THREAD_IDX, S_NOLOC);
-  ty->axis = 1;
+  ty->axis = 1; /* threads=64 means (64, 1, 1): ty is always 0, and fine */
   it[16] = S_atomic(k->params[2].buf, S_V(ty), 1, S_I(0));
+  CHECK(verify_ok(k));
+  ty->axis = 3;
   CHECK(verify_fails(k, TILEC_ERROR_INTERNAL,
-                     "IR verification failed after evaluate: thread index ty has axis 1, the launch has 1 thread dimension(s), "
-                     "in `T.atomic_add(count[0], ty)`"));
+                     "IR verification failed after evaluate: thread index ty has axis 3, not 0, 1 or 2, in `T.atomic_add(count[0], ty)`"));
   it[16] = saved;
   CHECK(verify_ok(k));
+}
+
+/* ---- robustness: damaged IR never crashes the verifier, the printer or the interpreter ---- */
+typedef struct slots {
+  tc_expr **e[4096];
+  tc_stmt **s[1024];
+  int ne, ns;
+} slots;
+
+static void slot_expr(slots *sl, tc_expr **p) {
+  if (!*p || sl->ne >= 4096) return;
+  sl->e[sl->ne++] = p;
+  for (int i = 0; i < (*p)->nargs; i++) slot_expr(sl, &(*p)->args[i]);
+}
+
+static void slot_region(slots *sl, tc_region *r) {
+  for (int i = 0; r->buf && i < r->ndim; i++) slot_expr(sl, &r->r[i].start);
+}
+
+static void slot_stmt(slots *sl, tc_stmt **p) {
+  tc_stmt *s = *p;
+  if (!s || sl->ns >= 1024) return;
+  sl->s[sl->ns++] = p;
+  switch (s->kind) {
+  case TC_ST_SEQ: for (int i = 0; i < s->u.seq.n; i++) slot_stmt(sl, &s->u.seq.items[i]); break;
+  case TC_ST_FOR: slot_expr(sl, &s->u.loop.min); slot_expr(sl, &s->u.loop.extent); slot_stmt(sl, &s->u.loop.body); break;
+  case TC_ST_IF: slot_expr(sl, &s->u.if_.cond); slot_stmt(sl, &s->u.if_.then_s); slot_stmt(sl, &s->u.if_.else_s); break;
+  case TC_ST_STORE:
+    for (int i = 0; i < s->u.store.nidx; i++) slot_expr(sl, &s->u.store.idx[i]);
+    slot_expr(sl, &s->u.store.value);
+    break;
+  case TC_ST_ATOMIC_ADD:
+    for (int i = 0; s->u.atomic.buf && i < s->u.atomic.nidx; i++) slot_expr(sl, &s->u.atomic.idx[i]);
+    slot_expr(sl, &s->u.atomic.value);
+    slot_region(sl, &s->u.atomic.dst);
+    slot_region(sl, &s->u.atomic.src);
+    break;
+  case TC_ST_LET: case TC_ST_ASSIGN: slot_expr(sl, &s->u.let.value); break;
+  case TC_ST_COPY: slot_region(sl, &s->u.copy.src); slot_region(sl, &s->u.copy.dst); break;
+  case TC_ST_GEMM: slot_region(sl, &s->u.gemm.a); slot_region(sl, &s->u.gemm.b); slot_region(sl, &s->u.gemm.c); break;
+  case TC_ST_FILL: slot_region(sl, &s->u.fill.dst); slot_expr(sl, &s->u.fill.value); break;
+  case TC_ST_REDUCE: slot_region(sl, &s->u.reduce.src); slot_region(sl, &s->u.reduce.dst); break;
+  case TC_ST_CUMSUM: slot_region(sl, &s->u.cumsum.src); slot_region(sl, &s->u.cumsum.dst); break;
+  default: break;
+  }
+}
+
+static uint32_t dmg_rng = 12345;
+static uint32_t dmg_next(void) {
+  dmg_rng = dmg_rng * 1103515245u + 12345u;
+  return dmg_rng >> 8;
+}
+
+TEST(damaged_ir_is_reported_not_crashed_on) {
+  int passed = 0, rejected = 0;
+  if (getenv("TILEC_DAMAGE_SEED")) dmg_rng = (uint32_t)strtoul(getenv("TILEC_DAMAGE_SEED"), NULL, 10);
+  for (int iter = 0; iter < 1500; iter++) {
+    tc_kernel_ir *k = iter % 3 == 0 ? sample_threads() : iter % 3 == 1 ? sample_softmax() : sample_gemm(tc_dt(TC_DT_FLOAT32), tc_dt(TC_DT_FLOAT32), iter & 4);
+    slots *sl = calloc(1, sizeof *sl);
+    slot_stmt(sl, &k->body);
+    for (int d = 0; d < 1 + (int)(dmg_next() % 3); d++) {
+      uint32_t what = dmg_next() % 6;
+      if (what == 0 && sl->ns) *sl->s[dmg_next() % (uint32_t)sl->ns] = NULL;
+      else if (what == 1 && sl->ne) *sl->e[dmg_next() % (uint32_t)sl->ne] = NULL;
+      else if (what == 2 && sl->ne) {
+        tc_expr *e = *sl->e[dmg_next() % (uint32_t)sl->ne];
+        if (e) e->op = (tc_expr_op)(dmg_next() % (TC_OP_COUNT + 2));
+      }
+      else if (what == 3 && sl->ne) {
+        tc_expr *e = *sl->e[dmg_next() % (uint32_t)sl->ne];
+        if (e) e->dtype = tc_dt((tc_scalar_type)(dmg_next() % (TC_DT_COUNT + 1)));
+      } else if (what == 4 && sl->ns) {
+        tc_stmt *s = *sl->s[dmg_next() % (uint32_t)sl->ns];
+        if (s && s->kind == TC_ST_SEQ && s->u.seq.n > 1) { /* reorder: scope errors */
+          int a = (int)(dmg_next() % (uint32_t)s->u.seq.n), b = (int)(dmg_next() % (uint32_t)s->u.seq.n);
+          tc_stmt *t = s->u.seq.items[a];
+          s->u.seq.items[a] = s->u.seq.items[b];
+          s->u.seq.items[b] = t;
+        }
+      } else if (what == 5 && sl->ne) {
+        tc_expr *e = *sl->e[dmg_next() % (uint32_t)sl->ne];
+        if (e && e->op == TC_OP_CONST_INT) e->ival = (int64_t)dmg_next() - (1 << 23);
+      }
+    }
+    free(sl);
+    tilec_error err;
+    memset(&err, 0, sizeof err);
+    bool ok = tc_ir_verify(k, "damage", &err);
+    char *text = print_kernel(k);
+    EXPECT(text != NULL);
+    free(text);
+    if (!ok) {
+      EXPECT(err.status == TILEC_ERROR_INTERNAL || err.status == TILEC_ERROR_PROGRAM);
+      EXPECT(err.message[0] != 0);
+      rejected++;
+      continue;
+    }
+    passed++;
+    /* still valid IR: the interpreter must run it or fail cleanly */
+    static char bufs[8][1 << 16];
+    void *data[8];
+    for (int i = 0; i < 8; i++) data[i] = bufs[i];
+    int64_t syms[1] = {20};
+    memset(&err, 0, sizeof err);
+    tilec_status st = tc_interp_run_limited(k, data, NULL, NULL, syms, 2000000, &err);
+    EXPECT(st == TILEC_OK || err.message[0] != 0);
+  }
+  EXPECT(rejected > 500 && passed > 50);
+  if (!(rejected > 500 && passed > 50) || getenv("TILEC_TEST_VERBOSE")) printf("  rejected %d, passed %d\n", rejected, passed);
 }
 
 int main(void) {
@@ -541,6 +652,7 @@ int main(void) {
   RUN(verify_tile_ops_need_the_whole_block);
   RUN(verify_internal_structure_errors);
   RUN(verify_scope_of_lets_and_buffers);
+  RUN(damaged_ir_is_reported_not_crashed_on);
   tc_arena_free(&arena);
   TEST_MAIN_END();
 }

@@ -96,8 +96,8 @@ TEST(indentation) {
 }
 
 TEST(indentation_errors) {
-  CHECK_STR(lex("if x:\n    a\n  b\n"), "ERR 3:3: unindent does not match any outer indentation level");
-  CHECK_STR(lex("if x:\n        a\n\tb\n"), "ERR 3:2: inconsistent use of tabs and spaces in indentation");
+  CHECK_STR(lex("if x:\n    a\n  b\n"), "ERR 3:4: unindent does not match any outer indentation level");
+  CHECK_STR(lex("if x:\n        a\n\tb\n"), "ERR 3:1: inconsistent use of tabs and spaces in indentation");
   /* 101 nested blocks exceed CPython's limit of 100 indentation levels. */
   static char deep[40000];
   size_t k = 0;
@@ -119,7 +119,7 @@ TEST(continuation_lines) {
   CHECK_STR(lex("x = 1 + \\\n        2\ny\n"), "x = i:1 + i:2 NL y NL EOF");
   CHECK_STR(lex("if a and \\\n   b:\n  c\n"), "if a and b : NL IN c NL DE EOF");
   CHECK_STR(lex("x = 1 \\ 2\n"), "ERR 1:8: unexpected character after line continuation character");
-  CHECK_STR(lex("x = 1 \\\n"), "ERR 2:1: unexpected EOF while parsing");
+  CHECK_STR(lex("x = 1 \\\n"), "ERR 1:8: unexpected EOF while parsing");
 }
 
 TEST(integers) {

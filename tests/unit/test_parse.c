@@ -353,7 +353,8 @@ TEST(syntax_errors) {
       {"def f():\n  pass\n\nclass A:\nx = 1\n", "5:1: expected an indented block after class definition on line 4"},
       {"def f():\nreturn 1\n", "2:1: expected an indented block after function definition on line 1"},
       {"@d\ndef f():\nreturn 1\n", "3:1: expected an indented block after function definition on line 2"},
-      {"for x in y:\n", "2:1: expected an indented block after 'for' statement on line 1"},
+      {"for x in y:\n", "1:12: expected an indented block after 'for' statement on line 1"},
+      {"def f():", "1:9: expected an indented block after function definition on line 1"},
       {"while x:\n# c\ny\n", "3:1: expected an indented block after 'while' statement on line 1"},
       {"if a:\n  b\nelse:\nc\n", "4:1: expected an indented block after 'else' statement on line 3"},
       {"if a:\n  b\nelif c:\nd\n", "4:1: expected an indented block after 'elif' statement on line 3"},
@@ -381,7 +382,7 @@ TEST(syntax_errors) {
       {"f(a b)\n", "1:3: invalid syntax. Perhaps you forgot a comma?"},
       {"[1, 2 3]\n", "1:5: invalid syntax. Perhaps you forgot a comma?"},
       {"print 'hello'\n", "1:1: Missing parentheses in call to 'print'. Did you mean print(...)?"},
-      {"x = 1 if y\n", "1:11: expected 'else' after 'if' expression"},
+      {"x = 1 if y\n", "1:5: expected 'else' after 'if' expression"},
       {"if x = 1:\n  pass\n", "1:4: invalid syntax. Maybe you meant '==' or ':=' instead of '='?"},
       {"if f() = 1:\n  pass\n", "1:4: cannot assign to function call here. Maybe you meant '==' instead of '='?"},
       {"f(x for x in y, 1)\n", "1:3: Generator expression must be parenthesized"},
@@ -399,19 +400,19 @@ TEST(syntax_errors) {
       {"def f(**k, a):\n  pass\n", "1:12: arguments cannot follow var-keyword argument"},
       {"def f(*a=1):\n  pass\n", "1:9: var-positional argument cannot have default value"},
       {"def f:\n  pass\n", "1:6: expected '('"},
-      {"lambda x y: 1\n", "1:10: expected ':'"},
-      {"x = {1: }\n", "1:6: expression expected after dictionary key and ':'"},
+      {"lambda x y: 1\n", "1:10: invalid syntax"},
+      {"x = {1: }\n", "1:7: expression expected after dictionary key and ':'"},
       {"x = {1: 2, 3}\n", "1:12: ':' expected after dictionary key"},
       {"x = [a, b for a in c]\n", "1:6: did you forget parentheses around the comprehension target?"},
       {"x = [*a for a in b]\n", "1:6: iterable unpacking cannot be used in comprehension"},
-      {"x = {**a for a in b}\n", "1:5: dict unpacking cannot be used in dict comprehension"},
+      {"x = {**a for a in b}\n", "1:6: dict unpacking cannot be used in dict comprehension"},
       {"(a.b := 1)\n", "1:2: cannot use assignment expressions with attribute"},
       {"x := 1\n", "1:3: invalid syntax"},
       {"from x import a,\n", "1:17: trailing comma not allowed without surrounding parentheses"},
       {"try:\n  a\nexcept A, B:\n  pass\n", "3:8: multiple exception types must be parenthesized"},
       {"try:\n  a\nexcept* E:\n  b\nexcept F:\n  c\n", "5:1: cannot have both 'except' and 'except*' on the same 'try'"},
-      {"  x = 1\n", "1:3: unexpected indent"},
-      {"x = 1\n    y = 2\n", "2:5: unexpected indent"},
+      {"  x = 1\n", "1:2: unexpected indent"},
+      {"x = 1\n    y = 2\n", "2:4: unexpected indent"},
       {"else:\n  pass\n", "1:1: invalid syntax"},
       {"x = )\n", "1:5: unmatched ')'"},
       {"x = a.\n", "1:7: invalid syntax"},
@@ -420,7 +421,7 @@ TEST(syntax_errors) {
       {"x = 'a' b'b'\n", "1:5: cannot mix bytes and nonbytes literals"},
       {"def f():\n    x = (1 +\n", "2:9: '(' was never closed"},
       {"x = [1,\n2)\n", "2:2: closing parenthesis ')' does not match opening parenthesis '[' on line 1"},
-      {"class A:\n    def f(self):\n        return 1\n      x = 2\n", "4:7: unindent does not match any outer indentation level"},
+      {"class A:\n    def f(self):\n        return 1\n      x = 2\n", "4:12: unindent does not match any outer indentation level"},
       {"x = 1 +\n", "1:8: invalid syntax"},
       {"@dec\nx = 1\n", "2:1: invalid syntax"},
   };
@@ -455,7 +456,7 @@ TEST(error_recovery) {
                      "(error \"t.py:4:8: error: invalid syntax. Perhaps you forgot a comma?\")\n(= z 3)");
   /* ...including statements after a partly parsed line. */
   CHECK_STR(parse("a = 1; b = +\nc = 2\n"), "(error \"t.py:1:13: error: invalid syntax\")\n(= c 2)");
-  CHECK_STR(parse("  x = 1\n  y = 2\nz\n"), "(error \"t.py:1:3: error: unexpected indent\")\n(expr z)");
+  CHECK_STR(parse("  x = 1\n  y = 2\nz\n"), "(error \"t.py:1:2: error: unexpected indent\")\n(expr z)");
   CHECK_STR(parse("type X = int\nx = 1\n"), "(error \"t.py:1:6: error: invalid syntax\")\n(= x 1)");
   CHECK_STR(parse("if __name__ == '__main__':\n    def main(:):\n        pass\n    main()\nk = 1\n"),
             "(error \"t.py:2:14: error: invalid syntax\")\n(= k 1)");
@@ -464,6 +465,72 @@ TEST(error_recovery) {
   CHECK_STR(parse("@tilelang.jit(\ndef f(): pass\n"), "ERR 1:14: '(' was never closed");
   CHECK_STR(parse("class A:\n  x = = 1\n"), "ERR 2:7: invalid syntax");
   CHECK_STR(parse("async def f():\n  await\n"), "ERR 2:8: invalid syntax");
+}
+
+static int read_any(const char *text, size_t n, size_t arena_limit);
+
+static const char *read_error(const char *text) {
+  static char buf[1200];
+  tc_source src = {"t.py", text, strlen(text)};
+  tc_arena arena;
+  tc_arena_init(&arena);
+  tilec_error err;
+  tc_error_clear(&err);
+  tc_ast *m = tc_read(&arena, &src, &err);
+  if (m) snprintf(buf, sizeof buf, "ok");
+  else snprintf(buf, sizeof buf, "%d:%d: %s", err.line, err.col, err.message);
+  tc_arena_free(&arena);
+  return buf;
+}
+
+TEST(first_error_of_the_file) {
+  /* tc_read reports a syntax error in a definition that comes before a lexing error... */
+  CHECK_STR(read_error("def f():\n    return (a b)\nx = 'abc\n"), "2:13: invalid syntax. Perhaps you forgot a comma?");
+  CHECK_STR(read_error("def f():\n    return a +\nx = (\n"), "2:15: invalid syntax");
+  /* ...but not one that comes after it, nor a recoverable module-level one. */
+  CHECK_STR(read_error("x = 'abc\ndef f(:\n  pass\n"), "1:5: unterminated string literal (detected at line 1)");
+  CHECK_STR(read_error("x = 1 +\ny = $\n"), "2:5: invalid character '$' (U+0024)");
+  CHECK_STR(read_error("def f():\n    x = 1\n    y = 'abc\n"), "3:9: unterminated string literal (detected at line 3)");
+  CHECK_STR(read_error("def f():\n    x = [1,\n"), "2:9: '[' was never closed");
+  CHECK_STR(read_error("def f():\n    pass\n"), "ok");
+}
+
+/* Inputs that once misbehaved (found by fuzzing and by comparing with CPython's parser). */
+TEST(fuzz_regressions) {
+  static char buf[100000];
+  /* Right-recursive `**` was not bounded. */
+  size_t k = 0;
+  for (int i = 0; i < 5000; i++) k += (size_t)snprintf(buf + k, sizeof buf - k, "x ** ");
+  snprintf(buf + k, sizeof buf - k, "1\n");
+  CHECK_STR(error_of(buf), "1:5001: expression too deeply nested");
+  CHECK_STR(error_of("def f(*, **k):\n  pass\n"), "1:7: named arguments must follow bare *");
+  /* A backslash at the very end of the input. */
+  CHECK_STR(error_of("x = 1 \\"), "1:8: unexpected EOF while parsing");
+  CHECK_STR(error_of("\\"), "1:2: unexpected EOF while parsing");
+  /* A header at the end of the input with no body. */
+  CHECK_STR(error_of("class A:"), "1:9: expected an indented block after class definition on line 1");
+  CHECK_STR(error_of("if x:\n  # only a comment\n"), "1:6: expected an indented block after 'if' statement on line 1");
+  /* An f-string whose field is never closed, and one nested too deeply. */
+  CHECK_STR(error_of("x = f'{a'\n"), "1:5: unterminated string literal (detected at line 1)");
+  k = 0;
+  for (int i = 0; i < 40; i++) k += (size_t)snprintf(buf + k, sizeof buf - k, "f'{");
+  snprintf(buf + k, sizeof buf - k, "\n");
+  CHECK_STR(error_of(buf), "1:1: f-string: expressions nested too deeply");
+  /* Long parameter and keyword lists are checked for repeats without quadratic time. */
+  k = (size_t)snprintf(buf, sizeof buf, "def f(");
+  char want[128];
+  for (int i = 0; i < 10000; i++) k += (size_t)snprintf(buf + k, sizeof buf - k, "p%d, ", i);
+  snprintf(want, sizeof want, "1:%zu: duplicate argument 'p17' in function definition", k + 1);
+  k += (size_t)snprintf(buf + k, sizeof buf - k, "p17): pass\n");
+  CHECK_STR(error_of(buf), want);
+  k = (size_t)snprintf(buf, sizeof buf, "f(");
+  for (int i = 0; i < 9000; i++) k += (size_t)snprintf(buf + k, sizeof buf - k, "k%d=1, ", i);
+  snprintf(want, sizeof want, "1:%zu: keyword argument repeated: k5", k + 1);
+  k += (size_t)snprintf(buf + k, sizeof buf - k, "k5=2)\n");
+  CHECK_STR(error_of(buf), want);
+  /* Stray NUL and high bytes. */
+  CHECK(read_any("x = \xff\xfe\n", 7, 0));
+  CHECK(read_any("if x:\n\0", 7, 0));
 }
 
 /* ---- real-world files ------------------------------------------------------------------- */
@@ -697,6 +764,8 @@ int main(void) {
   RUN(syntax_errors);
   RUN(rendered_diagnostic);
   RUN(error_recovery);
+  RUN(first_error_of_the_file);
+  RUN(fuzz_regressions);
   RUN(real_world_files);
   RUN(read_speed);
   RUN(truncated_files);

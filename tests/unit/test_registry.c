@@ -98,6 +98,21 @@ TEST(unknown_names) {
   tc_error_clear(&err);
 }
 
+/* The real cpu backend with a compiler that does not exist: unavailable, and nothing else can
+ * compile (cuda and metal have no code generator yet, wherever this runs). */
+TEST(cpu_without_compiler) {
+  tc_backend_env env = {.cc = "/nonexistent/tilec-cc", .num_threads = 1};
+  tilec_error err = {0};
+  CHECK(tc_backend_resolve(&env, "auto", NULL, &err) == NULL);
+  CHECK_INT(err.status, TILEC_ERROR_TARGET);
+  CHECK_STR(err.message, "backend 'cc' of target 'cpu' is not available: C compiler "
+                         "'/nonexistent/tilec-cc' not found: set CC or install gcc "
+                         "(available backends: none)");
+  char *r = tc_backends_report(&env);
+  CHECK(r && strstr(r, "\ncpu     cc        yes      no         C compiler '/nonexistent/tilec-cc' not found"));
+  free(r);
+}
+
 /* ---- order independence ---- */
 static tilec_status fake_generate(const tc_kernel_ir *k, tc_generated *out, tilec_error *err) {
   (void)k, (void)out;
@@ -247,6 +262,7 @@ int main(void) {
   RUN(documented_defaults);
   RUN(auto_for_every_target);
   RUN(unknown_names);
+  RUN(cpu_without_compiler);
   RUN(auto_ignores_listing_order);
   RUN(unavailable_names_the_available);
   RUN(report_of_a_table);

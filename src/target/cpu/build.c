@@ -2,10 +2,13 @@
  *
  * The compiler is run with posix_spawnp (no shell: nothing is quoted or interpreted); $CC may
  * hold a command with arguments ("ccache gcc"), split at spaces. Flags:
- *   -O3 -march=native -fPIC -shared -std=c11 -ffp-contract=fast -fwrapv -fno-math-errno
+ *   -O3 -march=native -fPIC -shared -std=c11 -ffp-contract=fast -fno-math-errno
  * -ffp-contract=fast lets the compiler fuse a*b+c into FMA: it changes rounding slightly (one
  * rounding instead of two), which the verifier's tolerances cover, and it is what makes the
- * gemm micro-kernel fast. -fwrapv gives integer overflow the wrapping meaning GPUs have.
+ * gemm micro-kernel fast. No -fwrapv: it keeps GCC from vectorizing loops whose indices are
+ * int32 (8x slower elementwise kernels); instead the generated code computes signed values
+ * through unsigned types where they may wrap, and index arithmetic, which never overflows,
+ * stays plain.
  * -march=native is dropped when the compiler rejects it. */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +25,7 @@
 extern char **environ;
 
 static const char *const base_flags[] = {"-O3", "-fPIC", "-shared", "-std=c11", "-ffp-contract=fast",
-                                         "-fwrapv", "-fno-math-errno"};
+                                         "-fno-math-errno"};
 #define NBASE (sizeof base_flags / sizeof base_flags[0])
 
 /* Split the compiler command at spaces into argv (malloc'd strings in one block). */

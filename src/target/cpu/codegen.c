@@ -166,7 +166,7 @@ void tc_cg_offset(tc_cg *g, tc_strbuf *sb, const tc_buffer *b, int nidx, tc_expr
   for (int j = 0; j < nidx; j++) {
     if (j) tc_sb_puts(sb, " + ");
     tc_sb_puts(sb, "(int64_t)(");
-    tc_cg_expr(g, sb, idx[j]);
+    tc_cg_index_expr(g, sb, idx[j]);
     tc_sb_puts(sb, ")");
     if (j != nidx - 1) {
       tc_sb_puts(sb, " * ");
@@ -216,7 +216,10 @@ void tc_cg_round(tc_strbuf *sb, tc_dtype d, const char *val) {
   else if (d.code == TC_DT_INT4) tc_sb_printf(sb, "tcg_wrap_i4(%s)", val);
   else if (d.code == TC_DT_UINT4) tc_sb_printf(sb, "((uint8_t)((%s) & 15))", val);
   else if (d.code == TC_DT_BOOL) tc_sb_printf(sb, "((%s) != 0)", val);
-  else if (is_intlike(d)) tc_sb_printf(sb, "((%s)(%s))", tc_cg_ctype(d), val);
+  else if (is_intlike(d) && d.code != TC_DT_INT32 && d.code != TC_DT_INT64 && d.code != TC_DT_UINT32 &&
+           d.code != TC_DT_UINT64)
+    tc_sb_printf(sb, "((%s)(%s))", tc_cg_ctype(d), val); /* narrower ints were promoted by C */
+  else if (is_intlike(d)) tc_sb_printf(sb, "(%s)", val);
   else tc_sb_puts(sb, val);
 }
 
@@ -277,6 +280,19 @@ static void emit_const_int(tc_strbuf *sb, int64_t v, tc_dtype d) {
   }
 }
 
+/* The unsigned type signed arithmetic of dtype d wraps through, or NULL (not signed, or an
+ * index context). */
+static const char *wrap_type(const tc_cg *g, tc_dtype d) {
+  if (g->index_ctx) return NULL;
+  switch (d.code) {
+  case TC_DT_INT8: return "uint8_t";
+  case TC_DT_INT16: return "uint16_t";
+  case TC_DT_INT32: return "uint32_t";
+  case TC_DT_INT64: return "uint64_t";
+  default: return NULL;
+  }
+}
+
 static const char *fsuf(tc_dtype d) { return d.code == TC_DT_FLOAT64 ? "" : "f"; }
 
 static void emit_sub(tc_cg *g, tc_strbuf *sb, const tc_expr *e) { tc_cg_expr(g, sb, e); }
@@ -307,7 +323,7 @@ static void emit_load(tc_cg *g, tc_strbuf *sb, const tc_expr *e) {
     for (int j = 0; j < e->nargs; j++) {
       if (j) tc_sb_puts(sb, " && ");
       tc_sb_puts(sb, "tcg_inb(");
-      tc_cg_expr(g, sb, e->args[j]);
+      tc_cg_index_expr(g, sb, e->args[j]);
       tc_sb_puts(sb, ", ");
       tc_cg_dim(g, sb, b, j);
       tc_sb_puts(sb, ")");
@@ -360,9 +376,21 @@ void tc_cg_expr(tc_cg *g, tc_strbuf *sb, const tc_expr *e) {
     emit_sub(g, sb, e->args[2]);
     tc_sb_puts(sb, ")");
     return;
-  case TC_OP_ADD: emit_rounded(g, sb, e, "(", " + ", ")"); return;
-  case TC_OP_SUB: emit_rounded(g, sb, e, "(", " - ", ")"); return;
-  case TC_OP_MUL: emit_rounded(g, sb, e, "(", " * ", ")"); return;
+  case TC_OP_ADD:
+  case TC_OP_SUB:
+  case TC_OP_MUL: {
+    const char *op = e->op == TC_OP_ADD ? " + " : e->op == TC_OP_SUB ? " - " : " * ";
+    const char *u = wrap_type(g, d);
+    if (u) { /* signed overflow wraps, as on GPUs: compute in the unsigned type */
+      char pre[48], mid[48];
+      snprintf(pre, sizeof pre, "((%s)(", u);
+      snprintf(mid, sizeof mid, ")%s(%s)(", op, u);
+      emit_rounded(g, sb, e, pre, mid, "))");
+    } else {
+      emit_rounded(g, sb, e, "(", op, ")");
+    }
+    return;
+  }
   case TC_OP_DIV:
     if (fl) emit_rounded(g, sb, e, "(", " / ", ")");
     else emit_rounded(g, sb, e, is_unsigned(d) ? "tcg_udiv(" : "tcg_idiv(", ", ", ")");
@@ -422,6 +450,13 @@ void tc_cg_expr(tc_cg *g, tc_strbuf *sb, const tc_expr *e) {
   }
 }
 
+void tc_cg_index_expr(tc_cg *g, tc_strbuf *sb, const tc_expr *e) {
+  bool was = g->index_ctx;
+  g->index_ctx = true;
+  tc_cg_expr(g, sb, e);
+  g->index_ctx = was;
+}
+
 void tc_cg_expr_as(tc_cg *g, tc_strbuf *sb, const tc_expr *e, tc_dtype to) {
   tc_strbuf t;
   tc_sb_init(&t);
@@ -445,7 +480,7 @@ static char *elem_inb(tc_cg *g, const tc_buffer *b, int nidx, tc_expr *const *id
   for (int j = 0; j < nidx; j++) {
     if (j) tc_sb_puts(&c, " && ");
     tc_sb_puts(&c, "tcg_inb(");
-    tc_cg_expr(g, &c, idx[j]);
+    tc_cg_index_expr(g, &c, idx[j]);
     tc_sb_puts(&c, ", ");
     tc_cg_dim(g, &c, b, j);
     tc_sb_puts(&c, ")");
@@ -586,8 +621,8 @@ void tc_cg_stmt(tc_cg *g, const tc_stmt *s) {
     tc_strbuf lo, ext;
     tc_sb_init(&lo);
     tc_sb_init(&ext);
-    tc_cg_expr(g, &lo, s->u.loop.min);
-    tc_cg_expr(g, &ext, s->u.loop.extent);
+    tc_cg_index_expr(g, &lo, s->u.loop.min);
+    tc_cg_index_expr(g, &ext, s->u.loop.extent);
     const char *ct = tc_cg_ctype(v->dtype);
     tc_cg_line(g, "for (%s %s = %s, %s_end = (%s)(%s + %s); %s < %s_end; %s++) {", ct, nm, tc_sb_cstr(&lo), nm, ct,
                tc_sb_cstr(&lo), tc_sb_cstr(&ext), nm, nm, nm);

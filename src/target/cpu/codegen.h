@@ -15,6 +15,7 @@ typedef struct tc_cg {
   int ind;             /* indentation level */
   bool in_threads;     /* inside a thread loop: per-thread storage is indexed by tcg_tid */
   bool unchecked;      /* inside a region proven in bounds: global accesses skip checks */
+  bool index_ctx;      /* emitting an index/bound: plain C integer ops (they never overflow) */
   int uniq;            /* counter for unique local names */
   int64_t *buf_off;    /* by buffer id: byte offset in the block scratch, -1 none */
   int64_t scratch_bytes;
@@ -35,6 +36,9 @@ const char *tc_cg_dtname(tc_dtype d);   /* canonical scalar name */
 void tc_cg_fail(tc_cg *g, tc_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void tc_cg_line(tc_cg *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tc_cg_expr(tc_cg *g, tc_strbuf *sb, const tc_expr *e);
+/* An index, bound or region start: signed arithmetic without the wrapping casts values get,
+ * so the C compiler can reason about the indices and vectorize. */
+void tc_cg_index_expr(tc_cg *g, tc_strbuf *sb, const tc_expr *e);
 void tc_cg_expr_as(tc_cg *g, tc_strbuf *sb, const tc_expr *e, tc_dtype to); /* with conversion */
 void tc_cg_stmt(tc_cg *g, const tc_stmt *s);
 /* Name of a buffer's base pointer (global param or scratch pointer); per-thread copies are

@@ -178,7 +178,7 @@ static bool region2(tc_cg *g, const tc_stmt *s, const tc_region *r, g2 *out, con
   tc_sb_puts(&b, "(0");
   for (int j = 0; j < r->ndim; j++) {
     tc_sb_puts(&b, " + (int64_t)(");
-    tc_cg_expr(g, &b, r->r[j].start);
+    tc_cg_index_expr(g, &b, r->r[j].start);
     tc_sb_puts(&b, ") * ");
     tc_cg_stride(g, &b, r->buf, j);
   }

@@ -261,7 +261,7 @@ static void emit_prologue_globals(tc_cg *g) {
     for (int j = 0; j < b->ndim; j++) {
       tc_strbuf e;
       tc_sb_init(&e);
-      tc_cg_expr(g, &e, b->shape[j]);
+      tc_cg_index_expr(g, &e, b->shape[j]);
       tc_cg_line(g, "const int64_t %s_d%d = (int64_t)(%s);", n, j, tc_sb_cstr(&e));
       tc_sb_free(&e);
     }
@@ -314,8 +314,8 @@ static void emit_nodes(tc_cg *g, const tc_cpu_nodes *l) {
       tc_sb_init(&lo);
       tc_sb_init(&ext);
       tc_sb_init(&nm);
-      tc_cg_expr(g, &lo, s->u.loop.min);
-      tc_cg_expr(g, &ext, s->u.loop.extent);
+      tc_cg_index_expr(g, &lo, s->u.loop.min);
+      tc_cg_index_expr(g, &ext, s->u.loop.extent);
       tc_cg_expr(g, &nm, tc_ir_var_ref(g->a, s->u.loop.var, s->loc));
       const char *ct = tc_cg_ctype(s->u.loop.var->dtype);
       tc_cg_line(g, "for (%s %s = %s, %s_end = (%s)(%s + %s); %s < %s_end; %s++) { /* split around: barriers inside */",
@@ -413,7 +413,7 @@ static void emit_entry_points(tc_cg *g) {
     if (i < k->grid_ndim && k->grid[i]) {
       tc_strbuf e;
       tc_sb_init(&e);
-      tc_cg_expr(g, &e, k->grid[i]);
+      tc_cg_index_expr(g, &e, k->grid[i]);
       tc_cg_line(g, "tcg_grid[%d] = (int64_t)(%s);", i, tc_sb_cstr(&e));
       tc_sb_free(&e);
     } else {

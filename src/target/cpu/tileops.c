@@ -35,7 +35,7 @@ static bool rg_prep(tc_cg *g, rg *x, const tc_region *r, const char *tag, tc_loc
   for (int j = 0; j < r->ndim; j++) {
     tc_strbuf t;
     tc_sb_init(&t);
-    tc_cg_expr(g, &t, r->r[j].start);
+    tc_cg_index_expr(g, &t, r->r[j].start);
     tc_cg_line(g, "const int64_t %s_o%d = (int64_t)(%s);", tag, j, tc_sb_cstr(&t));
     tc_sb_free(&t);
     if (r->r[j].extent != 1) {
@@ -656,8 +656,8 @@ static void parallel_nest(tc_cg *g, const tc_stmt *const *loops, int n, const tc
     tc_sb_init(&lo);
     tc_sb_init(&ext);
     tc_sb_init(&nm);
-    tc_cg_expr(g, &lo, loops[i]->u.loop.min);
-    tc_cg_expr(g, &ext, loops[i]->u.loop.extent);
+    tc_cg_index_expr(g, &lo, loops[i]->u.loop.min);
+    tc_cg_index_expr(g, &ext, loops[i]->u.loop.extent);
     tc_cg_expr(g, &nm, tc_ir_var_ref(g->a, (tc_var *)v, v->loc));
     const char *ct = tc_cg_ctype(v->dtype);
     if (i == n - 1) tc_cg_line(g, "TCG_IVDEP");
@@ -716,8 +716,8 @@ void tc_cg_parallel(tc_cg *g, const tc_stmt *s) {
           tc_strbuf lo, ext;
           tc_sb_init(&lo);
           tc_sb_init(&ext);
-          tc_cg_expr(g, &lo, loops[i]->u.loop.min);
-          tc_cg_expr(g, &ext, loops[i]->u.loop.extent);
+          tc_cg_index_expr(g, &lo, loops[i]->u.loop.min);
+          tc_cg_index_expr(g, &ext, loops[i]->u.loop.extent);
           bool hi = (coef[i] > 0) == (corner == 1);
           g->subst[vars[i]->id] = coef[i] == 0 || !hi ? tc_arena_printf(g->a, "(%s)", tc_sb_cstr(&lo))
                                                       : tc_arena_printf(g->a, "(%s + %s - 1)", tc_sb_cstr(&lo), tc_sb_cstr(&ext));
@@ -726,7 +726,7 @@ void tc_cg_parallel(tc_cg *g, const tc_stmt *s) {
         }
         if (cond.len) tc_sb_puts(&cond, " && ");
         tc_sb_puts(&cond, "(int64_t)(");
-        tc_cg_expr(g, &cond, l.idx[a][j]);
+        tc_cg_index_expr(g, &cond, l.idx[a][j]);
         if (corner == 0) tc_sb_puts(&cond, ") >= 0");
         else {
           tc_sb_puts(&cond, ") < ");
