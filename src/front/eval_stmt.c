@@ -576,7 +576,8 @@ static tc_flow exec_if(tc_ev *ev, const tc_ast *s) {
     if (branch == 0) st->u.if_.then_s = seq;
     else st->u.if_.else_s = seq;
   }
-  kill_changed(ev, &changed, "was assigned under a runtime condition, so its value after the 'if' is not known", s->loc);
+  kill_changed(ev, &changed, "was assigned under a runtime condition, so its value after the 'if' is not known at compile time; to "
+               "carry a value out of an 'if', assign a T.alloc_var cell made before it", s->loc);
   ev_emit(ev, st, s->loc, "an 'if' on a runtime condition");
   return FLOW_NORMAL;
 }
