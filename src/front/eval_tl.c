@@ -906,6 +906,29 @@ static tc_val *t_floordiv(tc_ev *ev, tc_val *self, tc_args *a) {
   return ev_binop(ev, self ? TC_P_PERCENT : TC_P_DSLASH, a->p[0], a->p[1], call_loc(a));
 }
 
+/* T.truncdiv / T.truncmod: C's rounding toward zero (the IR's DIV on integers). */
+static tc_val *trunc_common(tc_ev *ev, tc_args *a, bool mod) {
+  tc_val *x = ev_scalar(ev, a->p[0], arg_loc(a, 0)), *y = ev_scalar(ev, a->p[1], arg_loc(a, 1));
+  tc_loc loc = call_loc(a);
+  if ((x->kind == TV_INT || x->kind == TV_BOOL) && (y->kind == TV_INT || y->kind == TV_BOOL)) {
+    int64_t p = x->kind == TV_INT ? x->u.i : x->u.b, q = y->kind == TV_INT ? y->u.i : y->u.b;
+    if (q == 0) ev_fail(ev, loc, "integer division by zero");
+    if (p == INT64_MIN && q == -1) return tv_int(ev, mod ? 0 : p); /* wraps, as in C */
+    return tv_int(ev, mod ? p % q : p / q);
+  }
+  tc_expr *ex = ev_to_expr(ev, x, arg_loc(a, 0)), *ey = ev_to_expr(ev, y, arg_loc(a, 1));
+  tc_dtype d = ev_promote(ex->dtype, ey->dtype);
+  if (!tc_dtype_is_int(d))
+    ev_fail(ev, loc, "%s expects integer operands, got %s", mod ? "T.truncmod" : "T.truncdiv", ev_dtype_name(d));
+  ex = ev_cast(ev, ex, d, loc);
+  ey = ev_cast(ev, ey, d, loc);
+  tc_expr *q = tc_ir_binary(ev->ir, TC_OP_DIV, ex, ey, loc);
+  if (!mod) return tv_expr(ev, q);
+  return tv_expr(ev, tc_ir_binary(ev->ir, TC_OP_SUB, ex, tc_ir_binary(ev->ir, TC_OP_MUL, q, ey, loc), loc));
+}
+static tc_val *t_truncdiv(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return trunc_common(ev, a, false); }
+static tc_val *t_truncmod(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return trunc_common(ev, a, true); }
+
 static tc_val *t_if_then_else(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   return ev_ir_select(ev, a->p[0], a->p[1], a->p[2], call_loc(a));
@@ -1058,6 +1081,8 @@ static const tc_builtin language_builtins[] = {
     {"T.min", "a b", t_min, 0},
     {"T.pow", "x y", t_pow, 0},
     {"T.floordiv", "a b", t_floordiv, 0},
+    {"T.truncdiv", "a b", t_truncdiv, 0},
+    {"T.truncmod", "a b", t_truncmod, 0},
     {"T.if_then_else", "cond t f", t_if_then_else, 0},
     {"T.cast", "value dtype", t_cast, 0},
     {"T.Cast", "dtype value", t_Cast, 0},

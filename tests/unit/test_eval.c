@@ -417,6 +417,7 @@ TEST(types_promote_and_casts_are_explicit) {
       "                C[i] = A[i] < 2.0\n"
       "                C[i] = (I[i] > 3) & (J[i] < 2)\n"
       "                I[i] = I[i] // 3 + I[i] % 3\n"
+      "                I[i] = T.truncdiv(I[i], 3) + T.truncmod(-7, 2)\n"
       "                A[i] = A[i].astype(T.float32) + T.float16(1)\n"
       "    return main\n";
   CHECK_EVAL(&r, src);
@@ -428,6 +429,7 @@ TEST(types_promote_and_casts_are_explicit) {
   EXPECT_LINE(&r, "C[i] = cast(float32, A[i] < float16(2.0))");
   EXPECT_LINE(&r, "C[i] = cast(float32, I[i] > 3 and J[i] < int8(2))");
   EXPECT_LINE(&r, "I[i] = I[i] // 3 + I[i] % 3");
+  EXPECT_LINE(&r, "I[i] = I[i] / 3 + -1");
   EXPECT_LINE(&r, "A[i] = cast(float16, cast(float32, A[i]) + 1.0)");
   run_free(&r);
 }
