@@ -852,7 +852,10 @@ void ev_compile_eager(tc_ev *ev, tc_func *f) {
               def->params.v[i].name, def->params.v[i].name);
     add_param(ev, def->params.v[i].name, ev->eager_tensors[i], NULL);
   }
-  for (int i = 0; i < ev->nempties; i++) add_param(ev, ev->empties[i]->name, ev->empties[i], NULL);
+  for (int i = 0; i < ev->nempties; i++) { /* T.empty tensors are outputs the kernel returns */
+    add_param(ev, ev->empties[i]->name, ev->empties[i], NULL);
+    ev->k->params[ev->k->nparams - 1].is_output = true;
+  }
   if (!ev->kernel_seen) ev_fail(ev, def->loc, "kernel '%s' has no 'with T.Kernel(...)' block", f->name);
   if (ret && ret->kind != TV_NONE) {
     tc_val **items = &ret;

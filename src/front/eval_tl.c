@@ -341,7 +341,27 @@ static tc_val *t_empty(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   if (!ev->eager_def) ev_fail(ev, call_loc(a), "T.empty is only available in @tilelang.jit kernels (the eager style)");
   if (ev->cur) ev_fail(ev, call_loc(a), "T.empty must come before 'with T.Kernel(...)'");
+  /* T.empty((M, N), dtype), T.empty((M, N)) or T.empty(M, N, dtype=...) */
+  tc_val *items = a->p[0];
+  tc_val *p[3] = {NULL, a->p[1], NULL};
+  const tc_ast *pn[3] = {a->pnode[0], a->pnode[1], NULL};
+  int n = items->u.seq.n;
+  if (n == 0) ev_fail(ev, call_loc(a), "T.empty needs a shape");
+  tc_val *last = items->u.seq.v[n - 1];
+  if (!p[1] && n >= 2 && (last->kind == TV_DTYPE || last->kind == TV_STR)) {
+    p[1] = last;
+    pn[1] = a->n >= n ? a->node[n - 1] : NULL;
+    n--;
+  }
+  if (n == 1 && (items->u.seq.v[0]->kind == TV_TUPLE || items->u.seq.v[0]->kind == TV_LIST)) {
+    p[0] = items->u.seq.v[0];
+  } else {
+    p[0] = tv_tuple(ev, n, items->u.seq.v);
+    pn[0] = NULL;
+  }
   tc_args ta = *a;
+  ta.p = p;
+  ta.pnode = pn;
   tc_val *tt = t_tensor(ev, NULL, &ta);
   const char *name = ev_target_name(ev, a->call, "out");
   tc_buffer *b = ev_make_param_buffer(ev, name, tt, call_loc(a));
@@ -1059,7 +1079,7 @@ static const tc_builtin language_builtins[] = {
     {"T.dynamic", "names dtype?", t_symbolic, 0},
     {"T.clamp", "x lo hi", t_clamp, 0},
     {"T.const", "names dtype?", t_const, 0},
-    {"T.empty", "shape dtype?", t_empty, 0},
+    {"T.empty", "*shape | dtype?", t_empty, 0},
     {"T.Tensor", "shape dtype? scope?", t_tensor, 0},
     {"T.Buffer", "shape dtype? scope?", t_tensor, 0},
     {"T.print", "obj? msg?", t_print, 0},

@@ -320,6 +320,8 @@ TEST(eager_style) {
       "    A: T.Tensor((M, K), dtype)\n"
       "    B: T.Tensor[(K, N), dtype]\n"
       "    C = T.empty((M, N), dtype)\n"
+      "    D = T.empty(M, N, dtype=T.float32)\n"
+      "    E = T.empty([M], 'int8')\n"
       "    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):\n"
       "        A_s = T.alloc_shared((block_M, 32), dtype)\n"
       "        B_s = T.alloc_shared((32, block_N), dtype)\n"
@@ -334,9 +336,14 @@ TEST(eager_style) {
   CHECK_EVAL(&r, src);
   const tc_kernel_ir *k = r.k;
   CHECK_STR(k->name, "matmul");
-  CHECK_INT(k->nparams, 3);
+  CHECK_INT(k->nparams, 5);
   CHECK_STR(k->params[0].name, "A");
   CHECK_STR(k->params[2].name, "C");
+  CHECK_STR(k->params[3].name, "D");
+  CHECK_INT(k->params[3].buf->dtype.code, TC_DT_FLOAT32);
+  CHECK_INT(k->params[3].buf->ndim, 2);
+  CHECK_INT(k->params[4].buf->dtype.code, TC_DT_INT8);
+  CHECK_INT(k->params[4].buf->ndim, 1);
   CHECK(!k->params[0].is_output && !k->params[1].is_output && k->params[2].is_output);
   CHECK_INT(k->nsyms, 3);
   CHECK_STR(k->syms[2]->name, "K");
@@ -346,7 +353,7 @@ TEST(eager_style) {
   tilec_define d[] = {{"M", "100"}, {"N", "72"}, {"K", "40"}, {"block_M", "32"}};
   CHECK(eval_full(&r, "t.py", src, NULL, d, 4));
   CHECK_INT(r.k->nsyms, 0);
-  EXPECT_LINE(&r, "kernel matmul(A: float16[100, 40], B: float16[40, 72], C: float16[100, 72] output):");
+  EXPECT_LINE(&r, "kernel matmul(A: float16[100, 40], B: float16[40, 72], C: float16[100, 72] output, D: float32[100, 72] output, E: int8[100] output):");
   EXPECT_LINE(&r, "with T.Kernel(2, 4, threads=128) as (bx, by):");
   run_free(&r);
 }
