@@ -18,6 +18,7 @@ enum { CblasRowMajor = 101, CblasNoTrans = 111 };
 void cblas_sgemm(int order, int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
                  const float *B, int ldb, float beta, float *C, int ldc);
 void openblas_set_num_threads(int n);
+char *openblas_get_config(void);
 
 static double now_ms(void) {
   struct timespec ts;
@@ -60,7 +61,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "load: %s\n", err.message);
     return 1;
   }
-  printf("cpu gemm: tiles %dx%dx%d, %d threads; generate %.2f ms, cc %.0f ms\n", bm, bn, bk, ncpu, t1 - t0, t2 - t1);
+  printf("cpu gemm: tiles %dx%dx%d, %d threads; generate %.2f ms, cc %.0f ms; openblas: %s\n", bm, bn, bk, ncpu,
+         t1 - t0, t2 - t1, openblas_get_config());
   int sizes[2] = {1024, 2048};
   for (int s = 0; s < 2; s++) {
     int N = sizes[s];

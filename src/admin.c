@@ -49,7 +49,7 @@ tilec_status tilec_cache_report(tilec_context *ctx, const char *what, char **out
   } else {
     tc_sb_printf(&sb, "directory: %s\nentries: %zu\nbytes: %" PRIu64 "\nlimit: %" PRIu64 " bytes\ntemp files: %zu (%" PRIu64 " bytes)\nenabled: %s\n",
                  tc_disk_cache_dir(dc), l.count, l.total_bytes, tc_disk_cache_max_bytes(dc), l.temp_files, l.temp_bytes,
-                 (ctx->flags & TILEC_CONTEXT_NO_DISK_CACHE) ? "no (disabled)" : "yes");
+                 (ctx->flags & TILEC_CONTEXT_NO_DISK_CACHE) ? "no (TILEC_DISABLE_CACHE)" : tc_disk_cache_enabled(dc) ? "yes" : "no (see the warning)");
   }
   tc_cache_listing_free(&l);
   tc_disk_cache_close(dc);

@@ -167,6 +167,29 @@ def case_list():
     clipped = np.array([((X < 0) | (X >= 64)).sum()])
     c.append(("atomic_add_hist.py", [], {"X": X, "Hist": np.zeros(64, np.int32), "Clipped": np.zeros(1, np.int32)},
               {"Hist": hist, "Clipped": clipped}, 0.0))
+    x = f16(100, 4, 64)
+    half = 32
+    inv = 10000.0 ** (-np.arange(half) * 2.0 / 64)
+    th = np.arange(100)[:, None, None] * inv[None, None, :]
+    x1, x2 = x[..., :half].astype(np.float64), x[..., half:].astype(np.float64)
+    c.append(("rope.py", [], {"X": x},
+              {"Y": np.concatenate([x1 * np.cos(th) - x2 * np.sin(th), x2 * np.cos(th) + x1 * np.sin(th)], -1)}, 1e-2))
+
+    # Quantisation is checked against a float32 model: floor() of a float32 expression is
+    # discontinuous, so a float64 reference can differ by one step at exact halves.
+    X = f16(100, 256)
+    xf = X.astype(np.float32)
+    sc = (np.maximum(np.abs(xf).max(1), np.float32(1e-8)) / np.float32(127)).astype(np.float32)
+    q = np.clip(np.floor(xf / sc[:, None] + np.float32(0.5)), -127, 127)
+    c.append(("quant_int8.py", [], {"X": X}, {"Q": q, "Scale": sc, "Xhat": q * sc[:, None].astype(np.float64)}, 1e-3))
+
+    X = (2 * randn(50, 1000)).astype(np.float32)
+    labels = rng.integers(0, 1000, 50).astype(np.int32)
+    labels[::7] = -100
+    Xf = X.astype(np.float64)
+    lse = np.log(np.exp(Xf - Xf.max(1, keepdims=True)).sum(1)) + Xf.max(1)
+    loss = np.where(labels == -100, 0.0, lse - Xf[np.arange(50), np.clip(labels, 0, None)])
+    c.append(("cross_entropy.py", [], {"X": X, "Labels": labels}, {"Loss": loss}, 1e-5))
     return c
 
 

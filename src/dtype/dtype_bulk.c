@@ -1,14 +1,15 @@
-/* dtype_bulk.c: array conversions between float32 and the narrow float formats.
+/* dtype_bulk.c: float32 -> narrow float rounding without branches, and the array forms.
  *
- * The per-element functions in dtype_conv.c are table-driven and branch on special cases,
- * which stops a compiler from vectorizing a loop over them. Here each format's rounding is
- * a branch-free inline function over float32 bits. Its format parameters are constants at
- * every call, so each loop specializes and vectorizes. Results are identical to
- * tc_float_to_narrow / tc_narrow_to_float; tests/unit/test_dtype.c checks this on every code
- * and on millions of inputs. */
+ * Each format's rounding is a branch-free inline function over float32 bits. Its format
+ * parameters are constants at every call, so a loop over it specializes and vectorizes.
+ * tc_float_to_narrow uses the same code one element at a time (tc_dtype_encode_f32_bits).
+ * The array decoders here are a second implementation of dtype_conv.c's table-driven
+ * decoder. tests/unit/test_dtype.c checks all of them on every code and on millions of
+ * inputs. */
 #include <string.h>
 
 #include "dtype/dtype.h"
+#include "dtype/dtype_internal.h"
 
 /* The loops below only pay off vectorized: ask GCC for its full vectorizer (-O2 uses a
  * cost model that rejects them), and on x86-64 Linux also build an AVX2 clone, picked at
@@ -110,6 +111,21 @@ static inline uint32_t dec(uint32_t c, const uint32_t bits, const uint32_t m, co
     r = sel(c == 0x80u, 0xFFC00000u, r);
   }
   return r;
+}
+
+/* One element through the same code, for tc_float_to_narrow (dtype_conv.c). */
+uint32_t tc_dtype_encode_f32_bits(tc_scalar_type t, uint32_t x, bool saturate) {
+  switch (t) {
+  case TC_DT_FLOAT16: return saturate ? enc(x, 16, 10, 15, 0x7BFF, K_IEEE, true) : enc(x, 16, 10, 15, 0x7BFF, K_IEEE, false);
+  case TC_DT_BFLOAT16: return saturate ? enc_bf16(x, true) : enc_bf16(x, false);
+  case TC_DT_FLOAT8_E5M2: return saturate ? enc(x, 8, 2, 15, 0x7B, K_IEEE, true) : enc(x, 8, 2, 15, 0x7B, K_IEEE, false);
+  case TC_DT_FLOAT8_E4M3FN: return saturate ? enc(x, 8, 3, 7, 0x7E, K_FN, true) : enc(x, 8, 3, 7, 0x7E, K_FN, false);
+  case TC_DT_FLOAT8_E4M3FNUZ: return saturate ? enc(x, 8, 3, 8, 0x7F, K_FNUZ, true) : enc(x, 8, 3, 8, 0x7F, K_FNUZ, false);
+  case TC_DT_FLOAT8_E5M2FNUZ: return saturate ? enc(x, 8, 2, 16, 0x7F, K_FNUZ, true) : enc(x, 8, 2, 16, 0x7F, K_FNUZ, false);
+  case TC_DT_FLOAT8_E8M0FNU: return saturate ? enc_e8m0(x, true) : enc_e8m0(x, false);
+  case TC_DT_FLOAT4_E2M1FN: return enc(x, 4, 1, 1, 7, K_E2M1, false);
+  default: return 0;
+  }
 }
 
 #define ENC_LOOP(T, expr)                                \

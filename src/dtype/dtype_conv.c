@@ -1,16 +1,17 @@
 /* dtype_conv.c: bit-exact conversions between float32/float64 and every narrow float format,
  * and element loads/stores for every scalar dtype.
  *
- * Two table-driven rounding cores serve every format: encode works on the exact sign,
- * exponent and mantissa of a double (so float64 inputs round once, never through float32),
- * and encode_f32 does the same on float32 bits. Each format's special values follow the OCP
- * 8-bit float specification and ml_dtypes 0.7 (docs/dtypes.md lists the rules). float16 and
- * bfloat16 from float32 also have branch-light fast paths. The tests check all of them
- * against a reference built from the format definitions. Array forms are in dtype_bulk.c. */
+ * A table-driven rounding core (encode) serves every format for float64 inputs: it works on
+ * the exact sign, exponent and mantissa of a double, so they round once, never through
+ * float32. float32 inputs go through the branch-free code of dtype_bulk.c, which also has
+ * the array forms; float16 and bfloat16 have their own fast paths here. Each format's special
+ * values follow the OCP 8-bit float specification and ml_dtypes 0.7 (docs/dtypes.md lists the
+ * rules). The tests check every path against a reference built from the format definitions. */
 #include <math.h>
 #include <string.h>
 
 #include "dtype/dtype.h"
+#include "dtype/dtype_internal.h"
 
 typedef enum fmt_kind {
   FMT_IEEE, /* all-ones exponent: inf (mantissa 0) or NaN */
@@ -154,32 +155,6 @@ static uint32_t encode(const fmt *f, uint64_t x, bool saturate) {
   return sbit | (uint32_t)code;
 }
 
-/* The same rounding on float32 bits, for float inputs (twice as fast as widening to double
- * first). */
-static uint32_t encode_f32(const fmt *f, uint32_t x, bool saturate) {
-  uint32_t sbit = (x >> 31) << (f->bits - 1), a = x & 0x7FFFFFFF;
-  if (f->kind == FMT_E8M0) {
-    if (x == 0 || x > 0x7F800000u) return 0xFF; /* zero, NaN, any negative */
-    if (a < 0x00800000u) return a >= 0x00600000u; /* float32 denormals: 2^-127 or 2^-126 */
-    uint32_t code = (a + 0x400000u) >> 23;       /* exponent, mantissa >= 1.5 rounds up */
-    return code > 0xFE ? (saturate ? 0xFE : 0xFF) : code;
-  }
-  if (a > 0x7F800000u) return nan_code(f, sbit, (uint64_t)(a & 0x7FFFFF) << 29);
-  if (a == 0x7F800000u) return saturate ? sbit | f->maxcode : overflow_code(f, sbit);
-  int e = (int)(a >> 23);
-  uint32_t m = (a & 0x7FFFFF) | (e ? 0x800000u : 0);
-  if (e == 0) e = 1; /* float32 denormal: exponent of the smallest normal, no implicit bit */
-  int emin = 128 - f->bias; /* biased float32 exponent of the format's smallest normal */
-  int shift = 23 - f->mbits + (e < emin ? emin - e : 0);
-  if (shift > 25) shift = 25; /* m < 2^24: everything rounds to 0 from here on */
-  /* round to nearest even without branches: add half - 1, plus 1 when the kept lsb is odd */
-  uint32_t q = (m + (1u << (shift - 1)) - 1 + ((m >> shift) & 1)) >> shift;
-  uint32_t code = e < emin ? q : ((uint32_t)(e - emin) << f->mbits) + q;
-  if (code == 0) return f->kind == FMT_FNUZ ? 0 : sbit;
-  if (code > f->maxcode) return saturate ? sbit | f->maxcode : overflow_code(f, sbit);
-  return sbit | code;
-}
-
 /* Exact decode of a narrow code to float32 bits. */
 static uint32_t decode(const fmt *f, uint32_t c) {
   if (f->kind == FMT_E8M0) {
@@ -287,8 +262,7 @@ uint32_t tc_float_to_narrow(tc_scalar_type t, float v, bool saturate) {
     if (finite_result_needed && (h & 0x7FFF) == 0x7F80) h = (uint16_t)((h & 0x8000) | 0x7F7F);
     return h;
   }
-  const fmt *f = fmt_of(t);
-  return f ? encode_f32(f, x, saturate) : 0;
+  return tc_dtype_encode_f32_bits(t, x, saturate);
 }
 
 /* ---- integers ---- */

@@ -196,7 +196,6 @@ static const char *scan_number(lexer *L, const char *start, tc_token *t) {
   const char *q = start;
   bool is_float = false;
   if (*q != '.') q = scan_digitpart(L, q, start);
-  const char *int_end = q;
   if (at(L, q) == '.') {
     is_float = true;
     q++;
@@ -241,7 +240,6 @@ static const char *scan_number(lexer *L, const char *start, tc_token *t) {
                   "leading zeros in decimal integer literals are not permitted; use an 0o prefix "
                   "for octal integers");
   }
-  (void)int_end;
   uint64_t v = 0;
   bool overflow = false;
   double fv = 0;
@@ -755,7 +753,9 @@ bool tc_lex(tc_arena *arena, const tc_source *src, tc_token_array *out, tilec_er
   L->p = src->text;
   L->end = src->text + src->len;
   L->line = 1;
-  L->line_start = src->text;
+  /* A UTF-8 byte order mark is skipped, as CPython does; columns count from after it. */
+  if (src->len >= 3 && memcmp(src->text, "\xEF\xBB\xBF", 3) == 0) L->p += 3;
+  L->line_start = L->p;
   L->cap = src->len / 4 + 64; /* about one token per 4 bytes of Python; grows if needed */
   tilec_error local;
   tc_error_clear(&local);

@@ -467,7 +467,6 @@ static void simple_stmts(tc_parser *P, tc_vec *out) {
     return;
   }
   if (t->kind == TC_TK_EOF) return;
-  if (tc_tok_punct(t, TC_P_WALRUS)) tc_p_error(P, "invalid syntax");
   tc_p_error(P, "invalid syntax");
 }
 

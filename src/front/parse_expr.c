@@ -137,7 +137,6 @@ static void push_param(tc_parser *P, tc_ast_params *out, int *cap, tc_ast_param 
 void tc_p_params(tc_parser *P, tc_ast_params *out, bool annotations, tc_punct close) {
   int cap = 0;
   bool seen_slash = false, seen_star = false, seen_kwargs = false, seen_default = false;
-  bool bare_star = false;
   out->n = 0;
   out->v = NULL;
   while (!tc_p_punct(P, close)) {
@@ -156,7 +155,7 @@ void tc_p_params(tc_parser *P, tc_ast_params *out, bool annotations, tc_punct cl
       size_t star_pos = P->pos;
       tc_p_advance(P);
       if (!kw && (tc_p_punct(P, TC_P_COMMA) || tc_p_punct(P, close))) {
-        seen_star = bare_star = true;
+        seen_star = true;
         if (tc_p_punct(P, close) || tc_tok_punct(tc_p_peek_at(P, 1), close) ||
             tc_tok_punct(tc_p_peek_at(P, 1), TC_P_DSTAR))
           tc_p_error_at(P, star_pos, t->loc, "named arguments must follow bare *");
@@ -212,7 +211,6 @@ void tc_p_params(tc_parser *P, tc_ast_params *out, bool annotations, tc_punct cl
     if (r >= 0)
       tc_p_error_at(P, P->pos, out->v[r].loc, "duplicate argument '%s' in function definition", out->v[r].name);
   }
-  (void)bare_star;
 }
 
 /* ---- call arguments --------------------------------------------------------------------- */
@@ -591,7 +589,13 @@ static tc_ast *slices(tc_parser *P) {
   tc_ast *first = slice(P);
   if (!tc_p_punct(P, TC_P_COMMA)) {
     if (!tc_p_punct(P, TC_P_RBRACKET)) check_missing_comma(P, first);
-    return first;
+    if (first->kind != TC_AST_STARRED) return first;
+    /* x[*a] indexes with the tuple (*a,), as in CPython. */
+    tc_ast *tu = tc_p_node(P, TC_AST_TUPLE, loc);
+    tc_vec one = {0};
+    tc_vec_push(P, &one, first);
+    tu->list = tc_vec_list(&one);
+    return tc_p_finish(P, tu);
   }
   tc_vec items = {0};
   tc_vec_push(P, &items, first);

@@ -438,6 +438,20 @@ static double py_fmod(double a, double b) {
   return m;
 }
 
+/* Each operation rounds its exact (double) result to the expression's dtype, as the program's
+ * arithmetic does: for + - * / and sqrt that is the correctly rounded result in that dtype, and
+ * for the elementary functions the correctly rounded value of the exact function in nearly
+ * every case. So an integer result computed from floats (floor, casts) agrees with a faithful
+ * implementation at exact boundaries, where keeping float64 intermediates would not. */
+static double round_to_dtype(tc_dtype d, double r) {
+  switch (d.code) {
+  case TC_DT_FLOAT32: return (double)(float)r;
+  case TC_DT_FLOAT16:
+  case TC_DT_BFLOAT16: return tc_narrow_to_double((tc_scalar_type)d.code, tc_double_to_narrow((tc_scalar_type)d.code, r, false));
+  default: return r;
+  }
+}
+
 static val eval_float_arith(ictx *c, const tc_expr *e, int t, double a, double b) {
   double r;
   switch (e->op) {
@@ -468,7 +482,7 @@ static val eval_float_arith(ictx *c, const tc_expr *e, int t, double a, double b
     fail(c, TILEC_ERROR_INTERNAL, e->loc, t, "reference interpreter: `%s` on floats", tc_expr_op_name(e->op));
   }
   val v;
-  v.f = r;
+  v.f = round_to_dtype(e->dtype, r);
   return v;
 }
 

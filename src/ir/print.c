@@ -670,7 +670,7 @@ void tc_ir_print_kernel(tc_strbuf *sb, const tc_kernel_ir *k) {
     print_param(&pc, &k->params[i]);
   }
   tc_sb_puts(sb, "):\n");
-  if (k->nout_idx > 0 && k->out_idx) {
+  if (k->nout_idx > 0 && k->out_idx && !k->jit_args) { /* the @jit line already shows it */
     tc_sb_puts(sb, "  out_idx=[");
     for (int i = 0; i < k->nout_idx; i++) tc_sb_printf(sb, "%s%d", i ? ", " : "", k->out_idx[i]);
     tc_sb_puts(sb, "]\n");

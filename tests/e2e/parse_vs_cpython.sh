@@ -1,5 +1,5 @@
 #!/bin/sh
-# The parser against CPython's own: the tree of every sample file and of the first Python
+# The parser against CPython's own: the tree of every example, every sample file and of the first Python
 # standard library modules found on this machine must equal CPython's ast (needs python3;
 # without it the check is reported as skipped).
 B="${TILEC_BUILD:-build}"
@@ -15,5 +15,5 @@ fi
 here=$(dirname "$0")
 stdlib=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])' 2>/dev/null)
 # shellcheck disable=SC2046
-python3 "$here/parse_vs_cpython.py" "$dump" "$here"/../fuzz/corpus/*.py \
+python3 "$here/parse_vs_cpython.py" "$dump" "$here"/../fuzz/corpus/*.py $(ls "$here"/../../examples/*.py 2>/dev/null) \
   $(ls "$stdlib"/*.py 2>/dev/null | head -n 60)

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "ir/interp.h"
@@ -195,6 +197,18 @@ TEST(gemm_transpose_b) { gemm_case(64, 32, 16, false, true, false); }
 TEST(gemm_transpose_a) { gemm_case(32, 64, 16, true, false, false); }
 TEST(gemm_fp16_operands) { gemm_case(64, 64, 32, false, true, true); }
 
+TEST(gemm_clear_accum) {
+  tc_arena a;
+  tc_arena_init(&a);
+  tc_kernel_ir *k = build_gemm_ex(&a, 32, 32, 32, false, false, kb_f32(), kb_f32(), 128, true);
+  built b;
+  CHECK(build_kernel(k, &b));
+  EXPECT(check_gemm(32, 32, 32, false, false, false, 32, 32, 32, &b));
+  EXPECT(check_gemm(32, 32, 32, false, false, false, 50, 40, 20, &b));
+  built_free(&b);
+  tc_arena_free(&a);
+}
+
 /* ---- elementwise ---- */
 static float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
 
@@ -272,6 +286,99 @@ TEST(elementwise_bfloat16) {
   tc_arena_free(&a);
 }
 
+/* Narrow stores and wrapping integers: Q = int4(A) (nibbles, odd length), E = float8_e4m3fn(F)
+ * with round to nearest even, W = A * 1000003 wrapping in int32, H = float16(F) + 1 in fp16. */
+static tc_kernel_ir *build_casts(tc_arena *a, int bn) {
+  kb B;
+  kb *b = &B;
+  kb_init(b, a, "casts");
+  tc_var *N = kSym(b, "N");
+  tc_expr *sh[1] = {kV(b, N)};
+  tc_dtype i4 = tc_dt(TC_DT_INT4), f8 = tc_dt(TC_DT_FLOAT8_E4M3FN), f16 = tc_dt(TC_DT_FLOAT16);
+  tc_buffer *A = kTensor(b, "A", kb_i32(), 1, sh, false), *F = kTensor(b, "F", kb_f32(), 1, sh, false);
+  tc_buffer *Q = kTensor(b, "Q", i4, 1, sh, true), *E = kTensor(b, "E", f8, 1, sh, true);
+  tc_buffer *W = kTensor(b, "W", kb_i32(), 1, sh, true), *H = kTensor(b, "H", f16, 1, sh, true);
+  tc_expr *grid[1] = {kCeil(b, kV(b, N), bn)};
+  kLaunch(b, 1, grid, 32);
+  tc_var *bx = b->k->block_idx[0], *i = kLoopVar(b, "i");
+  tc_expr *idx = kAdd(b, kMul(b, kV(b, bx), kI(b, bn)), kV(b, i));
+  tc_stmt_list body = {0};
+  tc_stmt_list_push(a, &body, kStore1(b, Q, idx, tc_ir_cast(a, i4, kLoad1(b, A, idx), b->loc)));
+  tc_stmt_list_push(a, &body, kStore1(b, E, idx, tc_ir_cast(a, f8, kLoad1(b, F, idx), b->loc)));
+  /* W = w < 0 ? w : -w with w = A * 1000003 (wrapping): the comparison must be signed */
+  tc_expr *w = kMul(b, kLoad1(b, A, idx), kI(b, 1000003));
+  tc_expr *negw = tc_ir_unary(a, TC_OP_NEG, kMul(b, kLoad1(b, A, idx), kI(b, 1000003)), b->loc);
+  tc_stmt_list_push(a, &body, kStore1(b, W, idx, tc_ir_select(a, kBin(b, TC_OP_LT, w, kI(b, 0)), tc_ir_cast(a, kb_i32(), kMul(b, kLoad1(b, A, idx), kI(b, 1000003)), b->loc), negw, b->loc)));
+  tc_expr *h = tc_ir_cast(a, f16, kLoad1(b, F, idx), b->loc);
+  tc_stmt_list_push(a, &body, kStore1(b, H, idx, kAdd(b, h, tc_ir_float(a, 1.0, f16, b->loc))));
+  tc_stmt_list_push(a, &b->body, kFor(b, i, kI(b, 0), kI(b, bn), TC_LOOP_PARALLEL, kSeq(b, &body)));
+  kFinish(b);
+  return b->k;
+}
+
+static int32_t wantw(int32_t a) {
+  int32_t w = (int32_t)((uint32_t)a * 1000003u);
+  return w < 0 ? w : (int32_t)(0u - (uint32_t)w);
+}
+
+TEST(narrow_dtypes_and_wrapping) {
+  tc_arena a;
+  tc_arena_init(&a);
+  built b;
+  tc_kernel_ir *k = build_casts(&a, 16);
+  CHECK(build_kernel(k, &b));
+  int n = 37;
+  int32_t *A = malloc(4 * n), *W = malloc(4 * n), *rW = malloc(4 * n);
+  float *F = malloc(4 * n);
+  uint8_t *Q = calloc(n, 1), *E = calloc(n, 1), *rQ = calloc(n, 1), *rE = calloc(n, 1);
+  uint16_t *H = calloc(n, 2), *rH = calloc(n, 2);
+  for (int i = 0; i < n; i++) {
+    A[i] = (int32_t)(frand() * 2e9);
+    F[i] = frand() * 500;
+  }
+  A[0] = 7;
+  A[1] = -8;
+  A[2] = 9; /* wraps to -7 in int4 */
+  F[0] = 0.0703125f; /* halfway between two e4m3 values */
+  F[1] = 1e6f;       /* overflow */
+  void *data[6] = {A, F, Q, E, W, H};
+  int64_t syms[1] = {n};
+  CHECK(launch(&b, data, 6, syms, 1));
+  void *rd[6] = {A, F, rQ, rE, rW, rH};
+  tilec_error err = {0};
+  int64_t sc[6] = {0};
+  double fs[6] = {0};
+  CHECK_INT(tc_interp_run(k, rd, sc, fs, syms, &err), TILEC_OK);
+  EXPECT(memcmp(Q, rQ, (n + 1) / 2) == 0);
+  EXPECT(memcmp(E, rE, n) == 0);
+  EXPECT(memcmp(W, rW, 4 * n) == 0);
+  EXPECT(memcmp(H, rH, 2 * n) == 0);
+  for (int i = 0; i < n; i++) {
+    int q = (Q[i / 2] >> ((i & 1) * 4)) & 15;
+    if (q & 8) q -= 16;
+    int wantq = ((A[i] & 15) ^ 8) - 8;
+    if (q != wantq || E[i] != tc_float_to_narrow(TC_DT_FLOAT8_E4M3FN, F[i], false) ||
+        W[i] != wantw(A[i]) ||
+        H[i] != tc_float_to_half(tc_half_to_float(tc_float_to_half(F[i])) + 1.0f)) {
+      printf("  casts[%d]: q %d (want %d), e %u, w %d, h %u\n", i, q, wantq, E[i], W[i], H[i]);
+      EXPECT(0);
+      break;
+    }
+  }
+  free(A);
+  free(W);
+  free(rW);
+  free(F);
+  free(Q);
+  free(E);
+  free(rQ);
+  free(rE);
+  free(H);
+  free(rH);
+  built_free(&b);
+  tc_arena_free(&a);
+}
+
 /* ---- softmax ---- */
 TEST(softmax_rows) {
   tc_arena a;
@@ -308,6 +415,106 @@ TEST(softmax_rows) {
     free(A);
     free(C);
   }
+  built_free(&b);
+  tc_arena_free(&a);
+}
+
+/* Every reduce kind along either dim, with clear=False accumulating into the old values, and
+ * a T.fill of a global region at an edge tile; compared with the reference interpreter. */
+static tc_kernel_ir *build_reduces(tc_arena *a, int bm, int n) {
+  kb B;
+  kb *b = &B;
+  kb_init(b, a, "reduces");
+  tc_var *M = kSym(b, "M");
+  tc_expr *sh[2] = {kV(b, M), kI(b, n)}, *shr[2] = {kV(b, M), kI(b, 5)}, *shc[2] = {kCeil(b, kV(b, M), bm), kI(b, n)};
+  tc_buffer *A = kTensor(b, "A", kb_f32(), 2, sh, false);
+  tc_buffer *R = kTensor(b, "R", kb_f32(), 2, shr, true);  /* per row: 5 reductions */
+  tc_buffer *Cm = kTensor(b, "Cm", kb_f32(), 2, shc, true); /* per block: column max */
+  tc_buffer *Fl = kTensor(b, "Fl", kb_f32(), 2, sh, true);
+  tc_expr *grid[1] = {kCeil(b, kV(b, M), bm)};
+  kLaunch(b, 1, grid, 128);
+  tc_var *bx = b->k->block_idx[0];
+  int64_t tsh[2] = {bm, n}, rsh[2] = {bm, 5}, csh[1] = {n}, c1[2] = {1, n};
+  tc_buffer *Al = kAlloc(b, &b->body, "A_frag", kb_f32(), TC_SCOPE_FRAGMENT, 2, tsh);
+  tc_buffer *Rl = kAlloc(b, &b->body, "R_frag", kb_f32(), TC_SCOPE_FRAGMENT, 2, rsh);
+  tc_buffer *Cl = kAlloc(b, &b->body, "C_frag", kb_f32(), TC_SCOPE_FRAGMENT, 1, csh);
+  tc_expr *st[2] = {kMul(b, kV(b, bx), kI(b, bm)), kI(b, 0)};
+  tc_stmt_list_push(a, &b->body, kCopy(b, kReg(b, A, st, tsh), kWhole(b, Al)));
+  tc_stmt_list_push(a, &b->body, kFill(b, kWhole(b, Rl), kF(b, 0.25)));
+  tc_reduce_kind kinds[5] = {TC_RED_SUM, TC_RED_MAX, TC_RED_MIN, TC_RED_ABSSUM, TC_RED_ABSMAX};
+  for (int r = 0; r < 5; r++) {
+    tc_stmt *rd = tc_ir_stmt(a, TC_ST_REDUCE, b->loc);
+    rd->u.reduce.op = kinds[r];
+    rd->u.reduce.src = kWhole(b, Al);
+    tc_expr *ds[2] = {kI(b, 0), kI(b, r)};
+    int64_t de[2] = {bm, 1};
+    rd->u.reduce.dst = kReg(b, Rl, ds, de);
+    rd->u.reduce.dim = 1;
+    rd->u.reduce.clear = r % 2 == 0; /* sum, min, absmax clear; max, abssum accumulate */
+    tc_stmt_list_push(a, &b->body, rd);
+  }
+  tc_stmt *cm = tc_ir_stmt(a, TC_ST_REDUCE, b->loc);
+  cm->u.reduce.op = TC_RED_MAX;
+  cm->u.reduce.src = kWhole(b, Al);
+  cm->u.reduce.dst = kWhole(b, Cl);
+  cm->u.reduce.dim = 0;
+  cm->u.reduce.clear = true;
+  tc_stmt_list_push(a, &b->body, cm);
+  tc_expr *st2[2] = {kMul(b, kV(b, bx), kI(b, bm)), kI(b, 0)};
+  tc_stmt_list_push(a, &b->body, kCopy(b, kWhole(b, Rl), kReg(b, R, st2, rsh)));
+  tc_expr *st3[2] = {kV(b, bx), kI(b, 0)};
+  tc_stmt_list_push(a, &b->body, kCopy(b, kWhole(b, Cl), kReg(b, Cm, st3, c1)));
+  tc_expr *st4[2] = {kMul(b, kV(b, bx), kI(b, bm)), kI(b, 0)};
+  tc_stmt_list_push(a, &b->body, kFill(b, kReg(b, Fl, st4, tsh), kF(b, -3.5)));
+  kFinish(b);
+  return b->k;
+}
+
+TEST(reduce_kinds_and_global_fill) {
+  tc_arena a;
+  tc_arena_init(&a);
+  built b;
+  int n = 24, bm = 8;
+  tc_kernel_ir *k = build_reduces(&a, bm, n);
+  CHECK(build_kernel(k, &b));
+  int M = 19, nb = (M + bm - 1) / bm;
+  float *A = malloc(sizeof(float) * M * n), *R = malloc(sizeof(float) * M * 5), *Cm = malloc(sizeof(float) * nb * n);
+  float *Fl = malloc(sizeof(float) * M * n);
+  for (int i = 0; i < M * n; i++) A[i] = frand() * 4;
+  void *data[4] = {A, R, Cm, Fl};
+  int64_t syms[1] = {M};
+  CHECK(launch(&b, data, 4, syms, 1));
+  bool outs[4] = {false, true, true, true};
+  size_t ns[4] = {0, (size_t)M * 5, (size_t)nb * n, (size_t)M * n};
+  EXPECT(interp_agrees(k, data, outs, ns, 4, syms, 1e-5, 1e-5));
+  for (int i = 0; i < M; i++) {
+    double s = 0, mx = -INFINITY, mn = INFINITY, as = 0, am = 0;
+    for (int j = 0; j < n; j++) {
+      double v = A[i * n + j];
+      s += v;
+      mx = fmax(mx, v);
+      mn = fmin(mn, v);
+      as += fabs(v);
+      am = fmax(am, fabs(v));
+    }
+    double want[5] = {s, fmax(0.25, mx), mn, 0.25 + as, am};
+    for (int r = 0; r < 5; r++)
+      if (!close_to(R[i * 5 + r], want[r], 1e-5, 1e-5)) {
+        printf("  reduce kind %d row %d: %g, want %g\n", r, i, R[i * 5 + r], want[r]);
+        EXPECT(0);
+      }
+    for (int j = 0; j < n; j++) EXPECT(Fl[i * n + j] == -3.5f);
+  }
+  for (int blk = 0; blk < nb; blk++)
+    for (int j = 0; j < n; j++) {
+      double mx = -INFINITY;
+      for (int i = blk * bm; i < blk * bm + bm; i++) mx = fmax(mx, i < M ? A[i * n + j] : 0.0); /* rows past M read 0 */
+      EXPECT(close_to(Cm[blk * n + j], mx, 0, 0));
+    }
+  free(A);
+  free(R);
+  free(Cm);
+  free(Fl);
   built_free(&b);
   tc_arena_free(&a);
 }
@@ -485,6 +692,50 @@ TEST(thread_level_kernel) {
   tc_arena_free(&a);
 }
 
+/* S[tx] = S[tx - 1] reads what the neighbouring thread writes in the same statement: lockstep,
+ * as on a GPU warp (and in the reference interpreter): every thread reads the old value. */
+TEST(lockstep_shift) {
+  tc_arena a;
+  tc_arena_init(&a);
+  kb B;
+  kb *b = &B;
+  kb_init(b, &a, "shift");
+  tc_expr *sh[1] = {kI(b, 128)};
+  tc_buffer *A = kTensor(b, "A", kb_f32(), 1, sh, false), *O = kTensor(b, "O", kb_f32(), 1, sh, true);
+  tc_expr *grid[1] = {kI(b, 2)};
+  kLaunch(b, 1, grid, 64);
+  tc_var *tx = tc_ir_new_var(&a, b->k, "tx", kb_i32(), TC_VAR_THREAD_IDX, b->loc);
+  int64_t s64[1] = {64};
+  tc_buffer *S = kAlloc(b, &b->body, "S", kb_f32(), TC_SCOPE_SHARED, 1, s64);
+  tc_expr *gi = kAdd(b, kMul(b, kV(b, b->k->block_idx[0]), kI(b, 64)), kV(b, tx));
+  tc_stmt_list_push(&a, &b->body, kStore1(b, S, kV(b, tx), kLoad1(b, A, gi)));
+  tc_expr *prev = kBin(b, TC_OP_FLOORMOD, kAdd(b, kV(b, tx), kI(b, 63)), kI(b, 64));
+  tc_stmt_list_push(&a, &b->body, kStore1(b, S, kV(b, tx), kLoad1(b, S, prev)));
+  tc_stmt_list_push(&a, &b->body, kStore1(b, O, gi, kLoad1(b, S, kV(b, tx))));
+  kFinish(b);
+  built bt;
+  CHECK(build_kernel(b->k, &bt));
+  CHECK(strstr(bt.gen.kernel_source, "lockstep store") != NULL);
+  float Av[128], Ov[128], Rv[128];
+  for (int i = 0; i < 128; i++) Av[i] = (float)i;
+  void *data[2] = {Av, Ov}, *rd[2] = {Av, Rv};
+  EXPECT(launch(&bt, data, 2, NULL, 0));
+  tilec_error err = {0};
+  int64_t sc[2] = {0};
+  double fs[2] = {0};
+  EXPECT(tc_interp_run(b->k, rd, sc, fs, NULL, &err) == TILEC_OK);
+  for (int i = 0; i < 128; i++) {
+    float want = Av[(i / 64) * 64 + (i % 64 + 63) % 64];
+    if (Ov[i] != want || Rv[i] != want) {
+      printf("  shift: O[%d] = %g, interp %g, want %g\n", i, Ov[i], Rv[i], want);
+      EXPECT(0);
+      break;
+    }
+  }
+  built_free(&bt);
+  tc_arena_free(&a);
+}
+
 /* A barrier needed inside an if on the thread index is a clear error. */
 TEST(barrier_under_thread_dependent_if_is_an_error) {
   tc_arena a;
@@ -578,6 +829,73 @@ TEST(missing_compiler_is_a_clear_error) {
   free(id);
 }
 
+/* A runtime assert that fails stops the launch with its message. */
+TEST(runtime_assert_fails_with_its_message) {
+  tc_arena a;
+  tc_arena_init(&a);
+  kb B;
+  kb *b = &B;
+  kb_init(b, &a, "asserting");
+  tc_var *n = kSym(b, "n");
+  tc_expr *sh[1] = {kV(b, n)};
+  tc_buffer *O = kTensor(b, "O", kb_f32(), 1, sh, true);
+  tc_expr *grid[1] = {kI(b, 4)};
+  kLaunch(b, 1, grid, 32);
+  tc_stmt *as = tc_ir_stmt(&a, TC_ST_ASSERT, b->loc);
+  as->u.assert_.cond = kBin(b, TC_OP_LT, kV(b, b->k->block_idx[0]), kV(b, n));
+  as->u.assert_.msg = "block index \"out\" of range";
+  tc_stmt_list_push(&a, &b->body, as);
+  tc_stmt_list_push(&a, &b->body, kStore1(b, O, kV(b, b->k->block_idx[0]), kF(b, 1.0)));
+  kFinish(b);
+  built bt;
+  CHECK(build_kernel(b->k, &bt));
+  float o[4] = {0};
+  void *data[1] = {o};
+  int64_t ok_syms[1] = {4}, bad_syms[1] = {2};
+  CHECK(launch(&bt, data, 1, ok_syms, 1));
+  EXPECT(o[0] == 1 && o[3] == 1);
+  int64_t scal[1] = {0};
+  double fs[1] = {0};
+  tc_launch_args la = {data, scal, fs, bad_syms, 1, 1};
+  tc_backend_env env = env_of(test_cc());
+  tilec_error err = {0};
+  EXPECT(tc_cpu_cc_backend.launch(&env, bt.mod, &la, &err) == TILEC_ERROR_TARGET);
+  EXPECT(strcmp(err.message, "kernel assertion failed: block index \"out\" of range") == 0);
+  built_free(&bt);
+  tc_arena_free(&a);
+}
+
+/* A compiler that rejects -march=native: the build is retried without it. */
+TEST(march_native_fallback) {
+  char dir[] = "/tmp/tilec-test-cc-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  char path[128];
+  snprintf(path, sizeof path, "%s/oldcc", dir);
+  FILE *f = fopen(path, "w");
+  CHECK(f != NULL);
+  fprintf(f, "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = -march=native ] && { echo \"oldcc: error: unrecognized "
+             "option '-march=native'\" >&2; exit 1; }; done\nexec cc \"$@\"\n");
+  fclose(f);
+  chmod(path, 0755);
+  tc_arena a;
+  tc_arena_init(&a);
+  tc_kernel_ir *k = build_axpb(&a, 64);
+  tc_generated gen;
+  tilec_error err = {0};
+  CHECK_INT(tc_cpu_cc_backend.generate(k, &gen, &err), TILEC_OK);
+  tc_backend_env env = env_of(path);
+  void *art = NULL;
+  size_t n = 0;
+  EXPECT(tc_cpu_cc_backend.build(&env, &gen, &art, &n, &err) == TILEC_OK);
+  EXPECT(art != NULL && n > 4 && memcmp(art, "\177ELF", 4) == 0);
+  free(art);
+  free(gen.kernel_source);
+  free(gen.full_source);
+  tc_arena_free(&a);
+  unlink(path);
+  rmdir(dir);
+}
+
 /* Several threads launching one kernel at once on one pool. */
 typedef struct conc {
   built *b;
@@ -647,16 +965,22 @@ int main(void) {
   RUN(gemm_transpose_b);
   RUN(gemm_transpose_a);
   RUN(gemm_fp16_operands);
+  RUN(gemm_clear_accum);
   RUN(elementwise_chain);
   RUN(elementwise_bfloat16);
+  RUN(narrow_dtypes_and_wrapping);
   RUN(softmax_rows);
+  RUN(reduce_kinds_and_global_fill);
   RUN(cumsum_forward);
   RUN(cumsum_reverse);
   RUN(thread_level_kernel);
+  RUN(lockstep_shift);
   RUN(barrier_under_thread_dependent_if_is_an_error);
   RUN(source_is_deterministic);
   RUN(compiler_failure_reports_stderr);
   RUN(missing_compiler_is_a_clear_error);
+  RUN(runtime_assert_fails_with_its_message);
+  RUN(march_native_fallback);
   RUN(concurrent_launches);
   RUN(pool_parallel_for);
   tc_thread_pool_destroy(g_pool);

@@ -157,8 +157,10 @@ static inline void kFinish(kb *b) { b->k->body = kSeq(b, &b->body); }
 
 /* Tiled gemm: C[M,N] = A[M,K] @ B[K,N] (A stored (K,M) when trans_a, B stored (N,K) when
  * trans_b), M, N, K symbolic; grid (ceil(N/bn), ceil(M/bm)); T.Pipelined k loop. */
-static inline tc_kernel_ir *build_gemm(tc_arena *a, int bm, int bn, int bk, bool ta, bool tb, tc_dtype ab_dt,
-                                       tc_dtype c_dt, int threads) {
+/* clear_in_gemm: instead of T.clear, fill the accumulator with 7 and pass clear_accum=True to
+ * T.gemm (only meaningful when K <= bk, one k step). */
+static inline tc_kernel_ir *build_gemm_ex(tc_arena *a, int bm, int bn, int bk, bool ta, bool tb, tc_dtype ab_dt,
+                                          tc_dtype c_dt, int threads, bool clear_in_gemm) {
   kb B;
   kb *b = &B;
   kb_init(b, a, "gemm");
@@ -176,7 +178,7 @@ static inline tc_kernel_ir *build_gemm(tc_arena *a, int bm, int bn, int bk, bool
   tc_buffer *As = kAlloc(b, &b->body, "A_shared", ab_dt, TC_SCOPE_SHARED, 2, ash);
   tc_buffer *Bs = kAlloc(b, &b->body, "B_shared", ab_dt, TC_SCOPE_SHARED, 2, bsh);
   tc_buffer *Cl = kAlloc(b, &b->body, "C_local", c_dt, TC_SCOPE_FRAGMENT, 2, csh);
-  tc_stmt_list_push(a, &b->body, kFill(b, kWhole(b, Cl), tc_ir_float(a, 0, c_dt, b->loc)));
+  tc_stmt_list_push(a, &b->body, kFill(b, kWhole(b, Cl), tc_ir_float(a, clear_in_gemm ? 7 : 0, c_dt, b->loc)));
   tc_var *ko = kLoopVar(b, "ko");
   tc_stmt_list kl = {0};
   tc_expr *row = kMul(b, kV(b, by), kI(b, bm)), *col = kMul(b, kV(b, bx), kI(b, bn)), *kk = kMul(b, kV(b, ko), kI(b, bk));
@@ -190,6 +192,7 @@ static inline tc_kernel_ir *build_gemm(tc_arena *a, int bm, int bn, int bk, bool
   g->u.gemm.c = kWhole(b, Cl);
   g->u.gemm.trans_a = ta;
   g->u.gemm.trans_b = tb;
+  g->u.gemm.clear_accum = clear_in_gemm;
   tc_stmt_list_push(a, &kl, g);
   tc_stmt *loop = kFor(b, ko, kI(b, 0), kCeil(b, kV(b, K), bk), TC_LOOP_PIPELINED, kSeq(b, &kl));
   loop->u.loop.num_stages = 3;
@@ -198,6 +201,11 @@ static inline tc_kernel_ir *build_gemm(tc_arena *a, int bm, int bn, int bk, bool
   tc_stmt_list_push(a, &b->body, kCopy(b, kWhole(b, Cl), kReg(b, C, cs, csh)));
   kFinish(b);
   return b->k;
+}
+
+static inline tc_kernel_ir *build_gemm(tc_arena *a, int bm, int bn, int bk, bool ta, bool tb, tc_dtype ab_dt,
+                                       tc_dtype c_dt, int threads) {
+  return build_gemm_ex(a, bm, bn, bk, ta, tb, ab_dt, c_dt, threads, false);
 }
 
 /* Elementwise chain over (M, N): C = max(A * B + 1, 0) * 0.5 - sigmoid(A), T.Parallel tiles. */

@@ -747,8 +747,15 @@ TEST(prelude_matches_library) {
                                           "-O3 -march=native -ffast-math"};
   int rc = 0, bad = 0;
   for (int fs = 0; fs < 3 && rc == 0 && !bad; fs++) {
-    snprintf(cmd, sizeof cmd, "rm -f %s && cc -std=c11 %s -Wall -Wextra -Werror -o %s %s -lm 2>&1 | head -n 20 && %s %s %s",
-             bin, flag_sets[fs], bin, src, bin, inp, outp);
+    /* like the CPU backend, drop -march=native where the compiler rejects it */
+    char portable[128];
+    snprintf(portable, sizeof portable, "%s", flag_sets[fs]);
+    char *march = strstr(portable, " -march=native");
+    if (march) memmove(march, march + 14, strlen(march + 14) + 1);
+    snprintf(cmd, sizeof cmd,
+             "rm -f %s && { cc -std=c11 %s -Wall -Wextra -Werror -o %s %s -lm 2>/dev/null || "
+             "cc -std=c11 %s -Wall -Wextra -Werror -o %s %s -lm 2>&1 | head -n 20; } && %s %s %s",
+             bin, flag_sets[fs], bin, src, portable, bin, src, bin, inp, outp);
     rc = system(cmd);
     EXPECT(rc == 0);
     FILE *fo = rc == 0 ? fopen(outp, "rb") : NULL;

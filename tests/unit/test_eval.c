@@ -208,7 +208,6 @@ TEST(kernel_constructs_ir) {
   const char *expected =
       "@jit(out_idx=[-1])\n"
       "kernel k(A: float16[256, 64], B: float32[256] output):\n"
-      "  out_idx=[-1]\n"
       "  with T.Kernel(2, threads=128) as bx:\n"
       "    acc: float32 = 0.0\n"
       "    cnt = alloc var int32[1] init 0\n"

@@ -110,6 +110,7 @@ TEST(precedence) {
   CHECK_STR(expr("x[i,]"), "([] x (tuple i))");
   CHECK_STR(expr("x[()]"), "([] x (tuple))");
   CHECK_STR(expr("x[*a, b]"), "([] x (tuple (* a) b))");
+  CHECK_STR(expr("x[*a]"), "([] x (tuple (* a)))");
   CHECK_STR(expr("f(a)(b)"), "(call (call f a) b)");
   CHECK_STR(expr("a is not -1"), "(cmp a is-not (u- 1))");
 }
@@ -528,6 +529,9 @@ TEST(fuzz_regressions) {
   snprintf(want, sizeof want, "1:%zu: keyword argument repeated: k5", k + 1);
   k += (size_t)snprintf(buf + k, sizeof buf - k, "k5=2)\n");
   CHECK_STR(error_of(buf), want);
+  /* A UTF-8 byte order mark is skipped. */
+  CHECK_STR(parse("\xEF\xBB\xBF" "from . import util\n"), "(from . (alias util))");
+  CHECK_STR(error_of("\xEF\xBB\xBF" "x = (\n"), "1:5: '(' was never closed");
   /* Stray NUL and high bytes. */
   CHECK(read_any("x = \xff\xfe\n", 7, 0));
   CHECK(read_any("if x:\n\0", 7, 0));

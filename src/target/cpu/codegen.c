@@ -219,8 +219,7 @@ void tc_cg_round(tc_strbuf *sb, tc_dtype d, const char *val) {
   else if (is_intlike(d) && d.code != TC_DT_INT32 && d.code != TC_DT_INT64 && d.code != TC_DT_UINT32 &&
            d.code != TC_DT_UINT64)
     tc_sb_printf(sb, "((%s)(%s))", tc_cg_ctype(d), val); /* narrower ints were promoted by C */
-  else if (is_intlike(d)) tc_sb_printf(sb, "(%s)", val);
-  else tc_sb_puts(sb, val);
+  else tc_sb_puts(sb, val); /* 32/64-bit ints: the value text is already an atom or parenthesized */
 }
 
 void tc_cg_convert(tc_strbuf *sb, tc_dtype from, tc_dtype to, const char *val) {
@@ -381,11 +380,11 @@ void tc_cg_expr(tc_cg *g, tc_strbuf *sb, const tc_expr *e) {
   case TC_OP_MUL: {
     const char *op = e->op == TC_OP_ADD ? " + " : e->op == TC_OP_SUB ? " - " : " * ";
     const char *u = wrap_type(g, d);
-    if (u) { /* signed overflow wraps, as on GPUs: compute in the unsigned type */
-      char pre[48], mid[48];
-      snprintf(pre, sizeof pre, "((%s)(", u);
+    if (u) { /* signed overflow wraps, as on GPUs: compute in the unsigned type, convert back */
+      char pre[64], mid[48];
+      snprintf(pre, sizeof pre, "((%s)((%s)(", tc_cg_ctype(d), u);
       snprintf(mid, sizeof mid, ")%s(%s)(", op, u);
-      emit_rounded(g, sb, e, pre, mid, "))");
+      emit_rounded(g, sb, e, pre, mid, ")))");
     } else {
       emit_rounded(g, sb, e, "(", op, ")");
     }
@@ -409,7 +408,15 @@ void tc_cg_expr(tc_cg *g, tc_strbuf *sb, const tc_expr *e) {
     if (fl) emit_math(g, sb, e, "pow");
     else emit_rounded(g, sb, e, "tcg_ipow(", ", ", ")");
     return;
-  case TC_OP_NEG: emit_rounded(g, sb, e, "(-", "", ")"); return;
+  case TC_OP_NEG:
+    if (wrap_type(g, d)) {
+      char pre[64];
+      snprintf(pre, sizeof pre, "((%s)((%s)0 - (%s)(", tc_cg_ctype(d), wrap_type(g, d), wrap_type(g, d));
+      emit_rounded(g, sb, e, pre, "", ")))");
+    } else {
+      emit_rounded(g, sb, e, "(-", "", ")");
+    }
+    return;
   case TC_OP_BIT_AND: emit_rounded(g, sb, e, "(", " & ", ")"); return;
   case TC_OP_BIT_OR: emit_rounded(g, sb, e, "(", " | ", ")"); return;
   case TC_OP_BIT_XOR: emit_rounded(g, sb, e, "(", " ^ ", ")"); return;
@@ -490,19 +497,24 @@ static char *elem_inb(tc_cg *g, const tc_buffer *b, int nidx, tc_expr *const *id
 }
 
 static void emit_store(tc_cg *g, const tc_buffer *b, int nidx, tc_expr *const *idx, const tc_expr *value) {
-  tc_strbuf off, val, line;
-  tc_sb_init(&off);
+  tc_strbuf val;
   tc_sb_init(&val);
+  tc_cg_expr_as(g, &val, value, b->dtype);
+  tc_cg_store_text(g, b, nidx, idx, tc_sb_cstr(&val));
+  tc_sb_free(&val);
+}
+
+void tc_cg_store_text(tc_cg *g, const tc_buffer *b, int nidx, tc_expr *const *idx, const char *valtext) {
+  tc_strbuf off, line;
+  tc_sb_init(&off);
   tc_sb_init(&line);
   tc_cg_offset(g, &off, b, nidx, idx);
-  tc_cg_expr_as(g, &val, value, b->dtype);
-  tc_cg_store_at(g, &line, b, tc_sb_cstr(&off), tc_sb_cstr(&val));
+  tc_cg_store_at(g, &line, b, tc_sb_cstr(&off), valtext);
   char *cond = elem_inb(g, b, nidx, idx);
   if (cond) tc_cg_line(g, "if (%s) %s", cond, tc_sb_cstr(&line));
   else tc_cg_line(g, "%s", tc_sb_cstr(&line));
   free(cond);
   tc_sb_free(&off);
-  tc_sb_free(&val);
   tc_sb_free(&line);
 }
 

@@ -41,6 +41,8 @@ void tc_cg_expr(tc_cg *g, tc_strbuf *sb, const tc_expr *e);
 void tc_cg_index_expr(tc_cg *g, tc_strbuf *sb, const tc_expr *e);
 void tc_cg_expr_as(tc_cg *g, tc_strbuf *sb, const tc_expr *e, tc_dtype to); /* with conversion */
 void tc_cg_stmt(tc_cg *g, const tc_stmt *s);
+/* buf[idx] = val, where val is C text already in the buffer's compute type */
+void tc_cg_store_text(tc_cg *g, const tc_buffer *b, int nidx, tc_expr *const *idx, const char *val);
 /* Name of a buffer's base pointer (global param or scratch pointer); per-thread copies are
  * offset by the caller via tc_cg_buf_copy_offset. */
 void tc_cg_buf_name(tc_cg *g, tc_strbuf *sb, const tc_buffer *b);

@@ -32,6 +32,8 @@ struct tc_cpu_node {
   const tc_stmt *stmt;     /* ONCE: the statement; LOOP: the FOR; IF: the IF */
   tc_stmt_list stmts;      /* THREADS: the statements of this segment */
   int seg;                 /* THREADS: segment id (0..) */
+  bool lockstep;           /* THREADS: one store reading its own buffer: all threads compute the
+                              value, then all store (as warps do), instead of one after another */
   tc_cpu_nodes body, orelse;
 };
 

@@ -21,7 +21,9 @@
  *     per-thread statement (varying, atomic or print) becomes a THREADS node: a loop
  *     `for tid in 0..threads` running the whole segment for each thread before the next node
  *     starts, which is what a barrier between segments guarantees. A segment of uniform,
- *     idempotent statements runs once.
+ *     idempotent statements runs once. A store that reads the shared/global buffer it writes
+ *     (S[tx] = S[tx - 1]) runs in lockstep: one thread loop computes every thread's value,
+ *     a second stores them, as a GPU warp would.
  *  4. Storage: a LET variable referenced only inside one THREADS segment is a plain C local of
  *     that thread loop. One written in a thread loop and referenced elsewhere lives in an
  *     array indexed by thread id, so it survives the splits; a local/var buffer written in a
@@ -414,6 +416,12 @@ static void end_segment(plan_ctx *C, tc_cpu_nodes *out, tc_stmt_list *seg) {
   memset(seg, 0, sizeof *seg);
 }
 
+/* A per-thread store whose value or indices read the shared/global buffer it writes. */
+static bool self_hazard_store(plan_ctx *C, const tc_stmt *s, const bool *r) {
+  return s->kind == TC_ST_STORE && is_block_mem(s->u.store.buf) && id_ok(C->P, s->u.store.buf->id) &&
+         r[s->u.store.buf->id] && stmt_per_thread(C->P, s);
+}
+
 static void flush_group(plan_ctx *C, tc_cpu_nodes *out, tc_stmt_list *group) {
   int n = C->P->nids;
   bool *R = tc_arena_zalloc(C->a, (size_t)n + 1), *W = tc_arena_zalloc(C->a, (size_t)n + 1);
@@ -428,6 +436,17 @@ static void flush_group(plan_ctx *C, tc_cpu_nodes *out, tc_stmt_list *group) {
       continue;
     }
     accesses(C, s, r, w);
+    if (self_hazard_store(C, s, r)) {
+      end_segment(C, out, &seg);
+      tc_cpu_node *ls = new_node(C, TC_CPU_THREADS, NULL);
+      tc_stmt_list_push(C->a, &ls->stmts, (tc_stmt *)s);
+      ls->seg = C->P->nsegs++;
+      ls->lockstep = true;
+      nodes_push(C->a, out, ls);
+      memset(R, 0, (size_t)n);
+      memset(W, 0, (size_t)n);
+      continue;
+    }
     if (seg.n > 0 && conflicts(n, R, W, r, w)) {
       end_segment(C, out, &seg);
       memset(R, 0, (size_t)n);

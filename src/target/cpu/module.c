@@ -276,10 +276,11 @@ static void emit_prologue_globals(tc_cg *g) {
 
 static void emit_nodes(tc_cg *g, const tc_cpu_nodes *l);
 
-static void emit_threads(tc_cg *g, const tc_cpu_node *n) {
+static void thread_loop_head(tc_cg *g, const tc_cpu_node *n, const char *what) {
   const tc_kernel_ir *k = g->k;
   int tx = k->threads_ndim > 0 ? k->threads[0] : 1, ty = k->threads_ndim > 1 ? k->threads[1] : 1;
-  tc_cg_line(g, "for (int32_t tcg_tid = 0; tcg_tid < %d; tcg_tid++) { /* thread loop, segment %d */", g->P->nthreads, n->seg);
+  tc_cg_line(g, "for (int32_t tcg_tid = 0; tcg_tid < %d; tcg_tid++) { /* thread loop, segment %d%s */", g->P->nthreads,
+             n->seg, what);
   g->ind++;
   tc_cg_line(g, "const int32_t tcg_tx = tcg_tid %% %d, tcg_ty = (tcg_tid / %d) %% %d, tcg_tz = tcg_tid / %d;", tx, tx,
              ty, tx * ty);
@@ -294,7 +295,41 @@ static void emit_threads(tc_cg *g, const tc_cpu_node *n) {
       tc_sb_free(&nm);
     }
   }
+}
+
+static void emit_threads(tc_cg *g, const tc_cpu_node *n) {
   bool was = g->in_threads;
+  if (n->lockstep) {
+    /* all threads compute the value, then all store it */
+    const tc_stmt *s = n->stmts.items[0];
+    const tc_buffer *b = s->u.store.buf;
+    int id = g->uniq++;
+    tc_cg_line(g, "{ /* lockstep store: %s reads the buffer it writes */", b->name);
+    g->ind++;
+    tc_cg_line(g, "%s tcg_ls%d[%d];", tc_cg_ctype(b->dtype), id, g->P->nthreads);
+    thread_loop_head(g, n, ", compute");
+    g->in_threads = true;
+    tc_strbuf v;
+    tc_sb_init(&v);
+    tc_cg_expr_as(g, &v, s->u.store.value, b->dtype);
+    tc_cg_line(g, "tcg_ls%d[tcg_tid] = %s;", id, tc_sb_cstr(&v));
+    tc_sb_free(&v);
+    g->in_threads = was;
+    g->ind--;
+    tc_cg_line(g, "}");
+    thread_loop_head(g, n, ", store");
+    g->in_threads = true;
+    char val[48];
+    snprintf(val, sizeof val, "tcg_ls%d[tcg_tid]", id);
+    tc_cg_store_text(g, b, s->u.store.nidx, s->u.store.idx, val);
+    g->in_threads = was;
+    g->ind--;
+    tc_cg_line(g, "}");
+    g->ind--;
+    tc_cg_line(g, "}");
+    return;
+  }
+  thread_loop_head(g, n, "");
   g->in_threads = true;
   for (int i = 0; i < n->stmts.n; i++) tc_cg_stmt(g, n->stmts.items[i]);
   g->in_threads = was;
@@ -393,6 +428,9 @@ static void emit_block_fn(tc_cg *g) {
     else if (P->storage[id] == TC_CPU_STORE_SHARED) tc_cg_line(g, "%s %s = 0;", tc_cg_ctype(v->dtype), txt);
     free(txt);
   }
+  int64_t bufs_end = g->gemm_pack_off ? g->gemm_pack_off : g->scratch_bytes;
+  if (bufs_end > 0) /* every block starts with zeroed buffers, as in the reference interpreter */
+    tc_cg_line(g, "memset(tcg_scratch, 0, %lld);", (long long)bufs_end);
   emit_nodes(g, &P->top);
   tc_cg_line(g, "return 0;");
   g->ind--;

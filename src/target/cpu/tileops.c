@@ -48,8 +48,7 @@ static bool rg_prep(tc_cg *g, rg *x, const tc_region *r, const char *tag, tc_loc
   return true;
 }
 
-/* Linear offset of the element at loop indices lv[q] (lv may name fewer loops: map gives the
- * loop of each of the region's squeezed dims). */
+/* Linear offset of the element whose squeezed (non-unit) dim q is at loop variable lv[q]. */
 static void rg_offset(tc_cg *g, tc_strbuf *sb, const rg *x, const char *const *lv) {
   tc_sb_putc(sb, '(');
   for (int j = 0; j < x->r->ndim; j++) {
@@ -94,12 +93,12 @@ static void rg_tile_inb(tc_cg *g, tc_strbuf *sb, const rg *x) {
   if (!any) tc_sb_puts(sb, "1");
 }
 
-static void nest_open(tc_cg *g, const char *tag, int nq, const int64_t *ext, const char **lv) {
+/* Loops named <tag>_i<q> (the names loop_names gives) over the extents ext[q]. */
+static void nest_open(tc_cg *g, const char *tag, int nq, const int64_t *ext) {
   for (int q = 0; q < nq; q++) {
     if (q == nq - 1) tc_cg_line(g, "TCG_IVDEP");
     tc_cg_line(g, "for (int64_t %s_i%d = 0; %s_i%d < %lld; %s_i%d++) {", tag, q, tag, q, (long long)ext[q], tag, q);
     g->ind++;
-    (void)lv;
   }
 }
 static void nest_close(tc_cg *g, int nq) {
@@ -132,6 +131,22 @@ static void copy_body(tc_cg *g, const rg *src, const rg *dst, const char **lv, b
   tc_sb_init(&st);
   rg_offset(g, &so, src, lv);
   rg_offset(g, &dof, dst, lv);
+  if (!checked && tc_dtype_eq(src->b->dtype, dst->b->dtype)) { /* same dtype: copy the encoding */
+    char *sn, *dn;
+    tc_cg_buf_name(g, &st, src->b);
+    sn = tc_sb_take(&st);
+    tc_cg_buf_name(g, &st, dst->b);
+    dn = tc_sb_take(&st);
+    if (tc_cg_is4(src->b->dtype))
+      tc_cg_line(g, "%s(%s, %s, tcg_ld4(%s, %s));", rg_global(dst) ? "tcg_st4_atomic" : "tcg_st4", dn ? dn : "",
+                 tc_sb_cstr(&dof), sn ? sn : "", tc_sb_cstr(&so));
+    else tc_cg_line(g, "%s[%s] = %s[%s];", dn ? dn : "", tc_sb_cstr(&dof), sn ? sn : "", tc_sb_cstr(&so));
+    free(sn);
+    free(dn);
+    tc_sb_free(&so);
+    tc_sb_free(&dof);
+    return;
+  }
   tc_cg_load_at(g, &ld, src->b, tc_sb_cstr(&so));
   if (checked && rg_global(src)) {
     tc_strbuf c;
@@ -189,14 +204,14 @@ void tc_cg_copy(tc_cg *g, const tc_stmt *s) {
     tc_sb_free(&c);
     g->ind++;
   }
-  nest_open(g, tl, dst.nq, dst.qext, lv);
+  nest_open(g, tl, dst.nq, dst.qext);
   copy_body(g, &src, &dst, lv, false);
   nest_close(g, dst.nq);
   if (need_check) {
     g->ind--;
     tc_cg_line(g, "} else {");
     g->ind++;
-    nest_open(g, tl, dst.nq, dst.qext, lv);
+    nest_open(g, tl, dst.nq, dst.qext);
     copy_body(g, &src, &dst, lv, true);
     nest_close(g, dst.nq);
     g->ind--;
@@ -235,7 +250,7 @@ void tc_cg_fill(tc_cg *g, const tc_stmt *s) {
       tc_sb_free(&c);
       g->ind++;
     }
-    nest_open(g, tl, dst.nq, dst.qext, lv);
+    nest_open(g, tl, dst.nq, dst.qext);
     tc_strbuf off, st;
     tc_sb_init(&off);
     tc_sb_init(&st);
@@ -354,7 +369,7 @@ void tc_cg_reduce(tc_cg *g, const tc_stmt *s) {
     if (fl) snprintf(init, sizeof init, "%s%sINFINITY", mx_ ? "-" : "", dbl ? "(double)" : "");
     else snprintf(init, sizeof init, "tcg_%s_%s", mx_ ? "lo" : "hi", tc_cg_dtname(ad));
   }
-  nest_open(g, tl, nouter, oext, ov);
+  nest_open(g, tl, nouter, oext);
   tc_cg_line(g, "%s %s_acc = %s;", ct, tl, init);
   tc_strbuf ld, cv, comb;
   tc_sb_init(&ld);
@@ -443,7 +458,7 @@ void tc_cg_cumsum(tc_cg *g, const tc_stmt *s) {
   }
   tc_dtype ad = dst.b->dtype;
   int64_t rext = qd >= 0 ? src.qext[qd] : 1;
-  nest_open(g, tl, nouter, oext, ov);
+  nest_open(g, tl, nouter, oext);
   tc_cg_line(g, "%s %s_acc = 0;", tc_cg_ctype(ad), tl);
   char rvv[48];
   if (s->u.cumsum.reverse) snprintf(rvv, sizeof rvv, "%s_r", tl);
@@ -495,7 +510,7 @@ void tc_cg_atomic_tile(tc_cg *g, const tc_stmt *s) {
     return;
   }
   const char **lv = loop_names(g, tl, dst.nq);
-  nest_open(g, tl, dst.nq, dst.qext, lv);
+  nest_open(g, tl, dst.nq, dst.qext);
   tc_strbuf ld, cv, off, line;
   tc_sb_init(&ld);
   tc_sb_init(&cv);
