@@ -583,6 +583,16 @@ TEST(runaway_compile_time_loops_are_bounded) {
                           "    return main\n"));
   CHECK(strstr(r.err.message, "nested too deeply") != NULL);
   run_free(&r);
+  /* runtime expressions that would blow up printers and passes: a 2^60-path DAG, a long chain */
+  CHECK(!eval_src(&r, HDR "@T.prim_func\ndef f(A: T.Tensor((8,), 'float32')):\n    with T.Kernel(1) as bx:\n"
+                          "        xs = [A[0]]\n        for i in [0] * 60:\n            xs = [xs[0] + xs[0]]\n"
+                          "        A[1] = xs[0]\n"));
+  CHECK(strstr(r.err.message, "grows past 100000 operations") != NULL);
+  run_free(&r);
+  CHECK(!eval_src(&r, HDR "@T.prim_func\ndef f(A: T.Tensor((8,), 'float32')):\n    with T.Kernel(1) as bx:\n"
+                          "        A[1] = sum([A[0] for i in range(200000)])\n"));
+  CHECK(strstr(r.err.message, "grows past 100000 operations") != NULL);
+  run_free(&r);
 }
 
 TEST(evaluation_is_fast) {
