@@ -92,31 +92,46 @@ tc_val *tv_dtype(tc_ev *ev, tc_dtype dt) {
   v->u.dt = dt;
   return v;
 }
-/* Tree size of an expression, counting shared subexpressions once per use: what printers and
- * recursive passes pay. Memoized by node; children were measured when they became values, so
- * the recursion stays shallow. */
-enum { EXPR_SIZE_LIMIT = 100000 };
-static uint32_t expr_size(tc_ev *ev, const tc_expr *e, int depth) {
-  if (!e || e->nargs <= 0) return 1;
-  if (depth > 64) return EXPR_SIZE_LIMIT + 1;
-  uint32_t mask = (uint32_t)ev->esize.cap - 1, h = 0;
+/* Tree size (shared subexpressions counted once per use: what printers and recursive passes
+ * pay) and depth of an expression, memoized by node. Children were measured when they became
+ * values, so the recursion here stays shallow. */
+enum { EXPR_SIZE_LIMIT = 100000, EXPR_DEPTH_LIMIT = 2000 };
+typedef struct esz { uint32_t size, depth; } esz;
+
+static esz expr_measure(tc_ev *ev, const tc_expr *e, int rec) {
+  esz r = {1, 1};
+  if (!e || e->nargs <= 0) return r;
+  if (rec > 64) {
+    r.size = EXPR_SIZE_LIMIT + 1;
+    return r;
+  }
+  uint32_t mask = (uint32_t)ev->esize.cap - 1, h;
   if (ev->esize.cap) {
     h = (uint32_t)(((uintptr_t)e >> 4) * 2654435761u) & mask;
-    for (uint32_t i = h;; i = (i + 1) & mask) {
-      if (!ev->esize.key[i]) break;
-      if (ev->esize.key[i] == e) return ev->esize.size[i];
-    }
+    for (uint32_t i = h; ev->esize.key[i]; i = (i + 1) & mask)
+      if (ev->esize.key[i] == e) {
+        r.size = ev->esize.size[i];
+        r.depth = ev->esize.depth[i];
+        return r;
+      }
   }
   uint64_t total = 1;
-  for (int i = 0; i < e->nargs && total <= EXPR_SIZE_LIMIT; i++) total += expr_size(ev, e->args[i], depth + 1);
-  uint32_t size = total > EXPR_SIZE_LIMIT ? EXPR_SIZE_LIMIT + 1 : (uint32_t)total;
+  uint32_t depth = 0;
+  for (int i = 0; i < e->nargs && total <= EXPR_SIZE_LIMIT; i++) {
+    esz c = expr_measure(ev, e->args[i], rec + 1);
+    total += c.size;
+    if (c.depth > depth) depth = c.depth;
+  }
+  r.size = total > EXPR_SIZE_LIMIT ? EXPR_SIZE_LIMIT + 1 : (uint32_t)total;
+  r.depth = depth + 1;
   if ((ev->esize.n + 1) * 2 > ev->esize.cap) { /* grow and rehash */
     int oldcap = ev->esize.cap;
     const tc_expr **ok = ev->esize.key;
-    uint32_t *os = ev->esize.size;
+    uint32_t *os = ev->esize.size, *od = ev->esize.depth;
     ev->esize.cap = oldcap ? oldcap * 2 : 256;
     ev->esize.key = EV_NEW_ARRAY(ev, const tc_expr *, ev->esize.cap);
     ev->esize.size = EV_NEW_ARRAY(ev, uint32_t, ev->esize.cap);
+    ev->esize.depth = EV_NEW_ARRAY(ev, uint32_t, ev->esize.cap);
     mask = (uint32_t)ev->esize.cap - 1;
     for (int i = 0; i < oldcap; i++)
       if (ok[i]) {
@@ -124,20 +139,25 @@ static uint32_t expr_size(tc_ev *ev, const tc_expr *e, int depth) {
         while (ev->esize.key[j]) j = (j + 1) & mask;
         ev->esize.key[j] = ok[i];
         ev->esize.size[j] = os[i];
+        ev->esize.depth[j] = od[i];
       }
   }
   mask = (uint32_t)ev->esize.cap - 1;
   h = (uint32_t)(((uintptr_t)e >> 4) * 2654435761u) & mask;
   while (ev->esize.key[h]) h = (h + 1) & mask;
   ev->esize.key[h] = e;
-  ev->esize.size[h] = size;
+  ev->esize.size[h] = r.size;
+  ev->esize.depth[h] = r.depth;
   ev->esize.n++;
-  return size;
+  return r;
 }
 
 tc_val *tv_expr(tc_ev *ev, tc_expr *e) {
-  if (expr_size(ev, e, 0) > EXPR_SIZE_LIMIT)
+  esz m = expr_measure(ev, e, 0);
+  if (m.size > EXPR_SIZE_LIMIT)
     ev_fail(ev, e->loc, "this expression grows past %d operations; bind parts of it to names", EXPR_SIZE_LIMIT);
+  if (m.depth > EXPR_DEPTH_LIMIT)
+    ev_fail(ev, e->loc, "this expression nests more than %d operations deep; bind parts of it to names", EXPR_DEPTH_LIMIT);
   tc_val *v = tv_new(ev, TV_EXPR);
   v->u.e = e;
   return v;
