@@ -92,7 +92,72 @@ tc_val *tv_dtype(tc_ev *ev, tc_dtype dt) {
   v->u.dt = dt;
   return v;
 }
+/* Tree size (shared subexpressions counted once per use: what printers and recursive passes
+ * pay) and depth of an expression, memoized by node. Children were measured when they became
+ * values, so the recursion here stays shallow. */
+enum { EXPR_SIZE_LIMIT = 100000, EXPR_DEPTH_LIMIT = 2000 };
+typedef struct esz { uint32_t size, depth; } esz;
+
+static esz expr_measure(tc_ev *ev, const tc_expr *e, int rec) {
+  esz r = {1, 1};
+  if (!e || e->nargs <= 0) return r;
+  if (rec > 64) {
+    r.size = EXPR_SIZE_LIMIT + 1;
+    return r;
+  }
+  uint32_t mask = (uint32_t)ev->esize.cap - 1, h;
+  if (ev->esize.cap) {
+    h = (uint32_t)(((uintptr_t)e >> 4) * 2654435761u) & mask;
+    for (uint32_t i = h; ev->esize.key[i]; i = (i + 1) & mask)
+      if (ev->esize.key[i] == e) {
+        r.size = ev->esize.size[i];
+        r.depth = ev->esize.depth[i];
+        return r;
+      }
+  }
+  uint64_t total = 1;
+  uint32_t depth = 0;
+  for (int i = 0; i < e->nargs && total <= EXPR_SIZE_LIMIT; i++) {
+    esz c = expr_measure(ev, e->args[i], rec + 1);
+    total += c.size;
+    if (c.depth > depth) depth = c.depth;
+  }
+  r.size = total > EXPR_SIZE_LIMIT ? EXPR_SIZE_LIMIT + 1 : (uint32_t)total;
+  r.depth = depth + 1;
+  if ((ev->esize.n + 1) * 2 > ev->esize.cap) { /* grow and rehash */
+    int oldcap = ev->esize.cap;
+    const tc_expr **ok = ev->esize.key;
+    uint32_t *os = ev->esize.size, *od = ev->esize.depth;
+    ev->esize.cap = oldcap ? oldcap * 2 : 256;
+    ev->esize.key = EV_NEW_ARRAY(ev, const tc_expr *, ev->esize.cap);
+    ev->esize.size = EV_NEW_ARRAY(ev, uint32_t, ev->esize.cap);
+    ev->esize.depth = EV_NEW_ARRAY(ev, uint32_t, ev->esize.cap);
+    mask = (uint32_t)ev->esize.cap - 1;
+    for (int i = 0; i < oldcap; i++)
+      if (ok[i]) {
+        uint32_t j = (uint32_t)(((uintptr_t)ok[i] >> 4) * 2654435761u) & mask;
+        while (ev->esize.key[j]) j = (j + 1) & mask;
+        ev->esize.key[j] = ok[i];
+        ev->esize.size[j] = os[i];
+        ev->esize.depth[j] = od[i];
+      }
+  }
+  mask = (uint32_t)ev->esize.cap - 1;
+  h = (uint32_t)(((uintptr_t)e >> 4) * 2654435761u) & mask;
+  while (ev->esize.key[h]) h = (h + 1) & mask;
+  ev->esize.key[h] = e;
+  ev->esize.size[h] = r.size;
+  ev->esize.depth[h] = r.depth;
+  ev->esize.n++;
+  return r;
+}
+
 tc_val *tv_expr(tc_ev *ev, tc_expr *e) {
+  esz m = expr_measure(ev, e, 0);
+  if (m.size > EXPR_SIZE_LIMIT)
+    ev_fail(ev, e->loc, "this expression grows past %d operations; bind parts of it to names", EXPR_SIZE_LIMIT);
+  if (m.depth > EXPR_DEPTH_LIMIT)
+    ev_fail(ev, e->loc, "this expression nests more than %d operations deep; bind parts of it to names", EXPR_DEPTH_LIMIT);
   tc_val *v = tv_new(ev, TV_EXPR);
   v->u.e = e;
   return v;
@@ -878,6 +943,19 @@ static void record_jit(tc_ev *ev, const tc_ast *call, tc_val *out_idx) {
   }
 }
 
+/* Is `name` a module-level name assigned from T.symbolic(...) / T.dynamic(...)? */
+static bool binds_symbolic(tc_ev *ev, const char *name) {
+  for (int i = 0; i < ev->npending; i++) {
+    const tc_ast *st = ev->pending[i].stmt;
+    if (strcmp(ev->pending[i].name, name) != 0 || st->kind != TC_AST_ASSIGN) continue;
+    const tc_ast *v = st->a;
+    if (v->kind == TC_AST_CALL && v->a->kind == TC_AST_ATTRIBUTE &&
+        (strcmp(v->a->str, "symbolic") == 0 || strcmp(v->a->str, "dynamic") == 0))
+      return true;
+  }
+  return false;
+}
+
 static tc_kernel_ir *eval_kernel(tc_ev *ev, const tc_kernel_def *kd) {
   tc_kernel_ir *k = TC_NEW(ev->ir, tc_kernel_ir);
   ev->k = k;
@@ -891,6 +969,7 @@ static tc_kernel_ir *eval_kernel(tc_ev *ev, const tc_kernel_def *kd) {
   check_defines(ev, kd->def);
   if (kd->style == TC_STYLE_PRIM_FUNC)
     for (size_t i = 0; i < ev->ndefines; i++) { /* -D overrides a module constant */
+      if (binds_symbolic(ev, ev->defines[i].name)) continue; /* n = T.symbolic("n") stays symbolic */
       tc_val *v;
       ev_find_define(ev, ev->defines[i].name, &v);
       scope_set(ev, ev->globals, ev->defines[i].name, v);

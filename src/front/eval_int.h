@@ -197,6 +197,7 @@ struct tc_ev {
   int expr_depth;
   int64_t steps;            /* statements executed, bounded */
   tc_val *small_ints, *bools; /* shared immutable values */
+  struct { const tc_expr **key; uint32_t *size, *depth; int n, cap; } esize; /* tree size, depth of exprs */
   int block_depth;
   const tc_ast *cur_stmt;   /* the statement being executed (names buffers after their target) */
 };

@@ -576,7 +576,8 @@ static tc_flow exec_if(tc_ev *ev, const tc_ast *s) {
     if (branch == 0) st->u.if_.then_s = seq;
     else st->u.if_.else_s = seq;
   }
-  kill_changed(ev, &changed, "was assigned under a runtime condition, so its value after the 'if' is not known", s->loc);
+  kill_changed(ev, &changed, "was assigned under a runtime condition, so its value after the 'if' is not known at compile time; to "
+               "carry a value out of an 'if', assign a T.alloc_var cell made before it", s->loc);
   ev_emit(ev, st, s->loc, "an 'if' on a runtime condition");
   return FLOW_NORMAL;
 }
@@ -851,7 +852,10 @@ void ev_compile_eager(tc_ev *ev, tc_func *f) {
               def->params.v[i].name, def->params.v[i].name);
     add_param(ev, def->params.v[i].name, ev->eager_tensors[i], NULL);
   }
-  for (int i = 0; i < ev->nempties; i++) add_param(ev, ev->empties[i]->name, ev->empties[i], NULL);
+  for (int i = 0; i < ev->nempties; i++) { /* T.empty tensors are outputs the kernel returns */
+    add_param(ev, ev->empties[i]->name, ev->empties[i], NULL);
+    ev->k->params[ev->k->nparams - 1].is_output = true;
+  }
   if (!ev->kernel_seen) ev_fail(ev, def->loc, "kernel '%s' has no 'with T.Kernel(...)' block", f->name);
   if (ret && ret->kind != TV_NONE) {
     tc_val **items = &ret;

@@ -341,7 +341,27 @@ static tc_val *t_empty(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   if (!ev->eager_def) ev_fail(ev, call_loc(a), "T.empty is only available in @tilelang.jit kernels (the eager style)");
   if (ev->cur) ev_fail(ev, call_loc(a), "T.empty must come before 'with T.Kernel(...)'");
+  /* T.empty((M, N), dtype), T.empty((M, N)) or T.empty(M, N, dtype=...) */
+  tc_val *items = a->p[0];
+  tc_val *p[3] = {NULL, a->p[1], NULL};
+  const tc_ast *pn[3] = {a->pnode[0], a->pnode[1], NULL};
+  int n = items->u.seq.n;
+  if (n == 0) ev_fail(ev, call_loc(a), "T.empty needs a shape");
+  tc_val *last = items->u.seq.v[n - 1];
+  if (!p[1] && n >= 2 && (last->kind == TV_DTYPE || last->kind == TV_STR)) {
+    p[1] = last;
+    pn[1] = a->n >= n ? a->node[n - 1] : NULL;
+    n--;
+  }
+  if (n == 1 && (items->u.seq.v[0]->kind == TV_TUPLE || items->u.seq.v[0]->kind == TV_LIST)) {
+    p[0] = items->u.seq.v[0];
+  } else {
+    p[0] = tv_tuple(ev, n, items->u.seq.v);
+    pn[0] = NULL;
+  }
   tc_args ta = *a;
+  ta.p = p;
+  ta.pnode = pn;
   tc_val *tt = t_tensor(ev, NULL, &ta);
   const char *name = ev_target_name(ev, a->call, "out");
   tc_buffer *b = ev_make_param_buffer(ev, name, tt, call_loc(a));
@@ -383,7 +403,9 @@ static tc_dtype sym_dtype(tc_ev *ev, tc_args *a, int i) {
   return dt;
 }
 
-static tc_val *dim_names(tc_ev *ev, tc_args *a, bool define_binds) {
+/* Names as T.const and T.dynamic take them: "M, N, K", "M N K", or a list of strings. One name
+ * gives a value, several a tuple (the list form always a tuple). */
+static tc_val *dims_common(tc_ev *ev, tc_args *a, bool define_binds) {
   tc_val *names = a->p[0];
   tc_dtype dt = sym_dtype(ev, a, 1);
   tc_val *out = tv_tuple(ev, 0, NULL);
@@ -395,27 +417,28 @@ static tc_val *dim_names(tc_ev *ev, tc_args *a, bool define_binds) {
     }
     return out;
   }
-  if (names->kind != TV_STR) ev_fail(ev, arg_loc(a, 0), "T.const takes a string of names such as \"M, N, K\"");
+  if (names->kind != TV_STR) ev_fail(ev, arg_loc(a, 0), "dimension names must be a string such as \"M, N, K\" or a list of strings");
   const char *p = names->u.str.s;
   while (*p) {
     while (*p == ' ' || *p == ',') p++;
     const char *q = p;
     while (*q && *q != ' ' && *q != ',') q++;
-    if (q > p) tv_list_push(ev, out, symbolic_dim(ev, tc_arena_strndup(&ev->tmp, p, (size_t)(q - p)), dt, call_loc(a), define_binds));
+    if (q > p)
+      tv_list_push(ev, out, symbolic_dim(ev, tc_arena_strndup(&ev->tmp, p, (size_t)(q - p)), dt, call_loc(a), define_binds));
     p = q;
   }
-  if (out->u.seq.n == 0) ev_fail(ev, arg_loc(a, 0), "T.const needs at least one name");
+  if (out->u.seq.n == 0) ev_fail(ev, arg_loc(a, 0), "a dimension needs a name");
   return out->u.seq.n == 1 ? out->u.seq.v[0] : out;
 }
 
 static tc_val *t_const(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
-  return dim_names(ev, a, true);
+  return dims_common(ev, a, true);
 }
 
 static tc_val *t_symbolic(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
-  return dim_names(ev, a, false);
+  return dims_common(ev, a, false);
 }
 
 /* ---------------------------------------------------------------- loops */
@@ -903,6 +926,29 @@ static tc_val *t_floordiv(tc_ev *ev, tc_val *self, tc_args *a) {
   return ev_binop(ev, self ? TC_P_PERCENT : TC_P_DSLASH, a->p[0], a->p[1], call_loc(a));
 }
 
+/* T.truncdiv / T.truncmod: C's rounding toward zero (the IR's DIV on integers). */
+static tc_val *trunc_common(tc_ev *ev, tc_args *a, bool mod) {
+  tc_val *x = ev_scalar(ev, a->p[0], arg_loc(a, 0)), *y = ev_scalar(ev, a->p[1], arg_loc(a, 1));
+  tc_loc loc = call_loc(a);
+  if ((x->kind == TV_INT || x->kind == TV_BOOL) && (y->kind == TV_INT || y->kind == TV_BOOL)) {
+    int64_t p = x->kind == TV_INT ? x->u.i : x->u.b, q = y->kind == TV_INT ? y->u.i : y->u.b;
+    if (q == 0) ev_fail(ev, loc, "integer division by zero");
+    if (p == INT64_MIN && q == -1) return tv_int(ev, mod ? 0 : p); /* wraps, as in C */
+    return tv_int(ev, mod ? p % q : p / q);
+  }
+  tc_expr *ex = ev_to_expr(ev, x, arg_loc(a, 0)), *ey = ev_to_expr(ev, y, arg_loc(a, 1));
+  tc_dtype d = ev_promote(ex->dtype, ey->dtype);
+  if (!tc_dtype_is_int(d))
+    ev_fail(ev, loc, "%s expects integer operands, got %s", mod ? "T.truncmod" : "T.truncdiv", ev_dtype_name(d));
+  ex = ev_cast(ev, ex, d, loc);
+  ey = ev_cast(ev, ey, d, loc);
+  tc_expr *q = tc_ir_binary(ev->ir, TC_OP_DIV, ex, ey, loc);
+  if (!mod) return tv_expr(ev, q);
+  return tv_expr(ev, tc_ir_binary(ev->ir, TC_OP_SUB, ex, tc_ir_binary(ev->ir, TC_OP_MUL, q, ey, loc), loc));
+}
+static tc_val *t_truncdiv(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return trunc_common(ev, a, false); }
+static tc_val *t_truncmod(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return trunc_common(ev, a, true); }
+
 static tc_val *t_if_then_else(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   return ev_ir_select(ev, a->p[0], a->p[1], a->p[2], call_loc(a));
@@ -1033,7 +1079,7 @@ static const tc_builtin language_builtins[] = {
     {"T.dynamic", "names dtype?", t_symbolic, 0},
     {"T.clamp", "x lo hi", t_clamp, 0},
     {"T.const", "names dtype?", t_const, 0},
-    {"T.empty", "shape dtype?", t_empty, 0},
+    {"T.empty", "*shape | dtype?", t_empty, 0},
     {"T.Tensor", "shape dtype? scope?", t_tensor, 0},
     {"T.Buffer", "shape dtype? scope?", t_tensor, 0},
     {"T.print", "obj? msg?", t_print, 0},
@@ -1055,6 +1101,8 @@ static const tc_builtin language_builtins[] = {
     {"T.min", "a b", t_min, 0},
     {"T.pow", "x y", t_pow, 0},
     {"T.floordiv", "a b", t_floordiv, 0},
+    {"T.truncdiv", "a b", t_truncdiv, 0},
+    {"T.truncmod", "a b", t_truncmod, 0},
     {"T.if_then_else", "cond t f", t_if_then_else, 0},
     {"T.cast", "value dtype", t_cast, 0},
     {"T.Cast", "dtype value", t_Cast, 0},

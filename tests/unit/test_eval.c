@@ -319,6 +319,8 @@ TEST(eager_style) {
       "    A: T.Tensor((M, K), dtype)\n"
       "    B: T.Tensor[(K, N), dtype]\n"
       "    C = T.empty((M, N), dtype)\n"
+      "    D = T.empty(M, N, dtype=T.float32)\n"
+      "    E = T.empty([M], 'int8')\n"
       "    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):\n"
       "        A_s = T.alloc_shared((block_M, 32), dtype)\n"
       "        B_s = T.alloc_shared((32, block_N), dtype)\n"
@@ -333,9 +335,14 @@ TEST(eager_style) {
   CHECK_EVAL(&r, src);
   const tc_kernel_ir *k = r.k;
   CHECK_STR(k->name, "matmul");
-  CHECK_INT(k->nparams, 3);
+  CHECK_INT(k->nparams, 5);
   CHECK_STR(k->params[0].name, "A");
   CHECK_STR(k->params[2].name, "C");
+  CHECK_STR(k->params[3].name, "D");
+  CHECK_INT(k->params[3].buf->dtype.code, TC_DT_FLOAT32);
+  CHECK_INT(k->params[3].buf->ndim, 2);
+  CHECK_INT(k->params[4].buf->dtype.code, TC_DT_INT8);
+  CHECK_INT(k->params[4].buf->ndim, 1);
   CHECK(!k->params[0].is_output && !k->params[1].is_output && k->params[2].is_output);
   CHECK_INT(k->nsyms, 3);
   CHECK_STR(k->syms[2]->name, "K");
@@ -345,7 +352,7 @@ TEST(eager_style) {
   tilec_define d[] = {{"M", "100"}, {"N", "72"}, {"K", "40"}, {"block_M", "32"}};
   CHECK(eval_full(&r, "t.py", src, NULL, d, 4));
   CHECK_INT(r.k->nsyms, 0);
-  EXPECT_LINE(&r, "kernel matmul(A: float16[100, 40], B: float16[40, 72], C: float16[100, 72] output):");
+  EXPECT_LINE(&r, "kernel matmul(A: float16[100, 40], B: float16[40, 72], C: float16[100, 72] output, D: float32[100, 72] output, E: int8[100] output):");
   EXPECT_LINE(&r, "with T.Kernel(2, 4, threads=128) as (bx, by):");
   run_free(&r);
 }
@@ -416,6 +423,7 @@ TEST(types_promote_and_casts_are_explicit) {
       "                C[i] = A[i] < 2.0\n"
       "                C[i] = (I[i] > 3) & (J[i] < 2)\n"
       "                I[i] = I[i] // 3 + I[i] % 3\n"
+      "                I[i] = T.truncdiv(I[i], 3) + T.truncmod(-7, 2)\n"
       "                A[i] = A[i].astype(T.float32) + T.float16(1)\n"
       "    return main\n";
   CHECK_EVAL(&r, src);
@@ -427,6 +435,7 @@ TEST(types_promote_and_casts_are_explicit) {
   EXPECT_LINE(&r, "C[i] = cast(float32, A[i] < float16(2.0))");
   EXPECT_LINE(&r, "C[i] = cast(float32, I[i] > 3 and J[i] < int8(2))");
   EXPECT_LINE(&r, "I[i] = I[i] // 3 + I[i] % 3");
+  EXPECT_LINE(&r, "I[i] = I[i] / 3 + -1");
   EXPECT_LINE(&r, "A[i] = cast(float16, cast(float32, A[i]) + 1.0)");
   run_free(&r);
 }
@@ -447,6 +456,11 @@ TEST(symbolic_dims_and_slices) {
   CHECK_INT(r.k->nsyms, 1);
   EXPECT_LINE(&r, "T.copy(S[0 : +8, 0 : +64], B[bx * 16 + 8 : +8, 0 : +64])");
   EXPECT_LINE(&r, "for i in serial(0, n - bx * 16):");
+  run_free(&r);
+  /* a define of a T.symbolic name gives `tilec run` its size; the kernel stays symbolic */
+  tilec_define d[] = {{"n", "100"}};
+  CHECK(eval_full(&r, "t.py", src, NULL, d, 1));
+  CHECK_INT(r.k->nsyms, 1);
   run_free(&r);
 }
 
@@ -568,6 +582,20 @@ TEST(runaway_compile_time_loops_are_bounded) {
                           "    def main(A: T.Tensor((1,), 'int32')):\n        with T.Kernel(1) as bx:\n            A[0] = 1\n"
                           "    return main\n"));
   CHECK(strstr(r.err.message, "nested too deeply") != NULL);
+  run_free(&r);
+  /* runtime expressions that would blow up printers and passes: a 2^60-path DAG, a long chain */
+  CHECK(!eval_src(&r, HDR "@T.prim_func\ndef f(A: T.Tensor((8,), 'float32')):\n    with T.Kernel(1) as bx:\n"
+                          "        xs = [A[0]]\n        for i in [0] * 60:\n            xs = [xs[0] + xs[0]]\n"
+                          "        A[1] = xs[0]\n"));
+  CHECK(strstr(r.err.message, "grows past 100000 operations") != NULL);
+  run_free(&r);
+  CHECK(!eval_src(&r, HDR "@T.prim_func\ndef f(A: T.Tensor((8,), 'float32')):\n    with T.Kernel(1) as bx:\n"
+                          "        A[1] = sum([A[0] for i in range(200000)])\n"));
+  CHECK(strstr(r.err.message, "more than 2000 operations deep") != NULL);
+  run_free(&r);
+  CHECK(!eval_src(&r, HDR "@T.prim_func\ndef f(A: T.Tensor((8,), 'float32')):\n    with T.Kernel(1) as bx:\n"
+                          "        A[1] = sum([A[0] for i in range(3000)])\n"));
+  CHECK(strstr(r.err.message, "more than 2000 operations deep") != NULL);
   run_free(&r);
 }
 
