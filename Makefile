@@ -67,9 +67,8 @@ example:
 	@sh tools/build.sh example
 
 FUZZ_SECONDS ?= 60
-# The library is archived so the target links only what it uses; find_kernels is called when
-# the evaluator exists (src/front/eval.c).
-FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude -Isrc -fsanitize=address,undefined
+# The library is archived so the target links only what it uses (the reader, the evaluator, the IR).
+FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude -Isrc -MMD -MP -fsanitize=address,undefined
 FUZZ_OBJS := $(LIB_SRCS:%.c=build-fuzz/obj/%.o)
 build-fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -77,7 +76,7 @@ build-fuzz/obj/%.o: %.c
 build-fuzz/libtilec.a: $(FUZZ_OBJS)
 	rm -f $@ && ar rcs $@ $^
 fuzz: build-fuzz/libtilec.a
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $(if $(wildcard src/front/eval.c),-DTC_FUZZ_EVAL=1) \
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer \
 	  -o build-fuzz/fuzz_reader tests/fuzz/fuzz_reader.c build-fuzz/libtilec.a $(LDLIBS)
 	mkdir -p build-fuzz/corpus && cp tests/fuzz/corpus/*.py examples/*.py tests/diag/*.py build-fuzz/corpus/ 2>/dev/null || true
 	build-fuzz/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=8192 build-fuzz/corpus
@@ -89,3 +88,4 @@ clean:
 	rm -rf build build-asan build-fuzz
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find build-fuzz -name '*.d' 2>/dev/null)

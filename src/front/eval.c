@@ -292,7 +292,7 @@ void tv_format(tc_ev *ev, tc_strbuf *sb, const tc_val *v, bool repr) {
 
 const char *tv_to_cstr(tc_ev *ev, const tc_val *v, bool repr) {
   tc_strbuf sb;
-  tc_sb_init(&sb);
+  tc_sb_init_arena(&sb, &ev->tmp);
   tv_format(ev, &sb, v, repr);
   const char *s = tc_arena_strdup(&ev->tmp, tc_sb_cstr(&sb));
   tc_sb_free(&sb);
@@ -850,7 +850,7 @@ static void check_defines(tc_ev *ev, const tc_ast *def) {
     for (int j = 0; j < s.n && !ok; j++) ok = strcmp(s.v[j], name) == 0;
     if (ok) continue;
     tc_strbuf sb;
-    tc_sb_init(&sb);
+    tc_sb_init_arena(&sb, &ev->tmp);
     const char *best = NULL;
     int bestd = suggestion_limit(name) + 1;
     for (int j = 0; j < s.n; j++) {
@@ -1038,7 +1038,7 @@ static tc_kernel_ir *eval_guarded(tc_ev *ev, const char *name) {
       if (strcmp(defs.v[i].name, name) == 0) kd = &defs.v[i];
     if (!kd) {
       tc_strbuf sb;
-      tc_sb_init(&sb);
+      tc_sb_init_arena(&sb, &ev->tmp);
       const char *best = NULL;
       int bestd = suggestion_limit(name) + 1;
       for (int i = 0; i < defs.n; i++) {
@@ -1060,7 +1060,7 @@ static tc_kernel_ir *eval_guarded(tc_ev *ev, const char *name) {
     return NULL;
   } else if (defs.n > 1) {
     tc_strbuf sb;
-    tc_sb_init(&sb);
+    tc_sb_init_arena(&sb, &ev->tmp);
     for (int i = 0; i < defs.n; i++) tc_sb_printf(&sb, "%s%s", i ? ", " : "", defs.v[i].name);
     char list[800];
     snprintf(list, sizeof list, "%s", tc_sb_cstr(&sb));

@@ -115,7 +115,7 @@ void ev_bind_builtin(tc_ev *ev, const tc_builtin *b, tc_args *a) {
     }
   if (missing) {
     tc_strbuf sb;
-    tc_sb_init(&sb);
+    tc_sb_init_arena(&sb, &ev->tmp);
     int k = 0;
     for (int i = 0; i < np; i++)
       if (!a->p[i] && !ps[i].optional && !ps[i].varargs) {
@@ -679,7 +679,7 @@ static tc_val *m_replace(tc_ev *ev, tc_val *self, tc_args *a) {
   if (x->kind != TV_STR || y->kind != TV_STR) ev_fail(ev, call_loc(a), "replace() arguments must be str");
   if (x->u.str.n == 0) return self;
   tc_strbuf sb;
-  tc_sb_init(&sb);
+  tc_sb_init_arena(&sb, &ev->tmp);
   const char *s = self->u.str.s, *end = s + self->u.str.n;
   while (s < end) {
     if ((size_t)(end - s) >= x->u.str.n && memcmp(s, x->u.str.s, x->u.str.n) == 0) {
@@ -696,7 +696,7 @@ static tc_val *m_replace(tc_ev *ev, tc_val *self, tc_args *a) {
 static tc_val *m_join(tc_ev *ev, tc_val *self, tc_args *a) {
   tc_val *items = ev_to_list(ev, a->p[0], arg_loc(a, 0));
   tc_strbuf sb;
-  tc_sb_init(&sb);
+  tc_sb_init_arena(&sb, &ev->tmp);
   for (int i = 0; i < items->u.seq.n; i++) {
     tc_val *x = items->u.seq.v[i];
     if (x->kind != TV_STR) {
@@ -713,7 +713,7 @@ static tc_val *m_join(tc_ev *ev, tc_val *self, tc_args *a) {
 static tc_val *m_format(tc_ev *ev, tc_val *self, tc_args *a) {
   tc_val *args = a->p[0];
   tc_strbuf sb;
-  tc_sb_init(&sb);
+  tc_sb_init_arena(&sb, &ev->tmp);
   const char *s = self->u.str.s, *end = s + self->u.str.n;
   int auto_i = 0;
   while (s < end) {

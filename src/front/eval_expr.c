@@ -161,7 +161,7 @@ static tc_val *str_percent(tc_ev *ev, tc_val *fmt, tc_val *args, tc_loc loc) {
   int an = 1, ai = 0;
   if (args->kind == TV_TUPLE) av = args->u.seq.v, an = args->u.seq.n;
   tc_strbuf sb;
-  tc_sb_init(&sb);
+  tc_sb_init_arena(&sb, &ev->tmp);
   const char *p = fmt->u.str.s, *end = p + fmt->u.str.n;
   while (p < end) {
     if (*p != '%') {
@@ -817,7 +817,7 @@ tc_val *ev_subscript(tc_ev *ev, tc_val *obj, tc_val *index, const tc_ast *index_
       int64_t lo, hi, step;
       slice_bounds(ev, index, (int64_t)obj->u.str.n, &lo, &hi, &step, loc);
       tc_strbuf sb;
-      tc_sb_init(&sb);
+      tc_sb_init_arena(&sb, &ev->tmp);
       for (int64_t i = lo; step > 0 ? i < hi : i > hi; i += step) tc_sb_putc(&sb, obj->u.str.s[i]);
       tc_val *r = tv_str(ev, tc_sb_cstr(&sb), sb.len);
       tc_sb_free(&sb);
@@ -949,7 +949,7 @@ static void fstring_field(tc_ev *ev, tc_strbuf *sb, const char *text, size_t n, 
 
 static tc_val *eval_fstring(tc_ev *ev, const tc_ast *e) {
   tc_strbuf sb;
-  tc_sb_init(&sb);
+  tc_sb_init_arena(&sb, &ev->tmp);
   const char *s = e->str ? e->str : "";
   size_t n = e->str ? (e->str_len ? e->str_len : strlen(s)) : 0;
   for (size_t i = 0; i < n;) {

@@ -1,13 +1,20 @@
 #include "util/strbuf.h"
 
+#include "util/arena.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 void tc_sb_init(tc_strbuf *sb) { memset(sb, 0, sizeof *sb); }
 
+void tc_sb_init_arena(tc_strbuf *sb, tc_arena *arena) {
+  memset(sb, 0, sizeof *sb);
+  sb->arena = arena;
+}
+
 void tc_sb_free(tc_strbuf *sb) {
-  free(sb->data);
+  if (!sb->arena) free(sb->data);
   memset(sb, 0, sizeof *sb);
 }
 
@@ -22,7 +29,7 @@ static int sb_reserve(tc_strbuf *sb, size_t extra) {
     }
     cap *= 2;
   }
-  char *p = realloc(sb->data, cap);
+  char *p = sb->arena ? tc_arena_grow(sb->arena, sb->data, sb->len + (sb->data ? 1 : 0), cap) : realloc(sb->data, cap);
   if (!p) {
     sb->failed = 1;
     return 0;
@@ -68,6 +75,11 @@ void tc_sb_indent(tc_strbuf *sb, int level) {
 }
 
 char *tc_sb_take(tc_strbuf *sb) {
+  if (sb->arena) { /* the caller frees what it takes: hand over a heap copy */
+    char *copy = sb->failed ? NULL : strdup(tc_sb_cstr(sb));
+    tc_sb_free(sb);
+    return copy;
+  }
   if (sb->failed) {
     tc_sb_free(sb);
     return NULL;

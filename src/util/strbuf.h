@@ -5,13 +5,18 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+struct tc_arena;
 typedef struct tc_strbuf {
   char *data;
   size_t len, cap;
   int failed;
+  struct tc_arena *arena; /* when set, storage comes from this arena and tc_sb_free only resets */
 } tc_strbuf;
 
 void tc_sb_init(tc_strbuf *sb);
+/* A buffer whose storage lives in an arena: code that may longjmp out (the evaluator's error
+ * escape) cannot leak it. An arena allocation failure takes the arena's escape. */
+void tc_sb_init_arena(tc_strbuf *sb, struct tc_arena *arena);
 void tc_sb_free(tc_strbuf *sb);
 void tc_sb_putc(tc_strbuf *sb, char c);
 void tc_sb_puts(tc_strbuf *sb, const char *s);
