@@ -103,6 +103,13 @@ uint32_t tc_double_to_narrow(tc_scalar_type t, double v, bool saturate);
 float tc_narrow_to_float(tc_scalar_type t, uint32_t bits);
 uint32_t tc_float_to_narrow(tc_scalar_type t, float v, bool saturate);
 
+/* Stores and casts to these types saturate to the largest finite value (NaN stays NaN), as
+ * TileLang's CUDA conversions do (__nv_fp8_* with __NV_SATFINITE): float8_e4m3fn, float8_e5m2,
+ * float8_e4m3fnuz, float8_e5m2fnuz. (float4_e2m1fn has no inf or NaN and always saturates.)
+ * Every backend and the reference follow this; the non-saturating conversions above stay
+ * available to host code. */
+bool tc_dtype_store_saturates(tc_dtype d);
+
 /* Element access in a buffer of dtype d (scalar). Index counts elements, so 4-bit types
  * address nibbles: element 2k is the low nibble of byte k, element 2k+1 the high nibble. */
 /* Array forms, vectorizable, with the same results as the per-element functions. Codes are

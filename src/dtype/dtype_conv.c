@@ -330,6 +330,16 @@ double tc_dtype_load_f64(tc_dtype d, const void *base, size_t index) {
   }
 }
 
+bool tc_dtype_store_saturates(tc_dtype d) {
+  switch (d.code) {
+  case TC_DT_FLOAT8_E4M3FN:
+  case TC_DT_FLOAT8_E5M2:
+  case TC_DT_FLOAT8_E4M3FNUZ:
+  case TC_DT_FLOAT8_E5M2FNUZ: return true;
+  default: return false;
+  }
+}
+
 void tc_dtype_store_f64(tc_dtype d, void *base, size_t index, double v) {
   uint8_t *p = base;
   tc_scalar_type t = (tc_scalar_type)d.code;
@@ -356,7 +366,7 @@ void tc_dtype_store_f64(tc_dtype d, void *base, size_t index, double v) {
   case TC_DT_FLOAT8_E5M2:
   case TC_DT_FLOAT8_E4M3FNUZ:
   case TC_DT_FLOAT8_E5M2FNUZ:
-  case TC_DT_FLOAT8_E8M0FNU: p[index] = (uint8_t)tc_double_to_narrow(t, v, false); return;
+  case TC_DT_FLOAT8_E8M0FNU: p[index] = (uint8_t)tc_double_to_narrow(t, v, tc_dtype_store_saturates(d)); return;
   default: return;
   }
 }

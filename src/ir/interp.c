@@ -210,7 +210,7 @@ static double round_f(tc_dtype d, double v) {
   switch (d.code) {
   case TC_DT_FLOAT64: return v;
   case TC_DT_FLOAT32: return (double)(float)v;
-  default: return tc_narrow_to_double((tc_scalar_type)d.code, tc_double_to_narrow((tc_scalar_type)d.code, v, false));
+  default: return tc_narrow_to_double((tc_scalar_type)d.code, tc_double_to_narrow((tc_scalar_type)d.code, v, tc_dtype_store_saturates(d)));
   }
 }
 

@@ -239,6 +239,36 @@ TEST(defines_and_errors_as_values) {
   tilec_program_destroy(p);
 }
 
+/* Stores to float8 saturate to the largest finite value on the target and in the reference,
+ * as TileLang's CUDA conversions do (docs/dtypes.md). */
+TEST(fp8_stores_saturate) {
+  static const char *src =
+      "import tilelang.language as T\n"
+      "@T.prim_func\n"
+      "def sat(A: T.Tensor((8,), 'float32'), B: T.Tensor((8,), 'float8_e4m3fn')):\n"
+      "    with T.Kernel(1, threads=8) as bx:\n"
+      "        for i in T.Parallel(8):\n"
+      "            B[i] = A[i] * 1000.0\n";
+  tilec_error err = {0};
+  tilec_kernel *k = compile_src(src, NULL, 0, &err);
+  if (!k) printf("%s", err.rendered);
+  CHECK(k != NULL);
+  float a[8] = {1, -1, 0.448f, 0.1f, 5, -0.0005f, 0.3f, -2};
+  uint8_t b[8] = {0}, r[8] = {0};
+  tensor ta;
+  make_tensor(&ta, a, 8, 1);
+  ta.t.ndim = 1;
+  DLTensor tb = {b, {kDLCPU, 0}, 1, {kDLUInt, 8, 1}, ta.shape, NULL, 0};
+  DLTensor tr = {r, {kDLCPU, 0}, 1, {kDLUInt, 8, 1}, ta.shape, NULL, 0};
+  DLTensor *args[2] = {&ta.t, &tb}, *ref[2] = {&ta.t, &tr};
+  EXPECT(tilec_kernel_launch(k, args, 2, &err) == TILEC_OK);
+  EXPECT(tilec_kernel_run_reference(k, ref, 2, &err) == TILEC_OK);
+  EXPECT(b[0] == 0x7E && b[1] == 0xFE && b[4] == 0x7E && b[7] == 0xFE); /* +-448, not NaN */
+  EXPECT(b[2] == 0x7E);                                                    /* 448 exactly */
+  EXPECT(memcmp(b, r, 8) == 0);
+  tilec_kernel_destroy(k);
+}
+
 typedef struct thread_arg {
   int ok;
 } thread_arg;
@@ -288,6 +318,7 @@ int main(void) {
   RUN(symbolic_dims_bound_from_tensors);
   RUN(reference_and_verification_can_fail);
   RUN(defines_and_errors_as_values);
+  RUN(fp8_stores_saturate);
   RUN(threads_share_a_context);
   tilec_context_destroy(ctx);
   TEST_MAIN_END();

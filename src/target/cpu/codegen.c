@@ -200,10 +200,10 @@ void tc_cg_store_at(tc_cg *g, tc_strbuf *sb, const tc_buffer *b, const char *off
   if (tc_cg_is4(d)) {
     const char *st = global ? "tcg_st4_atomic" : "tcg_st4";
     if (d.code == TC_DT_FLOAT4_E2M1FN)
-      tc_sb_printf(sb, "%s(%s, %s, tcg_f32_to_%s(%s));", st, nm, off, tc_cg_dtname(d), val);
+      tc_sb_printf(sb, "%s(%s, %s, tcg_f32_to_%s%s(%s));", st, nm, off, tc_cg_dtname(d), tc_dtype_store_saturates(d) ? "_sat" : "", val);
     else tc_sb_printf(sb, "%s(%s, %s, (uint8_t)((%s) & 15));", st, nm, off, val);
   } else if (tc_cg_narrow_float(d)) {
-    tc_sb_printf(sb, "%s[%s] = tcg_f32_to_%s(%s);", nm, off, tc_cg_dtname(d), val);
+    tc_sb_printf(sb, "%s[%s] = tcg_f32_to_%s%s(%s);", nm, off, tc_cg_dtname(d), tc_dtype_store_saturates(d) ? "_sat" : "", val);
   } else if (d.code == TC_DT_BOOL) {
     tc_sb_printf(sb, "%s[%s] = (uint8_t)((%s) != 0);", nm, off, val);
   } else {

@@ -127,25 +127,28 @@ static void emit_narrow_helpers(tc_strbuf *sb) {
     tc_dtype d = tc_dt((tc_scalar_type)c);
     if (!tc_cg_narrow_float(d)) continue;
     const char *n = tc_cg_dtname(d), *st = tc_cg_stype(d);
-    tc_sb_printf(sb, "static inline float tcg_r_%s(float x) { return tcg_%s_to_f32(tcg_f32_to_%s(x)); }\n", n, n, n);
+    /* the encoder every store and cast uses: saturating where tc_dtype_store_saturates says */
+    char enc[96];
+    snprintf(enc, sizeof enc, "tcg_f32_to_%s%s", n, tc_dtype_store_saturates(d) ? "_sat" : "");
+    tc_sb_printf(sb, "static inline float tcg_r_%s(float x) { return tcg_%s_to_f32(%s(x)); }\n", n, n, enc);
     if (tc_cg_is4(d)) {
       tc_sb_printf(sb,
                    "static inline void tcg_atomic_add_%s(uint8_t *p, int64_t i, float v) {\n"
                    "  int sh = (int)(i & 1) * 4;\n"
                    "  uint8_t old = __atomic_load_n(&p[i >> 1], __ATOMIC_RELAXED), nv;\n"
-                   "  do { uint8_t x = tcg_f32_to_%s(tcg_%s_to_f32((uint8_t)((old >> sh) & 15)) + v);\n"
+                   "  do { uint8_t x = %s(tcg_%s_to_f32((uint8_t)((old >> sh) & 15)) + v);\n"
                    "       nv = (uint8_t)((old & ~(15 << sh)) | ((x & 15) << sh)); }\n"
                    "  while (!__atomic_compare_exchange_n(&p[i >> 1], &old, nv, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));\n"
                    "}\n",
-                   n, n, n);
+                   n, enc, n);
     } else {
       tc_sb_printf(sb,
                    "static inline void tcg_atomic_add_%s(%s *p, int64_t i, float v) {\n"
                    "  %s old = __atomic_load_n(&p[i], __ATOMIC_RELAXED), nv;\n"
-                   "  do { nv = tcg_f32_to_%s(tcg_%s_to_f32(old) + v); }\n"
+                   "  do { nv = %s(tcg_%s_to_f32(old) + v); }\n"
                    "  while (!__atomic_compare_exchange_n(&p[i], &old, nv, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));\n"
                    "}\n",
-                   n, st, st, n, n);
+                   n, st, st, enc, n);
     }
   }
   tc_sb_putc(sb, '\n');
