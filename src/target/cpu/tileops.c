@@ -178,21 +178,34 @@ static void copy_body(tc_cg *g, const rg *src, const rg *dst, const char **lv, b
   tc_sb_free(&st);
 }
 
-void tc_cg_copy(tc_cg *g, const tc_stmt *s) {
+/* The common start of an elementwise tile op from region sr to region dr of the same shape
+ * (T.copy, tile-form T.atomic_add): unique names, the opening of its C block, the prepared
+ * regions and the loop variables. False when codegen failed (the error is recorded). */
+static bool pair_begin(tc_cg *g, const tc_stmt *s, char tag, const char *what, const char *shape_error,
+                       const tc_region *sr, const tc_region *dr, rg *src, rg *dst, char tl[24], const char ***lv) {
   int id = g->uniq++;
-  char ts[24], td[24], tl[24];
-  snprintf(ts, sizeof ts, "tcg_c%d_s", id);
-  snprintf(td, sizeof td, "tcg_c%d_d", id);
-  snprintf(tl, sizeof tl, "tcg_c%d", id);
-  tc_cg_line(g, "{ /* T.copy %s -> %s */", s->u.copy.src.buf->name, s->u.copy.dst.buf->name);
+  char ts[24], td[24];
+  snprintf(ts, sizeof ts, "tcg_%c%d_s", tag, id);
+  snprintf(td, sizeof td, "tcg_%c%d_d", tag, id);
+  snprintf(tl, 24, "tcg_%c%d", tag, id);
+  tc_cg_line(g, "{ /* %s %s <- %s */", what, dr->buf->name, sr->buf->name);
   g->ind++;
-  rg src, dst;
-  if (!rg_prep(g, &src, &s->u.copy.src, ts, s->loc) || !rg_prep(g, &dst, &s->u.copy.dst, td, s->loc)) return;
-  if (!same_shape(&src, &dst)) {
-    tc_cg_fail(g, s->loc, "T.copy between regions of different shapes is not supported on cpu");
-    return;
+  if (!rg_prep(g, src, sr, ts, s->loc) || !rg_prep(g, dst, dr, td, s->loc)) return false;
+  if (!same_shape(src, dst)) {
+    tc_cg_fail(g, s->loc, "%s", shape_error);
+    return false;
   }
-  const char **lv = loop_names(g, tl, dst.nq);
+  *lv = loop_names(g, tl, dst->nq);
+  return true;
+}
+
+void tc_cg_copy(tc_cg *g, const tc_stmt *s) {
+  char tl[24];
+  rg src, dst;
+  const char **lv;
+  if (!pair_begin(g, s, 'c', "T.copy", "T.copy between regions of different shapes is not supported on cpu",
+                  &s->u.copy.src, &s->u.copy.dst, &src, &dst, tl, &lv))
+    return;
   bool need_check = (rg_global(&src) || rg_global(&dst)) && !g->unchecked;
   if (need_check) {
     tc_strbuf c;
@@ -496,20 +509,12 @@ void tc_cg_cumsum(tc_cg *g, const tc_stmt *s) {
 
 /* ---- tile-form T.atomic_add(dst, src) ---- */
 void tc_cg_atomic_tile(tc_cg *g, const tc_stmt *s) {
-  int id = g->uniq++;
-  char ts[24], td[24], tl[24];
-  snprintf(ts, sizeof ts, "tcg_a%d_s", id);
-  snprintf(td, sizeof td, "tcg_a%d_d", id);
-  snprintf(tl, sizeof tl, "tcg_a%d", id);
-  tc_cg_line(g, "{ /* T.atomic_add %s += %s */", s->u.atomic.dst.buf->name, s->u.atomic.src.buf->name);
-  g->ind++;
+  char tl[24];
   rg src, dst;
-  if (!rg_prep(g, &src, &s->u.atomic.src, ts, s->loc) || !rg_prep(g, &dst, &s->u.atomic.dst, td, s->loc)) return;
-  if (!same_shape(&src, &dst)) {
-    tc_cg_fail(g, s->loc, "T.atomic_add between regions of different shapes");
+  const char **lv;
+  if (!pair_begin(g, s, 'a', "T.atomic_add", "T.atomic_add between regions of different shapes",
+                  &s->u.atomic.src, &s->u.atomic.dst, &src, &dst, tl, &lv))
     return;
-  }
-  const char **lv = loop_names(g, tl, dst.nq);
   nest_open(g, tl, dst.nq, dst.qext);
   tc_strbuf ld, cv, off, line;
   tc_sb_init(&ld);
