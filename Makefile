@@ -34,6 +34,17 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
+# The build id: a hash of the library's sources, part of every kernel cache key, so a rebuilt
+# tilec never serves kernels an older code generator made (the version string alone would).
+BUILD_ID := $(shell cat $(LIB_SRCS) $(sort $(shell find src -name '*.h' -o -name '*.def')) | sha256sum | cut -c1-16)
+$(BUILD)/gen/build_id.txt: FORCE
+	@mkdir -p $(dir $@)
+	@echo $(BUILD_ID) >$@.tmp; cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
+$(BUILD)/obj/src/compile_cache.o: $(BUILD)/gen/build_id.txt
+$(BUILD)/obj/src/compile_cache.o: CFLAGS += -DTILEC_BUILD_ID='"$(BUILD_ID)"'
+.PHONY: FORCE
+FORCE:
+
 $(BUILD)/libtilec.a: $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^

@@ -14,6 +14,10 @@
 
 #include "cache/cache.h"
 
+#ifndef TILEC_BUILD_ID
+#define TILEC_BUILD_ID "unknown" /* builds outside the Makefile */
+#endif
+
 typedef struct toolchain_memo {
   const tc_backend *backend;
   char *id;
@@ -207,7 +211,7 @@ bool tc_compile_cached(tilec_kernel *kern, const tilec_compile_options *opts, ti
     goto done;
   }
   tc_cache_key key;
-  tc_cache_key_input in = {NULL, ir_text, dtext, be->target, NULL, be->name, tool};
+  tc_cache_key_input in = {TILEC_VERSION_STRING "+" TILEC_BUILD_ID, ir_text, dtext, be->target, NULL, be->name, tool};
   tc_cache_key_compute(&in, &key);
 
   /* 1. this context already loaded it */
