@@ -178,16 +178,33 @@ static void copy_body(tc_cg *g, const rg *src, const rg *dst, const char **lv, b
   tc_sb_free(&st);
 }
 
+/* Unique C names for one tile op: its source and destination region prefixes and its loop
+ * prefix, e.g. tcg_r7_s, tcg_r7_d, tcg_r7 for the 7th op with tag 'r'. */
+static void op_names(tc_cg *g, char tag, char ts[24], char td[24], char tl[24]) {
+  int id = g->uniq++;
+  snprintf(ts, 24, "tcg_%c%d_s", tag, id);
+  snprintf(td, 24, "tcg_%c%d_d", tag, id);
+  snprintf(tl, 24, "tcg_%c%d", tag, id);
+}
+
+/* A reduction's or scan's dim, negative counting from the end; false (recorded) when out of range. */
+static bool resolve_dim(tc_cg *g, const tc_stmt *s, const char *what, int dim, int ndim, int *out) {
+  int d = dim < 0 ? dim + ndim : dim;
+  if (d < 0 || d >= ndim) {
+    tc_cg_fail(g, s->loc, "%s dim %d is out of range for a %d-dimensional source", what, dim, ndim);
+    return false;
+  }
+  *out = d;
+  return true;
+}
+
 /* The common start of an elementwise tile op from region sr to region dr of the same shape
  * (T.copy, tile-form T.atomic_add): unique names, the opening of its C block, the prepared
  * regions and the loop variables. False when codegen failed (the error is recorded). */
 static bool pair_begin(tc_cg *g, const tc_stmt *s, char tag, const char *what, const char *shape_error,
                        const tc_region *sr, const tc_region *dr, rg *src, rg *dst, char tl[24], const char ***lv) {
-  int id = g->uniq++;
   char ts[24], td[24];
-  snprintf(ts, sizeof ts, "tcg_%c%d_s", tag, id);
-  snprintf(td, sizeof td, "tcg_%c%d_d", tag, id);
-  snprintf(tl, 24, "tcg_%c%d", tag, id);
+  op_names(g, tag, ts, td, tl);
   tc_cg_line(g, "{ /* %s %s <- %s */", what, dr->buf->name, sr->buf->name);
   g->ind++;
   if (!rg_prep(g, src, sr, ts, s->loc) || !rg_prep(g, dst, dr, td, s->loc)) return false;
@@ -236,10 +253,8 @@ void tc_cg_copy(tc_cg *g, const tc_stmt *s) {
 
 /* ---- T.fill ---- */
 void tc_cg_fill(tc_cg *g, const tc_stmt *s) {
-  int id = g->uniq++;
-  char td[24], tl[24];
-  snprintf(td, sizeof td, "tcg_f%d_d", id);
-  snprintf(tl, sizeof tl, "tcg_f%d", id);
+  char ts[24], td[24], tl[24];
+  op_names(g, 'f', ts, td, tl);
   tc_cg_line(g, "{ /* T.fill %s */", s->u.fill.dst.buf->name);
   g->ind++;
   rg dst;
@@ -334,18 +349,11 @@ static void rg_store(tc_cg *g, const rg *x, const char *const *lv, const char *v
 static bool is_fl(tc_dtype d) { return !strcmp(tc_cg_ctype(d), "float") || d.code == TC_DT_FLOAT64; }
 
 void tc_cg_reduce(tc_cg *g, const tc_stmt *s) {
-  int id = g->uniq++;
   char ts[24], td[24], tl[24];
-  snprintf(ts, sizeof ts, "tcg_r%d_s", id);
-  snprintf(td, sizeof td, "tcg_r%d_d", id);
-  snprintf(tl, sizeof tl, "tcg_r%d", id);
+  op_names(g, 'r', ts, td, tl);
   const tc_region *sr = &s->u.reduce.src;
-  int dim = s->u.reduce.dim;
-  if (dim < 0) dim += sr->ndim;
-  if (dim < 0 || dim >= sr->ndim) {
-    tc_cg_fail(g, s->loc, "reduce dim %d is out of range for a %d-dimensional source", s->u.reduce.dim, sr->ndim);
-    return;
-  }
+  int dim;
+  if (!resolve_dim(g, s, "reduce", s->u.reduce.dim, sr->ndim, &dim)) return;
   tc_cg_line(g, "{ /* T.reduce_%s %s -> %s, dim %d */", tc_reduce_kind_name(s->u.reduce.op), sr->buf->name,
              s->u.reduce.dst.buf->name, dim);
   g->ind++;
@@ -434,18 +442,11 @@ void tc_cg_reduce(tc_cg *g, const tc_stmt *s) {
 
 /* ---- T.cumsum ---- */
 void tc_cg_cumsum(tc_cg *g, const tc_stmt *s) {
-  int id = g->uniq++;
   char ts[24], td[24], tl[24];
-  snprintf(ts, sizeof ts, "tcg_p%d_s", id);
-  snprintf(td, sizeof td, "tcg_p%d_d", id);
-  snprintf(tl, sizeof tl, "tcg_p%d", id);
+  op_names(g, 'p', ts, td, tl);
   const tc_region *sr = &s->u.cumsum.src;
-  int dim = s->u.cumsum.dim;
-  if (dim < 0) dim += sr->ndim;
-  if (dim < 0 || dim >= sr->ndim) {
-    tc_cg_fail(g, s->loc, "cumsum dim %d is out of range for a %d-dimensional source", s->u.cumsum.dim, sr->ndim);
-    return;
-  }
+  int dim;
+  if (!resolve_dim(g, s, "cumsum", s->u.cumsum.dim, sr->ndim, &dim)) return;
   tc_cg_line(g, "{ /* T.cumsum %s -> %s, dim %d%s */", sr->buf->name, s->u.cumsum.dst.buf->name, dim,
              s->u.cumsum.reverse ? ", reverse" : "");
   g->ind++;
