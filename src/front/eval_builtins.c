@@ -100,8 +100,9 @@ void ev_bind_builtin(tc_ev *ev, const tc_builtin *b, tc_args *a) {
         int d = strcasecmp(a->kw[i], ps[j].name) == 0 ? 0 : tc_edit_distance(a->kw[i], ps[j].name, 2);
         if (d < bestd) bestd = d, best = ps[j].name;
       }
-      if (best) ev_fail(ev, loc, "%s() got an unexpected keyword argument '%s'; did you mean '%s'?", b->name, a->kw[i], best);
-      ev_fail(ev, loc, "%s() got an unexpected keyword argument '%s'", b->name, a->kw[i]);
+      tc_loc kl = ev_kw_loc(a, i, loc);
+      if (best) ev_fail(ev, kl, "%s() got an unexpected keyword argument '%s'; did you mean '%s'?", b->name, a->kw[i], best);
+      ev_fail(ev, kl, "%s() got an unexpected keyword argument '%s'", b->name, a->kw[i]);
     }
     if (a->p[j]) ev_fail(ev, loc, "%s() got multiple values for argument '%s'", b->name, a->kw[i]);
     a->p[j] = a->kv[i];

@@ -493,8 +493,9 @@ tc_val *ev_call_func(tc_ev *ev, tc_func *f, tc_args *a, tc_loc loc) {
         int d = strcasecmp(a->kw[i], ps->v[j].name) == 0 ? 0 : tc_edit_distance(a->kw[i], ps->v[j].name, 2);
         if (d < bestd) bestd = d, best = ps->v[j].name;
       }
-      if (best) ev_fail(ev, loc, "%s() got an unexpected keyword argument '%s'; did you mean '%s'?", fname, a->kw[i], best);
-      ev_fail(ev, loc, "%s() got an unexpected keyword argument '%s'", fname, a->kw[i]);
+      tc_loc kl = ev_kw_loc(a, i, loc);
+      if (best) ev_fail(ev, kl, "%s() got an unexpected keyword argument '%s'; did you mean '%s'?", fname, a->kw[i], best);
+      ev_fail(ev, kl, "%s() got an unexpected keyword argument '%s'", fname, a->kw[i]);
     }
   }
   for (int i = 0; i < ps->n; i++) {
@@ -945,6 +946,15 @@ static void fstring_field(tc_ev *ev, tc_strbuf *sb, const char *text, size_t n, 
   }
   snprintf(spec + k, sizeof spec - k, "s");
   tc_sb_printf(sb, spec, tv_to_cstr(ev, v, conv == 'r'));
+}
+
+tc_loc ev_kw_loc(const tc_args *a, int i, tc_loc fallback) {
+  if (!a->call || i < 0 || i >= a->nkw) return fallback;
+  for (int j = 0; j < a->call->list2.n; j++) {
+    const tc_ast *k = a->call->list2.v[j];
+    if (k && k->kind == TC_AST_KEYWORD && k->str && strcmp(k->str, a->kw[i]) == 0) return k->loc;
+  }
+  return fallback;
 }
 
 static tc_val *eval_fstring(tc_ev *ev, const tc_ast *e) {

@@ -113,6 +113,9 @@ struct tc_args {
   const tc_ast **pnode;
 };
 
+/* Where keyword argument i was written (its name), or `fallback` when not from a call. */
+tc_loc ev_kw_loc(const tc_args *a, int i, tc_loc fallback);
+
 /* ---- scopes ---- */
 typedef struct tc_binding {
   const char *name;
