@@ -46,6 +46,21 @@ static void dtype_text(DLDataType d, char *buf, size_t cap) {
   else snprintf(buf, cap, "dlpack(code=%d, bits=%d, lanes=%d)", d.code, d.bits, d.lanes);
 }
 
+/* An integer scalar exactly (a double would lose the low bits of large int64 values). */
+static int64_t scalar_as_int(tc_dtype dt, const void *p) {
+  if (!tc_dtype_is_int(dt) || tc_dtype_bits(dt) < 8) return (int64_t)tc_dtype_load_f64(dt, p, 0);
+  switch (tc_dtype_bits(dt)) {
+  case 8: return tc_dtype_is_signed(dt) ? *(const int8_t *)p : *(const uint8_t *)p;
+  case 16: return tc_dtype_is_signed(dt) ? *(const int16_t *)p : *(const uint16_t *)p;
+  case 32: return tc_dtype_is_signed(dt) ? *(const int32_t *)p : (int64_t) * (const uint32_t *)p;
+  default: {
+    int64_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+  }
+  }
+}
+
 static tilec_status check_args(tilec_kernel *k, DLTensor *const *args, size_t nargs, int32_t device,
                                launch_state *st, tilec_error *err) {
   tc_kernel_ir *ir = k->ir;
@@ -133,9 +148,8 @@ static tilec_status check_args(tilec_kernel *k, DLTensor *const *args, size_t na
     st->data[i] = p;
     if (ir->params[i].var) { /* scalar parameter: a 0-d tensor holding the value */
       tc_dtype dt = ir->params[i].var->dtype;
-      double v = tc_dtype_load_f64(dt, p, 0);
-      st->fscalars[i] = v;
-      st->scalars[i] = tc_dtype_is_float(dt) ? (int64_t)v : (int64_t)v;
+      st->fscalars[i] = tc_dtype_load_f64(dt, p, 0);
+      st->scalars[i] = scalar_as_int(dt, p);
       st->data[i] = NULL;
     }
   }
