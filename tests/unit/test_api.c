@@ -269,6 +269,44 @@ TEST(fp8_stores_saturate) {
   tilec_kernel_destroy(k);
 }
 
+/* Scalar parameters travel as 0-d tensors of their dtype. */
+TEST(scalar_parameters) {
+  static const char *src =
+      "import tilelang.language as T\n"
+      "@T.prim_func\n"
+      "def axpy(A: T.Tensor((40,), 'float32'), B: T.Tensor((40,), 'float32'), alpha: T.float32, n: T.int32):\n"
+      "    with T.Kernel(2, threads=32) as bx:\n"
+      "        for i in T.Parallel(20):\n"
+      "            if bx * 20 + i < n:\n"
+      "                B[bx * 20 + i] = A[bx * 20 + i] * alpha + B[bx * 20 + i]\n";
+  tilec_error err = {0};
+  tilec_kernel *k = compile_src(src, NULL, 0, &err);
+  if (!k) printf("%s", err.rendered);
+  CHECK(k != NULL);
+  tilec_param_info pi;
+  CHECK(tilec_kernel_param(k, 3, &pi) == 0);
+  CHECK_STR(pi.name, "n");
+  CHECK_INT(pi.ndim, 0);
+  float a[40], b[40];
+  for (int i = 0; i < 40; i++) a[i] = (float)i, b[i] = 1;
+  float alpha = 0.5f;
+  int32_t n = 33;
+  int64_t shape[1] = {40};
+  DLTensor ta = {a, {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, shape, NULL, 0};
+  DLTensor tb = {b, {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, shape, NULL, 0};
+  DLTensor tal = {&alpha, {kDLCPU, 0}, 0, {kDLFloat, 32, 1}, NULL, NULL, 0};
+  DLTensor tn = {&n, {kDLCPU, 0}, 0, {kDLInt, 32, 1}, NULL, NULL, 0};
+  DLTensor *args[4] = {&ta, &tb, &tal, &tn};
+  EXPECT(tilec_kernel_launch(k, args, 4, &err) == TILEC_OK);
+  for (int i = 0; i < 40; i++) EXPECT(b[i] == (i < 33 ? (float)i * 0.5f + 1 : 1.0f));
+  DLTensor wrong = tn;
+  wrong.dtype.bits = 64;
+  DLTensor *bad[4] = {&ta, &tb, &tal, &wrong};
+  tilec_error e = {0};
+  EXPECT(tilec_kernel_launch(k, bad, 4, &e) == TILEC_ERROR_USAGE && strstr(e.message, "'n' has dtype int64, expected int32"));
+  tilec_kernel_destroy(k);
+}
+
 typedef struct thread_arg {
   int ok;
 } thread_arg;
@@ -319,6 +357,7 @@ int main(void) {
   RUN(reference_and_verification_can_fail);
   RUN(defines_and_errors_as_values);
   RUN(fp8_stores_saturate);
+  RUN(scalar_parameters);
   RUN(threads_share_a_context);
   tilec_context_destroy(ctx);
   TEST_MAIN_END();
