@@ -599,7 +599,7 @@ TEST(runaway_compile_time_loops_are_bounded) {
   run_free(&r);
 }
 
-TEST(evaluation_is_fast) {
+TEST(repeated_evaluation_is_independent) {
   char *text = read_file("examples/flash_attention.py");
   CHECK(text != NULL);
   run r;
@@ -613,8 +613,6 @@ TEST(evaluation_is_fast) {
   CHECK(tc_lex(&r.arena, &r.src, &toks, &err));
   tc_ast *mod = tc_parse(&r.arena, &r.src, &toks, &err);
   CHECK(mod != NULL);
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
   int iters = 200;
   for (int i = 0; i < iters; i++) {
     tc_arena a;
@@ -623,10 +621,9 @@ TEST(evaluation_is_fast) {
     EXPECT(k != NULL);
     tc_arena_free(&a);
   }
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  double ms = ((double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6) / iters;
-  printf("  flash_attention evaluate: %.3f ms\n", ms);
-  EXPECT(ms < 20); /* generous: sanitizer builds run this too; the benchmark reports the real figure */
+  /* No timing assertion here: bench/bench_compile measures speed. This checks that evaluating
+   * one program many times, each in a fresh arena, keeps succeeding (and, under ASan, leaks
+   * nothing). */
   tc_arena_free(&r.arena);
   free(text);
 }
@@ -703,6 +700,6 @@ int main(void) {
   RUN(malformed_programs_never_crash);
   RUN(runaway_compile_time_loops_are_bounded);
   RUN(tilelang_idioms);
-  RUN(evaluation_is_fast);
+  RUN(repeated_evaluation_is_independent);
   TEST_MAIN_END();
 }
