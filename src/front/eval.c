@@ -680,6 +680,7 @@ tc_val *ev_lookup(tc_ev *ev, const char *name, tc_loc loc) {
     if (v->kind == TV_DEAD) ev_fail(ev, loc, "'%s' %s", name, v->u.dead.why);
     return v;
   }
+  if (ev->implicit_dims) return ev_implicit_dim(ev, name, loc);
   const char *best = NULL;
   int bestd = suggestion_limit(name) + 1;
   suggest_name(ev, name, &best, &bestd);
@@ -830,6 +831,31 @@ static void scan_const_names(tc_ev *ev, const tc_ast *n, name_set *s, int depth)
       if (n->list.v[0]->list.v[i]->kind == TC_AST_STRING) names_add(ev, s, n->list.v[0]->list.v[i]->str);
 }
 
+static bool module_assigns(const tc_ast *module, const char *name) {
+  for (int i = 0; i < module->list.n; i++) {
+    const tc_ast *st = module->list.v[i];
+    if (st->kind == TC_AST_ASSIGN)
+      for (int j = 0; j < st->list.n; j++)
+        if (st->list.v[j]->kind == TC_AST_NAME && strcmp(st->list.v[j]->str, name) == 0) return true;
+    if ((st->kind == TC_AST_ANN_ASSIGN || st->kind == TC_AST_AUG_ASSIGN) && st->a && st->a->kind == TC_AST_NAME &&
+        strcmp(st->a->str, name) == 0)
+      return true;
+  }
+  return false;
+}
+
+/* Names in an eager annotation that may be implicit shape names: those the module does not
+ * define (a module constant is the value TileLang uses, so a define cannot bind it). */
+static void scan_names(tc_ev *ev, const tc_ast *n, name_set *s, int depth) {
+  if (!n || depth > 200) return;
+  if (n->kind == TC_AST_NAME && n->str && !module_assigns(ev->module, n->str)) names_add(ev, s, n->str);
+  if (n->kind == TC_AST_ATTRIBUTE) return; /* T.float16: not a shape name */
+  scan_names(ev, n->a, s, depth + 1);
+  scan_names(ev, n->b, s, depth + 1);
+  for (int i = 0; i < n->list.n; i++) scan_names(ev, n->list.v[i], s, depth + 1);
+  for (int i = 0; i < n->list2.n; i++) scan_names(ev, n->list2.v[i], s, depth + 1);
+}
+
 static void check_defines(tc_ev *ev, const tc_ast *def) {
   name_set s = {0};
   if (ev->style == TC_STYLE_PRIM_FUNC) {
@@ -844,6 +870,9 @@ static void check_defines(tc_ev *ev, const tc_ast *def) {
   }
   scan_const_list(ev, &def->list, &s, 0);
   for (int i = 0; i < def->params.n; i++) scan_const_names(ev, def->params.v[i].annotation, &s, 0);
+  if (ev->style == TC_STYLE_EAGER) /* implicit shape names of `X: T.Tensor([M, N], dtype)` */
+    for (int i = 0; i < def->list.n; i++)
+      if (def->list.v[i]->kind == TC_AST_ANN_ASSIGN && !def->list.v[i]->c) scan_names(ev, def->list.v[i]->b, &s, 0);
   for (size_t i = 0; i < ev->ndefines; i++) {
     const char *name = ev->defines[i].name ? ev->defines[i].name : "";
     bool ok = false;

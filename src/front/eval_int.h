@@ -113,6 +113,10 @@ struct tc_args {
   const tc_ast **pnode;
 };
 
+/* An eager kernel's implicit shape name (`X: T.Tensor([M, N], dtype)` with M defined nowhere):
+ * like T.const("M"), bound by a define, else a symbolic dimension, and bound in the current scope. */
+tc_val *ev_implicit_dim(tc_ev *ev, const char *name, tc_loc loc);
+
 /* Where keyword argument i was written (its name), or `fallback` when not from a call. */
 tc_loc ev_kw_loc(const tc_args *a, int i, tc_loc fallback);
 
@@ -185,6 +189,7 @@ struct tc_ev {
 
   /* eager style */
   const tc_ast *eager_def;
+  bool implicit_dims; /* evaluating an eager tensor annotation: unknown names are shape names */
   tc_buffer **eager_tensors; /* tensor parameters by function parameter index */
   int neager;
   tc_buffer **empties;       /* T.empty outputs, in creation order */

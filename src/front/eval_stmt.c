@@ -631,7 +631,9 @@ static void exec_ann_assign(tc_ev *ev, const tc_ast *s) {
   for (int i = 0; i < def->params.n; i++) {
     if (strcmp(def->params.v[i].name, t->str) != 0 || i >= ev->neager) continue;
     if (ev->eager_tensors[i]) ev_fail(ev, s->loc, "tensor parameter '%s' is annotated twice", t->str);
+    ev->implicit_dims = true;
     tc_val *ann = ev_expr(ev, s->b);
+    ev->implicit_dims = false;
     if (ann->kind != TV_TENSOR_TYPE)
       ev_fail(ev, s->b->loc, "the annotation of parameter '%s' must be T.Tensor(shape, dtype), not %s", t->str,
               tv_kind_name(ann));

@@ -431,6 +431,12 @@ static tc_val *dims_common(tc_ev *ev, tc_args *a, bool define_binds) {
   return out->u.seq.n == 1 ? out->u.seq.v[0] : out;
 }
 
+tc_val *ev_implicit_dim(tc_ev *ev, const char *name, tc_loc loc) {
+  tc_val *v = symbolic_dim(ev, tc_arena_strdup(ev->ir, name), tc_dt(TC_DT_INT32), loc, true);
+  scope_set(ev, ev->scope, tc_arena_strdup(ev->ir, name), v);
+  return v;
+}
+
 static tc_val *t_const(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   return dims_common(ev, a, true);
@@ -961,6 +967,15 @@ static tc_val *do_cast(tc_ev *ev, tc_val *x, tc_val *dtv, tc_loc xloc, tc_loc dl
   if (!ev_is_runtime(x) && !is_lit(x)) ev_fail(ev, xloc, "cannot cast %s to %s", tv_kind_name(x), ev_dtype_name(dt));
   return tv_expr(ev, ev_to_expr_as(ev, x, dt, loc));
 }
+/* T.dtype("float16") / T.dtype(T.float16): a dtype value. Also what `dtype: T.dtype = ...`
+ * annotations name (annotations of compile-time parameters are only hints). */
+static tc_val *t_dtype(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_dtype dt;
+  ev_get_dtype(ev, a->p[0], &dt, arg_loc(a, 0), "T.dtype()");
+  return tv_dtype(ev, dt);
+}
+
 static tc_val *t_cast(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   return do_cast(ev, a->p[0], a->p[1], arg_loc(a, 0), arg_loc(a, 1), call_loc(a));
@@ -1105,6 +1120,7 @@ static const tc_builtin language_builtins[] = {
     {"T.truncmod", "a b", t_truncmod, 0},
     {"T.if_then_else", "cond t f", t_if_then_else, 0},
     {"T.cast", "value dtype", t_cast, 0},
+    {"T.dtype", "value", t_dtype, 0},
     {"T.Cast", "dtype value", t_Cast, 0},
     {"T.infinity", "dtype", t_infinity, 0},
     {"T.max_value", "dtype", t_max_value, 0},

@@ -310,6 +310,43 @@ TEST(loops_reductions_tile_ops) {
   run_free(&r);
 }
 
+/* TileLang's own online_softmax example names its shape in the annotation only:
+ * `X: T.Tensor([M, N], dtype)` with M and N defined nowhere. They are implicit T.const names:
+ * symbolic, or bound by a define. `dtype: T.dtype = T.float16` is a hint on a compile-time
+ * parameter. A module constant of that name is what TileLang uses, and a define may not bind it. */
+TEST(eager_implicit_shape_names_and_dtype_hints) {
+  run r;
+  const char *src = HDR
+      "@tilelang.jit\n"
+      "def softmax(X, BLOCK_N=64, dtype: T.dtype = T.float16):\n"
+      "    X: T.Tensor([M, N], dtype)\n"
+      "    Y = T.empty([M, N], dtype)\n"
+      "    with T.Kernel(M, threads=32) as bx:\n"
+      "        for j in T.Parallel(BLOCK_N):\n"
+      "            Y[bx, j] = X[bx, j]\n"
+      "    return Y\n";
+  CHECK_EVAL(&r, src);
+  CHECK_INT(r.k->nsyms, 2);
+  CHECK_STR(r.k->syms[0]->name, "M");
+  CHECK_STR(r.k->syms[1]->name, "N");
+  CHECK_INT(r.k->params[0].buf->dtype.code, TC_DT_FLOAT16);
+  run_free(&r);
+  tilec_define d[] = {{"N", "64"}};
+  CHECK(eval_full(&r, "t.py", src, NULL, d, 1));
+  CHECK_INT(r.k->nsyms, 1);
+  int64_t n = 0;
+  CHECK(tc_expr_const_int(r.k->params[0].buf->shape[1], &n) && n == 64);
+  run_free(&r);
+  char with_const[2048];
+  snprintf(with_const, sizeof with_const, "%sM = 128\nN = 64\n", src);
+  CHECK(eval_full(&r, "t.py", with_const, NULL, NULL, 0));
+  CHECK_INT(r.k->nsyms, 0);
+  run_free(&r);
+  CHECK(!eval_full(&r, "t.py", with_const, NULL, d, 1));
+  CHECK(r.err.status == TILEC_ERROR_USAGE);
+  run_free(&r);
+}
+
 TEST(eager_style) {
   run r;
   const char *src = HDR
@@ -691,6 +728,7 @@ int main(void) {
   RUN(kernel_constructs_ir);
   RUN(loops_reductions_tile_ops);
   RUN(eager_style);
+  RUN(eager_implicit_shape_names_and_dtype_hints);
   RUN(prim_func_module_constants_and_lazy_globals);
   RUN(defines_are_typed_like_the_command_line);
   RUN(types_promote_and_casts_are_explicit);
