@@ -1135,6 +1135,7 @@ static const tc_builtin floormod_builtin = {"T.floormod", "a b", t_floordiv, 1};
 static const tc_builtin tilelang_builtins[] = {
     {"tilelang.jit", "func? | out_idx? pass_configs? target? execution_backend? verbose? target_host? debug_root_path? **", t_identity, 0},
     {"tilelang.compile", "func out_idx? target? execution_backend? target_host? verbose? pass_configs? **", t_compile, 0},
+    {"tilelang.cdiv", "a b", t_ceildiv, 0},
     {NULL, NULL, NULL, 0},
 };
 

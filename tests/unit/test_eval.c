@@ -347,6 +347,22 @@ TEST(eager_implicit_shape_names_and_dtype_hints) {
   run_free(&r);
 }
 
+TEST(tilelang_cdiv_is_ceildiv) {
+  run r;
+  CHECK_EVAL(&r, HDR
+      "def f(n=100):\n"
+      "    nb = tilelang.cdiv(n, 32)\n"
+      "    @T.prim_func\n"
+      "    def main(A: T.Tensor((n,), 'float32')):\n"
+      "        with T.Kernel(nb, threads=32) as bx:\n"
+      "            A[bx] = 1.0\n"
+      "    return main\n");
+  int64_t g = 0;
+  CHECK(tc_expr_const_int(r.k->grid[0], &g));
+  CHECK_INT(g, 4);
+  run_free(&r);
+}
+
 TEST(eager_style) {
   run r;
   const char *src = HDR
@@ -728,6 +744,7 @@ int main(void) {
   RUN(kernel_constructs_ir);
   RUN(loops_reductions_tile_ops);
   RUN(eager_style);
+  RUN(tilelang_cdiv_is_ceildiv);
   RUN(eager_implicit_shape_names_and_dtype_hints);
   RUN(prim_func_module_constants_and_lazy_globals);
   RUN(defines_are_typed_like_the_command_line);
