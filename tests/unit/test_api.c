@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "tilec.h"
@@ -342,6 +343,36 @@ TEST(threads_share_a_context) {
   for (int i = 0; i < 4; i++) CHECK(args[i].ok);
 }
 
+/* The same with the disk cache on: threads race to compile, store and load one kernel. */
+TEST(threads_share_a_context_with_disk_cache) {
+  char dir[] = "/tmp/tilec-test-api-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  tilec_error err = {0};
+  tilec_context_options o = {0};
+  o.cache_dir = dir;
+  tilec_context *saved = ctx;
+  ctx = tilec_context_create(&o, &err);
+  CHECK(ctx != NULL);
+  pthread_t th[4];
+  thread_arg args[4] = {{0}};
+  for (int i = 0; i < 4; i++) pthread_create(&th[i], NULL, compile_and_run, &args[i]);
+  for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+  tilec_error e2 = {0};
+  tilec_kernel *k = compile_src(scale_src, NULL, 0, &e2);
+  EXPECT(k && strcmp(tilec_kernel_cache_status(k), "hit") == 0);
+  tilec_kernel_destroy(k);
+  tilec_context_destroy(ctx);
+  ctx = saved;
+  size_t removed = 0;
+  tilec_context_options o2 = {0};
+  o2.cache_dir = dir;
+  tilec_context *c2 = tilec_context_create(&o2, &err);
+  EXPECT(tilec_cache_clear(c2, &removed, &err) == TILEC_OK && removed == 1);
+  tilec_context_destroy(c2);
+  rmdir(dir);
+  for (int i = 0; i < 4; i++) CHECK(args[i].ok);
+}
+
 int main(void) {
   tilec_error err = {0};
   tilec_context_options o = {0};
@@ -359,6 +390,7 @@ int main(void) {
   RUN(fp8_stores_saturate);
   RUN(scalar_parameters);
   RUN(threads_share_a_context);
+  RUN(threads_share_a_context_with_disk_cache);
   tilec_context_destroy(ctx);
   TEST_MAIN_END();
 }
