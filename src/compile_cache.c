@@ -66,18 +66,26 @@ static struct tc_context_caches *context_caches(tilec_context *ctx, tilec_error 
   return c;
 }
 
+static const char *memo_find(const struct tc_context_caches *c, const tc_backend *be) {
+  for (int i = 0; i < c->ntool; i++)
+    if (c->tool[i].backend == be) return c->tool[i].id;
+  return NULL;
+}
+
 /* The backend's toolchain identity, computed once per context (it may run the compiler). */
 static char *toolchain_id(tilec_context *ctx, struct tc_context_caches *c, const tc_backend *be, tilec_error *err) {
   char *id = NULL;
   pthread_mutex_lock(&ctx->mu);
-  for (int i = 0; i < c->ntool; i++)
-    if (c->tool[i].backend == be) id = strdup(c->tool[i].id);
+  const char *memo = memo_find(c, be);
+  if (memo) id = strdup(memo);
   pthread_mutex_unlock(&ctx->mu);
-  if (id) return id;
+  if (memo) return id;
+  /* Computed outside the lock (it may stat or run the compiler); threads that race here compute
+   * the same text, and only the first stores it. */
   id = be->toolchain_id ? be->toolchain_id(&ctx->env, err) : strdup("none");
   if (!id) return NULL;
   pthread_mutex_lock(&ctx->mu);
-  if (c->ntool < (int)(sizeof c->tool / sizeof c->tool[0])) {
+  if (!memo_find(c, be) && c->ntool < (int)(sizeof c->tool / sizeof c->tool[0])) {
     c->tool[c->ntool].backend = be;
     c->tool[c->ntool].id = strdup(id);
     if (c->tool[c->ntool].id) c->ntool++;
