@@ -24,7 +24,7 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 HELPER_SRCS := $(sort $(wildcard tests/helpers/*.c))
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/tests/helpers/%)
 
-.PHONY: all test check example fuzz bench deps clean
+.PHONY: all test check example fuzz bench deps clean install
 all: $(BUILD)/tilec $(BUILD)/libtilec.a $(BUILD)/libtilec.so $(UNIT_BINS) $(HELPER_BINS)
 
 deps:
@@ -94,6 +94,18 @@ fuzz: build-fuzz/libtilec.a
 
 bench: deps all $(BENCH_BINS)
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+
+# make install [PREFIX=/usr/local] [DESTDIR=...]: the CLI, both libraries, the header and a
+# pkg-config file (tilec.h includes <dlpack/dlpack.h>: Debian's libdlpack-dev).
+PREFIX ?= /usr/local
+VERSION := $(shell sed -n 's/^\#define TILEC_VERSION_STRING "\(.*\)"/\1/p' include/tilec.h)
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
+	install -m 755 $(BUILD)/tilec $(DESTDIR)$(PREFIX)/bin/tilec
+	install -m 644 $(BUILD)/libtilec.a $(DESTDIR)$(PREFIX)/lib/libtilec.a
+	install -m 755 $(BUILD)/libtilec.so $(DESTDIR)$(PREFIX)/lib/libtilec.so
+	install -m 644 include/tilec.h $(DESTDIR)$(PREFIX)/include/tilec.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' tools/tilec.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/tilec.pc
 
 clean:
 	rm -rf build build-asan build-fuzz
