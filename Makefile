@@ -108,7 +108,7 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' tools/tilec.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/tilec.pc
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-tsan build-fuzz
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 -include $(shell find build-fuzz -name '*.d' 2>/dev/null)
