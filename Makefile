@@ -24,7 +24,7 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 HELPER_SRCS := $(sort $(wildcard tests/helpers/*.c))
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/tests/helpers/%)
 
-.PHONY: all test check example fuzz bench deps clean install
+.PHONY: all test check example fuzz bench bench-run deps clean install
 all: $(BUILD)/tilec $(BUILD)/libtilec.a $(BUILD)/libtilec.so $(UNIT_BINS) $(HELPER_BINS)
 
 deps:
@@ -92,7 +92,11 @@ fuzz: build-fuzz/libtilec.a
 	mkdir -p build-fuzz/corpus && cp tests/fuzz/corpus/*.py examples/*.py tests/diag/*.py build-fuzz/corpus/ 2>/dev/null || true
 	build-fuzz/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=8192 build-fuzz/corpus
 
-bench: deps all $(BENCH_BINS)
+bench:
+	@sh tools/deps.sh bench
+	@$(MAKE) --no-print-directory bench-run
+
+bench-run: all $(BENCH_BINS)
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
 
 # make install [PREFIX=/usr/local] [DESTDIR=...]: the CLI, both libraries, the header and a

@@ -5,6 +5,10 @@ command -v cc >/dev/null 2>&1 || need="$need gcc"
 command -v make >/dev/null 2>&1 || need="$need make"
 [ -f /usr/include/dlpack/dlpack.h ] || need="$need libdlpack-dev"
 command -v python3 >/dev/null 2>&1 || need="$need python3"
+# `deps.sh bench`: the benchmarks compare with OpenBLAS too.
+if [ "${1:-}" = bench ] && ! echo 'int main(void){return 0;}' | cc -x c - -lopenblas -o /dev/null 2>/dev/null; then
+  need="$need libopenblas-dev"
+fi
 [ -z "$need" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "tilec: installing:$need"
