@@ -154,7 +154,11 @@ double tilec_kernel_bytes(const tilec_kernel *k, DLTensor *const *args, size_t n
 /* ---- launching ---------------------------------------------------------------------------- */
 /* Run the kernel. args[i] is the tensor for parameter i, on the kernel's device. Shapes,
  * dtypes, devices and strides are checked before anything runs; on any mismatch nothing is
- * written. Symbolic dimensions are bound from the tensors and must agree across them. */
+ * written. Symbolic dimensions are bound from the tensors and must agree across them.
+ * Conventions: tensors are dense row-major (strides NULL or compact); a scalar parameter is a
+ * 0-d tensor of its dtype; types DLPack cannot name (the float8 types, float4_e2m1fn, int4,
+ * uint4) travel as kDLUInt tensors of their storage (8 bits; 4-bit types packed two per byte,
+ * element 2k in the low nibble); bool is kDLUInt 8 where the DLPack header has no kDLBool. */
 tilec_status tilec_kernel_launch(tilec_kernel *k, DLTensor *const *args, size_t nargs,
                                  tilec_error *err);
 /* Run the independent reference (a float64 interpreter of the tile IR) on host tensors. */
