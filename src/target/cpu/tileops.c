@@ -82,6 +82,20 @@ static void rg_elem_inb(tc_cg *g, tc_strbuf *sb, const rg *x, const char *const 
   if (!any) tc_sb_puts(sb, "1");
 }
 
+/* Emit one element statement of a tile op. With `guard`, it runs only when the element lies
+ * inside x's global tensor: out-of-bounds stores are dropped. */
+static void emit_elem_stmt(tc_cg *g, const rg *x, const char *const *lv, bool guard, const char *stmt) {
+  if (!guard) {
+    tc_cg_line(g, "%s", stmt);
+    return;
+  }
+  tc_strbuf c;
+  tc_sb_init(&c);
+  rg_elem_inb(g, &c, x, lv);
+  tc_cg_line(g, "if (%s) %s", tc_sb_cstr(&c), stmt);
+  tc_sb_free(&c);
+}
+
 static void rg_tile_inb(tc_cg *g, tc_strbuf *sb, const rg *x) {
   bool any = false;
   for (int j = 0; j < x->r->ndim; j++) {
@@ -162,15 +176,7 @@ static void copy_body(tc_cg *g, const rg *src, const rg *dst, const char **lv, b
     tc_cg_convert(&cv, src->b->dtype, dst->b->dtype, tc_sb_cstr(&ld));
   }
   tc_cg_store_at(g, &st, dst->b, tc_sb_cstr(&dof), tc_sb_cstr(&cv));
-  if (checked && rg_global(dst)) {
-    tc_strbuf c;
-    tc_sb_init(&c);
-    rg_elem_inb(g, &c, dst, lv);
-    tc_cg_line(g, "if (%s) %s", tc_sb_cstr(&c), tc_sb_cstr(&st));
-    tc_sb_free(&c);
-  } else {
-    tc_cg_line(g, "%s", tc_sb_cstr(&st));
-  }
+  emit_elem_stmt(g, dst, lv, checked && rg_global(dst), tc_sb_cstr(&st));
   tc_sb_free(&so);
   tc_sb_free(&dof);
   tc_sb_free(&ld);
@@ -284,15 +290,7 @@ void tc_cg_fill(tc_cg *g, const tc_stmt *s) {
     tc_sb_init(&st);
     rg_offset(g, &off, &dst, lv);
     tc_cg_store_at(g, &st, dst.b, tc_sb_cstr(&off), val);
-    if (checked) {
-      tc_strbuf c;
-      tc_sb_init(&c);
-      rg_elem_inb(g, &c, &dst, lv);
-      tc_cg_line(g, "if (%s) %s", tc_sb_cstr(&c), tc_sb_cstr(&st));
-      tc_sb_free(&c);
-    } else {
-      tc_cg_line(g, "%s", tc_sb_cstr(&st));
-    }
+    emit_elem_stmt(g, &dst, lv, checked, tc_sb_cstr(&st));
     tc_sb_free(&off);
     tc_sb_free(&st);
     nest_close(g, dst.nq);
@@ -332,15 +330,7 @@ static void rg_store(tc_cg *g, const rg *x, const char *const *lv, const char *v
   tc_sb_init(&st);
   rg_offset(g, &off, x, lv);
   tc_cg_store_at(g, &st, x->b, tc_sb_cstr(&off), val);
-  if (rg_global(x) && !g->unchecked) {
-    tc_strbuf c;
-    tc_sb_init(&c);
-    rg_elem_inb(g, &c, x, lv);
-    tc_cg_line(g, "if (%s) %s", tc_sb_cstr(&c), tc_sb_cstr(&st));
-    tc_sb_free(&c);
-  } else {
-    tc_cg_line(g, "%s", tc_sb_cstr(&st));
-  }
+  emit_elem_stmt(g, x, lv, rg_global(x) && !g->unchecked, tc_sb_cstr(&st));
   tc_sb_free(&off);
   tc_sb_free(&st);
 }
@@ -529,11 +519,7 @@ void tc_cg_atomic_tile(tc_cg *g, const tc_stmt *s) {
     tc_sb_printf(&line, "tcg_atomic_add_%s(", tc_cg_dtname(dst.b->dtype));
     tc_cg_buf_name(g, &line, dst.b);
     tc_sb_printf(&line, ", %s, %s);", tc_sb_cstr(&off), tc_sb_cstr(&cv));
-    tc_strbuf c;
-    tc_sb_init(&c);
-    rg_elem_inb(g, &c, &dst, lv);
-    tc_cg_line(g, "if (%s) %s", tc_sb_cstr(&c), tc_sb_cstr(&line));
-    tc_sb_free(&c);
+    emit_elem_stmt(g, &dst, lv, true, tc_sb_cstr(&line));
   } else {
     tc_strbuf cur, raw, r;
     tc_sb_init(&cur);
