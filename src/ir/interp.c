@@ -4,6 +4,7 @@
  * Runtime faults unwind with longjmp to tc_interp_run; everything the run allocates hangs off
  * the context and is freed there, so nothing leaks on an error. */
 #include "ir/interp.h"
+#include "gpu/gpu.h"
 
 /* Products and sums round separately, as the reference defines them: no fused multiply-add.
  * (GCC does not contract in ISO C mode; clang needs to be told.) */
@@ -543,6 +544,14 @@ static val eval(ictx *c, const tc_expr *e, int t) {
   }
   case TC_OP_CAST:
     return convert(e->args[0]->dtype, eval(c, e->args[0], t), e->dtype);
+  case TC_OP_CALL:
+    /* GPU intrinsics, so code lowered for a GPU can be checked here (docs/gpu.md) */
+    if (e->callee && !strcmp(e->callee, TC_GPU_SHFL_XOR)) {
+      int other = t ^ (int)eval(c, e->args[1], t).i;
+      return eval(c, e->args[0], other < c->nthreads ? other : t);
+    }
+    fail(c, TILEC_ERROR_TARGET, e->loc, t, "intrinsic %s runs only on a GPU target", e->callee ? e->callee : "?");
+    return v;
   case TC_OP_SELECT: /* only the chosen branch is evaluated, as in C's ?: */
     return eval(c, e->args[0], t).i ? eval(c, e->args[1], t) : eval(c, e->args[2], t);
   case TC_OP_AND:
@@ -574,6 +583,58 @@ static val eval(ictx *c, const tc_expr *e, int t) {
 }
 
 /* The value of e, which must be the same in every thread of the block. */
+/* The block GEMM intrinsic of the GPU lowering (src/gpu/gpu.h), for thread t: its accumulator
+ * registers (the ACC layout) += op(A) @ op(B), summed in float64 and rounded once, read from
+ * the flat shared tiles through the same swizzle the lowering writes them with. */
+static val gemm_operand(ictx *c, const tc_expr *addr, int64_t rows, int64_t cols, bool swz, int64_t row, int64_t col,
+                        const tc_gpu_layout *regs_layout, int t) {
+  bufstate *bs = buf_of(c, addr->buf, addr->loc);
+  int64_t off;
+  if (regs_layout) { /* A in registers: the tensor core gathers it from the threads that hold it */
+    int64_t owner, reg;
+    tc_gl_owner(regs_layout, row * cols + col, 0, &owner, &reg);
+    return convert(addr->buf->dtype, *cell(bs, reg, (int)owner), tc_dt(TC_DT_FLOAT64));
+  } else {
+    off = swz ? tc_gpu_swizzle_index(row, col, cols, tc_dtype_bits(addr->buf->dtype) / 8) : row * cols + col;
+  }
+  (void)rows;
+  return convert(addr->buf->dtype, *cell(bs, off, t), tc_dt(TC_DT_FLOAT64));
+}
+
+static void run_gpu_gemm(ictx *c, const tc_expr *e, int t) {
+  int64_t v[10];
+  for (int i = 0; i < 10; i++) v[i] = eval(c, e->args[i], t).i;
+  int64_t M = v[0], N = v[1], K = v[2];
+  const tc_expr *A = e->args[10], *B = e->args[11], *C = e->args[12];
+  tc_gpu_layout acc, alay;
+  char why[128];
+  if (!tc_gl_make_acc(&acc, M, N, (int)v[3], (int)v[4], c->nthreads, why, sizeof why)) {
+    fail(c, TILEC_ERROR_INTERNAL, e->loc, t, "gemm: %s", why);
+    return;
+  }
+  bool rs = A->buf->scope == TC_SCOPE_LOCAL;
+  if (rs && !tc_gl_make_acc(&alay, M, K, (int)v[3], 1, c->nthreads, why, sizeof why)) {
+    fail(c, TILEC_ERROR_INTERNAL, e->loc, t, "gemm: %s", why);
+    return;
+  }
+  bufstate *cs = buf_of(c, C->buf, C->loc);
+  for (int64_t r = 0; r < acc.num_regs; r++) {
+    int64_t rep, el = tc_gl_elem(&acc, t, r, &rep), row = el / N, col = el % N;
+    double sum = 0;
+    for (int64_t k = 0; k < K; k++) {
+      double a = v[5] ? gemm_operand(c, A, K, M, v[8], k, row, NULL, t).f
+                      : gemm_operand(c, A, M, K, v[8], row, k, rs ? &alay : NULL, t).f;
+      double b = v[6] ? gemm_operand(c, B, N, K, v[9], col, k, NULL, t).f : gemm_operand(c, B, K, N, v[9], k, col, NULL, t).f;
+      sum += a * b;
+    }
+    val *cv = cell(cs, r, t);
+    val old = convert(C->buf->dtype, *cv, tc_dt(TC_DT_FLOAT64)), nv;
+    nv.f = old.f + sum;
+    *cv = normalize(C->buf->dtype, convert(tc_dt(TC_DT_FLOAT64), nv, C->buf->dtype));
+  }
+  count_steps(c, (uint64_t)(acc.num_regs * K), e->loc);
+}
+
 static val eval_uniform(ictx *c, const tc_expr *e, const char *what, tc_loc loc) {
   val v0 = eval(c, e, 0);
   for (int t = 1; t < c->nthreads; t++) {
@@ -951,6 +1012,10 @@ static void exec(ictx *c, const tc_stmt *s, mask m, int depth) {
     count_steps(c, (uint64_t)m.n, s->loc);
     return;
   case TC_ST_EVALUATE:
+    if (s->u.evaluate.value->op == TC_OP_CALL && !strcmp(s->u.evaluate.value->callee, TC_GPU_GEMM)) {
+      for (int j = 0; j < m.n; j++) run_gpu_gemm(c, s->u.evaluate.value, m.ids[j]);
+      return;
+    }
     for (int j = 0; j < m.n; j++) (void)eval(c, s->u.evaluate.value, m.ids[j]);
     return;
   case TC_ST_PRINT:    /* the library never prints */

@@ -93,7 +93,8 @@ struct tc_expr {
   int64_t ival;     /* CONST_INT */
   double fval;      /* CONST_FLOAT */
   tc_var *var;      /* VAR */
-  tc_buffer *buf;   /* LOAD */
+  tc_buffer *buf;   /* LOAD, ADDRESS_OF */
+  const char *callee; /* CALL */
   int nargs;
   tc_expr **args;   /* operands; LOAD: indices */
 };

@@ -336,6 +336,19 @@ static void print_expr(pctx *pc, const tc_expr *e, int min_prec) {
     print_arg(pc, e, 0, 0);
     tc_sb_putc(sb, ')');
     break;
+  case TC_OP_CALL:
+    print_call(pc, e->callee ? e->callee : "?", e);
+    break;
+  case TC_OP_ADDRESS_OF:
+    tc_sb_puts(sb, "T.address_of(");
+    if (e->buf) put_name(pc, e->buf, e->buf->name);
+    tc_sb_putc(sb, '[');
+    for (int i = 0; i < e->nargs; i++) {
+      if (i) tc_sb_puts(sb, ", ");
+      print_arg(pc, e, i, 0);
+    }
+    tc_sb_puts(sb, "])");
+    break;
   case TC_OP_SELECT:
   case TC_OP_MIN:
   case TC_OP_MAX:

@@ -225,6 +225,12 @@ static bool check_expr(vctx *v, const tc_expr *e) {
       return internal(v, "if_then_else branches have dtypes %s and %s, the result is %s", dtname(e->args[1]->dtype, b1, sizeof b1),
                       dtname(e->args[2]->dtype, b2, sizeof b2), dtname(e->dtype, b3, sizeof b3));
     return true;
+  case TC_OP_CALL:
+    if (!e->callee) return internal(v, "call without a callee");
+    return true;
+  case TC_OP_ADDRESS_OF:
+    if (!e->buf || e->nargs != e->buf->ndim) return internal(v, "address_of needs a buffer and one index per dimension");
+    return true;
   default:
     return internal(v, "unexpected expression op `%s`", opn);
   }

@@ -1,0 +1,219 @@
+/* barrier.c: block barriers where shared memory has a hazard, and nowhere else.
+ *
+ * After lowering, every statement is run by every thread. A barrier is needed before a
+ * statement that reads a block-visible buffer (shared, or global) written since the last
+ * barrier, or writes one read or written since then. Register arrays and per-thread buffers
+ * never need one. Control flow that may differ between threads (a condition or loop bound that
+ * depends on the thread index) cannot hold a barrier, so such a statement is treated as one
+ * access; uniform loops and ifs are entered, and a loop's back edge is a hazard like any other.
+ * Atomics do not conflict with each other. */
+#include <string.h>
+
+#include "gpu/gpu_internal.h"
+
+typedef struct bset {
+  int n;
+  unsigned char *r, *w;
+} bset;
+
+typedef struct bctx {
+  tc_gpu_plan *P;
+  int n;
+} bctx;
+
+static bset bs_new(bctx *C) {
+  bset s = {C->n, TC_NEW_ARRAY(C->P->a, unsigned char, C->n), TC_NEW_ARRAY(C->P->a, unsigned char, C->n)};
+  return s;
+}
+static void bs_clear(bset *s) {
+  memset(s->r, 0, (size_t)s->n);
+  memset(s->w, 0, (size_t)s->n);
+}
+static void bs_union(bset *d, const bset *s) {
+  for (int i = 0; i < d->n; i++) d->r[i] |= s->r[i], d->w[i] |= s->w[i];
+}
+static void bs_copy(bset *d, const bset *s) {
+  memcpy(d->r, s->r, (size_t)d->n);
+  memcpy(d->w, s->w, (size_t)d->n);
+}
+static bool bs_conflict(const bset *state, const bset *acc) {
+  for (int i = 0; i < state->n; i++)
+    if ((acc->r[i] && state->w[i]) || (acc->w[i] && (state->r[i] || state->w[i]))) return true;
+  return false;
+}
+
+static bool visible(const tc_buffer *b) { return b && (b->scope == TC_SCOPE_SHARED || b->scope == TC_SCOPE_GLOBAL); }
+
+static void acc_expr(bctx *C, bset *s, const tc_expr *e) {
+  if (!e) return;
+  if (e->op == TC_OP_LOAD && visible(e->buf) && e->buf->id < C->n) s->r[e->buf->id] = 1;
+  if (e->op == TC_OP_ADDRESS_OF && visible(e->buf) && e->buf->id < C->n) s->r[e->buf->id] = 1, s->w[e->buf->id] = 1;
+  for (int i = 0; i < e->nargs; i++) acc_expr(C, s, e->args[i]);
+}
+
+/* Every access of a statement and its children. */
+static void acc_stmt(bctx *C, bset *s, const tc_stmt *st) {
+  if (!st) return;
+  switch (st->kind) {
+  case TC_ST_SEQ:
+    for (int i = 0; i < st->u.seq.n; i++) acc_stmt(C, s, st->u.seq.items[i]);
+    break;
+  case TC_ST_FOR:
+    acc_expr(C, s, st->u.loop.min);
+    acc_expr(C, s, st->u.loop.extent);
+    acc_stmt(C, s, st->u.loop.body);
+    break;
+  case TC_ST_IF:
+    acc_expr(C, s, st->u.if_.cond);
+    acc_stmt(C, s, st->u.if_.then_s);
+    acc_stmt(C, s, st->u.if_.else_s);
+    break;
+  case TC_ST_STORE:
+    for (int i = 0; i < st->u.store.nidx; i++) acc_expr(C, s, st->u.store.idx[i]);
+    acc_expr(C, s, st->u.store.value);
+    if (visible(st->u.store.buf) && st->u.store.buf->id < C->n) s->w[st->u.store.buf->id] = 1;
+    break;
+  case TC_ST_ATOMIC_ADD: /* atomics commute with each other; only their operands are reads */
+    for (int i = 0; i < st->u.atomic.nidx; i++) acc_expr(C, s, st->u.atomic.idx[i]);
+    acc_expr(C, s, st->u.atomic.value);
+    break;
+  case TC_ST_LET: case TC_ST_ASSIGN: acc_expr(C, s, st->u.let.value); break;
+  case TC_ST_EVALUATE: acc_expr(C, s, st->u.evaluate.value); break;
+  case TC_ST_ASSERT: acc_expr(C, s, st->u.assert_.cond); break;
+  case TC_ST_PRINT: acc_expr(C, s, st->u.print.value); break;
+  default: break;
+  }
+}
+
+/* Whether an expression may differ between the threads of a block. */
+static bool varying_expr(const tc_expr *e) {
+  if (!e) return false;
+  if (e->op == TC_OP_VAR && (e->var->kind == TC_VAR_THREAD_IDX || e->var->kind == TC_VAR_LOCAL)) return true;
+  if (e->op == TC_OP_LOAD && e->buf->scope != TC_SCOPE_GLOBAL && e->buf->scope != TC_SCOPE_SHARED) return true;
+  for (int i = 0; i < e->nargs; i++)
+    if (varying_expr(e->args[i])) return true;
+  return false;
+}
+
+static bool has_barrier(const tc_stmt *st) {
+  if (!st) return false;
+  switch (st->kind) {
+  case TC_ST_BARRIER: return true;
+  case TC_ST_SEQ:
+    for (int i = 0; i < st->u.seq.n; i++)
+      if (has_barrier(st->u.seq.items[i])) return true;
+    return false;
+  case TC_ST_FOR: return has_barrier(st->u.loop.body);
+  case TC_ST_IF: return has_barrier(st->u.if_.then_s) || has_barrier(st->u.if_.else_s);
+  default: return false;
+  }
+}
+
+static tc_stmt *place(bctx *C, tc_stmt *st, bset *state);
+
+static tc_stmt *place_seq(bctx *C, tc_stmt *st, bset *state) {
+  tc_stmt_list out = {0};
+  for (int i = 0; i < st->u.seq.n; i++) {
+    tc_stmt *c = place(C, st->u.seq.items[i], state);
+    if (!c) return NULL;
+    if (c->kind == TC_ST_SEQ && c->u.seq.n == 0) continue;
+    tc_stmt_list_push(C->P->a, &out, c);
+  }
+  return tc_stmt_list_seq(C->P->a, &out, st->loc);
+}
+
+/* Returns the statement with barriers placed; `state` is updated to what is accessed since the
+ * last barrier when it ends. */
+static tc_stmt *place(bctx *C, tc_stmt *st, bset *state) {
+  tc_gpu_plan *P = C->P;
+  switch (st->kind) {
+  case TC_ST_SEQ: return place_seq(C, st, state);
+  case TC_ST_BARRIER:
+    bs_clear(state);
+    return st;
+  case TC_ST_FOR:
+    if (!varying_expr(st->u.loop.min) && !varying_expr(st->u.loop.extent)) {
+      /* two rounds: the second starts from what the end of the body leaves (the back edge) */
+      bset first = bs_new(C);
+      bs_copy(&first, state);
+      if (!place(C, st->u.loop.body, &first)) return NULL;
+      bset entry = bs_new(C);
+      bs_copy(&entry, state);
+      bs_union(&entry, &first);
+      tc_stmt *c = tc_ir_stmt(P->a, TC_ST_FOR, st->loc);
+      *c = *st;
+      c->u.loop.body = place(C, st->u.loop.body, &entry);
+      if (!c->u.loop.body) return NULL;
+      bs_union(state, &entry); /* zero trips leave the state as it was */
+      return c;
+    }
+    break;
+  case TC_ST_IF:
+    if (!varying_expr(st->u.if_.cond)) {
+      bset a = bs_new(C), b = bs_new(C);
+      bs_copy(&a, state);
+      bs_copy(&b, state);
+      bset cond = bs_new(C);
+      acc_expr(C, &cond, st->u.if_.cond);
+      if (bs_conflict(state, &cond)) {
+        tc_gpu_fail(P, st->loc, "internal: a condition reads shared memory written without a barrier");
+        return NULL;
+      }
+      tc_stmt *c = tc_ir_stmt(P->a, TC_ST_IF, st->loc);
+      *c = *st;
+      c->u.if_.then_s = place(C, st->u.if_.then_s, &a);
+      if (!c->u.if_.then_s) return NULL;
+      if (st->u.if_.else_s && !(c->u.if_.else_s = place(C, st->u.if_.else_s, &b))) return NULL;
+      bs_copy(state, &a);
+      bs_union(state, &b);
+      return c;
+    }
+    break;
+  default: break;
+  }
+  if (has_barrier(st)) {
+    tc_gpu_fail(P, st->loc, "a barrier is needed under control flow that depends on the thread index");
+    return NULL;
+  }
+  bset acc = bs_new(C);
+  acc_stmt(C, &acc, st);
+  if (bs_conflict(state, &acc)) {
+    tc_stmt_list two = {0};
+    tc_stmt_list_push(P->a, &two, tc_ir_stmt(P->a, TC_ST_BARRIER, st->loc));
+    tc_stmt_list_push(P->a, &two, st);
+    bs_copy(state, &acc);
+    return tc_stmt_list_seq(P->a, &two, st->loc);
+  }
+  bs_union(state, &acc);
+  return st;
+}
+
+/* Drop a barrier that directly follows another. */
+static void dedupe(tc_stmt *st) {
+  if (!st) return;
+  if (st->kind == TC_ST_SEQ) {
+    int n = 0;
+    for (int i = 0; i < st->u.seq.n; i++) {
+      tc_stmt *c = st->u.seq.items[i];
+      dedupe(c);
+      if (c->kind == TC_ST_BARRIER && n > 0 && st->u.seq.items[n - 1]->kind == TC_ST_BARRIER) continue;
+      st->u.seq.items[n++] = c;
+    }
+    st->u.seq.n = n;
+  } else if (st->kind == TC_ST_FOR) {
+    dedupe(st->u.loop.body);
+  } else if (st->kind == TC_ST_IF) {
+    dedupe(st->u.if_.then_s);
+    dedupe(st->u.if_.else_s);
+  }
+}
+
+bool tc_gpu_insert_barriers(tc_gpu_plan *P) {
+  bctx C = {P, P->k->next_id + 1};
+  bset state = bs_new(&C);
+  tc_stmt *b = place(&C, P->k->body, &state);
+  if (!b) return false;
+  dedupe(b);
+  P->k->body = b;
+  return true;
+}

@@ -1,0 +1,130 @@
+/* gpu.h: the GPU lowering that the CUDA and Metal targets share.
+ *
+ * Input: a kernel's tile IR after the target-independent passes. Output: the same kernel as
+ * SIMT IR, in which every statement is run by every thread of the block:
+ *   - fragments become per-thread register arrays (LOCAL buffers of `num_regs` elements) laid
+ *     out by a fragment layout (layout.c), and every access to them has a constant register
+ *     index;
+ *   - shared buffers become flat SHARED buffers whose elements are placed by a shared layout
+ *     (row-major, or the XOR swizzle the tensor-core GEMM reads without bank conflicts);
+ *   - tile operations become loops over the work each thread owns (tileops.c, reduce.c), the
+ *     GEMM becomes an intrinsic the target implements (gemm.c), and barriers are placed where
+ *     shared memory has a hazard (barrier.c).
+ * The passes run as the list in tc_gpu_lower (lower.c). Targets print the result (CUDA C++,
+ * MSL) and implement the intrinsics. */
+#ifndef TILEC_GPU_H
+#define TILEC_GPU_H
+
+#include "ir/ir.h"
+
+/* What the lowering needs to know about the machine. */
+typedef struct tc_gpu_desc {
+  const char *target;     /* "cuda", "metal": for messages */
+  int warp_size;          /* 32 */
+  int64_t max_smem;       /* bytes of shared memory one block may use */
+  int max_threads;        /* per block */
+  bool mma_f16;           /* m16n8k16 f16/bf16 tensor-core instructions */
+  bool mma_i8;            /* m16n8k32 int8 */
+  bool mma_fp8;           /* m16n8k32 e4m3/e5m2 (sm_89+) */
+  bool cp_async;          /* asynchronous global->shared copies (sm_80+) */
+} tc_gpu_desc;
+
+/* ---- fragment layouts (layout.c) ----
+ * Where each element of a block-wide fragment lives: which thread holds it, in which of that
+ * thread's registers. An element may be held by several threads (replicas): a row vector used
+ * beside an accumulator tile is replicated across the threads that share the row. */
+typedef enum tc_gl_kind {
+  TC_GL_ACC,         /* the tensor-core accumulator pattern of a (M, N) gemm tile */
+  TC_GL_ROWS_ACC,    /* (M,): row i held by every thread that holds row i of an ACC tile */
+  TC_GL_CYCLIC,      /* elements in row-major order dealt to threads in chunks of `vec` */
+  TC_GL_ROWS_CYCLIC, /* (M,): row i held by the `group` threads that hold row i of a CYCLIC tile */
+  TC_GL_REPL         /* every thread holds every element */
+} tc_gl_kind;
+
+#define TC_GL_MAXDIM 8
+typedef struct tc_gpu_layout {
+  tc_gl_kind kind;
+  int ndim;
+  int64_t shape[TC_GL_MAXDIM];
+  int64_t numel;
+  int threads;
+  int64_t num_regs; /* registers per thread */
+  int64_t reps;     /* threads holding each element */
+  /* ACC, ROWS_ACC: the gemm tile M x N and its warp partition */
+  int64_t M, N;
+  int wm, wn;
+  /* CYCLIC: chunk size; ROWS_CYCLIC: vec and row length N of the source tile, group size */
+  int vec;
+  int64_t group;
+} tc_gpu_layout;
+
+/* Registers per thread and element placement. Indices are linear (row-major) element numbers. */
+void tc_gl_owner(const tc_gpu_layout *L, int64_t elem, int64_t rep, int64_t *thread, int64_t *reg);
+/* The element held in register `reg` of `thread` (and which replica that thread is), or -1. */
+int64_t tc_gl_elem(const tc_gpu_layout *L, int64_t thread, int64_t reg, int64_t *rep);
+/* The logical index of register `reg` as int32 expressions of the thread index `tid`, and the
+ * condition under which that register holds an element (NULL: always). */
+void tc_gl_index_exprs(tc_arena *a, const tc_gpu_layout *L, tc_expr *tid, int64_t reg, tc_expr **idx,
+                       tc_expr **valid, tc_loc loc);
+/* Replica number of the calling thread as an expression (0 for unreplicated layouts). */
+tc_expr *tc_gl_rep_expr(tc_arena *a, const tc_gpu_layout *L, tc_expr *tid, tc_loc loc);
+bool tc_gl_equal(const tc_gpu_layout *a, const tc_gpu_layout *b);
+/* "acc(128x128, warps 2x2)" etc. */
+void tc_gl_describe(const tc_gpu_layout *L, char *out, size_t cap);
+
+/* Constructors. They return false with `why` filled when the shape does not fit. */
+bool tc_gl_make_acc(tc_gpu_layout *L, int64_t M, int64_t N, int wm, int wn, int threads, char *why, size_t cap);
+void tc_gl_make_cyclic(tc_gpu_layout *L, int ndim, const int64_t *shape, int threads, int elem_bytes);
+void tc_gl_make_repl(tc_gpu_layout *L, int ndim, const int64_t *shape, int threads);
+/* The layout of a row vector (shape (M,)) used beside a 2-D tile of layout `tile`; falls back
+ * to REPL when the tile's rows are not held by fixed thread groups. */
+void tc_gl_make_rows(tc_gpu_layout *L, const tc_gpu_layout *tile, int threads);
+
+/* The warp partition TileLang's GemmWarpPolicy gives a gemm tile. */
+bool tc_gpu_warp_partition(tc_gemm_policy policy, int64_t M, int64_t N, int warps, int *wm, int *wn);
+
+/* ---- the plan the passes share ---- */
+typedef struct tc_gpu_plan {
+  tc_arena *a;
+  tc_kernel_ir *k;
+  const tc_gpu_desc *desc;
+  tilec_error *err;
+  int threads;               /* product of the block's thread extents */
+  int nbufs;                 /* buffer ids are < nbufs */
+  tc_gpu_layout **frag;      /* by buffer id: the layout of a fragment, else NULL */
+  bool *swizzle;             /* by buffer id: shared buffer stored with the XOR swizzle */
+  bool *demote;              /* by buffer id: a fragment kept in shared memory instead */
+  tc_buffer **regs;          /* by buffer id: a fragment's register array (LOCAL) */
+  tc_buffer **flat;          /* by buffer id: a shared buffer's flat storage */
+  tc_var *tid;               /* the flat thread index (a LET at the top of the body) */
+  tc_var *lane;              /* not used by every kernel */
+  int64_t scratch_elems;     /* float32 elements of the shared scratch reductions use */
+  tc_buffer *scratch;        /* flat shared float32 scratch, or NULL */
+  tc_buffer *scratch64;      /* flat shared float64 scratch for float64 reductions, or NULL */
+  tc_buffer *scratch_i32, *scratch_i64; /* the same for integer reductions */
+  int uniq;
+} tc_gpu_plan;
+
+bool tc_gpu_fail(tc_gpu_plan *P, tc_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Passes (each returns false with P->err filled). */
+bool tc_gpu_infer_layouts(tc_gpu_plan *P);    /* layout.c: fragments and swizzled shared tiles */
+bool tc_gpu_lower_tileops(tc_gpu_plan *P);    /* tileops.c: tile ops -> per-thread code */
+bool tc_gpu_insert_barriers(tc_gpu_plan *P);  /* barrier.c */
+
+/* The whole lowering: runs the passes above, in order, with the verifier between them.
+ * Returns the lowered kernel (a new kernel sharing params with `k`), or NULL. */
+tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k, const tc_gpu_desc *desc, tilec_error *err);
+
+/* Shared-memory layout (the XOR swizzle) of a 2-D tile, as an element offset expression. */
+tc_expr *tc_gpu_swizzle_offset(tc_arena *a, tc_expr *row, tc_expr *col, int64_t cols, int elem_bytes, tc_loc loc);
+bool tc_gpu_swizzle_applies(int64_t cols, int elem_bytes);
+/* The same placement as a number: element offset of (row, col). */
+int64_t tc_gpu_swizzle_index(int64_t row, int64_t col, int64_t cols, int elem_bytes);
+
+/* Intrinsic names the targets implement (the statement is an EVALUATE of a CALL). */
+#define TC_GPU_GEMM "tcg_gemm"         /* args: see gemm lowering in tileops.c */
+#define TC_GPU_SHFL_XOR "tcg_shfl_xor" /* (value, lane mask): value from lane ^ mask */
+#define TC_GPU_SYNC "tcg_sync"         /* block barrier (BARRIER statements print as this) */
+
+#endif

@@ -1,0 +1,27 @@
+/* gpu_internal.h: what the GPU lowering's files share and nobody else needs. */
+#ifndef TILEC_GPU_INTERNAL_H
+#define TILEC_GPU_INTERNAL_H
+
+#include "gpu/gpu.h"
+
+/* A perfect nest of T.Parallel loops: its vars, constant extents and innermost body. */
+typedef struct par_nest {
+  int n;
+  tc_var *var[TC_GL_MAXDIM];
+  int64_t ext[TC_GL_MAXDIM];
+  tc_stmt *body;
+} par_nest;
+bool tc_gpu_parallel_nest(const tc_stmt *s, par_nest *out);
+
+/* Fragment accesses in a T.Parallel body, classified by how they are indexed. */
+typedef struct access_scan {
+  const par_nest *N;
+  const tc_buffer *exact[64]; /* indexed exactly by the nest's vars, in order, full shape */
+  int nexact;
+  const tc_buffer *rows[64];  /* 1-D, indexed by the nest's first var */
+  int nrows;
+  const tc_buffer *exact_written; /* the first of `exact` that is written */
+} access_scan;
+void tc_gpu_scan_nest(access_scan *A, const par_nest *N);
+
+#endif

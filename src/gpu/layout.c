@@ -1,0 +1,547 @@
+/* layout.c: fragment layouts (where each element of a block-wide tile lives) and their
+ * inference over a kernel.
+ *
+ * A layout is one of a few parametric patterns (gpu.h). Each pattern has a forward map
+ * (element -> thread, register) and an inverse (thread, register -> element) that is a closed
+ * form in the thread index once the register is a constant, which is what the lowering needs:
+ * it unrolls a thread's registers and indexes them with constants, so they stay in registers.
+ * Every question the lowering asks about two layouts (does the thread that holds x[i, j] also
+ * hold m[i]? in which register?) is answered by enumerating the threads, so the patterns need
+ * no algebra beyond these maps.
+ *
+ * Inference: gemm accumulators get the accumulator pattern of their warp partition; fragments
+ * copied from, or accessed at the same indices in a T.Parallel loop as, a fragment with a layout
+ * take the same one; row vectors beside a tile (m[i] in a loop over (i, j), or the destination
+ * of a row reduction) get the tile's row layout; what is left is dealt cyclically. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu/gpu_internal.h"
+#include "ir/walk.h"
+
+bool tc_gpu_fail(tc_gpu_plan *P, tc_loc loc, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  tc_verror_at(P->err, TILEC_ERROR_PROGRAM, loc, fmt, ap);
+  va_end(ap);
+  return false;
+}
+
+static int64_t numel_of(int ndim, const int64_t *shape) {
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) n *= shape[i];
+  return n;
+}
+
+static void set_shape(tc_gpu_layout *L, int ndim, const int64_t *shape, int threads) {
+  memset(L, 0, sizeof *L);
+  L->ndim = ndim;
+  for (int i = 0; i < ndim; i++) L->shape[i] = shape[i];
+  L->numel = numel_of(ndim, shape);
+  L->threads = threads;
+  L->reps = 1;
+}
+
+bool tc_gl_make_acc(tc_gpu_layout *L, int64_t M, int64_t N, int wm, int wn, int threads, char *why, size_t cap) {
+  int64_t shape[2] = {M, N};
+  set_shape(L, 2, shape, threads);
+  L->kind = TC_GL_ACC;
+  L->M = M, L->N = N, L->wm = wm, L->wn = wn;
+  if (wm * wn * 32 != threads) {
+    snprintf(why, cap, "%d x %d warps do not make %d threads", wm, wn, threads);
+    return false;
+  }
+  if (M % (16 * wm) || N % (8 * wn)) {
+    snprintf(why, cap,
+             "a %lld x %lld tile cannot be split over %d x %d warps in 16 x 8 tensor-core tiles",
+             (long long)M, (long long)N, wm, wn);
+    return false;
+  }
+  L->num_regs = (M / wm / 16) * (N / wn / 8) * 4;
+  return true;
+}
+
+void tc_gl_make_cyclic(tc_gpu_layout *L, int ndim, const int64_t *shape, int threads, int elem_bytes) {
+  set_shape(L, ndim, shape, threads);
+  L->kind = TC_GL_CYCLIC;
+  int64_t last = ndim ? shape[ndim - 1] : 1;
+  int vec = elem_bytes >= 4 ? 4 : 8;
+  while (vec > 1 && (last % vec || L->numel % ((int64_t)vec * threads))) vec /= 2;
+  L->vec = vec;
+  int64_t chunks = (L->numel + vec - 1) / vec;
+  L->num_regs = (chunks + threads - 1) / threads * vec;
+}
+
+void tc_gl_make_repl(tc_gpu_layout *L, int ndim, const int64_t *shape, int threads) {
+  set_shape(L, ndim, shape, threads);
+  L->kind = TC_GL_REPL;
+  L->num_regs = L->numel;
+  L->reps = threads;
+}
+
+void tc_gl_make_rows(tc_gpu_layout *L, const tc_gpu_layout *tile, int threads) {
+  int64_t M = tile->shape[0];
+  if (tile->kind == TC_GL_ACC) {
+    set_shape(L, 1, &M, threads);
+    L->kind = TC_GL_ROWS_ACC;
+    L->M = tile->M, L->N = tile->N, L->wm = tile->wm, L->wn = tile->wn;
+    L->num_regs = (tile->M / tile->wm / 16) * 2;
+    L->reps = 4 * tile->wn;
+    return;
+  }
+  if (tile->kind == TC_GL_CYCLIC && tile->ndim == 2) {
+    int64_t N = tile->shape[1], G = N / tile->vec;
+    if (N % tile->vec == 0 && G < threads && threads % G == 0) {
+      set_shape(L, 1, &M, threads);
+      L->kind = TC_GL_ROWS_CYCLIC;
+      L->vec = tile->vec;
+      L->N = N;
+      L->group = G;
+      int64_t per = threads / G; /* rows held at once by the block */
+      L->num_regs = (M + per - 1) / per;
+      L->reps = G;
+      return;
+    }
+  }
+  tc_gl_make_repl(L, 1, &M, threads);
+}
+
+void tc_gl_owner(const tc_gpu_layout *L, int64_t e, int64_t rep, int64_t *thread, int64_t *reg) {
+  switch (L->kind) {
+  case TC_GL_ACC: {
+    int64_t TM = L->M / L->wm, TN = L->N / L->wn, NT = TN / 8;
+    int64_t row = e / L->N, col = e % L->N;
+    int64_t wmi = row / TM, rr = row % TM, mi = rr / 16, h = (rr % 16) / 8, g = rr % 8;
+    int64_t wni = col / TN, cc = col % TN, ni = cc / 8, q = (cc % 8) / 2, c = cc % 2;
+    *thread = (wmi * L->wn + wni) * 32 + g * 4 + q;
+    *reg = ((mi * 2 + h) * NT + ni) * 2 + c;
+    return;
+  }
+  case TC_GL_ROWS_ACC: {
+    int64_t TM = L->M / L->wm, row = e, rr = row % TM;
+    *thread = ((row / TM) * L->wn + rep / 4) * 32 + (rr % 8) * 4 + rep % 4;
+    *reg = (rr / 16) * 2 + (rr % 16) / 8;
+    return;
+  }
+  case TC_GL_CYCLIC: {
+    int64_t chunk = e / L->vec;
+    *thread = chunk % L->threads;
+    *reg = chunk / L->threads * L->vec + e % L->vec;
+    return;
+  }
+  case TC_GL_ROWS_CYCLIC: {
+    int64_t per = L->threads / L->group;
+    *thread = (e % per) * L->group + rep;
+    *reg = e / per;
+    return;
+  }
+  case TC_GL_REPL:
+    *thread = rep;
+    *reg = e;
+    return;
+  }
+}
+
+int64_t tc_gl_elem(const tc_gpu_layout *L, int64_t t, int64_t r, int64_t *rep) {
+  *rep = 0;
+  if (r < 0 || r >= L->num_regs || t < 0 || t >= L->threads) return -1;
+  switch (L->kind) {
+  case TC_GL_ACC: {
+    int64_t TM = L->M / L->wm, TN = L->N / L->wn, NT = TN / 8;
+    int64_t w = t / 32, l = t % 32, c = r % 2, ni = (r / 2) % NT, h = (r / (2 * NT)) % 2, mi = r / (4 * NT);
+    int64_t row = (w / L->wn) * TM + mi * 16 + h * 8 + l / 4;
+    int64_t col = (w % L->wn) * TN + ni * 8 + (l % 4) * 2 + c;
+    return row * L->N + col;
+  }
+  case TC_GL_ROWS_ACC: {
+    int64_t TM = L->M / L->wm, w = t / 32, l = t % 32;
+    *rep = (w % L->wn) * 4 + l % 4;
+    return (w / L->wn) * TM + (r / 2) * 16 + (r % 2) * 8 + l / 4;
+  }
+  case TC_GL_CYCLIC: {
+    int64_t e = ((r / L->vec) * L->threads + t) * L->vec + r % L->vec;
+    return e < L->numel ? e : -1;
+  }
+  case TC_GL_ROWS_CYCLIC: {
+    int64_t per = L->threads / L->group, e = r * per + t / L->group;
+    *rep = t % L->group;
+    return e < L->numel ? e : -1;
+  }
+  case TC_GL_REPL:
+    *rep = t;
+    return r;
+  }
+  return -1;
+}
+
+/* ---- expressions ---- */
+static tc_expr *ci(tc_arena *a, int64_t v, tc_loc loc) { return tc_ir_int(a, v, tc_index_dtype(), loc); }
+static tc_expr *bin(tc_arena *a, tc_expr_op op, tc_expr *x, tc_expr *y, tc_loc loc) {
+  return tc_ir_binary(a, op, x, y, loc);
+}
+/* x // d and x % d with the identities a reader expects (d == 1). */
+static tc_expr *divc(tc_arena *a, tc_expr *x, int64_t d, tc_loc loc) {
+  return d == 1 ? x : bin(a, TC_OP_FLOORDIV, x, ci(a, d, loc), loc);
+}
+static tc_expr *modc(tc_arena *a, tc_expr *x, int64_t d, tc_loc loc) {
+  return d == 1 ? ci(a, 0, loc) : bin(a, TC_OP_FLOORMOD, x, ci(a, d, loc), loc);
+}
+static tc_expr *addc(tc_arena *a, tc_expr *x, int64_t c, tc_loc loc) { return c ? bin(a, TC_OP_ADD, x, ci(a, c, loc), loc) : x; }
+static tc_expr *mulc(tc_arena *a, tc_expr *x, int64_t c, tc_loc loc) {
+  return c == 1 ? x : c == 0 ? ci(a, 0, loc) : bin(a, TC_OP_MUL, x, ci(a, c, loc), loc);
+}
+
+/* Split a linear element expression into the layout's logical indices. */
+static void split_linear(tc_arena *a, const tc_gpu_layout *L, tc_expr *e, tc_expr **idx, tc_loc loc) {
+  int64_t stride = 1;
+  for (int d = L->ndim - 1; d >= 0; d--) {
+    tc_expr *q = divc(a, e, stride, loc);
+    idx[d] = d == 0 ? q : modc(a, q, L->shape[d], loc);
+    stride *= L->shape[d];
+  }
+}
+
+void tc_gl_index_exprs(tc_arena *a, const tc_gpu_layout *L, tc_expr *tid, int64_t r, tc_expr **idx, tc_expr **valid,
+                       tc_loc loc) {
+  *valid = NULL;
+  switch (L->kind) {
+  case TC_GL_ACC: {
+    int64_t TM = L->M / L->wm, TN = L->N / L->wn, NT = TN / 8;
+    int64_t c = r % 2, ni = (r / 2) % NT, h = (r / (2 * NT)) % 2, mi = r / (4 * NT);
+    tc_expr *w = divc(a, tid, 32, loc), *l = modc(a, tid, 32, loc);
+    tc_expr *row = addc(a, bin(a, TC_OP_ADD, mulc(a, divc(a, w, L->wn, loc), TM, loc), divc(a, l, 4, loc), loc),
+                        mi * 16 + h * 8, loc);
+    tc_expr *col = addc(a, bin(a, TC_OP_ADD, mulc(a, modc(a, w, L->wn, loc), TN, loc), mulc(a, modc(a, l, 4, loc), 2, loc), loc),
+                        ni * 8 + c, loc);
+    idx[0] = row, idx[1] = col;
+    return;
+  }
+  case TC_GL_ROWS_ACC: {
+    int64_t TM = L->M / L->wm;
+    tc_expr *w = divc(a, tid, 32, loc), *l = modc(a, tid, 32, loc);
+    idx[0] = addc(a, bin(a, TC_OP_ADD, mulc(a, divc(a, w, L->wn, loc), TM, loc), divc(a, l, 4, loc), loc),
+                  (r / 2) * 16 + (r % 2) * 8, loc);
+    return;
+  }
+  case TC_GL_CYCLIC: {
+    int64_t base = (r / L->vec) * L->threads * L->vec + r % L->vec;
+    tc_expr *e = addc(a, mulc(a, tid, L->vec, loc), base, loc);
+    split_linear(a, L, e, idx, loc);
+    /* the last registers of the last threads may hold nothing */
+    if ((r / L->vec + 1) * L->threads * L->vec > L->numel)
+      *valid = bin(a, TC_OP_LT, e, ci(a, L->numel, loc), loc);
+    return;
+  }
+  case TC_GL_ROWS_CYCLIC: {
+    int64_t per = L->threads / L->group;
+    tc_expr *e = addc(a, divc(a, tid, L->group, loc), r * per, loc);
+    idx[0] = e;
+    if ((r + 1) * per > L->numel) *valid = bin(a, TC_OP_LT, e, ci(a, L->numel, loc), loc);
+    return;
+  }
+  case TC_GL_REPL:
+    split_linear(a, L, ci(a, r, loc), idx, loc);
+    return;
+  }
+}
+
+tc_expr *tc_gl_rep_expr(tc_arena *a, const tc_gpu_layout *L, tc_expr *tid, tc_loc loc) {
+  switch (L->kind) {
+  case TC_GL_ROWS_ACC:
+    return bin(a, TC_OP_ADD, mulc(a, modc(a, divc(a, tid, 32, loc), L->wn, loc), 4, loc), modc(a, tid, 4, loc), loc);
+  case TC_GL_ROWS_CYCLIC: return modc(a, tid, L->group, loc);
+  case TC_GL_REPL: return tid;
+  default: return ci(a, 0, loc);
+  }
+}
+
+bool tc_gl_equal(const tc_gpu_layout *x, const tc_gpu_layout *y) {
+  if (x->kind != y->kind || x->ndim != y->ndim || x->threads != y->threads) return false;
+  for (int i = 0; i < x->ndim; i++)
+    if (x->shape[i] != y->shape[i]) return false;
+  return x->M == y->M && x->N == y->N && x->wm == y->wm && x->wn == y->wn && x->vec == y->vec && x->group == y->group;
+}
+
+void tc_gl_describe(const tc_gpu_layout *L, char *out, size_t cap) {
+  switch (L->kind) {
+  case TC_GL_ACC: snprintf(out, cap, "acc(%lldx%lld, warps %dx%d)", (long long)L->M, (long long)L->N, L->wm, L->wn); break;
+  case TC_GL_ROWS_ACC: snprintf(out, cap, "rows of acc(%lldx%lld, warps %dx%d)", (long long)L->M, (long long)L->N, L->wm, L->wn); break;
+  case TC_GL_CYCLIC: snprintf(out, cap, "cyclic(vec %d)", L->vec); break;
+  case TC_GL_ROWS_CYCLIC: snprintf(out, cap, "rows of cyclic(groups of %lld threads)", (long long)L->group); break;
+  case TC_GL_REPL: snprintf(out, cap, "replicated"); break;
+  }
+}
+
+bool tc_gpu_warp_partition(tc_gemm_policy policy, int64_t M, int64_t N, int warps, int *wm, int *wn) {
+  /* Candidates in the policy's order of preference; the first that tiles M x N wins. */
+  int best_m = 0, best_n = 0;
+  double best_score = 1e30;
+  for (int m = 1; m <= warps; m *= 2) {
+    int n = warps / m;
+    if (m * n != warps || M % (16 * m) || N % (8 * n)) continue;
+    double score;
+    if (policy == TC_POLICY_FULL_ROW) score = -m;       /* as many warps along M as possible */
+    else if (policy == TC_POLICY_FULL_COL) score = -n;  /* along N */
+    else { /* Square: warp tiles as close to square as possible */
+      double tm = (double)M / m, tn = (double)N / n;
+      score = tm > tn ? tm / tn : tn / tm;
+    }
+    if (score < best_score) best_score = score, best_m = m, best_n = n;
+  }
+  if (!best_m) return false;
+  *wm = best_m, *wn = best_n;
+  return true;
+}
+
+/* ---- inference ---- */
+typedef struct infer_ctx {
+  tc_gpu_plan *P;
+  bool changed;
+  bool ok;
+  int seed_min_dims;
+} infer_ctx;
+
+static bool const_shape(const tc_buffer *b, int64_t *shape) {
+  return b->ndim <= TC_GL_MAXDIM && tc_buffer_const_shape(b, shape);
+}
+
+static bool is_frag(const tc_buffer *b) { return b && b->scope == TC_SCOPE_FRAGMENT; }
+
+static bool assign(infer_ctx *C, const tc_buffer *b, const tc_gpu_layout *L) {
+  tc_gpu_plan *P = C->P;
+  if (P->frag[b->id]) return true;
+  int64_t shape[TC_GL_MAXDIM];
+  if (!const_shape(b, shape) || b->ndim != L->ndim) return true;
+  for (int i = 0; i < b->ndim; i++)
+    if (shape[i] != L->shape[i]) return true;
+  P->frag[b->id] = TC_NEW(P->a, tc_gpu_layout);
+  *P->frag[b->id] = *L;
+  C->changed = true;
+  return true;
+}
+
+static bool whole_region(const tc_region *r) {
+  int64_t shape[TC_GL_MAXDIM];
+  if (!r->buf || !const_shape(r->buf, shape)) return false;
+  for (int i = 0; i < r->ndim; i++) {
+    int64_t s;
+    if (r->r[i].extent != shape[i] || !tc_expr_const_int(r->r[i].start, &s) || s != 0) return false;
+  }
+  return true;
+}
+
+bool tc_gpu_parallel_nest(const tc_stmt *s, par_nest *out) {
+  out->n = 0;
+  while (s && s->kind == TC_ST_FOR && s->u.loop.kind == TC_LOOP_PARALLEL && out->n < TC_GL_MAXDIM) {
+    int64_t mn, ext;
+    if (!tc_expr_const_int(s->u.loop.min, &mn) || mn != 0 || !tc_expr_const_int(s->u.loop.extent, &ext)) return false;
+    out->var[out->n] = s->u.loop.var;
+    out->ext[out->n++] = ext;
+    s = s->u.loop.body;
+    /* a body that is a seq of one loop continues the nest */
+    while (s && s->kind == TC_ST_SEQ && s->u.seq.n == 1) s = s->u.seq.items[0];
+  }
+  out->body = (tc_stmt *)s;
+  return out->n > 0;
+}
+
+/* Which loop variable an index is (exactly a VAR of the nest), or -1. */
+static int nest_var_of(const par_nest *N, const tc_expr *e) {
+  if (!e || e->op != TC_OP_VAR) return -1;
+  for (int i = 0; i < N->n; i++)
+    if (N->var[i] == e->var) return i;
+  return -1;
+}
+
+static void note_access(access_scan *A, const tc_buffer *b, int nidx, tc_expr *const *idx, bool write) {
+  if (!is_frag(b)) return;
+  int64_t shape[TC_GL_MAXDIM];
+  if (!const_shape(b, shape)) return;
+  const par_nest *N = A->N;
+  bool exact = nidx == N->n;
+  for (int i = 0; exact && i < nidx; i++) exact = nest_var_of(N, idx[i]) == i && shape[i] == N->ext[i];
+  if (exact) {
+    if (A->nexact < 64) A->exact[A->nexact++] = b;
+    if (write && !A->exact_written) A->exact_written = b;
+    return;
+  }
+  if (nidx == 1 && N->n >= 2 && nest_var_of(N, idx[0]) == 0 && shape[0] == N->ext[0] && A->nrows < 64)
+    A->rows[A->nrows++] = b;
+}
+
+static void scan_expr(access_scan *A, const tc_expr *e) {
+  if (!e) return;
+  if (e->op == TC_OP_LOAD) note_access(A, e->buf, e->nargs, e->args, false);
+  for (int i = 0; i < e->nargs; i++) scan_expr(A, e->args[i]);
+}
+
+static bool scan_stmt_cb(void *ctx, tc_stmt *s) {
+  access_scan *A = ctx;
+  switch (s->kind) {
+  case TC_ST_STORE:
+    note_access(A, s->u.store.buf, s->u.store.nidx, s->u.store.idx, true);
+    for (int i = 0; i < s->u.store.nidx; i++) scan_expr(A, s->u.store.idx[i]);
+    scan_expr(A, s->u.store.value);
+    break;
+  case TC_ST_LET: case TC_ST_ASSIGN: scan_expr(A, s->u.let.value); break;
+  case TC_ST_IF: scan_expr(A, s->u.if_.cond); break;
+  case TC_ST_FOR: scan_expr(A, s->u.loop.min); scan_expr(A, s->u.loop.extent); break;
+  case TC_ST_ATOMIC_ADD:
+    if (!s->u.atomic.dst.buf) {
+      for (int i = 0; i < s->u.atomic.nidx; i++) scan_expr(A, s->u.atomic.idx[i]);
+      scan_expr(A, s->u.atomic.value);
+    }
+    break;
+  default: break;
+  }
+  return true;
+}
+
+void tc_gpu_scan_nest(access_scan *A, const par_nest *N) {
+  memset(A, 0, sizeof *A);
+  A->N = N;
+  tc_visit_stmts(N->body, scan_stmt_cb, A);
+}
+
+static void infer_gemm(infer_ctx *C, tc_stmt *s) {
+  tc_gpu_plan *P = C->P;
+  tc_buffer *cb = s->u.gemm.c.buf;
+  int64_t shape[2];
+  if (!is_frag(cb) || cb->ndim != 2 || !const_shape(cb, shape)) return;
+  if (P->frag[cb->id]) return;
+  int wm, wn, warps = P->threads / P->desc->warp_size;
+  char why[160];
+  if (P->threads % 32 || !tc_gpu_warp_partition(s->u.gemm.policy, shape[0], shape[1], warps, &wm, &wn)) {
+    tc_gpu_fail(P, s->loc,
+                "T.gemm: a %lld x %lld accumulator cannot be split over %d threads in 16 x 8 tensor-core tiles "
+                "(on %s the threads must be a multiple of %d and each warp needs 16 x 8 elements)",
+                (long long)shape[0], (long long)shape[1], P->threads, P->desc->target, P->desc->warp_size);
+    C->ok = false;
+    return;
+  }
+  tc_gpu_layout L;
+  if (!tc_gl_make_acc(&L, shape[0], shape[1], wm, wn, P->threads, why, sizeof why)) {
+    tc_gpu_fail(P, s->loc, "T.gemm: %s", why);
+    C->ok = false;
+    return;
+  }
+  assign(C, cb, &L);
+}
+
+static void infer_parallel(infer_ctx *C, tc_stmt *s) {
+  tc_gpu_plan *P = C->P;
+  par_nest N;
+  if (!tc_gpu_parallel_nest(s, &N)) return;
+  access_scan A;
+  tc_gpu_scan_nest(&A, &N);
+  const tc_gpu_layout *have = NULL;
+  for (int i = 0; i < A.nexact && !have; i++) have = P->frag[A.exact[i]->id];
+  if (have) {
+    for (int i = 0; i < A.nexact; i++) assign(C, A.exact[i], have);
+    if (N.n == 2) {
+      tc_gpu_layout rows;
+      tc_gl_make_rows(&rows, have, P->threads);
+      for (int i = 0; i < A.nrows; i++) assign(C, A.rows[i], &rows);
+    }
+  }
+}
+
+static void infer_copy(infer_ctx *C, tc_stmt *s) {
+  tc_gpu_plan *P = C->P;
+  const tc_region *src = &s->u.copy.src, *dst = &s->u.copy.dst;
+  if (!is_frag(src->buf) || !is_frag(dst->buf) || !whole_region(src) || !whole_region(dst)) return;
+  tc_gpu_layout *ls = P->frag[src->buf->id], *ld = P->frag[dst->buf->id];
+  if (ls && !ld) assign(C, dst->buf, ls);
+  else if (ld && !ls) assign(C, src->buf, ld);
+}
+
+static void infer_reduce(infer_ctx *C, tc_stmt *s) {
+  tc_gpu_plan *P = C->P;
+  const tc_region *src = &s->u.reduce.src, *dst = &s->u.reduce.dst;
+  if (!is_frag(src->buf) || !is_frag(dst->buf) || src->buf->ndim != 2 || dst->buf->ndim != 1) return;
+  tc_gpu_layout *ls = P->frag[src->buf->id];
+  if (!ls || s->u.reduce.dim != 1) return;
+  tc_gpu_layout rows;
+  tc_gl_make_rows(&rows, ls, P->threads);
+  assign(C, dst->buf, &rows);
+}
+
+static bool infer_cb(void *ctx, tc_stmt *s) {
+  infer_ctx *C = ctx;
+  switch (s->kind) {
+  case TC_ST_GEMM: infer_gemm(C, s); return true;
+  case TC_ST_FOR:
+    if (s->u.loop.kind == TC_LOOP_PARALLEL) {
+      infer_parallel(C, s);
+      return false;
+    }
+    return true;
+  case TC_ST_COPY: infer_copy(C, s); return true;
+  case TC_ST_REDUCE: infer_reduce(C, s); return true;
+  default: return true;
+  }
+}
+
+/* A fragment without a layout after propagation: the cyclic deal. Before that, a T.Parallel
+ * whose exact fragments have none gets one from the first fragment it writes, so the nest's
+ * fragments agree. */
+static bool seed_cb(void *ctx, tc_stmt *s) {
+  infer_ctx *C = ctx;
+  tc_gpu_plan *P = C->P;
+  if (s->kind != TC_ST_FOR || s->u.loop.kind != TC_LOOP_PARALLEL) return true;
+  par_nest N;
+  if (!tc_gpu_parallel_nest(s, &N)) return false;
+  access_scan A;
+  tc_gpu_scan_nest(&A, &N);
+  if (C->changed) return false; /* one seed per round keeps propagation first */
+  if (N.n < C->seed_min_dims) return false; /* tiles first: row vectors follow them */
+  const tc_buffer *b = A.exact_written ? A.exact_written : A.nexact ? A.exact[0] : NULL;
+  if (b && !P->frag[b->id]) {
+    tc_gpu_layout L;
+    /* a vector nobody ties to a tile is small: every thread keeps all of it */
+    if (N.n == 1) tc_gl_make_repl(&L, 1, N.ext, P->threads);
+    else tc_gl_make_cyclic(&L, N.n, N.ext, P->threads, (tc_dtype_bits(b->dtype) + 7) / 8);
+    assign(C, b, &L);
+  }
+  return false;
+}
+
+static bool collect_frags(void *ctx, tc_stmt *s) {
+  infer_ctx *C = ctx;
+  tc_gpu_plan *P = C->P;
+  if (s->kind != TC_ST_ALLOC || !is_frag(s->u.alloc.buf)) return true;
+  tc_buffer *b = s->u.alloc.buf;
+  if (P->frag[b->id]) return true;
+  int64_t shape[TC_GL_MAXDIM];
+  if (!const_shape(b, shape)) {
+    C->ok = tc_gpu_fail(P, b->loc, "fragment '%s' needs a constant shape on %s", b->name, P->desc->target);
+    return true;
+  }
+  if (b->ndim >= 2) { /* no loop or instruction decides where its elements live: keep it in shared memory */
+    P->demote[b->id] = true;
+    return true;
+  }
+  tc_gpu_layout L;
+  tc_gl_make_repl(&L, 1, shape, P->threads);
+  assign(C, b, &L);
+  return true;
+}
+
+bool tc_gpu_infer_layouts(tc_gpu_plan *P) {
+  infer_ctx C = {.P = P, .ok = true};
+  for (int round = 0; round < 64; round++) {
+    C.changed = false;
+    tc_visit_stmts(P->k->body, infer_cb, &C);
+    if (!C.ok) return false;
+    if (C.changed) continue;
+    C.seed_min_dims = 2;
+    tc_visit_stmts(P->k->body, seed_cb, &C);
+    if (C.changed) continue;
+    C.seed_min_dims = 1;
+    tc_visit_stmts(P->k->body, seed_cb, &C);
+    if (!C.changed) break;
+  }
+  tc_visit_stmts(P->k->body, collect_frags, &C);
+  return C.ok;
+}

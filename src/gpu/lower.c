@@ -1,0 +1,262 @@
+/* lower.c: the GPU lowering as a list of passes (tc_gpu_lower), and the steps between them
+ * that are bookkeeping rather than passes: the thread index, register arrays for fragments,
+ * which shared tiles are swizzled, and flat storage for shared buffers. */
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu/gpu_internal.h"
+#include "ir/walk.h"
+
+bool tc_gpu_swizzle_applies(int64_t cols, int elem_bytes) {
+  int64_t R = cols * elem_bytes;
+  return elem_bytes >= 1 && (R % 128 == 0 || R == 64 || R == 32);
+}
+
+int64_t tc_gpu_swizzle_index(int64_t row, int64_t col, int64_t cols, int b) {
+  int64_t per = 16 / b, R = cols * b, c = col / per, e = col % per, sw;
+  if (R % 128 == 0) sw = (c & ~7ll) | ((c ^ row) & 7);
+  else if (R == 64) sw = c ^ ((row >> 1) & 3);
+  else if (R == 32) sw = c ^ ((row >> 2) & 1);
+  else sw = c;
+  return row * cols + sw * per + e;
+}
+
+static tc_expr *ci(tc_arena *a, int64_t v, tc_loc loc) { return tc_ir_int(a, v, tc_index_dtype(), loc); }
+
+tc_expr *tc_gpu_swizzle_offset(tc_arena *a, tc_expr *row, tc_expr *col, int64_t cols, int b, tc_loc loc) {
+  int64_t per = 16 / b, R = cols * b;
+  tc_expr *c = tc_ir_binary(a, TC_OP_FLOORDIV, col, ci(a, per, loc), loc);
+  tc_expr *e = tc_ir_binary(a, TC_OP_FLOORMOD, tc_ir_clone_expr(a, col), ci(a, per, loc), loc);
+  tc_expr *sw;
+  if (R % 128 == 0) {
+    tc_expr *x = tc_ir_binary(a, TC_OP_BIT_AND, tc_ir_binary(a, TC_OP_BIT_XOR, c, tc_ir_clone_expr(a, row), loc), ci(a, 7, loc), loc);
+    sw = tc_ir_binary(a, TC_OP_BIT_OR, tc_ir_binary(a, TC_OP_BIT_AND, tc_ir_clone_expr(a, c), ci(a, ~7ll, loc), loc), x, loc);
+  } else if (R == 64) {
+    sw = tc_ir_binary(a, TC_OP_BIT_XOR, c, tc_ir_binary(a, TC_OP_BIT_AND, tc_ir_binary(a, TC_OP_SHR, tc_ir_clone_expr(a, row), ci(a, 1, loc), loc), ci(a, 3, loc), loc), loc);
+  } else {
+    sw = tc_ir_binary(a, TC_OP_BIT_XOR, c, tc_ir_binary(a, TC_OP_BIT_AND, tc_ir_binary(a, TC_OP_SHR, tc_ir_clone_expr(a, row), ci(a, 2, loc), loc), ci(a, 1, loc), loc), loc);
+  }
+  tc_expr *off = tc_ir_binary(a, TC_OP_ADD, tc_ir_binary(a, TC_OP_MUL, tc_ir_clone_expr(a, row), ci(a, cols, loc), loc),
+                              tc_ir_binary(a, TC_OP_MUL, sw, ci(a, per, loc), loc), loc);
+  return tc_ir_binary(a, TC_OP_ADD, off, e, loc);
+}
+
+/* ---- buffers by id ---- */
+typedef struct bufs_ctx {
+  tc_gpu_plan *P;
+  tc_buffer **by_id;
+} bufs_ctx;
+
+static bool collect_allocs(void *ctx, tc_stmt *s) {
+  bufs_ctx *B = ctx;
+  if (s->kind == TC_ST_ALLOC && s->u.alloc.buf->id < B->P->nbufs) B->by_id[s->u.alloc.buf->id] = s->u.alloc.buf;
+  return true;
+}
+
+static bool swizzle_cb(void *ctx, tc_stmt *s) {
+  tc_gpu_plan *P = ctx;
+  if (s->kind != TC_ST_GEMM) return true;
+  const tc_region *ops[2] = {&s->u.gemm.a, &s->u.gemm.b};
+  for (int i = 0; i < 2; i++) {
+    const tc_buffer *b = ops[i]->buf;
+    int64_t cols;
+    int bits = tc_dtype_bits(b->dtype);
+    if (b->scope != TC_SCOPE_SHARED || b->ndim != 2 || !tc_expr_const_int(b->shape[1], &cols)) continue;
+    if ((bits == 16 || bits == 8) && tc_gpu_swizzle_applies(cols, bits / 8)) P->swizzle[b->id] = true;
+  }
+  return true;
+}
+
+/* ---- flat shared storage ---- */
+static tc_expr *flat_offset(tc_gpu_plan *P, const tc_buffer *b, int n, tc_expr *const *idx, tc_loc loc) {
+  int64_t shape[TC_GL_MAXDIM];
+  tc_buffer_const_shape(b, shape);
+  tc_expr *row = NULL;
+  for (int d = 0; d + 1 < n; d++) row = row ? tc_ir_binary(P->a, TC_OP_ADD, tc_ir_binary(P->a, TC_OP_MUL, row, ci(P->a, shape[d], loc), loc), idx[d], loc) : idx[d];
+  tc_expr *col = n ? idx[n - 1] : ci(P->a, 0, loc);
+  if (P->swizzle[b->id] && row) return tc_gpu_swizzle_offset(P->a, row, col, shape[n - 1], tc_dtype_bits(b->dtype) / 8, loc);
+  return row ? tc_ir_binary(P->a, TC_OP_ADD, tc_ir_binary(P->a, TC_OP_MUL, row, ci(P->a, shape[n - 1], loc), loc), col, loc) : col;
+}
+
+static bool needs_flat(tc_gpu_plan *P, const tc_buffer *b) {
+  return b && b->scope == TC_SCOPE_SHARED && b->id < P->nbufs && P->flat[b->id];
+}
+
+static tc_expr *flat_rewrite(void *ctx, tc_expr *e) {
+  tc_gpu_plan *P = ctx;
+  if ((e->op == TC_OP_LOAD || e->op == TC_OP_ADDRESS_OF) && needs_flat(P, e->buf)) {
+    tc_expr *c = TC_NEW(P->a, tc_expr);
+    *c = *e;
+    c->args = TC_NEW_ARRAY(P->a, tc_expr *, 1);
+    c->args[0] = flat_offset(P, e->buf, e->nargs, e->args, e->loc);
+    c->nargs = 1;
+    c->buf = P->flat[e->buf->id];
+    return c;
+  }
+  return e;
+}
+
+static bool flat_stmt_cb(void *ctx, tc_stmt *s) {
+  tc_gpu_plan *P = ctx;
+  tc_rewrite_stmt_exprs(s, flat_rewrite, P);
+  if (s->kind == TC_ST_STORE && needs_flat(P, s->u.store.buf)) {
+    tc_expr **idx = TC_NEW_ARRAY(P->a, tc_expr *, 1);
+    idx[0] = flat_offset(P, s->u.store.buf, s->u.store.nidx, s->u.store.idx, s->loc);
+    s->u.store.buf = P->flat[s->u.store.buf->id];
+    s->u.store.idx = idx;
+    s->u.store.nidx = 1;
+  } else if (s->kind == TC_ST_ATOMIC_ADD && s->u.atomic.buf && needs_flat(P, s->u.atomic.buf)) {
+    tc_expr **idx = TC_NEW_ARRAY(P->a, tc_expr *, 1);
+    idx[0] = flat_offset(P, s->u.atomic.buf, s->u.atomic.nidx, s->u.atomic.idx, s->loc);
+    s->u.atomic.buf = P->flat[s->u.atomic.buf->id];
+    s->u.atomic.idx = idx;
+    s->u.atomic.nidx = 1;
+  } else if (s->kind == TC_ST_ALLOC && needs_flat(P, s->u.alloc.buf)) {
+    s->u.alloc.buf = P->flat[s->u.alloc.buf->id];
+  }
+  return true;
+}
+
+/* ---- fragments kept in shared memory ---- */
+typedef struct subst_ctx {
+  tc_gpu_plan *P;
+  tc_buffer **to; /* by id, or NULL */
+} subst_ctx;
+
+static void sub_buf(subst_ctx *S, tc_buffer **b) {
+  if (*b && (*b)->id < S->P->nbufs && S->to[(*b)->id]) *b = S->to[(*b)->id];
+}
+static void sub_region(subst_ctx *S, tc_region *r) { sub_buf(S, &r->buf); }
+static void sub_expr(subst_ctx *S, tc_expr *e) {
+  if (!e) return;
+  if (e->op == TC_OP_LOAD || e->op == TC_OP_ADDRESS_OF) sub_buf(S, &e->buf);
+  for (int i = 0; i < e->nargs; i++) sub_expr(S, e->args[i]);
+}
+static tc_expr *sub_expr_cb(void *ctx, tc_expr *e) {
+  sub_expr(ctx, e);
+  return e;
+}
+static bool sub_stmt_cb(void *ctx, tc_stmt *s) {
+  subst_ctx *S = ctx;
+  tc_rewrite_stmt_exprs(s, sub_expr_cb, S);
+  switch (s->kind) {
+  case TC_ST_ALLOC: sub_buf(S, &s->u.alloc.buf); break;
+  case TC_ST_STORE: sub_buf(S, &s->u.store.buf); break;
+  case TC_ST_COPY: sub_region(S, &s->u.copy.src), sub_region(S, &s->u.copy.dst); break;
+  case TC_ST_GEMM: sub_region(S, &s->u.gemm.a), sub_region(S, &s->u.gemm.b), sub_region(S, &s->u.gemm.c); break;
+  case TC_ST_FILL: sub_region(S, &s->u.fill.dst); break;
+  case TC_ST_REDUCE: sub_region(S, &s->u.reduce.src), sub_region(S, &s->u.reduce.dst); break;
+  case TC_ST_CUMSUM: sub_region(S, &s->u.cumsum.src), sub_region(S, &s->u.cumsum.dst); break;
+  case TC_ST_ATOMIC_ADD: sub_buf(S, &s->u.atomic.buf), sub_region(S, &s->u.atomic.dst), sub_region(S, &s->u.atomic.src); break;
+  case TC_ST_PRINT: sub_buf(S, &s->u.print.buf); break;
+  default: break;
+  }
+  return true;
+}
+
+static bool demote_fragments(tc_gpu_plan *P, tc_buffer **by_id) {
+  subst_ctx S = {P, TC_NEW_ARRAY(P->a, tc_buffer *, P->nbufs + 1)};
+  bool any = false;
+  for (int id = 0; id < P->nbufs; id++) {
+    if (!P->demote[id] || !by_id[id]) continue;
+    tc_buffer *b = by_id[id], *nb = TC_NEW(P->a, tc_buffer);
+    *nb = *b;
+    nb->scope = TC_SCOPE_SHARED; /* same id: the plan's tables stay valid */
+    S.to[id] = nb;
+    by_id[id] = nb;
+    any = true;
+  }
+  if (any) tc_visit_stmts(P->k->body, sub_stmt_cb, &S);
+  return true;
+}
+
+static bool verify_step(tc_gpu_plan *P, const char *stage) { return tc_ir_verify(P->k, stage, P->err); }
+
+tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_desc *desc, tilec_error *err) {
+  tc_kernel_ir *k = TC_NEW(a, tc_kernel_ir);
+  *k = *k0;
+  k->body = tc_ir_clone_stmt(a, k0->body);
+  tc_gpu_plan plan = {.a = a, .k = k, .desc = desc, .err = err};
+  tc_gpu_plan *P = &plan;
+  P->threads = 1;
+  for (int i = 0; i < k->threads_ndim; i++) P->threads *= k->threads[i];
+  if (P->threads > desc->max_threads) {
+    tc_gpu_fail(P, k->loc, "a block of %d threads is more than %s allows (%d)", P->threads, desc->target, desc->max_threads);
+    return NULL;
+  }
+  P->nbufs = k->next_id;
+  P->frag = TC_NEW_ARRAY(a, tc_gpu_layout *, P->nbufs + 1);
+  P->swizzle = TC_NEW_ARRAY(a, bool, P->nbufs + 1);
+  P->regs = TC_NEW_ARRAY(a, tc_buffer *, P->nbufs + 1);
+  P->flat = TC_NEW_ARRAY(a, tc_buffer *, P->nbufs + 1);
+  tc_buffer **by_id = TC_NEW_ARRAY(a, tc_buffer *, P->nbufs + 1);
+  bufs_ctx B = {P, by_id};
+  tc_visit_stmts(k->body, collect_allocs, &B);
+
+  /* the flat thread index */
+  tc_stmt_list top = {0};
+  tc_loc loc = k->loc;
+  if (k->threads_ndim == 1) {
+    P->tid = tc_ir_new_var(a, k, "tid", tc_index_dtype(), TC_VAR_THREAD_IDX, loc);
+    P->tid->axis = 0;
+  } else {
+    tc_expr *flat = NULL;
+    for (int ax = k->threads_ndim - 1; ax >= 0; ax--) {
+      tc_var *t = tc_ir_new_var(a, k, ax == 0 ? "tx" : ax == 1 ? "ty" : "tz", tc_index_dtype(), TC_VAR_THREAD_IDX, loc);
+      t->axis = ax;
+      tc_expr *tr = tc_ir_var_ref(a, t, loc);
+      flat = flat ? tc_ir_binary(a, TC_OP_ADD, tc_ir_binary(a, TC_OP_MUL, flat, ci(a, k->threads[ax], loc), loc), tr, loc) : tr;
+    }
+    P->tid = tc_ir_new_var(a, k, "tid", tc_index_dtype(), TC_VAR_LOCAL, loc);
+    tc_stmt *let = tc_ir_stmt(a, TC_ST_LET, loc);
+    let->u.let.var = P->tid;
+    let->u.let.value = flat;
+    tc_stmt_list_push(a, &top, let);
+  }
+
+  /* 1. layouts; fragments no layout fits become shared tiles */
+  P->demote = TC_NEW_ARRAY(a, bool, P->nbufs + 1);
+  if (!tc_gpu_infer_layouts(P)) return NULL;
+  if (!demote_fragments(P, by_id)) return NULL;
+  for (int id = 0; id < P->nbufs; id++) {
+    if (!P->frag[id] || !by_id[id]) continue;
+    tc_buffer *b = by_id[id];
+    tc_expr **shape = TC_NEW_ARRAY(a, tc_expr *, 1);
+    shape[0] = ci(a, P->frag[id]->num_regs > 0 ? P->frag[id]->num_regs : 1, b->loc);
+    P->regs[id] = tc_ir_new_buffer(a, k, b->name, b->dtype, TC_SCOPE_LOCAL, 1, shape, b->loc);
+  }
+  tc_visit_stmts(k->body, swizzle_cb, P);
+  /* 2. tile operations */
+  if (!tc_gpu_lower_tileops(P)) return NULL;
+  /* 3. flat shared storage */
+  int64_t smem = 0;
+  for (int id = 0; id < P->nbufs; id++) {
+    tc_buffer *b = by_id[id];
+    int64_t n;
+    if (!b || b->scope != TC_SCOPE_SHARED || (n = tc_buffer_numel(b)) < 0) continue;
+    tc_expr **shape = TC_NEW_ARRAY(a, tc_expr *, 1);
+    shape[0] = ci(a, n, b->loc);
+    P->flat[id] = tc_ir_new_buffer(a, k, b->name, b->dtype, TC_SCOPE_SHARED, 1, shape, b->loc);
+    smem += ((int64_t)tc_dtype_storage_bytes(b->dtype, (size_t)n) + 127) / 128 * 128;
+    if (smem > desc->max_smem) {
+      tc_gpu_fail(P, b->loc, "shared memory: the block needs %lld bytes by '%s', more than %s allows (%lld)",
+                  (long long)smem, b->name, desc->target, (long long)desc->max_smem);
+      return NULL;
+    }
+  }
+  tc_visit_stmts(k->body, flat_stmt_cb, P);
+  /* scratch buffers the reductions asked for */
+  tc_buffer *scr[4] = {P->scratch, P->scratch64, P->scratch_i32, P->scratch_i64};
+  for (int i = 0; i < 4; i++) {
+    if (!scr[i]) continue;
+    tc_stmt *al = tc_ir_stmt(a, TC_ST_ALLOC, loc);
+    al->u.alloc.buf = scr[i];
+    tc_stmt_list_push(a, &top, al);
+  }
+  tc_stmt_list_push(a, &top, k->body);
+  k->body = tc_stmt_list_seq(a, &top, loc);
+  if (!verify_step(P, "gpu-lower-tileops")) return NULL;
+  /* 4. barriers */
+  if (!tc_gpu_insert_barriers(P) || !verify_step(P, "gpu-insert-barriers")) return NULL;
+  return k;
+}

@@ -1,0 +1,1121 @@
+/* tileops.c: tile operations -> code every thread runs (SIMT IR).
+ *
+ * A fragment becomes a register array per thread. Work on a fragment is done by the threads
+ * that hold it: the lowering unrolls the registers of the "driving" fragment (the one written,
+ * or the one read for copies out), computes each register's logical index from the thread
+ * index (layout.c), and finds the register of every other fragment the statement touches by
+ * enumerating the threads: it must be the same register in every thread, else the layouts
+ * disagree and the statement is rejected with the names of both. Work on shared and global
+ * memory alone is dealt to the threads cyclically. A tile operation whose operands are
+ * per-thread (local/var buffers) is done by each thread on its own copy. */
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu/gpu_internal.h"
+#include "ir/walk.h"
+
+
+/* ---- small builders ---- */
+static tc_expr *ci(tc_gpu_plan *P, int64_t v, tc_loc loc) { return tc_ir_int(P->a, v, tc_index_dtype(), loc); }
+static tc_expr *bin(tc_gpu_plan *P, tc_expr_op op, tc_expr *x, tc_expr *y, tc_loc loc) {
+  return tc_ir_binary(P->a, op, x, y, loc);
+}
+static tc_expr *tid_ref(tc_gpu_plan *P, tc_loc loc) { return tc_ir_var_ref(P->a, P->tid, loc); }
+static tc_expr *cast_to(tc_gpu_plan *P, tc_dtype dt, tc_expr *e) {
+  return tc_dtype_eq(dt, e->dtype) ? e : tc_ir_cast(P->a, dt, e, e->loc);
+}
+static tc_stmt *store(tc_gpu_plan *P, tc_buffer *b, int n, tc_expr **idx, tc_expr *v, tc_loc loc) {
+  tc_stmt *s = tc_ir_stmt(P->a, TC_ST_STORE, loc);
+  s->u.store.buf = b;
+  s->u.store.nidx = n;
+  s->u.store.idx = idx;
+  s->u.store.value = cast_to(P, b->dtype, v);
+  return s;
+}
+static tc_expr **idx1(tc_gpu_plan *P, tc_expr *e) {
+  tc_expr **v = TC_NEW_ARRAY(P->a, tc_expr *, 1);
+  v[0] = e;
+  return v;
+}
+static tc_expr *reg_load(tc_gpu_plan *P, tc_buffer *regs, int64_t r, tc_loc loc) {
+  return tc_ir_load(P->a, regs, 1, idx1(P, ci(P, r, loc)), loc);
+}
+static tc_stmt *reg_store(tc_gpu_plan *P, tc_buffer *regs, int64_t r, tc_expr *v, tc_loc loc) {
+  return store(P, regs, 1, idx1(P, ci(P, r, loc)), v, loc);
+}
+static tc_stmt *if_then(tc_gpu_plan *P, tc_expr *cond, tc_stmt *then_s, tc_loc loc) {
+  if (!cond) return then_s;
+  tc_stmt *s = tc_ir_stmt(P->a, TC_ST_IF, loc);
+  s->u.if_.cond = cond;
+  s->u.if_.then_s = then_s;
+  return s;
+}
+static tc_expr *and_expr(tc_gpu_plan *P, tc_expr *a, tc_expr *b, tc_loc loc) {
+  return !a ? b : !b ? a : bin(P, TC_OP_AND, a, b, loc);
+}
+static tc_stmt *barrier(tc_gpu_plan *P, tc_loc loc) { return tc_ir_stmt(P->a, TC_ST_BARRIER, loc); }
+static tc_var *new_var(tc_gpu_plan *P, const char *base, tc_dtype dt, tc_var_kind kind, tc_loc loc) {
+  char name[64];
+  snprintf(name, sizeof name, "%s_%d", base, P->uniq++);
+  return tc_ir_new_var(P->a, P->k, tc_arena_strdup(P->a, name), dt, kind, loc);
+}
+static tc_stmt *let_stmt(tc_gpu_plan *P, tc_var *v, tc_expr *val, tc_loc loc) {
+  tc_stmt *s = tc_ir_stmt(P->a, TC_ST_LET, loc);
+  s->u.let.var = v;
+  s->u.let.value = val;
+  return s;
+}
+static tc_stmt *for_loop(tc_gpu_plan *P, tc_var *v, int64_t extent, tc_loop_kind kind, tc_stmt *body, tc_loc loc) {
+  tc_stmt *s = tc_ir_stmt(P->a, TC_ST_FOR, loc);
+  s->u.loop.var = v;
+  s->u.loop.min = ci(P, 0, loc);
+  s->u.loop.extent = ci(P, extent, loc);
+  s->u.loop.kind = kind;
+  s->u.loop.body = body;
+  return s;
+}
+
+static bool is_frag(const tc_buffer *b) { return b && b->scope == TC_SCOPE_FRAGMENT; }
+static bool is_thread_local(const tc_buffer *b) { return b && (b->scope == TC_SCOPE_LOCAL || b->scope == TC_SCOPE_VAR); }
+static int64_t lin_of(const tc_gpu_layout *L, const int64_t *idx) {
+  int64_t e = 0;
+  for (int d = 0; d < L->ndim; d++) e = e * L->shape[d] + idx[d];
+  return e;
+}
+static void unlin(const tc_gpu_layout *L, int64_t e, int64_t *idx) {
+  for (int d = L->ndim - 1; d >= 0; d--) idx[d] = e % L->shape[d], e /= L->shape[d];
+}
+/* The register of element f in thread t, or -1 when t does not hold it. */
+static int64_t reg_in_thread(const tc_gpu_layout *F, int64_t f, int64_t t) {
+  if (F->kind == TC_GL_REPL) return f;
+  for (int64_t rep = 0; rep < F->reps; rep++) {
+    int64_t thr, reg;
+    tc_gl_owner(F, f, rep, &thr, &reg);
+    if (thr == t) return reg;
+  }
+  return -1;
+}
+
+/* ---- constant evaluation of an index under loop-variable values ---- */
+typedef struct binding {
+  int n;
+  tc_var *const *vars;
+  const int64_t *vals;
+} binding;
+
+static bool eval_int(const tc_expr *e, const binding *B, int64_t *out) {
+  int64_t x, y;
+  switch (e->op) {
+  case TC_OP_CONST_INT: *out = e->ival; return true;
+  case TC_OP_VAR:
+    for (int i = 0; i < B->n; i++)
+      if (B->vars[i] == e->var) return *out = B->vals[i], true;
+    return false;
+  case TC_OP_CAST: return tc_dtype_is_int(e->dtype) && eval_int(e->args[0], B, out);
+  case TC_OP_NEG: if (!eval_int(e->args[0], B, &x)) return false; *out = -x; return true;
+  default: break;
+  }
+  if (e->nargs != 2 || !eval_int(e->args[0], B, &x) || !eval_int(e->args[1], B, &y)) return false;
+  switch (e->op) {
+  case TC_OP_ADD: *out = x + y; return true;
+  case TC_OP_SUB: *out = x - y; return true;
+  case TC_OP_MUL: *out = x * y; return true;
+  case TC_OP_FLOORDIV: if (!y) return false; *out = x / y - ((x % y != 0) && ((x < 0) != (y < 0))); return true;
+  case TC_OP_FLOORMOD: if (!y) return false; *out = ((x % y) + y) % y; return true;
+  case TC_OP_DIV: if (!y) return false; *out = x / y; return true;
+  case TC_OP_MIN: *out = x < y ? x : y; return true;
+  case TC_OP_MAX: *out = x > y ? x : y; return true;
+  default: return false;
+  }
+}
+
+/* ---- the per-register transform of a statement body ---- */
+typedef struct iter_ctx {
+  tc_gpu_plan *P;
+  /* the iteration: loop vars and, per thread, their values (NULL when the thread has none) */
+  int nvars;
+  tc_var **vars;
+  tc_expr **subst;      /* the vars' values as expressions of tid */
+  int64_t *vals;        /* [threads][nvars] */
+  bool *has;            /* [threads] */
+  /* LET variables of the body get a fresh variable in each copy of it */
+  int nren, capren;
+  tc_var **ren_from, **ren_to;
+  bool runtime;         /* iterations are not tied to registers: fragments must be replicated */
+  bool failed;
+} iter_ctx;
+
+static tc_expr *xform_expr(iter_ctx *I, const tc_expr *e);
+static tc_expr *repl_index(tc_gpu_plan *P, const tc_buffer *b, int n, tc_expr *const *idx, tc_loc loc);
+
+/* The constant register of fragment b at indices idx (written in the loop vars) for this
+ * iteration, checked to be the same in every thread; -1 (and an error) otherwise. */
+static int64_t frag_reg(iter_ctx *I, const tc_buffer *b, int nidx, tc_expr *const *idx, tc_loc loc) {
+  tc_gpu_plan *P = I->P;
+  const tc_gpu_layout *F = P->frag[b->id];
+  int64_t reg = -2;
+  for (int t = 0; t < P->threads; t++) {
+    if (!I->has[t]) continue;
+    binding B = {I->nvars, I->vars, I->vals + (size_t)t * (size_t)I->nvars};
+    int64_t iv[TC_GL_MAXDIM];
+    for (int d = 0; d < nidx; d++) {
+      if (!eval_int(idx[d], &B, &iv[d])) {
+        tc_gpu_fail(P, loc, "fragment '%s' is indexed by a value other than the T.Parallel loop variables; "
+                            "on %s a fragment index must be known at compile time for each iteration",
+                    b->name, P->desc->target);
+        return -1;
+      }
+      if (iv[d] < 0 || iv[d] >= F->shape[d]) {
+        tc_gpu_fail(P, loc, "fragment '%s' is indexed out of its bounds (%lld in dimension %d of %lld)", b->name,
+                    (long long)iv[d], d, (long long)F->shape[d]);
+        return -1;
+      }
+    }
+    int64_t r = reg_in_thread(F, lin_of(F, iv), t);
+    if (F->kind == TC_GL_REPL && reg != -2 && r != reg) return -3; /* every thread holds it: index at run time */
+    if (r < 0 || (reg != -2 && r != reg)) {
+      char ld[96];
+      tc_gl_describe(F, ld, sizeof ld);
+      tc_gpu_fail(P, loc,
+                  "fragment '%s' (layout %s) is not held by the thread that runs this T.Parallel iteration; "
+                  "use it at the same indices as the loop's other fragments, or copy it through shared memory",
+                  b->name, ld);
+      return -1;
+    }
+    reg = r;
+  }
+  return reg < 0 ? 0 : reg;
+}
+
+static tc_expr *xform_expr(iter_ctx *I, const tc_expr *e) {
+  tc_gpu_plan *P = I->P;
+  if (!e || I->failed) return (tc_expr *)e;
+  if (e->op == TC_OP_VAR) {
+    for (int i = I->nren - 1; i >= 0; i--)
+      if (I->ren_from[i] == e->var) return tc_ir_var_ref(P->a, I->ren_to[i], e->loc);
+    for (int i = 0; i < I->nvars; i++)
+      if (I->vars[i] == e->var) return tc_ir_clone_expr(P->a, I->subst[i]);
+    return (tc_expr *)e;
+  }
+  if (e->op == TC_OP_LOAD && is_frag(e->buf)) {
+    int64_t r = I->runtime ? -3 : frag_reg(I, e->buf, e->nargs, e->args, e->loc);
+    if (r == -3 && P->frag[e->buf->id]->kind != TC_GL_REPL) {
+      char ld[96];
+      tc_gl_describe(P->frag[e->buf->id], ld, sizeof ld);
+      tc_gpu_fail(P, e->loc, "fragment '%s' (layout %s) is read in a T.Parallel loop that no fragment of its shape drives; "
+                             "on %s use it at the loop's indices or keep it in shared memory", e->buf->name, ld, P->desc->target);
+      I->failed = true;
+      return (tc_expr *)e;
+    }
+    if (r == -3) {
+      tc_expr **idx = TC_NEW_ARRAY(P->a, tc_expr *, e->nargs > 0 ? e->nargs : 1);
+      for (int i = 0; i < e->nargs; i++) idx[i] = xform_expr(I, e->args[i]);
+      return tc_ir_load(P->a, P->regs[e->buf->id], 1, idx1(P, repl_index(P, e->buf, e->nargs, idx, e->loc)), e->loc);
+    }
+    if (r < 0) {
+      I->failed = true;
+      return (tc_expr *)e;
+    }
+    return reg_load(P, P->regs[e->buf->id], r, e->loc);
+  }
+  tc_expr *c = TC_NEW(P->a, tc_expr);
+  *c = *e;
+  if (e->nargs) {
+    c->args = TC_NEW_ARRAY(P->a, tc_expr *, e->nargs);
+    for (int i = 0; i < e->nargs; i++) c->args[i] = xform_expr(I, e->args[i]);
+  }
+  return c;
+}
+
+static tc_stmt *lower_stmt(tc_gpu_plan *P, tc_stmt *s);
+
+static tc_stmt *xform_stmt(iter_ctx *I, const tc_stmt *s) {
+  tc_gpu_plan *P = I->P;
+  if (!s || I->failed) return NULL;
+  tc_stmt *c = tc_ir_stmt(P->a, s->kind, s->loc);
+  *c = *s;
+  switch (s->kind) {
+  case TC_ST_SEQ:
+    c->u.seq.items = TC_NEW_ARRAY(P->a, tc_stmt *, s->u.seq.n > 0 ? s->u.seq.n : 1);
+    for (int i = 0; i < s->u.seq.n; i++) c->u.seq.items[i] = xform_stmt(I, s->u.seq.items[i]);
+    return c;
+  case TC_ST_STORE: {
+    tc_expr **idx = TC_NEW_ARRAY(P->a, tc_expr *, s->u.store.nidx > 0 ? s->u.store.nidx : 1);
+    c->u.store.value = xform_expr(I, s->u.store.value);
+    if (is_frag(s->u.store.buf) && I->runtime && P->frag[s->u.store.buf->id]->kind == TC_GL_REPL) {
+      for (int i = 0; i < s->u.store.nidx; i++) idx[i] = xform_expr(I, s->u.store.idx[i]);
+      return store(P, P->regs[s->u.store.buf->id], 1, idx1(P, repl_index(P, s->u.store.buf, s->u.store.nidx, idx, s->loc)),
+                   c->u.store.value, s->loc);
+    }
+    if (is_frag(s->u.store.buf)) {
+      int64_t r = I->runtime ? -3 : frag_reg(I, s->u.store.buf, s->u.store.nidx, s->u.store.idx, s->loc);
+      if (r == -3) {
+        tc_gpu_fail(P, s->loc, "fragment '%s' is replicated in every thread and cannot be written from this T.Parallel loop "
+                               "on %s; write it in a loop over its own shape", s->u.store.buf->name, P->desc->target);
+        r = -1;
+      }
+      if (r < 0) {
+        I->failed = true;
+        return c;
+      }
+      return reg_store(P, P->regs[s->u.store.buf->id], r, c->u.store.value, s->loc);
+    }
+    for (int i = 0; i < s->u.store.nidx; i++) idx[i] = xform_expr(I, s->u.store.idx[i]);
+    c->u.store.idx = idx;
+    return c;
+  }
+  case TC_ST_LET:
+  case TC_ST_ASSIGN:
+    c->u.let.value = xform_expr(I, s->u.let.value);
+    if (s->kind == TC_ST_LET) {
+      if (I->nren == I->capren) {
+        int cap = I->capren ? I->capren * 2 : 8;
+        I->ren_from = tc_arena_grow(P->a, I->ren_from, sizeof(tc_var *) * (size_t)I->nren, sizeof(tc_var *) * (size_t)cap);
+        I->ren_to = tc_arena_grow(P->a, I->ren_to, sizeof(tc_var *) * (size_t)I->nren, sizeof(tc_var *) * (size_t)cap);
+        I->capren = cap;
+      }
+      tc_var *nv = tc_ir_new_var(P->a, P->k, s->u.let.var->name, s->u.let.var->dtype, s->u.let.var->kind, s->u.let.var->loc);
+      I->ren_from[I->nren] = s->u.let.var;
+      I->ren_to[I->nren++] = nv;
+      c->u.let.var = nv;
+    } else {
+      for (int i = I->nren - 1; i >= 0; i--)
+        if (I->ren_from[i] == s->u.let.var) {
+          c->u.let.var = I->ren_to[i];
+          break;
+        }
+    }
+    return c;
+  case TC_ST_IF:
+    c->u.if_.cond = xform_expr(I, s->u.if_.cond);
+    c->u.if_.then_s = xform_stmt(I, s->u.if_.then_s);
+    c->u.if_.else_s = xform_stmt(I, s->u.if_.else_s);
+    return c;
+  case TC_ST_FOR: {
+    c->u.loop.min = xform_expr(I, s->u.loop.min);
+    c->u.loop.extent = xform_expr(I, s->u.loop.extent);
+    if (I->nren == I->capren) {
+      int cap = I->capren ? I->capren * 2 : 8;
+      I->ren_from = tc_arena_grow(P->a, I->ren_from, sizeof(tc_var *) * (size_t)I->nren, sizeof(tc_var *) * (size_t)cap);
+      I->ren_to = tc_arena_grow(P->a, I->ren_to, sizeof(tc_var *) * (size_t)I->nren, sizeof(tc_var *) * (size_t)cap);
+      I->capren = cap;
+    }
+    tc_var *nv = tc_ir_new_var(P->a, P->k, s->u.loop.var->name, s->u.loop.var->dtype, s->u.loop.var->kind, s->u.loop.var->loc);
+    I->ren_from[I->nren] = s->u.loop.var;
+    I->ren_to[I->nren++] = nv;
+    c->u.loop.var = nv;
+    c->u.loop.body = xform_stmt(I, s->u.loop.body);
+    return c;
+  }
+  case TC_ST_ATOMIC_ADD:
+    if (s->u.atomic.buf) {
+      tc_expr **idx = TC_NEW_ARRAY(P->a, tc_expr *, s->u.atomic.nidx > 0 ? s->u.atomic.nidx : 1);
+      for (int i = 0; i < s->u.atomic.nidx; i++) idx[i] = xform_expr(I, s->u.atomic.idx[i]);
+      c->u.atomic.idx = idx;
+      c->u.atomic.value = xform_expr(I, s->u.atomic.value);
+      return c;
+    }
+    break;
+  case TC_ST_EVALUATE:
+    c->u.evaluate.value = xform_expr(I, s->u.evaluate.value);
+    return c;
+  case TC_ST_ASSERT:
+    c->u.assert_.cond = xform_expr(I, s->u.assert_.cond);
+    return c;
+  case TC_ST_PRINT:
+    c->u.print.value = xform_expr(I, s->u.print.value);
+    return c;
+  default:
+    break;
+  }
+  tc_gpu_fail(P, s->loc, "`%s` inside a T.Parallel loop is not supported on %s", tc_stmt_kind_name(s->kind),
+              P->desc->target);
+  I->failed = true;
+  return c;
+}
+
+static bool has_side_effects_cb(void *ctx, tc_stmt *s) {
+  if (s->kind == TC_ST_ATOMIC_ADD || s->kind == TC_ST_PRINT) *(bool *)ctx = true;
+  return true;
+}
+
+/* Unroll the registers of layout D: for each register, bind the iteration variables `vars`
+ * (the logical index of that register, through `to_iter`) and run `body` transformed.
+ * to_iter maps a fragment index to iteration values (identity for a T.Parallel over it). */
+typedef struct driven {
+  const tc_gpu_layout *D;
+  int nvars;
+  tc_var **vars;
+  const tc_range *region; /* iteration = fragment index - region start over the region's dims; NULL: identity */
+  int region_ndim;
+  bool once;              /* replicas other than 0 skip the body */
+} driven;
+
+static tc_stmt *drive(tc_gpu_plan *P, const driven *dv, const tc_stmt *body, tc_loc loc) {
+  const tc_gpu_layout *D = dv->D;
+  tc_stmt_list out = {0};
+  iter_ctx I = {.P = P, .nvars = dv->nvars, .vars = dv->vars};
+  I.subst = TC_NEW_ARRAY(P->a, tc_expr *, dv->nvars > 0 ? dv->nvars : 1);
+  I.vals = TC_NEW_ARRAY(P->a, int64_t, (size_t)P->threads * (size_t)(dv->nvars > 0 ? dv->nvars : 1));
+  I.has = TC_NEW_ARRAY(P->a, bool, P->threads);
+  int64_t starts[TC_GL_MAXDIM] = {0}, exts[TC_GL_MAXDIM];
+  for (int d = 0; d < D->ndim; d++) exts[d] = D->shape[d];
+  if (dv->region) {
+    for (int d = 0; d < D->ndim; d++) {
+      if (!tc_expr_const_int(dv->region[d].start, &starts[d])) {
+        tc_gpu_fail(P, loc, "a region of a fragment needs a constant start on %s", P->desc->target);
+        return NULL;
+      }
+      exts[d] = dv->region[d].extent;
+    }
+  }
+  tc_expr *tid = tid_ref(P, loc);
+  for (int64_t r = 0; r < D->num_regs; r++) {
+    tc_expr *idx[TC_GL_MAXDIM], *valid;
+    tc_gl_index_exprs(P->a, D, tid, r, idx, &valid, loc);
+    /* the iteration values of each thread for this register */
+    bool any = false;
+    for (int t = 0; t < P->threads; t++) {
+      int64_t rep, e = tc_gl_elem(D, t, r, &rep), fi[TC_GL_MAXDIM];
+      I.has[t] = false;
+      if (e < 0) continue;
+      unlin(D, e, fi);
+      bool in = true;
+      int k = 0;
+      for (int d = 0; d < D->ndim; d++) {
+        if (fi[d] < starts[d] || fi[d] >= starts[d] + exts[d]) in = false;
+        if (!dv->region) I.vals[(size_t)t * (size_t)dv->nvars + (size_t)d] = fi[d];
+        else if (exts[d] != 1 && k < dv->nvars) I.vals[(size_t)t * (size_t)dv->nvars + (size_t)k++] = fi[d] - starts[d];
+      }
+      I.has[t] = in;
+      any |= in;
+    }
+    if (!any) continue;
+    tc_expr *cond = valid;
+    int k = 0;
+    for (int d = 0; d < D->ndim; d++) {
+      if (dv->region && (starts[d] != 0 || exts[d] != D->shape[d])) {
+        cond = and_expr(P, cond, bin(P, TC_OP_GE, idx[d], ci(P, starts[d], loc), loc), loc);
+        cond = and_expr(P, cond, bin(P, TC_OP_LT, idx[d], ci(P, starts[d] + exts[d], loc), loc), loc);
+      }
+      if (!dv->region) I.subst[d] = idx[d];
+      else if (exts[d] != 1 && k < dv->nvars) I.subst[k++] = starts[d] ? bin(P, TC_OP_SUB, idx[d], ci(P, starts[d], loc), loc) : idx[d];
+    }
+    tc_stmt *b = xform_stmt(&I, body);
+    if (I.failed || !b) return NULL;
+    if (dv->once && D->reps > 1)
+      cond = and_expr(P, cond, bin(P, TC_OP_EQ, tc_gl_rep_expr(P->a, D, tid, loc), ci(P, 0, loc), loc), loc);
+    tc_stmt_list_push(P->a, &out, if_then(P, cond, b, loc));
+  }
+  return tc_stmt_list_seq(P->a, &out, loc);
+}
+
+/* Deal `total` iterations (row-major over ext[0..n)) to the threads cyclically; `body` is
+ * written in `vars` and is transformed like a T.Parallel body (fragments must be replicated). */
+static tc_stmt *deal_ex(tc_gpu_plan *P, int n, tc_var **vars, const int64_t *ext, const tc_stmt *body, bool every, tc_loc loc);
+static tc_stmt *deal(tc_gpu_plan *P, int n, tc_var **vars, const int64_t *ext, const tc_stmt *body, tc_loc loc) {
+  return deal_ex(P, n, vars, ext, body, false, loc);
+}
+/* every: each thread runs every iteration (to update its own copy of replicated fragments). */
+static tc_stmt *deal_ex(tc_gpu_plan *P, int n, tc_var **vars, const int64_t *ext, const tc_stmt *body, bool every, tc_loc loc) {
+  int64_t total = 1;
+  for (int d = 0; d < n; d++) total *= ext[d];
+  int threads = every ? 1 : P->threads;
+  int64_t trips = (total + threads - 1) / threads;
+  tc_var *c = new_var(P, "it", tc_index_dtype(), TC_VAR_LOOP, loc);
+  tc_var *ev = new_var(P, "e", tc_index_dtype(), TC_VAR_LOCAL, loc);
+  tc_expr *e = tc_ir_var_ref(P->a, ev, loc);
+  iter_ctx I = {.P = P, .nvars = n, .vars = vars, .runtime = true};
+  I.subst = TC_NEW_ARRAY(P->a, tc_expr *, n > 0 ? n : 1);
+  I.vals = TC_NEW_ARRAY(P->a, int64_t, 1);
+  I.has = TC_NEW_ARRAY(P->a, bool, P->threads); /* no thread enumerates: fragments need REPL */
+  int64_t stride = 1;
+  for (int d = n - 1; d >= 0; d--) {
+    tc_expr *q = stride == 1 ? e : bin(P, TC_OP_FLOORDIV, e, ci(P, stride, loc), loc);
+    I.subst[d] = d == 0 ? q : bin(P, TC_OP_FLOORMOD, q, ci(P, ext[d], loc), loc);
+    stride *= ext[d];
+  }
+  tc_stmt *b = xform_stmt(&I, body);
+  if (I.failed || !b) return NULL;
+  tc_stmt_list inner = {0};
+  tc_expr *lin = every ? tc_ir_var_ref(P->a, c, loc)
+                      : bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, tc_ir_var_ref(P->a, c, loc), ci(P, threads, loc), loc), tid_ref(P, loc), loc);
+  tc_stmt_list_push(P->a, &inner, let_stmt(P, ev, lin, loc));
+  tc_stmt_list_push(P->a, &inner, if_then(P, total % threads ? bin(P, TC_OP_LT, e, ci(P, total, loc), loc) : NULL, b, loc));
+  return for_loop(P, c, trips, trips <= 32 ? TC_LOOP_UNROLL : TC_LOOP_SERIAL, tc_stmt_list_seq(P->a, &inner, loc), loc);
+}
+
+/* ---- replicated fragments read at runtime indices (outside T.Parallel) ---- */
+typedef struct repl_ctx {
+  tc_gpu_plan *P;
+  bool failed;
+  tc_loc loc;
+} repl_ctx;
+
+static tc_expr *repl_index(tc_gpu_plan *P, const tc_buffer *b, int n, tc_expr *const *idx, tc_loc loc) {
+  const tc_gpu_layout *F = P->frag[b->id];
+  tc_expr *e = NULL;
+  for (int d = 0; d < n; d++) {
+    tc_expr *x = idx[d];
+    e = e ? bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, e, ci(P, F->shape[d], loc), loc), x, loc) : x;
+  }
+  return e ? e : ci(P, 0, loc);
+}
+
+static tc_expr *repl_rewrite(void *ctx, tc_expr *e) {
+  repl_ctx *R = ctx;
+  if (e->op != TC_OP_LOAD || !is_frag(e->buf)) return e;
+  const tc_gpu_layout *F = R->P->frag[e->buf->id];
+  if (F->kind != TC_GL_REPL) {
+    if (!R->failed)
+      tc_gpu_fail(R->P, e->loc, "fragment '%s' is read outside T.Parallel; on %s that needs it in every thread "
+                                "(use a T.Parallel loop, or copy it to shared memory)",
+                  e->buf->name, R->P->desc->target);
+    R->failed = true;
+    return e;
+  }
+  return tc_ir_load(R->P->a, R->P->regs[e->buf->id], 1, idx1(R->P, repl_index(R->P, e->buf, e->nargs, e->args, e->loc)), e->loc);
+}
+
+/* ---- region helpers ---- */
+/* Indices of region `r` at iteration `it` (one value per non-unit dimension, in order). */
+static tc_expr **region_at(tc_gpu_plan *P, const tc_region *r, tc_expr *const *it, tc_loc loc) {
+  tc_expr **idx = TC_NEW_ARRAY(P->a, tc_expr *, r->ndim > 0 ? r->ndim : 1);
+  int k = 0;
+  for (int d = 0; d < r->ndim; d++) {
+    if (r->r[d].extent == 1) idx[d] = r->r[d].start;
+    else {
+      int64_t s0;
+      idx[d] = tc_expr_const_int(r->r[d].start, &s0) && s0 == 0 ? it[k] : bin(P, TC_OP_ADD, r->r[d].start, it[k], loc);
+      k++;
+    }
+  }
+  return idx;
+}
+
+static bool region_whole(const tc_region *r) {
+  int64_t s;
+  for (int d = 0; d < r->ndim; d++) {
+    int64_t ext;
+    if (!tc_expr_const_int(r->buf->shape[d], &ext) || r->r[d].extent != ext || !tc_expr_const_int(r->r[d].start, &s) || s)
+      return false;
+  }
+  return true;
+}
+
+/* Iteration vars for the squeezed shape of region r. */
+static int iter_vars(tc_gpu_plan *P, const tc_region *r, tc_var **vars, int64_t *ext, tc_loc loc) {
+  int n = 0;
+  for (int d = 0; d < r->ndim && n < TC_GL_MAXDIM; d++)
+    if (r->r[d].extent != 1) {
+      vars[n] = new_var(P, "i", tc_index_dtype(), TC_VAR_LOOP, loc);
+      ext[n++] = r->r[d].extent;
+    }
+  return n;
+}
+
+static tc_expr **var_refs(tc_gpu_plan *P, int n, tc_var **vars, tc_loc loc) {
+  tc_expr **v = TC_NEW_ARRAY(P->a, tc_expr *, n > 0 ? n : 1);
+  for (int i = 0; i < n; i++) v[i] = tc_ir_var_ref(P->a, vars[i], loc);
+  return v;
+}
+
+/* A serial nest over ext (for per-thread tile ops). */
+static tc_stmt *serial_nest(tc_gpu_plan *P, int n, tc_var **vars, const int64_t *ext, tc_stmt *body, tc_loc loc) {
+  for (int d = n - 1; d >= 0; d--) body = for_loop(P, vars[d], ext[d], TC_LOOP_SERIAL, body, loc);
+  return body;
+}
+
+/* Run `body` (written in vars over the squeezed shape of the region `over` of a fragment or
+ * of any buffer) by the right threads. */
+static tc_stmt *over_region(tc_gpu_plan *P, const tc_region *over, int n, tc_var **vars, const int64_t *ext,
+                            tc_stmt *body, bool once, tc_loc loc) {
+  if (is_frag(over->buf)) {
+    driven dv = {.D = P->frag[over->buf->id], .nvars = n, .vars = vars, .region = over->r, .region_ndim = over->ndim, .once = once};
+    return drive(P, &dv, body, loc);
+  }
+  return deal(P, n, vars, ext, body, loc);
+}
+
+/* ---- tile operations ---- */
+static tc_stmt *lower_copy(tc_gpu_plan *P, tc_stmt *s) {
+  const tc_region *src = &s->u.copy.src, *dst = &s->u.copy.dst;
+  tc_var *vars[TC_GL_MAXDIM];
+  int64_t ext[TC_GL_MAXDIM];
+  int n = iter_vars(P, dst, vars, ext, s->loc);
+  tc_expr **it = var_refs(P, n, vars, s->loc);
+  tc_expr *val = tc_ir_load(P->a, src->buf, src->ndim, region_at(P, src, it, s->loc), s->loc);
+  tc_stmt *body = store(P, dst->buf, dst->ndim, region_at(P, dst, it, s->loc), tc_ir_cast(P->a, dst->buf->dtype, val, s->loc), s->loc);
+  if (is_thread_local(src->buf) || is_thread_local(dst->buf)) {
+    repl_ctx R = {.P = P};
+    tc_rewrite_stmt_exprs(body, repl_rewrite, &R);
+    return R.failed ? NULL : serial_nest(P, n, vars, ext, body, s->loc);
+  }
+  if (is_frag(dst->buf)) return over_region(P, dst, n, vars, ext, body, false, s->loc);
+  if (is_frag(src->buf)) return over_region(P, src, n, vars, ext, body, true, s->loc);
+  return over_region(P, dst, n, vars, ext, body, false, s->loc);
+}
+
+static tc_stmt *lower_fill(tc_gpu_plan *P, tc_stmt *s) {
+  const tc_region *dst = &s->u.fill.dst;
+  tc_var *vars[TC_GL_MAXDIM];
+  int64_t ext[TC_GL_MAXDIM];
+  int n = iter_vars(P, dst, vars, ext, s->loc);
+  tc_expr **it = var_refs(P, n, vars, s->loc);
+  tc_stmt *body = store(P, dst->buf, dst->ndim, region_at(P, dst, it, s->loc), s->u.fill.value, s->loc);
+  if (is_thread_local(dst->buf)) return serial_nest(P, n, vars, ext, body, s->loc);
+  return over_region(P, dst, n, vars, ext, body, false, s->loc);
+}
+
+static tc_stmt *lower_parallel(tc_gpu_plan *P, tc_stmt *s) {
+  par_nest N;
+  if (!tc_gpu_parallel_nest(s, &N)) {
+    tc_gpu_fail(P, s->loc, "T.Parallel needs constant extents on %s", P->desc->target);
+    return NULL;
+  }
+  access_scan A;
+  tc_gpu_scan_nest(&A, &N);
+  const tc_buffer *driver = A.exact_written ? A.exact_written : A.nexact ? A.exact[0] : NULL;
+  tc_stmt *body = N.body;
+  if (driver && P->frag[driver->id]->kind != TC_GL_REPL) {
+    bool effects = false;
+    tc_visit_stmts(body, has_side_effects_cb, &effects);
+    driven dv = {.D = P->frag[driver->id], .nvars = N.n, .vars = N.var, .once = effects};
+    return drive(P, &dv, body, s->loc);
+  }
+  /* no fragment to follow: deal the iterations; replicated fragments are read in place. A
+   * loop that writes a replicated fragment runs every iteration in every thread, so that each
+   * thread's copy is updated. */
+  bool every = driver && A.exact_written == driver;
+  return deal_ex(P, N.n, N.var, N.ext, body, every, s->loc);
+}
+
+/* ---- reductions ---- */
+static tc_dtype acc_dtype(tc_dtype d) {
+  if (tc_dtype_is_float(d)) return tc_dt(tc_dtype_bits(d) > 32 ? TC_DT_FLOAT64 : TC_DT_FLOAT32);
+  return d;
+}
+static tc_expr *red_identity(tc_gpu_plan *P, tc_reduce_kind op, tc_dtype dt, tc_loc loc) {
+  bool fl = tc_dtype_is_float(dt);
+  switch (op) {
+  case TC_RED_MAX:
+    if (fl) return tc_ir_float(P->a, -__builtin_inf(), dt, loc);
+    return tc_ir_int(P->a, tc_dtype_is_signed(dt) ? (tc_dtype_bits(dt) >= 64 ? INT64_MIN : -(1ll << (tc_dtype_bits(dt) - 1))) : 0, dt, loc);
+  case TC_RED_MIN:
+    if (fl) return tc_ir_float(P->a, __builtin_inf(), dt, loc);
+    return tc_ir_int(P->a, tc_dtype_is_signed(dt) ? (tc_dtype_bits(dt) >= 64 ? INT64_MAX : (1ll << (tc_dtype_bits(dt) - 1)) - 1)
+                                                  : (tc_dtype_bits(dt) >= 64 ? -1 : (int64_t)((1ull << tc_dtype_bits(dt)) - 1)),
+                     dt, loc);
+  default: return fl ? tc_ir_float(P->a, 0.0, dt, loc) : tc_ir_int(P->a, 0, dt, loc);
+  }
+}
+static tc_expr *red_combine(tc_gpu_plan *P, tc_reduce_kind op, tc_expr *acc, tc_expr *x, tc_loc loc) {
+  switch (op) {
+  case TC_RED_MAX: case TC_RED_ABSMAX: return bin(P, TC_OP_MAX, acc, x, loc);
+  case TC_RED_MIN: return bin(P, TC_OP_MIN, acc, x, loc);
+  default: return bin(P, TC_OP_ADD, acc, x, loc);
+  }
+}
+static tc_expr *red_input(tc_gpu_plan *P, tc_reduce_kind op, tc_dtype acc, tc_expr *x, tc_loc loc) {
+  x = cast_to(P, acc, x);
+  return op == TC_RED_ABSMAX || op == TC_RED_ABSSUM ? tc_ir_unary(P->a, TC_OP_ABS, x, loc) : x;
+}
+
+/* A flat shared scratch buffer of at least `elems` elements of dtype dt (one per dtype,
+ * sized for the largest use; uses are separated by barriers). */
+static tc_buffer *scratch(tc_gpu_plan *P, tc_dtype dt, int64_t elems, tc_loc loc) {
+  tc_buffer **slot = tc_dtype_bits(dt) > 32 ? &P->scratch64 : &P->scratch;
+  tc_dtype want = tc_dtype_bits(dt) > 32 ? tc_dt(TC_DT_FLOAT64) : tc_dt(TC_DT_FLOAT32);
+  if (!tc_dtype_is_float(dt)) want = tc_dtype_bits(dt) > 32 ? tc_dt(TC_DT_INT64) : tc_dt(TC_DT_INT32);
+  if (!tc_dtype_is_float(dt) && tc_dtype_bits(dt) <= 32) slot = &P->scratch_i32;
+  else if (!tc_dtype_is_float(dt)) slot = &P->scratch_i64;
+  if (!*slot) {
+    tc_expr **shape = idx1(P, ci(P, elems, loc));
+    *slot = tc_ir_new_buffer(P->a, P->k, want.code == TC_DT_FLOAT32 ? "tcg_scratch" : "tcg_scratch_w", want,
+                             TC_SCOPE_SHARED, 1, shape, loc);
+  }
+  tc_expr *sz = (*slot)->shape[0];
+  if (sz->ival < elems) sz->ival = elems;
+  return *slot;
+}
+
+/* Whether the reduction of fragment src (2-D, along dim 1) into fragment dst can be done in
+ * registers and warp shuffles: returns the per-register destination map and the thread bits
+ * that vary among the threads sharing a row. */
+static bool reduce_in_regs(tc_gpu_plan *P, const tc_gpu_layout *S, const tc_gpu_layout *D, int64_t *dreg_of, unsigned *vbits) {
+  int64_t C = S->shape[1];
+  for (int64_t r = 0; r < S->num_regs; r++) dreg_of[r] = -2;
+  for (int t = 0; t < P->threads; t++)
+    for (int64_t r = 0; r < S->num_regs; r++) {
+      int64_t rep, e = tc_gl_elem(S, t, r, &rep);
+      if (e < 0) continue;
+      int64_t d = reg_in_thread(D, e / C, t);
+      if (d < 0 || (dreg_of[r] != -2 && dreg_of[r] != d)) return false;
+      dreg_of[r] = d;
+    }
+  if (S->reps > 1) { /* a replicated source: every owner must hold whole rows */
+    for (int64_t f = 0; f < S->shape[0]; f++)
+      for (int64_t rep = 0; rep < D->reps; rep++) {
+        int64_t t, reg;
+        tc_gl_owner(D, f, rep, &t, &reg);
+        for (int64_t c = 0; c < C; c++)
+          if (reg_in_thread(S, f * C + c, t) < 0) return false;
+      }
+    *vbits = 0;
+    return true;
+  }
+  unsigned V = 0;
+  for (int64_t f = 0; f < S->shape[0]; f++) {
+    int64_t t0 = -1;
+    for (int64_t c = 0; c < C; c++) {
+      int64_t t, reg;
+      tc_gl_owner(S, f * C + c, 0, &t, &reg);
+      if (t0 < 0) t0 = t;
+      V |= (unsigned)(t ^ t0);
+    }
+  }
+  /* every row: its contributors are exactly the coset t0 ^ subsets(V), and they are its owners in D */
+  int nb = __builtin_popcount(V);
+  for (int64_t f = 0; f < S->shape[0]; f++) {
+    int64_t cnt = 0, t0 = -1;
+    bool seen[4096] = {0};
+    if (P->threads > 4096) return false;
+    for (int64_t c = 0; c < C; c++) {
+      int64_t t, reg;
+      tc_gl_owner(S, f * C + c, 0, &t, &reg);
+      if (t0 < 0) t0 = t;
+      if ((((unsigned)t ^ (unsigned)t0) & ~V) != 0) return false;
+      if (!seen[t]) seen[t] = true, cnt++;
+    }
+    if (cnt != (1ll << nb) || D->reps != cnt) return false;
+    for (int64_t rep = 0; rep < D->reps; rep++) {
+      int64_t t, reg;
+      tc_gl_owner(D, f, rep, &t, &reg);
+      if (!seen[t]) return false;
+    }
+  }
+  *vbits = V;
+  return true;
+}
+
+static tc_stmt *lower_reduce_regs(tc_gpu_plan *P, tc_stmt *s, const int64_t *dreg_of, unsigned V) {
+  tc_loc loc = s->loc;
+  tc_reduce_kind op = s->u.reduce.op;
+  const tc_buffer *sb = s->u.reduce.src.buf, *db = s->u.reduce.dst.buf;
+  const tc_gpu_layout *S = P->frag[sb->id], *D = P->frag[db->id];
+  tc_dtype acc = acc_dtype(db->dtype);
+  tc_stmt_list out = {0};
+  tc_expr **shape = idx1(P, ci(P, D->num_regs, loc));
+  tc_buffer *part = tc_ir_new_buffer(P->a, P->k, "tcg_part", acc, TC_SCOPE_LOCAL, 1, shape, loc);
+  tc_stmt *al = tc_ir_stmt(P->a, TC_ST_ALLOC, loc);
+  al->u.alloc.buf = part;
+  tc_stmt_list_push(P->a, &out, al);
+  for (int64_t d = 0; d < D->num_regs; d++) tc_stmt_list_push(P->a, &out, reg_store(P, part, d, red_identity(P, op, acc, loc), loc));
+  for (int64_t r = 0; r < S->num_regs; r++) {
+    if (dreg_of[r] < 0) continue;
+    tc_expr *x = red_input(P, op, acc, reg_load(P, P->regs[sb->id], r, loc), loc);
+    tc_expr *v = red_combine(P, op, reg_load(P, part, dreg_of[r], loc), x, loc);
+    /* registers past the end of a cyclic tile hold nothing */
+    tc_expr *idx[TC_GL_MAXDIM], *valid;
+    tc_gl_index_exprs(P->a, S, tid_ref(P, loc), r, idx, &valid, loc);
+    tc_stmt_list_push(P->a, &out, if_then(P, valid, reg_store(P, part, dreg_of[r], v, loc), loc));
+  }
+  for (int b = 0; b < 5; b++) {
+    if (!(V & (1u << b))) continue;
+    for (int64_t d = 0; d < D->num_regs; d++) {
+      tc_expr *args[2] = {reg_load(P, part, d, loc), ci(P, 1 << b, loc)};
+      tc_expr *call = tc_ir_load(P->a, part, 1, idx1(P, ci(P, d, loc)), loc); /* placeholder node, replaced below */
+      call->op = TC_OP_CALL;
+      call->buf = NULL;
+      call->callee = TC_GPU_SHFL_XOR;
+      call->nargs = 2;
+      call->args = TC_NEW_ARRAY(P->a, tc_expr *, 2);
+      call->args[0] = args[0], call->args[1] = args[1];
+      call->dtype = acc;
+      tc_stmt_list_push(P->a, &out, reg_store(P, part, d, red_combine(P, op, reg_load(P, part, d, loc), call, loc), loc));
+    }
+  }
+  unsigned W = V >> 5; /* warp bits: combine through shared memory */
+  if (W) {
+    int warps = P->threads / 32;
+    tc_buffer *sc = scratch(P, acc, (int64_t)warps * D->num_regs, loc);
+    tc_expr *tid = tid_ref(P, loc), *w = bin(P, TC_OP_FLOORDIV, tid, ci(P, 32, loc), loc);
+    tc_expr *lane_rep = bin(P, TC_OP_EQ, bin(P, TC_OP_BIT_AND, tid, ci(P, V & 31u, loc), loc), ci(P, 0, loc), loc);
+    tc_stmt_list wr = {0};
+    for (int64_t d = 0; d < D->num_regs; d++) {
+      tc_expr *off = bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, w, ci(P, D->num_regs, loc), loc), ci(P, d, loc), loc);
+      tc_stmt_list_push(P->a, &wr, store(P, sc, 1, idx1(P, off), reg_load(P, part, d, loc), loc));
+    }
+    tc_stmt_list_push(P->a, &out, barrier(P, loc));
+    tc_stmt_list_push(P->a, &out, if_then(P, lane_rep, tc_stmt_list_seq(P->a, &wr, loc), loc));
+    tc_stmt_list_push(P->a, &out, barrier(P, loc));
+    for (int64_t d = 0; d < D->num_regs; d++) {
+      tc_expr *accv = NULL;
+      for (unsigned sub = W;; sub = (sub - 1) & W) { /* every subset of the warp bits */
+        tc_expr *wp = bin(P, TC_OP_BIT_OR, bin(P, TC_OP_BIT_AND, w, ci(P, ~(int64_t)W, loc), loc), ci(P, sub, loc), loc);
+        tc_expr *off = bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, wp, ci(P, D->num_regs, loc), loc), ci(P, d, loc), loc);
+        tc_expr *v = tc_ir_load(P->a, sc, 1, idx1(P, off), loc);
+        accv = accv ? red_combine(P, op, accv, v, loc) : v;
+        if (!sub) break;
+      }
+      tc_stmt_list_push(P->a, &out, reg_store(P, part, d, accv, loc));
+    }
+    tc_stmt_list_push(P->a, &out, barrier(P, loc));
+  }
+  for (int64_t d = 0; d < D->num_regs; d++) {
+    tc_expr *v = reg_load(P, part, d, loc);
+    if (!s->u.reduce.clear) v = red_combine(P, op, cast_to(P, acc, reg_load(P, P->regs[db->id], d, loc)), v, loc);
+    tc_expr *idx[TC_GL_MAXDIM], *valid;
+    tc_gl_index_exprs(P->a, D, tid_ref(P, loc), d, idx, &valid, loc);
+    tc_stmt_list_push(P->a, &out, if_then(P, valid, reg_store(P, P->regs[db->id], d, v, loc), loc));
+  }
+  return tc_stmt_list_seq(P->a, &out, loc);
+}
+
+/* General reduction: the source (staged into shared memory when it is a fragment) is read by
+ * the threads that own each destination element, which fold their slice serially. */
+static tc_stmt *lower_reduce_general(tc_gpu_plan *P, tc_stmt *s) {
+  tc_loc loc = s->loc;
+  const tc_region *src = &s->u.reduce.src, *dst = &s->u.reduce.dst;
+  tc_reduce_kind op = s->u.reduce.op;
+  int dim = s->u.reduce.dim;
+  tc_dtype acc = acc_dtype(dst->buf->dtype);
+  tc_stmt_list out = {0};
+  /* the source's squeezed shape */
+  tc_var *sv[TC_GL_MAXDIM];
+  int64_t sext[TC_GL_MAXDIM];
+  int sn = iter_vars(P, src, sv, sext, loc);
+  if (dim < 0) dim += sn;
+  if (dim < 0 || dim >= sn) {
+    tc_gpu_fail(P, loc, "T.reduce: dimension %d out of range on %s", s->u.reduce.dim, P->desc->target);
+    return NULL;
+  }
+  int64_t total = 1;
+  for (int d = 0; d < sn; d++) total *= sext[d];
+  /* where the source is read from: its own buffer, or a staged row-major copy */
+  tc_buffer *from = NULL;
+  if (is_frag(src->buf) || is_thread_local(src->buf)) {
+    if (is_thread_local(src->buf)) {
+      tc_gpu_fail(P, loc, "T.reduce from a per-thread buffer into a block-wide one is not supported on %s", P->desc->target);
+      return NULL;
+    }
+    from = scratch(P, acc, total, loc);
+    tc_expr **it = var_refs(P, sn, sv, loc);
+    tc_expr *lin = NULL;
+    for (int d = 0; d < sn; d++) lin = lin ? bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, lin, ci(P, sext[d], loc), loc), it[d], loc) : it[d];
+    tc_stmt *st = store(P, from, 1, idx1(P, lin ? lin : ci(P, 0, loc)),
+                        tc_ir_load(P->a, src->buf, src->ndim, region_at(P, src, it, loc), loc), loc);
+    tc_stmt_list_push(P->a, &out, barrier(P, loc));
+    tc_stmt *stage = over_region(P, src, sn, sv, sext, st, true, loc);
+    if (!stage) return NULL;
+    tc_stmt_list_push(P->a, &out, stage);
+    tc_stmt_list_push(P->a, &out, barrier(P, loc));
+  }
+  /* destination iteration: the source dims without `dim` */
+  tc_var *dv[TC_GL_MAXDIM];
+  int64_t dext[TC_GL_MAXDIM];
+  int dn = iter_vars(P, dst, dv, dext, loc);
+  tc_expr **dit = var_refs(P, dn, dv, loc);
+  tc_var *k = new_var(P, "k", tc_index_dtype(), TC_VAR_LOOP, loc);
+  tc_var *accv = new_var(P, "acc", acc, TC_VAR_LOCAL, loc);
+  /* source iteration at (dst iteration, k) */
+  tc_expr *sit[TC_GL_MAXDIM];
+  for (int d = 0, j = 0; d < sn; d++) sit[d] = d == dim ? tc_ir_var_ref(P->a, k, loc) : (j < dn ? dit[j++] : ci(P, 0, loc));
+  tc_expr *x;
+  if (from) {
+    tc_expr *lin = NULL;
+    for (int d = 0; d < sn; d++) lin = lin ? bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, lin, ci(P, sext[d], loc), loc), sit[d], loc) : sit[d];
+    x = tc_ir_load(P->a, from, 1, idx1(P, lin), loc);
+  } else {
+    x = tc_ir_load(P->a, src->buf, src->ndim, region_at(P, src, sit, loc), loc);
+  }
+  tc_stmt_list body = {0};
+  tc_stmt_list_push(P->a, &body, let_stmt(P, accv, red_identity(P, op, acc, loc), loc));
+  tc_stmt *as = tc_ir_stmt(P->a, TC_ST_ASSIGN, loc);
+  as->u.let.var = accv;
+  as->u.let.value = red_combine(P, op, tc_ir_var_ref(P->a, accv, loc), red_input(P, op, acc, x, loc), loc);
+  tc_stmt_list_push(P->a, &body, for_loop(P, k, sext[dim], TC_LOOP_SERIAL, as, loc));
+  tc_expr *v = tc_ir_var_ref(P->a, accv, loc);
+  tc_expr **didx = region_at(P, dst, dit, loc);
+  if (!s->u.reduce.clear) v = red_combine(P, op, cast_to(P, acc, tc_ir_load(P->a, dst->buf, dst->ndim, didx, loc)), v, loc);
+  tc_stmt_list_push(P->a, &body, store(P, dst->buf, dst->ndim, didx, v, loc));
+  tc_stmt *b = tc_stmt_list_seq(P->a, &body, loc);
+  tc_stmt *dealt = is_thread_local(dst->buf) ? serial_nest(P, dn, dv, dext, b, loc) : over_region(P, dst, dn, dv, dext, b, false, loc);
+  if (!dealt) return NULL;
+  tc_stmt_list_push(P->a, &out, dealt);
+  if (from) tc_stmt_list_push(P->a, &out, barrier(P, loc));
+  return tc_stmt_list_seq(P->a, &out, loc);
+}
+
+static tc_stmt *lower_reduce(tc_gpu_plan *P, tc_stmt *s) {
+  const tc_region *src = &s->u.reduce.src, *dst = &s->u.reduce.dst;
+  if (is_frag(src->buf) && is_frag(dst->buf) && region_whole(src) && region_whole(dst) && src->buf->ndim == 2 &&
+      dst->buf->ndim == 1 && (s->u.reduce.dim == 1 || s->u.reduce.dim == -1)) {
+    const tc_gpu_layout *S = P->frag[src->buf->id], *D = P->frag[dst->buf->id];
+    int64_t *dreg = TC_NEW_ARRAY(P->a, int64_t, S->num_regs > 0 ? S->num_regs : 1);
+    unsigned V = 0;
+    if (reduce_in_regs(P, S, D, dreg, &V)) return lower_reduce_regs(P, s, dreg, V);
+  }
+  if (is_thread_local(dst->buf) && is_thread_local(src->buf)) {
+    /* per-thread: each thread folds its own buffer */
+    return lower_reduce_general(P, s);
+  }
+  return lower_reduce_general(P, s);
+}
+
+/* Inclusive prefix sums: the source is staged into shared scratch, each thread scans whole
+ * lines, and the result is written back through the destination's layout. */
+static tc_stmt *lower_cumsum(tc_gpu_plan *P, tc_stmt *s) {
+  tc_loc loc = s->loc;
+  const tc_region *src = &s->u.cumsum.src, *dst = &s->u.cumsum.dst;
+  tc_var *v[TC_GL_MAXDIM];
+  int64_t ext[TC_GL_MAXDIM];
+  int n = iter_vars(P, src, v, ext, loc);
+  int dim = s->u.cumsum.dim < 0 ? s->u.cumsum.dim + n : s->u.cumsum.dim;
+  if (n == 0 || dim < 0 || dim >= n) {
+    tc_gpu_fail(P, loc, "T.cumsum: dimension %d out of range on %s", s->u.cumsum.dim, P->desc->target);
+    return NULL;
+  }
+  tc_dtype acc = acc_dtype(dst->buf->dtype);
+  int64_t total = 1;
+  for (int d = 0; d < n; d++) total *= ext[d];
+  tc_buffer *sc = scratch(P, acc, total, loc);
+  tc_expr **it = var_refs(P, n, v, loc);
+  tc_expr *lin = NULL;
+  for (int d = 0; d < n; d++) lin = lin ? bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, lin, ci(P, ext[d], loc), loc), it[d], loc) : it[d];
+  tc_stmt_list out = {0};
+  tc_stmt_list_push(P->a, &out, barrier(P, loc));
+  tc_stmt *st = store(P, sc, 1, idx1(P, lin), tc_ir_load(P->a, src->buf, src->ndim, region_at(P, src, it, loc), loc), loc);
+  tc_stmt *stage = is_thread_local(src->buf) ? NULL : over_region(P, src, n, v, ext, st, true, loc);
+  if (!stage) {
+    if (!is_thread_local(src->buf)) return NULL;
+    tc_gpu_fail(P, loc, "T.cumsum on per-thread buffers is not supported on %s", P->desc->target);
+    return NULL;
+  }
+  tc_stmt_list_push(P->a, &out, stage);
+  tc_stmt_list_push(P->a, &out, barrier(P, loc));
+  /* lines: every index but dim; line l, position k -> linear offset */
+  int64_t len = ext[dim], lines = total / len, stride = 1;
+  for (int d = n - 1; d > dim; d--) stride *= ext[d];
+  tc_var *lv[1] = {new_var(P, "line", tc_index_dtype(), TC_VAR_LOOP, loc)};
+  tc_var *k = new_var(P, "k", tc_index_dtype(), TC_VAR_LOOP, loc);
+  tc_var *run = new_var(P, "run", acc, TC_VAR_LOCAL, loc);
+  tc_expr *l = tc_ir_var_ref(P->a, lv[0], loc);
+  /* base of line l: (l / stride) * len * stride + l % stride */
+  tc_expr *base = bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, bin(P, TC_OP_FLOORDIV, l, ci(P, stride, loc), loc), ci(P, len * stride, loc), loc),
+                      bin(P, TC_OP_FLOORMOD, l, ci(P, stride, loc), loc), loc);
+  tc_expr *kk = tc_ir_var_ref(P->a, k, loc);
+  if (s->u.cumsum.reverse) kk = bin(P, TC_OP_SUB, ci(P, len - 1, loc), kk, loc);
+  tc_expr *off = bin(P, TC_OP_ADD, base, bin(P, TC_OP_MUL, kk, ci(P, stride, loc), loc), loc);
+  tc_stmt_list body = {0};
+  tc_stmt *as = tc_ir_stmt(P->a, TC_ST_ASSIGN, loc);
+  as->u.let.var = run;
+  as->u.let.value = bin(P, TC_OP_ADD, tc_ir_var_ref(P->a, run, loc), tc_ir_load(P->a, sc, 1, idx1(P, off), loc), loc);
+  tc_stmt_list inner = {0};
+  tc_stmt_list_push(P->a, &inner, as);
+  /* the running sum is rounded to the destination's dtype at each step, as the reference does */
+  tc_stmt_list_push(P->a, &inner, store(P, sc, 1, idx1(P, tc_ir_clone_expr(P->a, off)),
+                                        cast_to(P, acc, cast_to(P, dst->buf->dtype, tc_ir_var_ref(P->a, run, loc))), loc));
+  tc_stmt_list_push(P->a, &body, let_stmt(P, run, red_identity(P, TC_RED_SUM, acc, loc), loc));
+  tc_stmt_list_push(P->a, &body, for_loop(P, k, len, TC_LOOP_SERIAL, tc_stmt_list_seq(P->a, &inner, loc), loc));
+  tc_stmt *scan = deal(P, 1, lv, &lines, tc_stmt_list_seq(P->a, &body, loc), loc);
+  if (!scan) return NULL;
+  tc_stmt_list_push(P->a, &out, scan);
+  tc_stmt_list_push(P->a, &out, barrier(P, loc));
+  tc_var *w[TC_GL_MAXDIM];
+  int64_t wext[TC_GL_MAXDIM];
+  int wn = iter_vars(P, dst, w, wext, loc);
+  tc_expr **wit = var_refs(P, wn, w, loc);
+  tc_expr *wl = NULL;
+  for (int d = 0; d < wn; d++) wl = wl ? bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, wl, ci(P, wext[d], loc), loc), wit[d], loc) : wit[d];
+  tc_stmt *back = store(P, dst->buf, dst->ndim, region_at(P, dst, wit, loc), tc_ir_load(P->a, sc, 1, idx1(P, wl), loc), loc);
+  tc_stmt *wb = over_region(P, dst, wn, w, wext, back, false, loc);
+  if (!wb) return NULL;
+  tc_stmt_list_push(P->a, &out, wb);
+  tc_stmt_list_push(P->a, &out, barrier(P, loc));
+  return tc_stmt_list_seq(P->a, &out, loc);
+}
+
+static tc_stmt *lower_atomic_tile(tc_gpu_plan *P, tc_stmt *s) {
+  const tc_region *src = &s->u.atomic.src, *dst = &s->u.atomic.dst;
+  tc_var *vars[TC_GL_MAXDIM];
+  int64_t ext[TC_GL_MAXDIM];
+  int n = iter_vars(P, dst, vars, ext, s->loc);
+  tc_expr **it = var_refs(P, n, vars, s->loc);
+  tc_stmt *a = tc_ir_stmt(P->a, TC_ST_ATOMIC_ADD, s->loc);
+  a->u.atomic.buf = dst->buf;
+  a->u.atomic.nidx = dst->ndim;
+  a->u.atomic.idx = region_at(P, dst, it, s->loc);
+  a->u.atomic.value = cast_to(P, dst->buf->dtype, tc_ir_load(P->a, src->buf, src->ndim, region_at(P, src, it, s->loc), s->loc));
+  if (is_frag(src->buf)) return over_region(P, src, n, vars, ext, a, true, s->loc);
+  return over_region(P, dst, n, vars, ext, a, false, s->loc);
+}
+
+/* T.gemm -> the target's block GEMM intrinsic. Arguments (all int32 constants but the last
+ * three): M, N, K, warps_m, warps_n, trans_a, trans_b, 0 (clear_accum is done by stores before
+ * the call), swizzle_a, swizzle_b,
+ * then the addresses of A (flat shared tile, or the register array for A in registers), B, C. */
+static tc_stmt *lower_gemm(tc_gpu_plan *P, tc_stmt *s) {
+  tc_loc loc = s->loc;
+  const tc_region *ra = &s->u.gemm.a, *rb = &s->u.gemm.b, *rc = &s->u.gemm.c;
+  const tc_gpu_layout *Lc = P->frag[rc->buf->id];
+  if (!is_frag(rc->buf) || !Lc || Lc->kind != TC_GL_ACC || !region_whole(rc)) {
+    tc_gpu_fail(P, loc, "T.gemm on %s needs the accumulator C to be a whole fragment", P->desc->target);
+    return NULL;
+  }
+  for (int i = 0; i < 2; i++) {
+    const tc_region *r = i ? rb : ra;
+    if (r->buf->ndim != 2 || !region_whole(r) || (r->buf->scope != TC_SCOPE_SHARED && !(i == 0 && is_frag(r->buf)))) {
+      tc_gpu_fail(P, loc, "T.gemm on %s needs %s as a whole 2-D shared tile%s", P->desc->target, i ? "B" : "A",
+                  i ? "" : " (or a fragment)");
+      return NULL;
+    }
+  }
+  int64_t M = Lc->M, N = Lc->N, sa0, sa1;
+  tc_expr_const_int(ra->buf->shape[0], &sa0);
+  tc_expr_const_int(ra->buf->shape[1], &sa1);
+  int64_t K = s->u.gemm.trans_a ? sa0 : sa1;
+  if (is_frag(ra->buf)) {
+    const tc_gpu_layout *La = P->frag[ra->buf->id];
+    tc_gpu_layout want;
+    char why[128];
+    if (s->u.gemm.trans_a || !tc_gl_make_acc(&want, M, K, Lc->wm, 1, P->threads, why, sizeof why) || Lc->wn != 1 ||
+        !La || !tc_gl_equal(La, &want)) {
+      char have[96] = "none";
+      if (La) tc_gl_describe(La, have, sizeof have);
+      tc_gpu_fail(P, loc,
+                  "T.gemm with A in registers ('%s', layout %s) needs A laid out like the accumulator of a %lld x %lld "
+                  "gemm over %d x 1 warps (use policy=T.GemmWarpPolicy.FullRow and compute A with the same warps), "
+                  "or A in shared memory",
+                  ra->buf->name, have, (long long)M, (long long)K, Lc->wm);
+      return NULL;
+    }
+  }
+  int64_t v[10] = {M, N, K, Lc->wm, Lc->wn, s->u.gemm.trans_a, s->u.gemm.trans_b, 0,
+                   ra->buf->scope == TC_SCOPE_SHARED && P->swizzle[ra->buf->id], P->swizzle[rb->buf->id]};
+  tc_expr *call = TC_NEW(P->a, tc_expr);
+  call->op = TC_OP_CALL;
+  call->callee = TC_GPU_GEMM;
+  call->dtype = tc_dt(TC_DT_INT32);
+  call->loc = loc;
+  call->nargs = 13;
+  call->args = TC_NEW_ARRAY(P->a, tc_expr *, 13);
+  for (int i = 0; i < 10; i++) call->args[i] = ci(P, v[i], loc);
+  const tc_buffer *ops[3] = {ra->buf, rb->buf, rc->buf};
+  for (int i = 0; i < 3; i++) {
+    tc_expr *ad = TC_NEW(P->a, tc_expr);
+    ad->op = TC_OP_ADDRESS_OF;
+    ad->dtype = tc_dt(TC_DT_UINT64);
+    ad->loc = loc;
+    tc_buffer *b = (tc_buffer *)ops[i];
+    if (is_frag(b)) b = P->regs[b->id];
+    ad->buf = b;
+    ad->nargs = b->ndim;
+    ad->args = TC_NEW_ARRAY(P->a, tc_expr *, b->ndim);
+    for (int d = 0; d < b->ndim; d++) ad->args[d] = ci(P, 0, loc);
+    call->args[10 + i] = ad;
+  }
+  tc_stmt *ev = tc_ir_stmt(P->a, TC_ST_EVALUATE, loc);
+  ev->u.evaluate.value = call;
+  if (!s->u.gemm.clear_accum) return ev;
+  /* clear_accum: the accumulator is zeroed here, so the intrinsic always accumulates */
+  tc_stmt_list out = {0};
+  for (int64_t r = 0; r < Lc->num_regs; r++)
+    tc_stmt_list_push(P->a, &out, reg_store(P, P->regs[rc->buf->id], r, tc_ir_float(P->a, 0.0, tc_dt(TC_DT_FLOAT32), loc), loc));
+  tc_stmt_list_push(P->a, &out, ev);
+  return tc_stmt_list_seq(P->a, &out, loc);
+}
+
+/* ---- the walk ---- */
+static tc_stmt *lower_seq(tc_gpu_plan *P, tc_stmt *s) {
+  tc_stmt_list out = {0};
+  for (int i = 0; i < s->u.seq.n; i++) {
+    tc_stmt *c = lower_stmt(P, s->u.seq.items[i]);
+    if (!c) return NULL;
+    tc_stmt_list_push(P->a, &out, c);
+  }
+  return tc_stmt_list_seq(P->a, &out, s->loc);
+}
+
+static tc_stmt *lower_stmt(tc_gpu_plan *P, tc_stmt *s) {
+  if (!s) return NULL;
+  switch (s->kind) {
+  case TC_ST_SEQ: return lower_seq(P, s);
+  case TC_ST_ALLOC: {
+    tc_buffer *b = s->u.alloc.buf;
+    if (!is_frag(b)) return s;
+    tc_stmt *c = tc_ir_stmt(P->a, TC_ST_ALLOC, s->loc);
+    c->u.alloc.buf = P->regs[b->id];
+    return c;
+  }
+  case TC_ST_COPY: return lower_copy(P, s);
+  case TC_ST_FILL: return lower_fill(P, s);
+  case TC_ST_REDUCE: return lower_reduce(P, s);
+  case TC_ST_CUMSUM: return lower_cumsum(P, s);
+  case TC_ST_GEMM: return lower_gemm(P, s);
+  case TC_ST_ATOMIC_ADD:
+    if (!s->u.atomic.buf) return lower_atomic_tile(P, s);
+    break;
+  case TC_ST_FOR:
+    if (s->u.loop.kind == TC_LOOP_PARALLEL) return lower_parallel(P, s);
+    {
+      tc_stmt *c = tc_ir_stmt(P->a, TC_ST_FOR, s->loc);
+      *c = *s;
+      c->u.loop.body = lower_stmt(P, s->u.loop.body);
+      if (!c->u.loop.body) return NULL;
+      s = c;
+    }
+    break;
+  case TC_ST_IF: {
+    tc_stmt *c = tc_ir_stmt(P->a, TC_ST_IF, s->loc);
+    *c = *s;
+    c->u.if_.then_s = lower_stmt(P, s->u.if_.then_s);
+    if (!c->u.if_.then_s) return NULL;
+    if (s->u.if_.else_s && !(c->u.if_.else_s = lower_stmt(P, s->u.if_.else_s))) return NULL;
+    s = c;
+    break;
+  }
+  default: break;
+  }
+  /* ordinary per-thread statements: fragments may be read only when every thread holds them */
+  tc_stmt *c = tc_ir_clone_stmt(P->a, s);
+  if (s->kind == TC_ST_FOR || s->kind == TC_ST_IF) {
+    /* children were lowered above; rewrite only this statement's own expressions */
+    c = s;
+  }
+  repl_ctx R = {.P = P};
+  if (c->kind == TC_ST_FOR) {
+    c->u.loop.min = tc_rewrite_expr(c->u.loop.min, repl_rewrite, &R);
+    c->u.loop.extent = tc_rewrite_expr(c->u.loop.extent, repl_rewrite, &R);
+  } else if (c->kind == TC_ST_IF) {
+    c->u.if_.cond = tc_rewrite_expr(c->u.if_.cond, repl_rewrite, &R);
+  } else {
+    tc_rewrite_stmt_exprs(c, repl_rewrite, &R);
+    if (c->kind == TC_ST_STORE && is_frag(c->u.store.buf)) {
+      const tc_gpu_layout *F = P->frag[c->u.store.buf->id];
+      if (F->kind != TC_GL_REPL) {
+        tc_gpu_fail(P, c->loc, "fragment '%s' is written outside T.Parallel; on %s use a T.Parallel loop", c->u.store.buf->name,
+                    P->desc->target);
+        return NULL;
+      }
+      tc_buffer *regs = P->regs[c->u.store.buf->id];
+      c->u.store.idx = idx1(P, repl_index(P, c->u.store.buf, c->u.store.nidx, c->u.store.idx, c->loc));
+      c->u.store.nidx = 1;
+      c->u.store.buf = regs;
+    }
+  }
+  return R.failed ? NULL : c;
+}
+
+bool tc_gpu_lower_tileops(tc_gpu_plan *P) {
+  /* register arrays for the fragments */
+  for (int id = 0; id < P->nbufs; id++) {
+    const tc_gpu_layout *L = P->frag[id];
+    if (!L) continue;
+    (void)L;
+  }
+  tc_stmt *body = lower_stmt(P, P->k->body);
+  if (!body) return false;
+  P->k->body = body;
+  return true;
+}

@@ -1,0 +1,662 @@
+/* codegen.c: SIMT IR (from src/gpu/) -> one CUDA C++ translation unit.
+ *
+ * The kernel is `extern "C" __global__` with the parameter ABI of docs/cuda.md: each kernel
+ * parameter in order (a tensor as a pointer to its element storage, a scalar by value), then
+ * each symbolic dimension as int32. Values compute as on the cpu target (float for the narrow
+ * floats, rounded after each operation; wrapping signed integers; saturating float->int), with
+ * the same dtype prelude, so results agree bit for bit where the operations are exact. Shared
+ * buffers are carved out of one dynamic shared-memory block; fragments are register arrays
+ * indexed by constants. Global loads outside a tensor read zero and stores outside are
+ * dropped (docs/language.md). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/gpu.h"
+#include "target/cuda/codegen.h"
+
+typedef struct cg {
+  tc_arena *a;
+  tc_strbuf *sb;
+  const tc_kernel_ir *k;
+  tilec_error *err;
+  bool failed;
+  int ind;
+  int64_t smem;      /* bytes of dynamic shared memory so far */
+  int nasserts;
+} cg;
+
+static void fail(cg *g, tc_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fail(cg *g, tc_loc loc, const char *fmt, ...) {
+  if (g->failed) return;
+  g->failed = true;
+  va_list ap;
+  va_start(ap, fmt);
+  tc_verror_at(g->err, TILEC_ERROR_PROGRAM, loc, fmt, ap);
+  va_end(ap);
+}
+
+static void line(cg *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void line(cg *g, const char *fmt, ...) {
+  for (int i = 0; i < g->ind; i++) tc_sb_puts(g->sb, "  ");
+  va_list ap;
+  va_start(ap, fmt);
+  tc_sb_vprintf(g->sb, fmt, ap);
+  va_end(ap);
+  tc_sb_putc(g->sb, '\n');
+}
+
+/* ---- dtypes ---- */
+static bool is4(tc_dtype d) { return d.code == TC_DT_INT4 || d.code == TC_DT_UINT4 || d.code == TC_DT_FLOAT4_E2M1FN; }
+static bool isfl(tc_dtype d) { return tc_dtype_is_float(d); }
+static bool narrow(tc_dtype d) { return isfl(d) && d.code != TC_DT_FLOAT32 && d.code != TC_DT_FLOAT64; }
+static const char *dtname(tc_dtype d) { return tc_dtype_scalar_name((tc_scalar_type)d.code); }
+/* type values compute in */
+static const char *ctype(tc_dtype d) {
+  if (d.code == TC_DT_FLOAT64) return "double";
+  if (isfl(d)) return "float";
+  if (d.code == TC_DT_BOOL) return "int";
+  return tc_dtype_c_storage(d);
+}
+static const char *stype(tc_dtype d) { return tc_dtype_c_storage(d); }
+
+static void round_to(tc_strbuf *sb, tc_dtype d, const char *val) {
+  if (narrow(d)) tc_sb_printf(sb, "tcg_r_%s(%s)", dtname(d), val);
+  else if (tc_dtype_is_int(d) && tc_dtype_bits(d) < 32) tc_sb_printf(sb, "((%s)(%s))", ctype(d), val);
+  else tc_sb_puts(sb, val);
+}
+
+static void convert(tc_strbuf *sb, tc_dtype from, tc_dtype to, const char *val) {
+  if (tc_dtype_eq(from, to)) {
+    tc_sb_puts(sb, val);
+  } else if (to.code == TC_DT_BOOL) {
+    tc_sb_printf(sb, "((%s) != 0)", val);
+  } else if (isfl(to)) {
+    char t[1024];
+    snprintf(t, sizeof t, "(%s)(%s)", ctype(to), val);
+    if (strlen(val) > 900) {
+      tc_strbuf x;
+      tc_sb_init(&x);
+      tc_sb_printf(&x, "(%s)(%s)", ctype(to), val);
+      round_to(sb, to, tc_sb_cstr(&x));
+      tc_sb_free(&x);
+    } else {
+      round_to(sb, to, t);
+    }
+  } else if (isfl(from)) {
+    tc_sb_printf(sb, "tcg_f2%s((double)(%s))", dtname(to), val);
+  } else {
+    tc_sb_printf(sb, "((%s)(%s))", ctype(to), val);
+  }
+}
+
+/* ---- names ---- */
+static void var_name(cg *g, tc_strbuf *sb, const tc_var *v) {
+  static const char axes[] = "xyz";
+  switch (v->kind) {
+  case TC_VAR_THREAD_IDX: tc_sb_printf(sb, "((int)threadIdx.%c)", axes[v->axis % 3]); return;
+  case TC_VAR_BLOCK_IDX: tc_sb_printf(sb, "((int)blockIdx.%c)", axes[v->axis % 3]); return;
+  case TC_VAR_SYMBOLIC: tc_sb_printf(sb, "tcg_sym_%d", v->id); return;
+  case TC_VAR_PARAM: tc_sb_printf(sb, "tcg_p_%d", v->id); return;
+  default: tc_sb_printf(sb, "v%d_", v->id); break;
+  }
+  for (const char *p = v->name; *p && p - v->name < 24; p++)
+    tc_sb_putc(sb, (char)(((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')) ? *p : '_'));
+  (void)g;
+}
+
+static void buf_name(tc_strbuf *sb, const tc_buffer *b) {
+  tc_sb_printf(sb, "b%d_", b->id);
+  for (const char *p = b->name; *p && p - b->name < 24; p++)
+    tc_sb_putc(sb, (char)(((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')) ? *p : '_'));
+}
+
+static void expr(cg *g, tc_strbuf *sb, const tc_expr *e);
+
+static void dim_text(cg *g, tc_strbuf *sb, const tc_buffer *b, int d) {
+  tc_sb_putc(sb, '(');
+  expr(g, sb, b->shape[d]);
+  tc_sb_putc(sb, ')');
+}
+
+/* Linear offset of buf[idx] (row-major) as text. */
+static void offset_text(cg *g, tc_strbuf *sb, const tc_buffer *b, int n, tc_expr *const *idx) {
+  if (n == 0) {
+    tc_sb_puts(sb, "0");
+    return;
+  }
+  for (int d = 0; d < n - 1; d++) tc_sb_putc(sb, '(');
+  for (int d = 0; d < n; d++) {
+    if (d) {
+      tc_sb_puts(sb, " * (int64_t)");
+      dim_text(g, sb, b, d);
+      tc_sb_puts(sb, " + ");
+    }
+    tc_sb_puts(sb, "(int64_t)(");
+    expr(g, sb, idx[d]);
+    tc_sb_putc(sb, ')');
+    if (d) tc_sb_putc(sb, ')');
+  }
+}
+
+/* Bounds condition of a global access as text. */
+static void bounds_text(cg *g, tc_strbuf *sb, const tc_buffer *b, int n, tc_expr *const *idx) {
+  tc_sb_puts(sb, "(1");
+  for (int d = 0; d < n; d++) {
+    tc_sb_puts(sb, " && (uint32_t)(");
+    expr(g, sb, idx[d]);
+    tc_sb_puts(sb, ") < (uint32_t)");
+    dim_text(g, sb, b, d);
+  }
+  tc_sb_putc(sb, ')');
+}
+
+static void load_at(tc_strbuf *sb, const tc_buffer *b, const char *off) {
+  tc_dtype d = b->dtype;
+  tc_strbuf t;
+  tc_sb_init(&t);
+  buf_name(&t, b);
+  if (narrow(d)) tc_sb_printf(sb, "tcg_%s_to_f32(%s[%s])", dtname(d), tc_sb_cstr(&t), off);
+  else if (d.code == TC_DT_BOOL) tc_sb_printf(sb, "((int)(%s[%s] != 0))", tc_sb_cstr(&t), off);
+  else tc_sb_printf(sb, "%s[%s]", tc_sb_cstr(&t), off);
+  tc_sb_free(&t);
+}
+
+static void load(cg *g, tc_strbuf *sb, const tc_expr *e) {
+  const tc_buffer *b = e->buf;
+  if (is4(b->dtype)) {
+    fail(g, e->loc, "4-bit dtypes are not supported on cuda yet");
+    return;
+  }
+  tc_strbuf off;
+  tc_sb_init(&off);
+  offset_text(g, &off, b, e->nargs, e->args);
+  if (b->scope == TC_SCOPE_GLOBAL) {
+    tc_sb_puts(sb, "(");
+    bounds_text(g, sb, b, e->nargs, e->args);
+    tc_sb_puts(sb, " ? ");
+    load_at(sb, b, tc_sb_cstr(&off));
+    tc_sb_printf(sb, " : (%s)0)", ctype(b->dtype));
+  } else {
+    load_at(sb, b, tc_sb_cstr(&off));
+  }
+  tc_sb_free(&off);
+}
+
+static void const_float(tc_strbuf *sb, double v, tc_dtype d) {
+  if (d.code == TC_DT_FLOAT64) {
+    union { double d; uint64_t u; } x = {.d = v};
+    tc_sb_printf(sb, "__longlong_as_double(0x%llxll)", (unsigned long long)x.u);
+  } else {
+    union { float f; uint32_t u; } x = {.f = (float)v};
+    tc_sb_printf(sb, "__int_as_float(0x%x)", (unsigned)x.u);
+  }
+}
+
+static const char *math_fn(tc_expr_op op) {
+  switch (op) {
+  case TC_OP_EXP: return "exp";
+  case TC_OP_EXP2: return "exp2";
+  case TC_OP_LOG: return "log";
+  case TC_OP_LOG2: return "log2";
+  case TC_OP_SQRT: return "sqrt";
+  case TC_OP_RSQRT: return "rsqrt";
+  case TC_OP_TANH: return "tanh";
+  case TC_OP_SIN: return "sin";
+  case TC_OP_COS: return "cos";
+  case TC_OP_FLOOR: return "floor";
+  case TC_OP_CEIL: return "ceil";
+  default: return NULL;
+  }
+}
+
+static void sub(cg *g, tc_strbuf *sb, const tc_expr *e) {
+  tc_sb_putc(sb, '(');
+  expr(g, sb, e);
+  tc_sb_putc(sb, ')');
+}
+
+/* An operation whose result is rounded to a narrow dtype. */
+static void rounded(cg *g, tc_strbuf *sb, const tc_expr *e, const char *pre, const char *mid, const char *post) {
+  tc_strbuf t;
+  tc_sb_init(&t);
+  tc_sb_puts(&t, pre);
+  sub(g, &t, e->args[0]);
+  if (e->nargs > 1) {
+    tc_sb_puts(&t, mid);
+    sub(g, &t, e->args[1]);
+  }
+  tc_sb_puts(&t, post);
+  round_to(sb, e->dtype, tc_sb_cstr(&t));
+  tc_sb_free(&t);
+}
+
+static bool is_signed_int(tc_dtype d) { return tc_dtype_is_int(d) && tc_dtype_is_signed(d); }
+
+static void expr(cg *g, tc_strbuf *sb, const tc_expr *e) {
+  tc_dtype d = e->dtype;
+  bool fl = isfl(d);
+  switch (e->op) {
+  case TC_OP_CONST_INT:
+    if (tc_dtype_bits(d) > 32 || d.code == TC_DT_UINT32) tc_sb_printf(sb, "((%s)%lldll)", ctype(d), (long long)e->ival);
+    else tc_sb_printf(sb, "%lld", (long long)e->ival);
+    return;
+  case TC_OP_CONST_FLOAT: const_float(sb, e->fval, d); return;
+  case TC_OP_VAR: var_name(g, sb, e->var); return;
+  case TC_OP_LOAD: load(g, sb, e); return;
+  case TC_OP_CAST: {
+    tc_strbuf t;
+    tc_sb_init(&t);
+    sub(g, &t, e->args[0]);
+    convert(sb, e->args[0]->dtype, d, tc_sb_cstr(&t));
+    tc_sb_free(&t);
+    return;
+  }
+  case TC_OP_SELECT:
+    tc_sb_puts(sb, "(");
+    sub(g, sb, e->args[0]);
+    tc_sb_puts(sb, " ? ");
+    sub(g, sb, e->args[1]);
+    tc_sb_puts(sb, " : ");
+    sub(g, sb, e->args[2]);
+    tc_sb_puts(sb, ")");
+    return;
+  case TC_OP_CALL:
+    if (e->callee && !strcmp(e->callee, TC_GPU_SHFL_XOR)) {
+      tc_sb_puts(sb, "__shfl_xor_sync(0xffffffffu, ");
+      expr(g, sb, e->args[0]);
+      tc_sb_puts(sb, ", ");
+      expr(g, sb, e->args[1]);
+      tc_sb_puts(sb, ")");
+      return;
+    }
+    fail(g, e->loc, "intrinsic '%s' has no CUDA spelling", e->callee ? e->callee : "?");
+    return;
+  case TC_OP_ADDRESS_OF: {
+    tc_sb_puts(sb, "(&");
+    buf_name(sb, e->buf);
+    tc_sb_puts(sb, "[");
+    offset_text(g, sb, e->buf, e->nargs, e->args);
+    tc_sb_puts(sb, "])");
+    return;
+  }
+  case TC_OP_ADD: case TC_OP_SUB: case TC_OP_MUL: {
+    const char *o = e->op == TC_OP_ADD ? " + " : e->op == TC_OP_SUB ? " - " : " * ";
+    if (is_signed_int(d) && tc_dtype_bits(d) >= 32) {
+      const char *u = tc_dtype_bits(d) > 32 ? "uint64_t" : "uint32_t";
+      tc_sb_printf(sb, "((%s)((%s)", ctype(d), u);
+      sub(g, sb, e->args[0]);
+      tc_sb_printf(sb, "%s(%s)", o, u);
+      sub(g, sb, e->args[1]);
+      tc_sb_puts(sb, "))");
+      return;
+    }
+    rounded(g, sb, e, "(", o, ")");
+    return;
+  }
+  case TC_OP_DIV:
+    if (fl) rounded(g, sb, e, "(", " / ", ")");
+    else if (tc_dtype_is_signed(d)) rounded(g, sb, e, "tcg_idiv(", ", ", ")");
+    else rounded(g, sb, e, "tcg_udiv(", ", ", ")");
+    return;
+  case TC_OP_FLOORDIV:
+    rounded(g, sb, e, fl ? (d.code == TC_DT_FLOAT64 ? "tcg_floordiv_d(" : "tcg_floordiv_f(") : tc_dtype_is_signed(d) ? "tcg_floordiv_i(" : "tcg_udiv(", ", ", ")");
+    return;
+  case TC_OP_FLOORMOD:
+    rounded(g, sb, e, fl ? (d.code == TC_DT_FLOAT64 ? "tcg_floormod_d(" : "tcg_floormod_f(") : tc_dtype_is_signed(d) ? "tcg_floormod_i(" : "tcg_umod(", ", ", ")");
+    return;
+  case TC_OP_MIN: rounded(g, sb, e, fl ? (d.code == TC_DT_FLOAT64 ? "tcg_min_d(" : "tcg_min_f(") : "tcg_min_i(", ", ", ")"); return;
+  case TC_OP_MAX: rounded(g, sb, e, fl ? (d.code == TC_DT_FLOAT64 ? "tcg_max_d(" : "tcg_max_f(") : "tcg_max_i(", ", ", ")"); return;
+  case TC_OP_POW:
+    if (fl) rounded(g, sb, e, d.code == TC_DT_FLOAT64 ? "pow(" : "powf(", ", ", ")");
+    else rounded(g, sb, e, "tcg_ipow(", ", ", ")");
+    return;
+  case TC_OP_NEG:
+    if (fl) rounded(g, sb, e, "(-", "", ")");
+    else tc_sb_printf(sb, "((%s)(0 - (uint64_t)(", ctype(d)), expr(g, sb, e->args[0]), tc_sb_puts(sb, ")))");
+    return;
+  case TC_OP_BIT_AND: rounded(g, sb, e, "(", " & ", ")"); return;
+  case TC_OP_BIT_OR: rounded(g, sb, e, "(", " | ", ")"); return;
+  case TC_OP_BIT_XOR: rounded(g, sb, e, "(", " ^ ", ")"); return;
+  case TC_OP_BIT_NOT: rounded(g, sb, e, "(~", "", ")"); return;
+  case TC_OP_SHL: rounded(g, sb, e, "(", " << ", ")"); return;
+  case TC_OP_SHR: rounded(g, sb, e, "(", " >> ", ")"); return;
+  case TC_OP_EQ: rounded(g, sb, e, "(", " == ", ")"); return;
+  case TC_OP_NE: rounded(g, sb, e, "(", " != ", ")"); return;
+  case TC_OP_LT: rounded(g, sb, e, "(", " < ", ")"); return;
+  case TC_OP_LE: rounded(g, sb, e, "(", " <= ", ")"); return;
+  case TC_OP_GT: rounded(g, sb, e, "(", " > ", ")"); return;
+  case TC_OP_GE: rounded(g, sb, e, "(", " >= ", ")"); return;
+  case TC_OP_AND: rounded(g, sb, e, "(", " && ", ")"); return;
+  case TC_OP_OR: rounded(g, sb, e, "(", " || ", ")"); return;
+  case TC_OP_NOT: rounded(g, sb, e, "(!", "", ")"); return;
+  case TC_OP_ABS:
+    if (fl) rounded(g, sb, e, d.code == TC_DT_FLOAT64 ? "fabs(" : "fabsf(", "", ")");
+    else tc_sb_printf(sb, "((%s)tcg_abs_i(", ctype(d)), expr(g, sb, e->args[0]), tc_sb_puts(sb, "))");
+    return;
+  case TC_OP_SIGMOID:
+    if (d.code == TC_DT_FLOAT64) rounded(g, sb, e, "(1.0 / (1.0 + exp(-", "", ")))");
+    else rounded(g, sb, e, "(1.0f / (1.0f + expf(-", "", ")))");
+    return;
+  default: {
+    const char *fn = math_fn(e->op);
+    if (!fn) {
+      fail(g, e->loc, "expression `%s` has no CUDA spelling", tc_expr_op_name(e->op));
+      return;
+    }
+    char pre[32];
+    snprintf(pre, sizeof pre, "%s%s(", fn, d.code == TC_DT_FLOAT64 ? "" : "f");
+    rounded(g, sb, e, pre, "", ")");
+    return;
+  }
+  }
+}
+
+/* ---- statements ---- */
+static void store_text(cg *g, const tc_buffer *b, int n, tc_expr *const *idx, const tc_expr *value, tc_loc loc) {
+  if (is4(b->dtype)) {
+    fail(g, loc, "4-bit dtypes are not supported on cuda yet");
+    return;
+  }
+  tc_strbuf off, val, name, conv;
+  tc_sb_init(&off);
+  tc_sb_init(&val);
+  tc_sb_init(&name);
+  tc_sb_init(&conv);
+  offset_text(g, &off, b, n, idx);
+  expr(g, &val, value);
+  buf_name(&name, b);
+  tc_dtype d = b->dtype;
+  if (narrow(d)) tc_sb_printf(&conv, "tcg_f32_to_%s%s(%s)", dtname(d), tc_dtype_store_saturates(d) ? "_sat" : "", tc_sb_cstr(&val));
+  else tc_sb_printf(&conv, "(%s)(%s)", stype(d), tc_sb_cstr(&val));
+  if (b->scope == TC_SCOPE_GLOBAL) {
+    tc_strbuf bd;
+    tc_sb_init(&bd);
+    bounds_text(g, &bd, b, n, idx);
+    line(g, "if %s %s[%s] = %s;", tc_sb_cstr(&bd), tc_sb_cstr(&name), tc_sb_cstr(&off), tc_sb_cstr(&conv));
+    tc_sb_free(&bd);
+  } else {
+    line(g, "%s[%s] = %s;", tc_sb_cstr(&name), tc_sb_cstr(&off), tc_sb_cstr(&conv));
+  }
+  tc_sb_free(&off);
+  tc_sb_free(&val);
+  tc_sb_free(&name);
+  tc_sb_free(&conv);
+}
+
+static void stmt(cg *g, const tc_stmt *s);
+
+static void gemm_tag(tc_strbuf *sb, tc_dtype d) {
+  switch (d.code) {
+  case TC_DT_FLOAT16: tc_sb_puts(sb, "tcg_f16"); break;
+  case TC_DT_BFLOAT16: tc_sb_puts(sb, "tcg_bf16"); break;
+  case TC_DT_FLOAT8_E4M3FN: tc_sb_puts(sb, "tcg_e4m3"); break;
+  case TC_DT_FLOAT8_E5M2: tc_sb_puts(sb, "tcg_e5m2"); break;
+  case TC_DT_INT8: tc_sb_puts(sb, "tcg_i8"); break;
+  case TC_DT_UINT8: tc_sb_puts(sb, "tcg_u8"); break;
+  case TC_DT_FLOAT32: tc_sb_puts(sb, "tcg_f32"); break;
+  case TC_DT_FLOAT64: tc_sb_puts(sb, "tcg_f64"); break;
+  case TC_DT_INT32: tc_sb_puts(sb, "tcg_i32"); break;
+  default: tc_sb_printf(sb, "tcg_dtype_%s", dtname(d)); break;
+  }
+}
+
+static void gemm_call(cg *g, const tc_expr *c) {
+  int64_t v[10];
+  for (int i = 0; i < 10; i++) tc_expr_const_int(c->args[i], &v[i]);
+  const tc_buffer *A = c->args[10]->buf, *B = c->args[11]->buf, *C = c->args[12]->buf;
+  tc_strbuf t;
+  tc_sb_init(&t);
+  bool rs = A->scope == TC_SCOPE_LOCAL;
+  tc_sb_printf(&t, "%s<%lld, %lld, %lld, %lld, %lld, %s, %s, %lld, %lld, ", rs ? "tcg_gemm_rs" : "tcg_gemm_ss", (long long)v[0],
+               (long long)v[1], (long long)v[2], (long long)v[3], (long long)v[4], v[5] ? "true" : "false", v[6] ? "true" : "false",
+               (long long)v[8], (long long)v[9]);
+  gemm_tag(&t, A->dtype);
+  tc_sb_puts(&t, ", ");
+  gemm_tag(&t, B->dtype);
+  tc_sb_puts(&t, ", ");
+  gemm_tag(&t, C->dtype);
+  tc_sb_puts(&t, ">(");
+  buf_name(&t, A);
+  tc_sb_puts(&t, ", ");
+  buf_name(&t, B);
+  tc_sb_puts(&t, ", ");
+  buf_name(&t, C);
+  tc_sb_puts(&t, ");");
+  line(g, "%s", tc_sb_cstr(&t));
+  tc_sb_free(&t);
+}
+
+static void alloc(cg *g, const tc_buffer *b) {
+  tc_strbuf n;
+  tc_sb_init(&n);
+  buf_name(&n, b);
+  int64_t numel = tc_buffer_numel(b);
+  if (numel < 0) {
+    fail(g, b->loc, "buffer '%s' needs a constant size on cuda", b->name);
+    tc_sb_free(&n);
+    return;
+  }
+  if (b->scope == TC_SCOPE_SHARED) {
+    line(g, "%s *%s = (%s *)(tcg_smem + %lld);", stype(b->dtype), tc_sb_cstr(&n), stype(b->dtype), (long long)g->smem);
+    g->smem += ((int64_t)tc_dtype_storage_bytes(b->dtype, (size_t)numel) + 127) / 128 * 128;
+  } else {
+    line(g, "%s %s[%lld];", stype(b->dtype), tc_sb_cstr(&n), (long long)(numel > 0 ? numel : 1));
+    if (b->init) {
+      tc_expr *zero[1];
+      tc_expr z = {.op = TC_OP_CONST_INT, .dtype = tc_index_dtype()};
+      zero[0] = &z;
+      tc_buffer tmp = *b;
+      tmp.ndim = 1;
+      store_text(g, &tmp, 1, zero, b->init, b->loc);
+    }
+  }
+  tc_sb_free(&n);
+}
+
+static void stmt(cg *g, const tc_stmt *s) {
+  if (!s || g->failed) return;
+  tc_strbuf t;
+  tc_sb_init(&t);
+  switch (s->kind) {
+  case TC_ST_SEQ:
+    for (int i = 0; i < s->u.seq.n; i++) stmt(g, s->u.seq.items[i]);
+    break;
+  case TC_ST_ALLOC: alloc(g, s->u.alloc.buf); break;
+  case TC_ST_FOR: {
+    tc_strbuf v, mn, ext;
+    tc_sb_init(&v), tc_sb_init(&mn), tc_sb_init(&ext);
+    var_name(g, &v, s->u.loop.var);
+    expr(g, &mn, s->u.loop.min);
+    expr(g, &ext, s->u.loop.extent);
+    if (s->u.loop.kind == TC_LOOP_UNROLL) line(g, "#pragma unroll");
+    line(g, "for (int32_t %s = %s; %s < (%s) + (%s); %s++) {", tc_sb_cstr(&v), tc_sb_cstr(&mn), tc_sb_cstr(&v), tc_sb_cstr(&mn),
+         tc_sb_cstr(&ext), tc_sb_cstr(&v));
+    g->ind++;
+    stmt(g, s->u.loop.body);
+    g->ind--;
+    line(g, "}");
+    tc_sb_free(&v), tc_sb_free(&mn), tc_sb_free(&ext);
+    break;
+  }
+  case TC_ST_IF:
+    expr(g, &t, s->u.if_.cond);
+    line(g, "if (%s) {", tc_sb_cstr(&t));
+    g->ind++;
+    stmt(g, s->u.if_.then_s);
+    g->ind--;
+    if (s->u.if_.else_s) {
+      line(g, "} else {");
+      g->ind++;
+      stmt(g, s->u.if_.else_s);
+      g->ind--;
+    }
+    line(g, "}");
+    break;
+  case TC_ST_STORE: store_text(g, s->u.store.buf, s->u.store.nidx, s->u.store.idx, s->u.store.value, s->loc); break;
+  case TC_ST_LET:
+  case TC_ST_ASSIGN: {
+    tc_strbuf v;
+    tc_sb_init(&v);
+    var_name(g, &v, s->u.let.var);
+    expr(g, &t, s->u.let.value);
+    if (s->kind == TC_ST_LET) line(g, "%s %s = %s;", ctype(s->u.let.var->dtype), tc_sb_cstr(&v), tc_sb_cstr(&t));
+    else line(g, "%s = %s;", tc_sb_cstr(&v), tc_sb_cstr(&t));
+    tc_sb_free(&v);
+    break;
+  }
+  case TC_ST_BARRIER: line(g, "__syncthreads();"); break;
+  case TC_ST_EVALUATE:
+    if (s->u.evaluate.value->op == TC_OP_CALL && !strcmp(s->u.evaluate.value->callee, TC_GPU_GEMM)) {
+      gemm_call(g, s->u.evaluate.value);
+    } else {
+      expr(g, &t, s->u.evaluate.value);
+      line(g, "(void)(%s);", tc_sb_cstr(&t));
+    }
+    break;
+  case TC_ST_ATOMIC_ADD: {
+    const tc_buffer *b = s->u.atomic.buf;
+    if (!b || is4(b->dtype)) {
+      fail(g, s->loc, "this T.atomic_add is not supported on cuda yet");
+      break;
+    }
+    tc_strbuf off, val, name, bd;
+    tc_sb_init(&off), tc_sb_init(&val), tc_sb_init(&name), tc_sb_init(&bd);
+    offset_text(g, &off, b, s->u.atomic.nidx, s->u.atomic.idx);
+    expr(g, &val, s->u.atomic.value);
+    buf_name(&name, b);
+    if (b->scope == TC_SCOPE_GLOBAL) bounds_text(g, &bd, b, s->u.atomic.nidx, s->u.atomic.idx);
+    else tc_sb_puts(&bd, "(1)");
+    line(g, "if %s tcg_atomic_add_%s(%s, %s, %s);", tc_sb_cstr(&bd), dtname(b->dtype), tc_sb_cstr(&name), tc_sb_cstr(&off),
+         tc_sb_cstr(&val));
+    tc_sb_free(&off), tc_sb_free(&val), tc_sb_free(&name), tc_sb_free(&bd);
+    break;
+  }
+  case TC_ST_ASSERT:
+    expr(g, &t, s->u.assert_.cond);
+    line(g, "if (!(%s)) __trap(); /* assert: %s */", tc_sb_cstr(&t), "runtime assert failed");
+    g->nasserts++;
+    break;
+  case TC_ST_PRINT:
+    if (s->u.print.value) {
+      expr(g, &t, s->u.print.value);
+      line(g, "printf(\"%%s %%g\\n\", \"%s\", (double)(%s));", s->u.print.msg ? "" : "", tc_sb_cstr(&t));
+    }
+    break;
+  case TC_ST_ANNOTATE:
+    break;
+  default:
+    fail(g, s->loc, "statement `%s` has no CUDA spelling", tc_stmt_kind_name(s->kind));
+  }
+  tc_sb_free(&t);
+}
+
+/* Helpers every kernel may use; the dtype conversions come from the shared prelude. */
+static const char cuda_helpers[] =
+    "static __device__ __forceinline__ int64_t tcg_idiv(int64_t a, int64_t b) { return b == 0 ? 0 : b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b; }\n"
+    "static __device__ __forceinline__ uint64_t tcg_udiv(uint64_t a, uint64_t b) { return b == 0 ? 0 : a / b; }\n"
+    "static __device__ __forceinline__ uint64_t tcg_umod(uint64_t a, uint64_t b) { return b == 0 ? 0 : a % b; }\n"
+    "static __device__ __forceinline__ int64_t tcg_floordiv_i(int64_t a, int64_t b) {\n"
+    "  if (b == 0) return 0; int64_t q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }\n"
+    "static __device__ __forceinline__ int64_t tcg_floormod_i(int64_t a, int64_t b) {\n"
+    "  if (b == 0) return 0; int64_t r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
+    "static __device__ __forceinline__ float tcg_floordiv_f(float a, float b) { return floorf(a / b); }\n"
+    "static __device__ __forceinline__ double tcg_floordiv_d(double a, double b) { return floor(a / b); }\n"
+    "static __device__ __forceinline__ float tcg_floormod_f(float a, float b) { float r = fmodf(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
+    "static __device__ __forceinline__ double tcg_floormod_d(double a, double b) { double r = fmod(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
+    "static __device__ __forceinline__ float tcg_max_f(float a, float b) { return a > b ? a : b; }\n"
+    "static __device__ __forceinline__ float tcg_min_f(float a, float b) { return a < b ? a : b; }\n"
+    "static __device__ __forceinline__ double tcg_max_d(double a, double b) { return a > b ? a : b; }\n"
+    "static __device__ __forceinline__ double tcg_min_d(double a, double b) { return a < b ? a : b; }\n"
+    "static __device__ __forceinline__ int64_t tcg_max_i(int64_t a, int64_t b) { return a > b ? a : b; }\n"
+    "static __device__ __forceinline__ int64_t tcg_min_i(int64_t a, int64_t b) { return a < b ? a : b; }\n"
+    "static __device__ __forceinline__ int64_t tcg_abs_i(int64_t a) { return a < 0 ? (int64_t)(0 - (uint64_t)a) : a; }\n"
+    "static __device__ __forceinline__ int64_t tcg_ipow(int64_t a, int64_t b) {\n"
+    "  if (b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;\n"
+    "  uint64_t r = 1, x = (uint64_t)a; while (b) { if (b & 1) r *= x; x *= x; b >>= 1; } return (int64_t)r; }\n"
+    "#define TCG_F2I(name, T, lo, hi) \\\n"
+    "  static __device__ __forceinline__ T tcg_f2##name(double x) { return x != x ? (T)0 : x <= (double)(lo) ? (T)(lo) : x >= (double)(hi) ? (T)(hi) : (T)x; }\n"
+    "TCG_F2I(int8, int8_t, -128, 127)\nTCG_F2I(int16, int16_t, -32768, 32767)\nTCG_F2I(int32, int32_t, -2147483648.0, 2147483647.0)\n"
+    "TCG_F2I(uint8, uint8_t, 0, 255)\nTCG_F2I(uint16, uint16_t, 0, 65535)\nTCG_F2I(uint32, uint32_t, 0, 4294967295.0)\n"
+    "static __device__ __forceinline__ int64_t tcg_f2int64(double x) { return x != x ? 0 : x < -9223372036854775808.0 ? (int64_t)0x8000000000000000ull : x >= 9223372036854775808.0 ? (int64_t)0x7fffffffffffffffll : (int64_t)x; }\n"
+    "static __device__ __forceinline__ uint64_t tcg_f2uint64(double x) { return x != x || x <= 0 ? 0 : x >= 18446744073709551616.0 ? ~0ull : (uint64_t)x; }\n"
+    "static __device__ __forceinline__ int tcg_f2bool(double x) { return x != 0; }\n"
+    "static __device__ __forceinline__ void tcg_atomic_add_float32(float *p, int64_t i, float v) { atomicAdd(&p[i], v); }\n"
+    "static __device__ __forceinline__ void tcg_atomic_add_float64(double *p, int64_t i, double v) { atomicAdd(&p[i], v); }\n"
+    "static __device__ __forceinline__ void tcg_atomic_add_int32(int32_t *p, int64_t i, int32_t v) { atomicAdd((int *)&p[i], (int)v); }\n"
+    "static __device__ __forceinline__ void tcg_atomic_add_uint32(uint32_t *p, int64_t i, uint32_t v) { atomicAdd((unsigned *)&p[i], (unsigned)v); }\n"
+    "static __device__ __forceinline__ void tcg_atomic_add_int64(int64_t *p, int64_t i, int64_t v) { atomicAdd((unsigned long long *)&p[i], (unsigned long long)v); }\n"
+    "static __device__ __forceinline__ void tcg_atomic_add_uint64(uint64_t *p, int64_t i, uint64_t v) { atomicAdd((unsigned long long *)&p[i], (unsigned long long)v); }\n";
+
+static void narrow_helpers(tc_strbuf *sb) {
+  for (int c = TC_DT_INVALID + 1; c < TC_DT_COUNT; c++) {
+    tc_dtype d = tc_dt((tc_scalar_type)c);
+    if (!narrow(d) || is4(d)) continue;
+    const char *n = dtname(d), *st = stype(d);
+    char enc[96];
+    snprintf(enc, sizeof enc, "tcg_f32_to_%s%s", n, tc_dtype_store_saturates(d) ? "_sat" : "");
+    tc_sb_printf(sb, "static __device__ __forceinline__ float tcg_r_%s(float x) { return tcg_%s_to_f32(%s(x)); }\n", n, n, enc);
+    if (tc_dtype_bits(d) == 16)
+      tc_sb_printf(sb,
+                   "static __device__ __forceinline__ void tcg_atomic_add_%s(%s *p, int64_t i, float v) {\n"
+                   "  unsigned *w = (unsigned *)((uintptr_t)&p[i] & ~(uintptr_t)3); int sh = ((uintptr_t)&p[i] & 2) ? 16 : 0;\n"
+                   "  unsigned old = *w, as;\n"
+                   "  do { as = old; %s nv = %s(tcg_%s_to_f32((%s)(as >> sh)) + v);\n"
+                   "       old = atomicCAS(w, as, (as & ~(0xffffu << sh)) | ((unsigned)nv << sh)); } while (as != old);\n"
+                   "}\n",
+                   n, st, st, enc, n, st);
+  }
+}
+
+tilec_status tc_cuda_emit(const tc_kernel_ir *k, tc_arena *a, tc_generated *out, char *entry, size_t entry_cap,
+                          int64_t *smem_bytes, tilec_error *err) {
+  tc_strbuf kern, full;
+  tc_sb_init(&kern);
+  tc_sb_init(&full);
+  cg g = {.a = a, .sb = &kern, .k = k, .err = err};
+  snprintf(entry, entry_cap, "tilec_%s", k->name);
+  for (char *p = entry; *p; p++)
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'))) *p = '_';
+  int threads = 1;
+  for (int i = 0; i < k->threads_ndim; i++) threads *= k->threads[i];
+  tc_sb_printf(&kern, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", threads, entry);
+  int np = 0;
+  for (int i = 0; i < k->nparams; i++) {
+    const tc_param *p = &k->params[i];
+    if (np++) tc_sb_puts(&kern, ", ");
+    if (p->buf) {
+      tc_sb_printf(&kern, "%s *__restrict__ ", stype(p->buf->dtype));
+      buf_name(&kern, p->buf);
+    } else {
+      tc_sb_printf(&kern, "%s ", p->var->dtype.code == TC_DT_BOOL ? "int8_t" : ctype(p->var->dtype));
+      var_name(&g, &kern, p->var);
+    }
+  }
+  for (int s = 0; s < k->nsyms; s++) {
+    if (np++) tc_sb_puts(&kern, ", ");
+    tc_sb_puts(&kern, "int32_t ");
+    var_name(&g, &kern, k->syms[s]);
+  }
+  tc_sb_puts(&kern, ") {\n");
+  g.ind = 1;
+  line(&g, "extern __shared__ __align__(128) unsigned char tcg_smem[];");
+  stmt(&g, k->body);
+  tc_sb_puts(&kern, "}\n");
+  if (g.failed) {
+    tc_sb_free(&kern);
+    tc_sb_free(&full);
+    return err->status;
+  }
+  *smem_bytes = g.smem;
+  tc_sb_puts(&full, "/* generated by tilec for the cuda target */\n");
+  tc_sb_puts(&full, tc_cuda_prelude());
+  tc_sb_puts(&full, cuda_helpers);
+  narrow_helpers(&full);
+  tc_sb_puts(&full, "\n");
+  tc_sb_puts(&full, tc_sb_cstr(&kern));
+  out->kernel_source = tc_sb_take(&kern);
+  out->full_source = tc_sb_take(&full);
+  return TILEC_OK;
+}

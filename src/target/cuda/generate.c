@@ -1,0 +1,47 @@
+/* generate.c: the cuda target's path from tile IR to CUDA C++: the GPU description of the
+ * arch, the shared GPU lowering (src/gpu/), then the printer (codegen.c). */
+#include <stdio.h>
+#include <string.h>
+
+#include "target/cuda/codegen.h"
+
+bool tc_cuda_desc_for_arch(const char *arch, tc_gpu_desc *d) {
+  int sm = 0;
+  if (!arch || sscanf(arch, "sm_%d", &sm) != 1 || sm < 70) return false;
+  memset(d, 0, sizeof *d);
+  d->target = "cuda";
+  d->warp_size = 32;
+  d->max_threads = 1024;
+  /* opt-in shared memory per block */
+  d->max_smem = sm >= 90 ? 227 * 1024 : sm == 80 ? 163 * 1024 : sm >= 86 ? 99 * 1024 : 96 * 1024;
+  d->mma_f16 = sm >= 80;
+  d->mma_i8 = sm >= 80;
+  d->mma_fp8 = sm >= 89;
+  d->cp_async = sm >= 80;
+  return true;
+}
+
+tilec_status tc_cuda_generate_for(const tc_kernel_ir *k, const char *arch, tc_generated *out, char *entry, size_t entry_cap,
+                                  int64_t *smem_bytes, int block[3], tilec_error *err) {
+  tc_gpu_desc desc;
+  if (!tc_cuda_desc_for_arch(arch, &desc)) {
+    tc_error(err, TILEC_ERROR_USAGE, "unknown cuda arch '%s' (expected sm_80, sm_86, sm_89, sm_90, sm_90a, ...)", arch ? arch : "");
+    return err->status;
+  }
+  tc_arena a;
+  tc_arena_init(&a);
+  jmp_buf oom;
+  if (setjmp(oom)) {
+    tc_arena_free(&a);
+    tc_error(err, TILEC_ERROR_NOMEM, "out of memory generating cuda code");
+    return err->status;
+  }
+  a.oom_jmp = &oom;
+  tc_kernel_ir *lowered = tc_gpu_lower(&a, k, &desc, err);
+  tilec_status st = lowered ? tc_cuda_emit(lowered, &a, out, entry, entry_cap, smem_bytes, err) : err->status;
+  block[0] = 1, block[1] = 1, block[2] = 1;
+  for (int i = 0; i < k->threads_ndim; i++) block[i] = k->threads[i];
+  a.oom_jmp = NULL;
+  tc_arena_free(&a);
+  return st;
+}
