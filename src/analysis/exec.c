@@ -1,0 +1,35 @@
+/* exec.c: who runs a statement, the block once or each thread (the rule is in analysis.h). */
+#include "analysis/analysis.h"
+
+bool tc_buffer_is_per_thread(const tc_buffer *b) {
+  return b && (b->scope == TC_SCOPE_LOCAL || b->scope == TC_SCOPE_VAR);
+}
+
+bool tc_buffer_is_block_visible(const tc_buffer *b) {
+  return b && (b->scope == TC_SCOPE_SHARED || b->scope == TC_SCOPE_GLOBAL);
+}
+
+tc_exec_kind tc_stmt_exec(const tc_stmt *s) {
+  if (!s) return TC_EXEC_THREAD;
+  if (s->kind == TC_ST_FOR) return s->u.loop.kind == TC_LOOP_PARALLEL ? TC_EXEC_BLOCK : TC_EXEC_THREAD;
+  tc_stmt_region regs[TC_MAX_STMT_REGIONS];
+  int n = tc_stmt_regions(s, regs);
+  if (n == 0) return TC_EXEC_THREAD; /* not a tile operation */
+  for (int i = 0; i < n; i++)
+    if (tc_buffer_is_per_thread(regs[i].region->buf)) return TC_EXEC_THREAD;
+  return TC_EXEC_BLOCK;
+}
+
+bool tc_stmt_contains_collective(const tc_stmt *s) {
+  if (!s) return false;
+  if (tc_stmt_is_collective(s)) return true;
+  switch (s->kind) {
+  case TC_ST_SEQ:
+    for (int i = 0; i < s->u.seq.n; i++)
+      if (tc_stmt_contains_collective(s->u.seq.items[i])) return true;
+    return false;
+  case TC_ST_FOR: return tc_stmt_contains_collective(s->u.loop.body);
+  case TC_ST_IF: return tc_stmt_contains_collective(s->u.if_.then_s) || tc_stmt_contains_collective(s->u.if_.else_s);
+  default: return false;
+  }
+}
