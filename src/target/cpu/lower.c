@@ -5,22 +5,19 @@
  * block; everything else runs per thread. A cpu block runs on one OS thread, so the plan
  * decides, statement by statement, what runs once and what runs in a loop over thread ids:
  *
- *  1. Varying analysis (a fixpoint): a LET variable, loop variable or local/var buffer is
- *     "varying" when its value may differ between threads: it depends on a thread index, on
- *     another varying value, or is set under control flow that does.
- *  2. The body is cut into nodes. A collective statement is a ONCE node (it must not use a
- *     varying value: that is an error). Consecutive per-thread statements form a group. A
- *     serial loop or if whose body contains a collective or needs a barrier inside becomes a
- *     LOOP/IF node around the nodes of its body; its bounds/condition must be uniform, else it
- *     is an error ("a barrier is needed under control flow that depends on the thread index").
- *  3. A group is split into segments at the barriers the program needs: conservatively,
- *     before a statement that writes a shared or global buffer an earlier statement of the
- *     segment read or wrote, or reads one an earlier statement wrote (and at explicit BARRIER
- *     statements). A loop whose body both reads and writes a shared buffer per thread is split
- *     around when its bounds are uniform (the loop-carried barrier). A segment with a
- *     per-thread statement (varying, atomic or print) becomes a THREADS node: a loop
- *     `for tid in 0..threads` running the whole segment for each thread before the next node
- *     starts, which is what a barrier between segments guarantees. A segment of uniform,
+ *  1. Varying analysis (tc_varying_compute, src/analysis/): a LET variable, loop variable or
+ *     local/var buffer is "varying" when its value may differ between threads.
+ *  2. The body is cut into nodes. A collective statement (tc_stmt_exec) is a ONCE node (it must
+ *     not use a varying value: the verifier rejects that first). Consecutive per-thread
+ *     statements form a group. A serial loop or if whose body contains a collective or a
+ *     barrier becomes a LOOP/IF node around the nodes of its body; its bounds/condition must be
+ *     uniform, else it is an error ("a barrier is needed under control flow that depends on the
+ *     thread index").
+ *  3. A group is split into segments at the BARRIER statements the insert-barriers pass wrote
+ *     (src/pass/insert_barriers.c: conflicts on shared/global memory, loop back edges). A
+ *     segment with a per-thread statement (varying, atomic or print) becomes a THREADS node: a
+ *     loop `for tid in 0..threads` running the whole segment for each thread before the next
+ *     node starts, which is what a barrier between segments guarantees. A segment of uniform,
  *     idempotent statements runs once. A store that reads the shared/global buffer it writes
  *     (S[tx] = S[tx - 1], also under an if: `if tx >= d: S[tx] = S[tx] + S[tx - d]`) runs in
  *     lockstep: one thread loop computes every thread's guard and value, a second stores
@@ -31,9 +28,8 @@
  *     thread loop gets one copy per thread. Uniform statements that run once but write such
  *     per-thread storage are turned into thread loops too, so every copy is written.
  *
- * Per-thread tile operations: T.copy/T.fill/T.reduce/T.cumsum whose destination is a local or
- * var buffer act on the calling thread's own buffer (each thread fills its own), so they are
- * per-thread statements, not collective ones. */
+ * Per-thread tile operations: a tile operation with an operand in a local or var buffer acts on
+ * the calling thread's own buffer (tc_stmt_exec), so it is a per-thread statement. */
 #include <string.h>
 
 #include "analysis/analysis.h"
