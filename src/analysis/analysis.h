@@ -33,6 +33,11 @@ tc_exec_kind tc_stmt_exec(const tc_stmt *s);
 static inline bool tc_stmt_is_collective(const tc_stmt *s) { return tc_stmt_exec(s) == TC_EXEC_BLOCK; }
 /* s or a statement nested in it (not inside a T.Parallel body) is collective. */
 bool tc_stmt_contains_collective(const tc_stmt *s);
+/* ... or a BARRIER: s must run as synchronised steps, all threads together. */
+bool tc_stmt_contains_sync(const tc_stmt *s);
+/* The program error for a loop or if (s) with thread-dependent bounds or condition around a
+ * synchronisation point: a tile operation, or a barrier the program needs. */
+void tc_error_sync_under_divergence(tilec_error *err, const tc_stmt *s);
 /* A local or var buffer: one copy per thread. */
 bool tc_buffer_is_per_thread(const tc_buffer *b);
 /* A shared or global buffer: memory the other threads of the block see. */

@@ -20,16 +20,29 @@ tc_exec_kind tc_stmt_exec(const tc_stmt *s) {
   return TC_EXEC_BLOCK;
 }
 
-bool tc_stmt_contains_collective(const tc_stmt *s) {
+static bool contains(const tc_stmt *s, bool barriers) {
   if (!s) return false;
-  if (tc_stmt_is_collective(s)) return true;
+  if (tc_stmt_is_collective(s) || (barriers && s->kind == TC_ST_BARRIER)) return true;
   switch (s->kind) {
   case TC_ST_SEQ:
     for (int i = 0; i < s->u.seq.n; i++)
-      if (tc_stmt_contains_collective(s->u.seq.items[i])) return true;
+      if (contains(s->u.seq.items[i], barriers)) return true;
     return false;
-  case TC_ST_FOR: return tc_stmt_contains_collective(s->u.loop.body);
-  case TC_ST_IF: return tc_stmt_contains_collective(s->u.if_.then_s) || tc_stmt_contains_collective(s->u.if_.else_s);
+  case TC_ST_FOR: return contains(s->u.loop.body, barriers);
+  case TC_ST_IF: return contains(s->u.if_.then_s, barriers) || contains(s->u.if_.else_s, barriers);
   default: return false;
   }
+}
+
+bool tc_stmt_contains_collective(const tc_stmt *s) { return contains(s, false); }
+bool tc_stmt_contains_sync(const tc_stmt *s) { return contains(s, true); }
+
+void tc_error_sync_under_divergence(tilec_error *err, const tc_stmt *s) {
+  if (tc_stmt_contains_collective(s))
+    tc_error_at(err, TILEC_ERROR_PROGRAM, s->loc, "a tile operation is under control flow that depends on the thread index");
+  else
+    tc_error_at(err, TILEC_ERROR_PROGRAM, s->loc,
+                "a barrier is needed under control flow that depends on the thread index "
+                "(threads read shared memory other threads write inside this %s)",
+                s->kind == TC_ST_FOR ? "loop" : "if");
 }

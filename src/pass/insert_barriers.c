@@ -73,13 +73,7 @@ static bool place_control(bctx *c, tc_stmt *s, bool uniform_ctl, bool *synced) {
   }
   if (sub && !uniform) {
     c->failed = true;
-    if (tc_stmt_contains_collective(s))
-      tc_error_at(c->err, TILEC_ERROR_PROGRAM, s->loc, "a tile operation is under control flow that depends on the thread index");
-    else
-      tc_error_at(c->err, TILEC_ERROR_PROGRAM, s->loc,
-                  "a barrier is needed under control flow that depends on the thread index "
-                  "(threads read shared memory other threads write inside this %s)",
-                  s->kind == TC_ST_FOR ? "loop" : "if");
+    tc_error_sync_under_divergence(c->err, s);
     return false;
   }
   *synced = sub;

@@ -73,23 +73,6 @@ static void flatten(plan_ctx *C, const tc_stmt *s, tc_stmt_list *out) {
   tc_stmt_list_push(C->a, out, (tc_stmt *)s);
 }
 
-/* The thread loops split at the barriers the insert-barriers pass wrote: a serial loop or if
- * with a barrier or a collective statement inside runs as a LOOP/IF node around its body's
- * nodes. */
-static bool contains_sync(const tc_stmt *s) {
-  if (!s) return false;
-  if (s->kind == TC_ST_BARRIER || tc_stmt_is_collective(s)) return true;
-  switch (s->kind) {
-  case TC_ST_SEQ:
-    for (int i = 0; i < s->u.seq.n; i++)
-      if (contains_sync(s->u.seq.items[i])) return true;
-    return false;
-  case TC_ST_FOR: return contains_sync(s->u.loop.body);
-  case TC_ST_IF: return contains_sync(s->u.if_.then_s) || contains_sync(s->u.if_.else_s);
-  default: return false;
-  }
-}
-
 static tc_cpu_node *new_node(plan_ctx *C, tc_cpu_node_kind kind, const tc_stmt *s) {
   tc_cpu_node *n = TC_NEW(C->a, tc_cpu_node);
   n->kind = kind;
@@ -187,19 +170,12 @@ static bool plan_list(plan_ctx *C, const tc_stmt *body, tc_cpu_nodes *out) {
       nodes_push(C->a, out, new_node(C, TC_CPU_ONCE, s));
       continue;
     }
-    if ((s->kind == TC_ST_FOR || s->kind == TC_ST_IF) && contains_sync(s)) {
+    if ((s->kind == TC_ST_FOR || s->kind == TC_ST_IF) && tc_stmt_contains_sync(s)) {
       bool uniform = s->kind == TC_ST_FOR
                          ? !expr_varying(C->P, s->u.loop.min) && !expr_varying(C->P, s->u.loop.extent)
                          : !expr_varying(C->P, s->u.if_.cond);
       if (!uniform) { /* the insert-barriers pass rejects this first, with the same words */
-        if (tc_stmt_contains_collective(s))
-          tc_error_at(C->err, TILEC_ERROR_PROGRAM, s->loc,
-                      "a tile operation is under control flow that depends on the thread index");
-        else
-          tc_error_at(C->err, TILEC_ERROR_PROGRAM, s->loc,
-                      "a barrier is needed under control flow that depends on the thread index "
-                      "(threads read shared memory other threads write inside this %s)",
-                      s->kind == TC_ST_FOR ? "loop" : "if");
+        tc_error_sync_under_divergence(C->err, s);
         return false;
       }
       flush_group(C, out, &group);
