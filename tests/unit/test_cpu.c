@@ -30,6 +30,7 @@ static tc_backend_env env_of(const char *cc) {
 
 typedef struct built {
   const tc_kernel_ir *ir;
+  tc_arena lowering; /* what the target's passes decide */
   tc_generated gen;
   tc_loaded *mod;
   tilec_error err;
@@ -38,9 +39,10 @@ typedef struct built {
 static bool build_kernel(tc_kernel_ir *k, built *b) {
   memset(b, 0, sizeof *b);
   b->ir = k;
+  tc_arena_init(&b->lowering);
   tc_backend_env env = env_of(test_cc());
   const tc_backend *be = &tc_cpu_cc_backend;
-  if (be->generate(k, &b->gen, &b->err) != TILEC_OK) {
+  if (tc_lower_and_emit(be, &b->lowering, k, &b->gen, &b->err) != TILEC_OK) {
     printf("  generate: %s\n", b->err.rendered);
     return false;
   }
@@ -58,8 +60,8 @@ static bool build_kernel(tc_kernel_ir *k, built *b) {
 
 static void built_free(built *b) {
   if (b->mod) tc_cpu_cc_backend.unload(b->mod);
-  free(b->gen.kernel_source);
-  free(b->gen.full_source);
+  tc_generated_free(&b->gen);
+  tc_arena_free(&b->lowering);
 }
 
 static bool launch(built *b, void **data, int nparams, const int64_t *syms, int nsyms) {
@@ -804,7 +806,7 @@ TEST(barrier_under_thread_dependent_if_is_an_error) {
   kFinish(b);
   tc_generated gen;
   tilec_error err = {0};
-  CHECK_INT(tc_cpu_cc_backend.generate(b->k, &gen, &err), TILEC_ERROR_PROGRAM);
+  CHECK_INT(tc_lower_and_emit(&tc_cpu_cc_backend, &a, b->k, &gen, &err), TILEC_ERROR_PROGRAM);
   CHECK_STR(err.message, "a barrier is needed under control flow that depends on the thread index (threads read "
                          "shared memory other threads write inside this if)");
   /* a tile operation under such an if */
@@ -815,7 +817,7 @@ TEST(barrier_under_thread_dependent_if_is_an_error) {
   tc_stmt_list_push(&a, &b->body, kIf(b, kBin(b, TC_OP_LT, kV(b, tx), kI(b, 32)), kFill(b, kWhole(b, O), kF(b, 0)), NULL));
   kFinish(b);
   tc_error_clear(&err);
-  CHECK_INT(tc_cpu_cc_backend.generate(b->k, &gen, &err), TILEC_ERROR_PROGRAM);
+  CHECK_INT(tc_lower_and_emit(&tc_cpu_cc_backend, &a, b->k, &gen, &err), TILEC_ERROR_PROGRAM);
   CHECK_STR(err.message, "a tile operation is under control flow that depends on the thread index");
   tc_arena_free(&a);
 }
@@ -827,8 +829,8 @@ TEST(source_is_deterministic) {
   tc_kernel_ir *k = build_gemm(&a, 64, 64, 32, false, false, kb_f32(), kb_f32(), 128);
   tc_generated g1, g2;
   tilec_error err = {0};
-  CHECK_INT(tc_cpu_cc_backend.generate(k, &g1, &err), TILEC_OK);
-  CHECK_INT(tc_cpu_cc_backend.generate(k, &g2, &err), TILEC_OK);
+  CHECK_INT(tc_lower_and_emit(&tc_cpu_cc_backend, &a, k, &g1, &err), TILEC_OK);
+  CHECK_INT(tc_lower_and_emit(&tc_cpu_cc_backend, &a, k, &g2, &err), TILEC_OK);
   EXPECT(strcmp(g1.full_source, g2.full_source) == 0);
   EXPECT(strstr(g1.full_source, g1.kernel_source) != NULL);
   EXPECT(strstr(g1.kernel_source, "static int tcg_block(") != NULL);
@@ -929,7 +931,7 @@ TEST(march_native_fallback) {
   tc_kernel_ir *k = build_axpb(&a, 64);
   tc_generated gen;
   tilec_error err = {0};
-  CHECK_INT(tc_cpu_cc_backend.generate(k, &gen, &err), TILEC_OK);
+  CHECK_INT(tc_lower_and_emit(&tc_cpu_cc_backend, &a, k, &gen, &err), TILEC_OK);
   tc_backend_env env = env_of(path);
   void *art = NULL;
   size_t n = 0;

@@ -513,30 +513,27 @@ static void emit_entry_points(tc_cg *g) {
   tc_cg_line(g, "}");
 }
 
-tilec_status tc_cpu_generate(const tc_kernel_ir *k, tc_generated *out, tilec_error *err) {
+tilec_status tc_cpu_generate(const tc_lowered *lw, tc_generated *out, tilec_error *err) {
   memset(out, 0, sizeof *out);
-  if (k->threads_ndim < 1 || k->grid_ndim < 1) {
-    tc_error_at(err, TILEC_ERROR_PROGRAM, k->loc, "kernel '%s' has no launch (T.Kernel)", k->name ? k->name : "?");
-    return TILEC_ERROR_PROGRAM;
+  const tc_kernel_ir *k = lw->k;
+  const tc_cpu_plan *plan = lw->state;
+  if (!plan) {
+    tc_error(err, TILEC_ERROR_INTERNAL, "cpu emission needs the plan of the pass 'cpu-plan'");
+    return TILEC_ERROR_INTERNAL;
   }
   tc_arena a;
   tc_arena_init(&a);
-  tc_cpu_plan P;
-  if (!tc_cpu_plan_build(&a, k, &P, err)) {
-    tc_arena_free(&a);
-    return err ? err->status : TILEC_ERROR_PROGRAM;
-  }
   tc_strbuf body;
   tc_sb_init(&body);
   tc_cg g = {0};
   g.a = &a;
   g.sb = &body;
-  g.P = &P;
+  g.P = plan;
   g.k = k;
   g.cf.h = &tc_cpu_cf_hooks;
   g.cf.target = "cpu";
   g.cf.err = err;
-  g.subst = TC_NEW_ARRAY(&a, const char *, P.nids + 1);
+  g.subst = TC_NEW_ARRAY(&a, const char *, plan->nids + 1);
   tilec_status st = TILEC_OK;
   if (layout_scratch(&g)) emit_block_fn(&g);
   if (g.cf.failed) {
