@@ -116,13 +116,16 @@ typedef struct tilec_compile_options {
   const char *kernel;          /* NULL: the program's only kernel */
   const tilec_define *defines; /* bindings, by name */
   size_t num_defines;
-  const char *target;          /* "cpu", "cuda", "metal" or "auto"; NULL: "auto" */
+  const char *target;          /* "cpu", "cuda", "metal" or "auto", with options:
+                                  "cuda,arch=sm_90a" (docs/cli.md); NULL: "auto" */
   const char *backend;         /* execution backend; NULL or "auto": the target's default */
   unsigned flags;
 } tilec_compile_options;
 
 /* Evaluate the kernel with its bindings and print its tile IR (after the target-independent
- * passes when `lowered` is nonzero). The caller frees the text with tilec_free. */
+ * passes when `lowered` is nonzero; when opts->target names a target, also after that target's
+ * passes, followed by '#' lines with its description, pass list and decisions). The caller
+ * frees the text with tilec_free. */
 TILEC_API char *tilec_program_ir(tilec_program *prog, const tilec_compile_options *opts, int lowered,
                        tilec_error *err);
 
