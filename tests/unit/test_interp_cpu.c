@@ -57,13 +57,15 @@ static void xcheck(const char *what, tc_kernel_ir *(*build)(void), const int64_t
   if (st != TILEC_OK) printf("  %s: interp: %s", what, err.rendered);
   EXPECT(st == TILEC_OK);
 
-  tc_backend_env env = {"cc", 1, NULL};
+  tc_backend_env env = {"cc", 1, NULL, {0}};
   tc_generated g = {0};
   void *art = NULL;
   size_t art_size = 0;
   tc_loaded *mod = NULL;
   memset(&err, 0, sizeof err);
-  st = tc_cpu_cc_backend.generate(low, &g, &err);
+  tc_arena lowering;
+  tc_arena_init(&lowering);
+  st = tc_lower_and_emit(&tc_cpu_cc_backend, &lowering, low, &g, &err);
   if (st == TILEC_OK) st = tc_cpu_cc_backend.build(&env, &g, &art, &art_size, &err);
   if (st == TILEC_OK) st = tc_cpu_cc_backend.load(&env, low, &g, art, art_size, &mod, &err);
   int64_t scalars[16] = {0};
@@ -74,8 +76,8 @@ static void xcheck(const char *what, tc_kernel_ir *(*build)(void), const int64_t
   EXPECT(st == TILEC_OK);
   if (mod) tc_cpu_cc_backend.unload(mod);
   free(art);
-  free(g.kernel_source); /* not tc_generated_free: it lives in api.c, which needs the reader */
-  free(g.full_source);
+  tc_generated_free(&g);
+  tc_arena_free(&lowering);
 
   for (int i = 0; i < np; i++) {
     const tc_buffer *buf = ref->params[i].buf;
@@ -137,7 +139,7 @@ int main(void) {
   tc_arena_init(&arena);
   S_A = &arena;
   char why[256] = "";
-  tc_backend_env env = {"cc", 1, NULL};
+  tc_backend_env env = {"cc", 1, NULL, {0}};
   if (!tc_cpu_cc_backend.available(&env, why, sizeof why)) {
     printf("FAIL cpu backend unavailable: %s\n", why);
     return 1;
