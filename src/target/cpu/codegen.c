@@ -450,6 +450,10 @@ void tc_cg_expr(tc_cg *g, tc_strbuf *sb, const tc_expr *e) {
     if (fl) emit_math(g, sb, e, "fabs");
     else emit_rounded(g, sb, e, "tcg_abs_i(", "", ")");
     return;
+  case TC_OP_CALL:
+    tc_cg_fail(g, e->loc, "the cpu backend does not implement the intrinsic %s", e->callee ? e->callee : "?");
+    tc_sb_puts(sb, "0");
+    return;
   default:
     tc_cg_fail(g, e->loc, "the cpu backend does not support expression '%s'", tc_expr_op_name(e->op));
     tc_sb_puts(sb, "0");
@@ -628,6 +632,12 @@ void tc_cg_stmt(tc_cg *g, const tc_stmt *s) {
       tc_cg_parallel(g, s);
       return;
     }
+    if (s->u.loop.kind == TC_LOOP_THREAD_BINDING) { /* made by GPU lowering only */
+      tc_cg_fail(g, s->loc, "the cpu backend does not run thread-bound loops");
+      return;
+    }
+    /* serial, pipelined, unroll and vectorized loops are all plain C loops here; the C
+     * compiler vectorizes what it can */
     const tc_var *v = s->u.loop.var;
     const char *nm = c_name(g, v->name, v->id);
     tc_strbuf lo, ext;
@@ -702,6 +712,9 @@ void tc_cg_stmt(tc_cg *g, const tc_stmt *s) {
     tc_sb_free(&c);
     return;
   }
+  case TC_ST_INTRINSIC:
+    tc_cg_fail(g, s->loc, "the cpu backend does not implement the intrinsic %s", s->u.intrinsic.name ? s->u.intrinsic.name : "?");
+    return;
   default: tc_cg_fail(g, s->loc, "the cpu backend does not support statement '%s'", tc_stmt_kind_name(s->kind)); return;
   }
 }
