@@ -136,10 +136,10 @@ const char *tc_loop_kind_name(tc_loop_kind k);
 typedef struct tc_int_list { int n; int *v; } tc_int_list;
 typedef struct tc_int_lists { int n; tc_int_list *v; } tc_int_lists;
 
-/* T.Pipelined's arguments as written (empty lists when not given). order/stage have one entry
+/* T.Pipelined's arguments as written (empty lists when not given; num_stages is the loop's own
+ * field). order/stage have one entry
  * per scheduled statement of the body (its top-level statements other than LET/ALLOC). */
 typedef struct tc_pipeline_args {
-  int num_stages;     /* 0 when not given */
   tc_int_list order;  /* emission order: a permutation of 0..n-1 */
   tc_int_list stage;  /* pipeline stage of each statement, >= 0 */
   tc_int_lists sync;  /* synchronisation metadata: lists of statement indices */
@@ -188,8 +188,8 @@ struct tc_stmt {
       tc_var *var;
       tc_expr *min, *extent;  /* int32 */
       tc_loop_kind kind;
-      int num_stages;         /* PIPELINED; 0 when not given (== pipeline.num_stages) */
-      tc_pipeline_args pipeline;/* PIPELINED: every T.Pipelined argument */
+      int num_stages;         /* PIPELINED; 0 when not given */
+      tc_pipeline_args pipeline; /* PIPELINED: order, stage, sync, group */
       int thread_axis;        /* THREAD_BINDING: 0=x, 1=y, 2=z */
       tc_stmt *body;
     } loop;

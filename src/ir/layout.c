@@ -129,7 +129,7 @@ bool tc_layout_check(const tc_layout *L, const int64_t *shape, int64_t threads, 
   bool frag = L->kind == TC_LAYOUT_FRAGMENT;
   int64_t reps = frag ? L->replicate : 1;
   if (reps < 1 || (frag && L->num_regs < 1) || (!frag && L->storage_elems < numel)) {
-    snprintf(why, cap, frag ? "has %lld registers per thread and replicate %lld" : "has storage for %lld elements, the buffer holds %lld",
+    snprintf(why, cap, frag ? "has %lld registers per thread and replicate %lld" : "has storage for %lld elements, fewer than the %lld the buffer holds",
              frag ? (long long)L->num_regs : (long long)L->storage_elems, frag ? (long long)reps : (long long)numel);
     return false;
   }

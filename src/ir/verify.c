@@ -489,7 +489,7 @@ static bool check_layout(vctx *v, const tc_buffer *b) {
   if (b->ndim > 16 || !tc_buffer_const_shape(b, shape)) return true;
   char why[256];
   if (!tc_layout_check(L, shape, block_threads(v->k), why, sizeof why))
-    return program(v, loc, "the layout %s of '%s' %s", L->name ? L->name : "", bname(b), why);
+    return program(v, loc, "the %s layout of '%s' %s", L->name ? L->name : "annotated", bname(b), why);
   return true;
 }
 
@@ -510,7 +510,6 @@ static bool check_loop_schedule(vctx *v, const tc_stmt *s) {
     if (v->in_parallel) return internal(v, "thread-bound loop inside a T.Parallel loop");
   }
   if (!pipelined) return true;
-  if (p->num_stages != s->u.loop.num_stages) return internal(v, "pipelined loop with two stage counts");
   const tc_stmt *body = s->u.loop.body;
   int total = 0, scheduled = 0;
   if (body && body->kind == TC_ST_SEQ) {
