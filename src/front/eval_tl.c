@@ -596,9 +596,9 @@ static tc_val *t_pipelined(tc_ev *ev, tc_val *self, tc_args *a) {
   p->sync = int_lists_arg(ev, a, 5, "sync of T.Pipelined");
   p->group = int_lists_arg(ev, a, 6, "group of T.Pipelined");
   for (int i = 0; i < p->order.n; i++)
-    if (p->order.v[i] < 0) ev_fail(ev, arg_loc(a, 3), "order of T.Pipelined: entry %d is %d, not a statement index", i, p->order.v[i]);
+    if (p->order.v[i] < -1) ev_fail(ev, arg_loc(a, 3), "order of T.Pipelined: entry %d is %d, not a position or -1", i, p->order.v[i]);
   for (int i = 0; i < p->stage.n; i++)
-    if (p->stage.v[i] < 0) ev_fail(ev, arg_loc(a, 4), "stage of T.Pipelined: entry %d is %d, not a stage number", i, p->stage.v[i]);
+    if (p->stage.v[i] < -1) ev_fail(ev, arg_loc(a, 4), "stage of T.Pipelined: entry %d is %d, not a stage or -1", i, p->stage.v[i]);
   if (p->order.n && p->stage.n && p->order.n != p->stage.n)
     ev_fail(ev, call_loc(a), "T.Pipelined: order has %d entries but stage has %d; give one of each per statement", p->order.n,
             p->stage.n);

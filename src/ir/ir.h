@@ -140,8 +140,8 @@ typedef struct tc_int_lists { int n; tc_int_list *v; } tc_int_lists;
  * field). order/stage have one entry
  * per scheduled statement of the body (its top-level statements other than LET/ALLOC). */
 typedef struct tc_pipeline_args {
-  tc_int_list order;  /* emission order: a permutation of 0..n-1 */
-  tc_int_list stage;  /* pipeline stage of each statement, >= 0 */
+  tc_int_list order;  /* emission order: distinct positions in [0, n), or -1 */
+  tc_int_list stage;  /* pipeline stage of each statement, or -1 */
   tc_int_lists sync;  /* synchronisation metadata: lists of statement indices */
   tc_int_lists group; /* producer groups: lists of statement indices */
 } tc_pipeline_args;

@@ -517,31 +517,32 @@ static bool check_loop_schedule(vctx *v, const tc_stmt *s) {
   } else if (body) {
     total = 1, scheduled = is_scheduled(body);
   }
+  /* TileLang counts the statements of the lowered loop body (a macro or a tile op may become
+   * several), and -1 leaves a statement unscheduled, so only what holds in any count is checked:
+   * order and stage pair up, cover at least the body's statements, and name each one once. */
   int n = p->order.n ? p->order.n : p->stage.n;
   if (p->order.n && p->stage.n && p->order.n != p->stage.n)
     return program(v, s->loc, "T.Pipelined: order has %d entries but stage has %d", p->order.n, p->stage.n);
-  if (n && n != scheduled && n != total)
-    return program(v, s->loc, "T.Pipelined: order/stage have %d entries, but the loop body has %d statement%s to schedule", n,
-                   scheduled, scheduled == 1 ? "" : "s");
-  if (!n) n = scheduled;
+  if (n && n < scheduled)
+    return program(v, s->loc, "T.Pipelined: order/stage have %d entries, fewer than the %d statements of the loop body", n,
+                   scheduled);
+  (void)total;
   for (int i = 0; i < p->order.n; i++) {
     int o = p->order.v[i];
-    if (o < 0 || o >= p->order.n) return program(v, s->loc, "T.Pipelined: order entry %d is %d, outside [0, %d)", i, o, p->order.n);
-    for (int j = 0; j < i; j++)
+    if (o < -1 || o >= p->order.n)
+      return program(v, s->loc, "T.Pipelined: order entry %d is %d, outside [-1, %d)", i, o, p->order.n);
+    for (int j = 0; o >= 0 && j < i; j++)
       if (p->order.v[j] == o) return program(v, s->loc, "T.Pipelined: order lists %d twice; it must be a permutation", o);
   }
   for (int i = 0; i < p->stage.n; i++)
-    if (p->stage.v[i] < 0) return program(v, s->loc, "T.Pipelined: stage entry %d is %d, not a stage number", i, p->stage.v[i]);
+    if (p->stage.v[i] < -1) return program(v, s->loc, "T.Pipelined: stage entry %d is %d, not a stage number", i, p->stage.v[i]);
   const tc_int_lists *ls[2] = {&p->sync, &p->group};
   static const char *const names[2] = {"sync", "group"};
   for (int k = 0; k < 2; k++)
     for (int i = 0; i < ls[k]->n; i++)
-      for (int j = 0; j < ls[k]->v[i].n; j++) {
-        int x = ls[k]->v[i].v[j];
-        if (x < 0 || x >= n)
-          return program(v, s->loc, "T.Pipelined: %s[%d] names statement %d, but the body has %d statement%s to schedule",
-                         names[k], i, x, n, n == 1 ? "" : "s");
-      }
+      for (int j = 0; j < ls[k]->v[i].n; j++)
+        if (ls[k]->v[i].v[j] < 0)
+          return program(v, s->loc, "T.Pipelined: %s[%d] holds %d, not a statement index", names[k], i, ls[k]->v[i].v[j]);
   return true;
 }
 

@@ -41,10 +41,10 @@ rejects "a fragment layout using threads the block lacks" "outside the block's 1
   's|forward_thread_fn=lambda i, j: (i % 16) \* 8 + j % 8|forward_thread_fn=lambda i, j: (i % 16) * 9 + j % 8|'
 rejects "an overlapping shared layout" "has storage for 272 elements, fewer than the 512 the buffer holds" \
   's|i \* (block_N + 8) + j|i * 16 + j|'
-rejects "order of the wrong length" "order/stage have 2 entries, but the loop body has 3 statements to schedule" \
+rejects "order of the wrong length" "order/stage have 2 entries, fewer than the 3 statements of the loop body" \
   's|order=\[0, 1, 2\], stage=\[0, 0, 1\]|order=[1, 0], stage=[0, 1]|'
 rejects "order that is not a permutation" "order lists 1 twice" 's|order=\[0, 1, 2\]|order=[0, 1, 1]|'
-rejects "group naming a missing statement" "group[1] names statement 5" 's|group=\[\[0, 1\], \[2\]\]|group=[[0, 1], [5]]|'
+rejects "order and stage of different lengths" "order has 3 entries but stage has 2" 's|stage=\[0, 0, 1\]|stage=[0, 1]|'
 rejects "a layout on a local buffer" "'C_local' is a local buffer; layouts are for shared and fragment buffers" \
   's|C_local = T.alloc_fragment|C_local = T.alloc_local|'
 rejects "a T.Layout on a fragment" "its layout must be a T.Fragment" \

@@ -178,10 +178,10 @@ TEST(print_and_verify_loop_kinds_and_pipeline) {
   pipe->u.loop.pipeline.stage.n = 3;
   pipe->u.loop.pipeline.order.n = pipe->u.loop.pipeline.stage.n = 2;
   order[0] = 1, order[1] = 0;
-  CHECK(verify_fails(k, TILEC_ERROR_PROGRAM, "order/stage have 2 entries, but the loop body has 3 statements to schedule"));
+  CHECK(verify_fails(k, TILEC_ERROR_PROGRAM, "order/stage have 2 entries, fewer than the 3 statements of the loop body"));
   pipe->u.loop.pipeline.order.n = pipe->u.loop.pipeline.stage.n = 0;
-  g1[0] = 3;
-  CHECK(verify_fails(k, TILEC_ERROR_PROGRAM, "group[1] names statement 3, but the body has 3 statements to schedule"));
+  g1[0] = -3;
+  CHECK(verify_fails(k, TILEC_ERROR_PROGRAM, "group[1] holds -3, not a statement index"));
   g1[0] = 2;
   tb->u.loop.extent = S_I(32);
   CHECK(verify_fails(k, TILEC_ERROR_INTERNAL, "thread-bound loop must run over [0, 64)"));
