@@ -60,26 +60,6 @@ static int result_exprs(tc_ev *ev, tc_val *r, tc_loc loc, const char *what, tc_e
   return 1;
 }
 
-typedef struct enum_ctx {
-  const tc_layout *L;
-  const int64_t *idx;
-  int64_t rep;
-} enum_ctx;
-
-static bool bind(void *ctx, const tc_var *v, int64_t *out) {
-  const enum_ctx *c = ctx;
-  for (int i = 0; i < c->L->ndim; i++)
-    if (c->L->index[i] == v) {
-      *out = c->idx[i];
-      return true;
-    }
-  if (v == c->L->replica) {
-    *out = c->rep;
-    return true;
-  }
-  return false;
-}
-
 /* The largest value + 1 of each expression over every logical index (and replica). */
 static void value_extents(tc_ev *ev, const tc_layout *L, const int64_t *shape, int64_t reps, tc_expr **e, int ne,
                           int64_t *ext, tc_loc loc, const char *what) {
@@ -92,10 +72,9 @@ static void value_extents(tc_ev *ev, const tc_layout *L, const int64_t *shape, i
     int64_t r = lin;
     for (int i = L->ndim - 1; i >= 0; i--) idx[i] = r % shape[i], r /= shape[i];
     for (int64_t rep = 0; rep < reps; rep++) {
-      enum_ctx c = {L, idx, rep};
       for (int k = 0; k < ne; k++) {
         int64_t v;
-        if (!tc_expr_eval_int(e[k], bind, &c, &v))
+        if (!tc_layout_eval_expr(L, e[k], idx, rep, &v))
           ev_fail(ev, loc, "%s must compute its result from its arguments with integer arithmetic only", what);
         if (v < 0) ev_fail(ev, loc, "%s returns %lld, a negative index", what, (long long)v);
         if (v + 1 > ext[k]) ext[k] = v + 1;

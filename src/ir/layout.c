@@ -98,6 +98,11 @@ static bool bind_placeholder(void *ctx, const tc_var *v, int64_t *out) {
   return false;
 }
 
+bool tc_layout_eval_expr(const tc_layout *L, const tc_expr *e, const int64_t *idx, int64_t replica, int64_t *out) {
+  bindings b = {L, idx, replica};
+  return tc_expr_eval_int(e, bind_placeholder, &b, out);
+}
+
 bool tc_layout_eval(const tc_layout *L, const int64_t *idx, int64_t replica, int64_t *thread, int64_t *reg,
                     int64_t *offset) {
   bindings b = {L, idx, replica};

@@ -66,6 +66,9 @@ tc_layout *tc_layout_swizzled(tc_arena *a, tc_kernel_ir *k, const tc_buffer *buf
 bool tc_layout_eval(const tc_layout *L, const int64_t *idx, int64_t replica, int64_t *thread, int64_t *reg,
                     int64_t *offset);
 
+/* One expression of a layout (over its placeholders) at a logical index and replica. */
+bool tc_layout_eval_expr(const tc_layout *L, const tc_expr *e, const int64_t *idx, int64_t replica, int64_t *out);
+
 /* Check a layout against a buffer of constant `shape` and a block of `threads` threads by
  * enumerating every logical index (at most TC_LAYOUT_CHECK_LIMIT of them; larger buffers are
  * not enumerated and pass). SHARED: offsets in [0, storage_elems) and distinct; FRAGMENT:

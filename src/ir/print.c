@@ -259,6 +259,7 @@ static int expr_prec(const tc_expr *e) {
 }
 
 static void print_expr(pctx *pc, const tc_expr *e, int min_prec);
+static void print_indices(pctx *pc, const tc_buffer *b, int n, tc_expr *const *idx);
 
 static void print_arg(pctx *pc, const tc_expr *e, int i, int min_prec) {
   print_expr(pc, (e->args && i < e->nargs) ? e->args[i] : NULL, min_prec);
@@ -334,14 +335,8 @@ static void print_expr(pctx *pc, const tc_expr *e, int min_prec) {
     break;
   case TC_OP_ADDRESS_OF:
     tc_sb_puts(sb, "T.address_of(");
-    if (e->buf) put_name(pc, e->buf, e->buf->name);
-    else tc_sb_puts(sb, "<null buffer>");
-    tc_sb_putc(sb, '[');
-    for (int i = 0; i < e->nargs; i++) {
-      if (i) tc_sb_puts(sb, ", ");
-      print_arg(pc, e, i, 0);
-    }
-    tc_sb_puts(sb, "])");
+    print_indices(pc, e->buf, e->nargs, e->args);
+    tc_sb_putc(sb, ')');
     break;
   case TC_OP_CALL: /* intrinsics print as @name(args) */
     tc_sb_putc(sb, '@');

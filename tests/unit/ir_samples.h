@@ -3,6 +3,8 @@
 #ifndef TILEC_TEST_IR_SAMPLES_H
 #define TILEC_TEST_IR_SAMPLES_H
 #include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "ir/ir.h"
 
@@ -392,6 +394,15 @@ static inline tc_kernel_ir *sample_atomics(void) {
   k->body = S_seq(5, S_alloc(F), S_fill(S_W(F), S_F(1.5)), S_atomic(C, S_I(1), 1, S_I(0)),
                   S_for(i, S_I(0), S_I(10), TC_LOOP_PARALLEL, S_atomic(C, S_I(1), 1, S_I(1))), tile);
   return k;
+}
+
+/* Verify k and print the error when it fails (for CHECK(verify_ok(k))). */
+static inline bool verify_ok(const tc_kernel_ir *k) {
+  tilec_error err;
+  memset(&err, 0, sizeof err);
+  bool ok = tc_ir_verify(k, "test", &err);
+  if (!ok) printf("  unexpected: %s", err.rendered);
+  return ok;
 }
 
 #endif

@@ -17,14 +17,6 @@ static char *print_kernel(const tc_kernel_ir *k) {
   return tc_sb_take(&sb);
 }
 
-static bool verify_ok(const tc_kernel_ir *k) {
-  tilec_error err;
-  memset(&err, 0, sizeof err);
-  bool ok = tc_ir_verify(k, "test", &err);
-  if (!ok) printf("  unexpected: %s", err.rendered);
-  return ok;
-}
-
 static bool verify_fails(const tc_kernel_ir *k, tilec_status st, const char *msg) {
   tilec_error err;
   memset(&err, 0, sizeof err);
