@@ -44,7 +44,8 @@ static bool sweep(tc_varying *v, const tc_stmt *s, bool ctl) {
     for (int i = 0; i < s->u.seq.n && s->u.seq.items; i++) ch |= sweep(v, s->u.seq.items[i], ctl);
     return ch;
   case TC_ST_FOR: {
-    bool dep = ctl || tc_varying_expr(v, s->u.loop.min) || tc_varying_expr(v, s->u.loop.extent);
+    bool dep = ctl || tc_varying_expr(v, s->u.loop.min) || tc_varying_expr(v, s->u.loop.extent) ||
+               s->u.loop.kind == TC_LOOP_THREAD_BINDING; /* its variable is the thread index */
     if (dep && s->u.loop.var) ch |= mark(v, s->u.loop.var->id);
     return ch | sweep(v, s->u.loop.body, dep);
   }

@@ -63,6 +63,9 @@ void tc_rewrite_stmt_exprs(tc_stmt *s, tc_expr_rewrite_fn fn, void *ctx) {
   case TC_ST_EVALUATE:
     s->u.evaluate.value = tc_rewrite_expr(s->u.evaluate.value, fn, ctx);
     break;
+  case TC_ST_INTRINSIC:
+    rewrite_list(s->u.intrinsic.args, s->u.intrinsic.nargs, fn, ctx);
+    break;
   default:
     break;
   }

@@ -3,6 +3,8 @@
 #ifndef TILEC_TEST_IR_SAMPLES_H
 #define TILEC_TEST_IR_SAMPLES_H
 #include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "ir/ir.h"
 
@@ -410,6 +412,15 @@ static inline tc_kernel_ir *sample_per_thread_copy(void) {
   k->body = S_seq(5, S_alloc(S), S_alloc(L), S_store(L, S_B(TC_OP_MUL, S_LD(X, 1, S_V(tx)), S_F(2.0)), 1, S_I(0)),
                   S_copy(S_W(L), S_R(S, S_V(tx), 1)), S_store(Y, S_LD(S, 1, S_B(TC_OP_SUB, S_I(15), S_V(tx))), 1, S_V(tx)));
   return k;
+}
+
+/* Verify k and print the error when it fails (for CHECK(verify_ok(k))). */
+static inline bool verify_ok(const tc_kernel_ir *k) {
+  tilec_error err;
+  memset(&err, 0, sizeof err);
+  bool ok = tc_ir_verify(k, "test", &err);
+  if (!ok) printf("  unexpected: %s", err.rendered);
+  return ok;
 }
 
 #endif

@@ -355,6 +355,12 @@ void tc_cg_stmt(tc_cg *g, const tc_stmt *s) {
       tc_cg_parallel(g, s);
       return;
     }
+    if (s->u.loop.kind == TC_LOOP_THREAD_BINDING) { /* made by GPU lowering only */
+      tc_cf_fail(&g->cf, s->loc, "the cpu backend does not run thread-bound loops");
+      return;
+    }
+    /* serial, pipelined, unroll and vectorized loops are all plain C loops here; the C
+     * compiler vectorizes what it can */
     const tc_var *v = s->u.loop.var;
     const char *nm = c_name(g, v->name, v->id);
     tc_strbuf lo, ext;
@@ -429,6 +435,9 @@ void tc_cg_stmt(tc_cg *g, const tc_stmt *s) {
     tc_sb_free(&c);
     return;
   }
+  case TC_ST_INTRINSIC:
+    tc_cf_fail(&g->cf, s->loc, "the cpu backend does not implement the intrinsic %s", s->u.intrinsic.name ? s->u.intrinsic.name : "?");
+    return;
   default: tc_cf_fail(&g->cf, s->loc, "the cpu backend does not support statement '%s'", tc_stmt_kind_name(s->kind)); return;
   }
 }
