@@ -79,6 +79,9 @@ static void acc_stmt(bctx *C, bset *s, const tc_stmt *st) {
     break;
   case TC_ST_LET: case TC_ST_ASSIGN: acc_expr(C, s, st->u.let.value); break;
   case TC_ST_EVALUATE: acc_expr(C, s, st->u.evaluate.value); break;
+  case TC_ST_INTRINSIC:
+    for (int i = 0; i < st->u.intrinsic.nargs; i++) acc_expr(C, s, st->u.intrinsic.args[i]);
+    break;
   case TC_ST_ASSERT: acc_expr(C, s, st->u.assert_.cond); break;
   case TC_ST_PRINT: acc_expr(C, s, st->u.print.value); break;
   default: break;

@@ -122,9 +122,6 @@ bool tc_gpu_swizzle_applies(int64_t cols, int elem_bytes);
 /* The same placement as a number: element offset of (row, col). */
 int64_t tc_gpu_swizzle_index(int64_t row, int64_t col, int64_t cols, int elem_bytes);
 
-/* Intrinsic names the targets implement (the statement is an EVALUATE of a CALL). */
-#define TC_GPU_GEMM "tcg_gemm"         /* args: see gemm lowering in tileops.c */
-#define TC_GPU_SHFL_XOR "tcg_shfl_xor" /* (value, lane mask): value from lane ^ mask */
-#define TC_GPU_SYNC "tcg_sync"         /* block barrier (BARRIER statements print as this) */
+/* The lowering uses the intrinsics gemm_block and shfl_xor of src/ir/intrinsics.def. */
 
 #endif

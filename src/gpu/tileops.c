@@ -723,15 +723,9 @@ static tc_stmt *lower_reduce_regs(tc_gpu_plan *P, tc_stmt *s, const int64_t *dre
   for (int b = 0; b < 5; b++) {
     if (!(V & (1u << b))) continue;
     for (int64_t d = 0; d < D->num_regs; d++) {
-      tc_expr *args[2] = {reg_load(P, part, d, loc), ci(P, 1 << b, loc)};
-      tc_expr *call = tc_ir_load(P->a, part, 1, idx1(P, ci(P, d, loc)), loc); /* placeholder node, replaced below */
-      call->op = TC_OP_CALL;
-      call->buf = NULL;
-      call->callee = TC_GPU_SHFL_XOR;
-      call->nargs = 2;
-      call->args = TC_NEW_ARRAY(P->a, tc_expr *, 2);
-      call->args[0] = args[0], call->args[1] = args[1];
-      call->dtype = acc;
+      tc_expr **args = TC_NEW_ARRAY(P->a, tc_expr *, 3);
+      args[0] = reg_load(P, part, d, loc), args[1] = ci(P, 1 << b, loc), args[2] = ci(P, 32, loc);
+      tc_expr *call = tc_ir_call(P->a, "shfl_xor", acc, 3, args, loc);
       tc_stmt_list_push(P->a, &out, reg_store(P, part, d, red_combine(P, op, reg_load(P, part, d, loc), call, loc), loc));
     }
   }
@@ -993,30 +987,17 @@ static tc_stmt *lower_gemm(tc_gpu_plan *P, tc_stmt *s) {
   }
   int64_t v[10] = {M, N, K, Lc->wm, Lc->wn, s->u.gemm.trans_a, s->u.gemm.trans_b, 0,
                    ra->buf->scope == TC_SCOPE_SHARED && P->swizzle[ra->buf->id], P->swizzle[rb->buf->id]};
-  tc_expr *call = TC_NEW(P->a, tc_expr);
-  call->op = TC_OP_CALL;
-  call->callee = TC_GPU_GEMM;
-  call->dtype = tc_dt(TC_DT_INT32);
-  call->loc = loc;
-  call->nargs = 13;
-  call->args = TC_NEW_ARRAY(P->a, tc_expr *, 13);
-  for (int i = 0; i < 10; i++) call->args[i] = ci(P, v[i], loc);
+  tc_expr **args = TC_NEW_ARRAY(P->a, tc_expr *, 13);
+  for (int i = 0; i < 10; i++) args[i] = ci(P, v[i], loc);
   const tc_buffer *ops[3] = {ra->buf, rb->buf, rc->buf};
   for (int i = 0; i < 3; i++) {
-    tc_expr *ad = TC_NEW(P->a, tc_expr);
-    ad->op = TC_OP_ADDRESS_OF;
-    ad->dtype = tc_dt(TC_DT_UINT64);
-    ad->loc = loc;
     tc_buffer *b = (tc_buffer *)ops[i];
     if (is_frag(b)) b = P->regs[b->id];
-    ad->buf = b;
-    ad->nargs = b->ndim;
-    ad->args = TC_NEW_ARRAY(P->a, tc_expr *, b->ndim);
-    for (int d = 0; d < b->ndim; d++) ad->args[d] = ci(P, 0, loc);
-    call->args[10 + i] = ad;
+    tc_expr **zero = TC_NEW_ARRAY(P->a, tc_expr *, b->ndim > 0 ? b->ndim : 1);
+    for (int d = 0; d < b->ndim; d++) zero[d] = ci(P, 0, loc);
+    args[10 + i] = tc_ir_address_of(P->a, b, b->ndim, zero, loc);
   }
-  tc_stmt *ev = tc_ir_stmt(P->a, TC_ST_EVALUATE, loc);
-  ev->u.evaluate.value = call;
+  tc_stmt *ev = tc_ir_intrinsic_stmt(P->a, "gemm_block", 13, args, loc);
   if (!s->u.gemm.clear_accum) return ev;
   /* clear_accum: the accumulator is zeroed here, so the intrinsic always accumulates */
   tc_stmt_list out = {0};

@@ -264,11 +264,13 @@ static void expr(cg *g, tc_strbuf *sb, const tc_expr *e) {
     tc_sb_puts(sb, ")");
     return;
   case TC_OP_CALL:
-    if (e->callee && !strcmp(e->callee, TC_GPU_SHFL_XOR)) {
+    if (e->callee && !strcmp(e->callee, "shfl_xor")) {
       tc_sb_puts(sb, "__shfl_xor_sync(0xffffffffu, ");
       expr(g, sb, e->args[0]);
       tc_sb_puts(sb, ", ");
       expr(g, sb, e->args[1]);
+      tc_sb_puts(sb, ", ");
+      expr(g, sb, e->args[2]);
       tc_sb_puts(sb, ")");
       return;
     }
@@ -403,10 +405,10 @@ static void gemm_tag(tc_strbuf *sb, tc_dtype d) {
   }
 }
 
-static void gemm_call(cg *g, const tc_expr *c) {
+static void gemm_call(cg *g, tc_expr *const *args) {
   int64_t v[10];
-  for (int i = 0; i < 10; i++) tc_expr_const_int(c->args[i], &v[i]);
-  const tc_buffer *A = c->args[10]->buf, *B = c->args[11]->buf, *C = c->args[12]->buf;
+  for (int i = 0; i < 10; i++) tc_expr_const_int(args[i], &v[i]);
+  const tc_buffer *A = args[10]->buf, *B = args[11]->buf, *C = args[12]->buf;
   tc_strbuf t;
   tc_sb_init(&t);
   bool rs = A->scope == TC_SCOPE_LOCAL;
@@ -509,12 +511,13 @@ static void stmt(cg *g, const tc_stmt *s) {
   }
   case TC_ST_BARRIER: line(g, "__syncthreads();"); break;
   case TC_ST_EVALUATE:
-    if (s->u.evaluate.value->op == TC_OP_CALL && !strcmp(s->u.evaluate.value->callee, TC_GPU_GEMM)) {
-      gemm_call(g, s->u.evaluate.value);
-    } else {
-      expr(g, &t, s->u.evaluate.value);
-      line(g, "(void)(%s);", tc_sb_cstr(&t));
-    }
+    expr(g, &t, s->u.evaluate.value);
+    line(g, "(void)(%s);", tc_sb_cstr(&t));
+    break;
+  case TC_ST_INTRINSIC:
+    if (!strcmp(s->u.intrinsic.name, "gemm_block")) gemm_call(g, s->u.intrinsic.args);
+    else if (!strcmp(s->u.intrinsic.name, "warp_sync")) line(g, "__syncwarp();");
+    else fail(g, s->loc, "intrinsic '%s' has no CUDA spelling", s->u.intrinsic.name);
     break;
   case TC_ST_ATOMIC_ADD: {
     const tc_buffer *b = s->u.atomic.buf;
