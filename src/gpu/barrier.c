@@ -9,6 +9,7 @@
  * Atomics do not conflict with each other. */
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "gpu/gpu_internal.h"
 
 typedef struct bset {
@@ -19,6 +20,7 @@ typedef struct bset {
 typedef struct bctx {
   tc_gpu_plan *P;
   int n;
+  tc_varying varying; /* what may differ between threads (src/analysis/varying.c) */
 } bctx;
 
 static bset bs_new(bctx *C) {
@@ -88,16 +90,6 @@ static void acc_stmt(bctx *C, bset *s, const tc_stmt *st) {
   }
 }
 
-/* Whether an expression may differ between the threads of a block. */
-static bool varying_expr(const tc_expr *e) {
-  if (!e) return false;
-  if (e->op == TC_OP_VAR && (e->var->kind == TC_VAR_THREAD_IDX || e->var->kind == TC_VAR_LOCAL)) return true;
-  if (e->op == TC_OP_LOAD && e->buf->scope != TC_SCOPE_GLOBAL && e->buf->scope != TC_SCOPE_SHARED) return true;
-  for (int i = 0; i < e->nargs; i++)
-    if (varying_expr(e->args[i])) return true;
-  return false;
-}
-
 static bool has_barrier(const tc_stmt *st) {
   if (!st) return false;
   switch (st->kind) {
@@ -127,15 +119,22 @@ static tc_stmt *place_seq(bctx *C, tc_stmt *st, bset *state) {
 
 /* Returns the statement with barriers placed; `state` is updated to what is accessed since the
  * last barrier when it ends. */
+static bool is_async(const tc_gpu_plan *P, const tc_stmt *st) {
+  for (int i = 0; i < P->nasync; i++)
+    if (P->async[i] == st) return true;
+  return false;
+}
+
 static tc_stmt *place(bctx *C, tc_stmt *st, bset *state) {
   tc_gpu_plan *P = C->P;
+  if (is_async(P, st)) return st; /* ordered by the pipeline's own waits and barriers */
   switch (st->kind) {
   case TC_ST_SEQ: return place_seq(C, st, state);
   case TC_ST_BARRIER:
     bs_clear(state);
     return st;
   case TC_ST_FOR:
-    if (!varying_expr(st->u.loop.min) && !varying_expr(st->u.loop.extent)) {
+    if (!tc_varying_expr(&C->varying, st->u.loop.min) && !tc_varying_expr(&C->varying, st->u.loop.extent)) {
       /* two rounds: the second starts from what the end of the body leaves (the back edge) */
       bset first = bs_new(C);
       bs_copy(&first, state);
@@ -152,7 +151,7 @@ static tc_stmt *place(bctx *C, tc_stmt *st, bset *state) {
     }
     break;
   case TC_ST_IF:
-    if (!varying_expr(st->u.if_.cond)) {
+    if (!tc_varying_expr(&C->varying, st->u.if_.cond)) {
       bset a = bs_new(C), b = bs_new(C);
       bs_copy(&a, state);
       bs_copy(&b, state);
@@ -212,9 +211,14 @@ static void dedupe(tc_stmt *st) {
 }
 
 bool tc_gpu_insert_barriers(tc_gpu_plan *P) {
-  bctx C = {P, P->k->next_id + 1};
+  bctx C = {P, P->k->next_id + 1, {0}};
+  if (!tc_varying_compute(P->k, &C.varying)) {
+    tc_error(P->err, TILEC_ERROR_NOMEM, "out of memory placing barriers");
+    return false;
+  }
   bset state = bs_new(&C);
   tc_stmt *b = place(&C, P->k->body, &state);
+  tc_varying_free(&C.varying);
   if (!b) return false;
   dedupe(b);
   P->k->body = b;

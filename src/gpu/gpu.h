@@ -103,11 +103,18 @@ typedef struct tc_gpu_plan {
   tc_buffer *scratch64;      /* flat shared float64 scratch for float64 reductions, or NULL */
   tc_buffer *scratch_i32, *scratch_i64; /* the same for integer reductions */
   int uniq;
+  /* pipelining (pipeline.c): copies issued ahead asynchronously, and the tiles it staged */
+  tc_stmt **async;
+  int nasync, capasync;
+  tc_buffer *restage_from[64], *restage_to[64];
+  int nrestage;
+  bool async_copy;           /* while lowering a producer: its 16-byte copies are cp.async */
 } tc_gpu_plan;
 
 bool tc_gpu_fail(tc_gpu_plan *P, tc_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Passes (each returns false with P->err filled). */
+bool tc_gpu_pipeline(tc_gpu_plan *P);         /* pipeline.c: T.Pipelined -> staged, asynchronous copies */
 bool tc_gpu_infer_layouts(tc_gpu_plan *P);    /* layout.c: fragments and swizzled shared tiles */
 bool tc_gpu_lower_tileops(tc_gpu_plan *P);    /* tileops.c: tile ops -> per-thread code */
 bool tc_gpu_insert_barriers(tc_gpu_plan *P);  /* barrier.c */

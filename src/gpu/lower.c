@@ -61,7 +61,7 @@ static bool swizzle_cb(void *ctx, tc_stmt *s) {
     const tc_buffer *b = ops[i]->buf;
     int64_t cols;
     int bits = tc_dtype_bits(b->dtype);
-    if (b->scope != TC_SCOPE_SHARED || b->ndim != 2 || !tc_expr_const_int(b->shape[1], &cols)) continue;
+    if (b->scope != TC_SCOPE_SHARED || b->ndim < 2 || !tc_expr_const_int(b->shape[b->ndim - 1], &cols)) continue;
     if ((bits == 16 || bits == 8) && tc_gpu_swizzle_applies(cols, bits / 8)) P->swizzle[b->id] = true;
   }
   return true;
@@ -184,6 +184,10 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
     tc_gpu_fail(P, k->loc, "a block of %d threads is more than %s allows (%d)", P->threads, desc->target, desc->max_threads);
     return NULL;
   }
+  /* 0. software pipelines (creates the staged tiles, so it runs before the tables are sized) */
+  tc_gpu_plan pre = {.a = a, .k = k, .desc = desc, .err = err};
+  if (!tc_gpu_pipeline(&pre)) return NULL;
+  P->async = pre.async, P->nasync = pre.nasync, P->capasync = pre.capasync;
   P->nbufs = k->next_id;
   P->frag = TC_NEW_ARRAY(a, tc_gpu_layout *, P->nbufs + 1);
   P->swizzle = TC_NEW_ARRAY(a, bool, P->nbufs + 1);

@@ -319,6 +319,10 @@ static tc_stmt *xform_stmt(iter_ctx *I, const tc_stmt *s) {
   case TC_ST_EVALUATE:
     c->u.evaluate.value = xform_expr(I, s->u.evaluate.value);
     return c;
+  case TC_ST_INTRINSIC:
+    c->u.intrinsic.args = TC_NEW_ARRAY(P->a, tc_expr *, s->u.intrinsic.nargs > 0 ? s->u.intrinsic.nargs : 1);
+    for (int i = 0; i < s->u.intrinsic.nargs; i++) c->u.intrinsic.args[i] = xform_expr(I, s->u.intrinsic.args[i]);
+    return c;
   case TC_ST_ASSERT:
     c->u.assert_.cond = xform_expr(I, s->u.assert_.cond);
     return c;
@@ -538,6 +542,64 @@ static tc_stmt *over_region(tc_gpu_plan *P, const tc_region *over, int n, tc_var
 }
 
 /* ---- tile operations ---- */
+/* A copy between global and shared memory of one dtype whose rows are whole 16-byte chunks
+ * gets a fast path: 16-byte copies without bounds checks, taken when the tile is inside the
+ * tensor and its rows are 16-byte aligned (tested once, at run time); else the checked
+ * element copy. Returns NULL (no error) when the copy does not qualify. */
+static tc_expr *global_in_bounds(tc_gpu_plan *P, const tc_region *g, tc_loc loc) {
+  tc_expr *cond = NULL;
+  for (int d = 0; d < g->ndim; d++) {
+    tc_expr *st = g->r[d].start;
+    tc_expr *end = bin(P, TC_OP_ADD, st, ci(P, g->r[d].extent, loc), loc);
+    int64_t c0;
+    if (!tc_expr_const_int(st, &c0) || c0 < 0) cond = and_expr(P, cond, bin(P, TC_OP_GE, st, ci(P, 0, loc), loc), loc);
+    cond = and_expr(P, cond, bin(P, TC_OP_LE, end, g->buf->shape[d], loc), loc);
+  }
+  return cond;
+}
+
+static tc_stmt *vector_copy(tc_gpu_plan *P, const tc_region *src, const tc_region *dst, int n, const int64_t *ext, tc_loc loc) {
+  const tc_region *g = src->buf->scope == TC_SCOPE_GLOBAL ? src : dst, *sh = g == src ? dst : src;
+  if (!(g->buf->scope == TC_SCOPE_GLOBAL && sh->buf->scope == TC_SCOPE_SHARED) || !tc_dtype_eq(src->buf->dtype, dst->buf->dtype) ||
+      tc_dtype_bits(src->buf->dtype) < 8 || n == 0)
+    return NULL;
+  int eb = tc_dtype_bits(src->buf->dtype) / 8, v = 16 / eb;
+  int64_t cols, s0;
+  /* the innermost dimension of both regions is the copy's innermost one, whole chunks long */
+  if (src->r[src->ndim - 1].extent != ext[n - 1] || dst->r[dst->ndim - 1].extent != ext[n - 1] || ext[n - 1] % v) return NULL;
+  if (!tc_expr_const_int(sh->buf->shape[sh->buf->ndim - 1], &cols) || cols % v || !tc_expr_const_int(sh->r[sh->ndim - 1].start, &s0) ||
+      s0 % v)
+    return NULL;
+  tc_var *vars[TC_GL_MAXDIM];
+  int64_t vext[TC_GL_MAXDIM];
+  tc_expr *it[TC_GL_MAXDIM];
+  for (int d = 0; d < n; d++) {
+    vars[d] = new_var(P, "c", tc_index_dtype(), TC_VAR_LOOP, loc);
+    vext[d] = d == n - 1 ? ext[d] / v : ext[d];
+    it[d] = tc_ir_var_ref(P->a, vars[d], loc);
+  }
+  it[n - 1] = bin(P, TC_OP_MUL, it[n - 1], ci(P, v, loc), loc);
+  tc_expr **di = region_at(P, dst, it, loc), **si = region_at(P, src, it, loc);
+  tc_expr **args = TC_NEW_ARRAY(P->a, tc_expr *, 2);
+  args[0] = tc_ir_address_of(P->a, dst->buf, dst->ndim, di, loc);
+  args[1] = tc_ir_address_of(P->a, src->buf, src->ndim, si, loc);
+  tc_stmt *body = tc_ir_intrinsic_stmt(P->a, P->async_copy ? "cp_async16" : "copy16", 2, args, loc);
+  tc_stmt *fast = deal(P, n, vars, vext, body, loc);
+  if (!fast) return NULL;
+  /* run-time test: in bounds, first element aligned, every row aligned */
+  tc_expr **g0 = TC_NEW_ARRAY(P->a, tc_expr *, g->ndim);
+  for (int d = 0; d < g->ndim; d++) g0[d] = g->r[d].start;
+  tc_expr **aa = TC_NEW_ARRAY(P->a, tc_expr *, 1);
+  aa[0] = tc_ir_address_of(P->a, g->buf, g->ndim, g0, loc);
+  tc_expr *cond = and_expr(P, global_in_bounds(P, g, loc), tc_ir_call(P->a, "aligned16", tc_dt(TC_DT_BOOL), 1, aa, loc), loc);
+  if (g->ndim > 1)
+    cond = and_expr(P, cond, bin(P, TC_OP_EQ, bin(P, TC_OP_FLOORMOD, g->buf->shape[g->ndim - 1], ci(P, v, loc), loc), ci(P, 0, loc), loc), loc);
+  tc_stmt *c = tc_ir_stmt(P->a, TC_ST_IF, loc);
+  c->u.if_.cond = cond;
+  c->u.if_.then_s = fast;
+  return c;
+}
+
 static tc_stmt *lower_copy(tc_gpu_plan *P, tc_stmt *s) {
   const tc_region *src = &s->u.copy.src, *dst = &s->u.copy.dst;
   tc_var *vars[TC_GL_MAXDIM];
@@ -546,6 +608,13 @@ static tc_stmt *lower_copy(tc_gpu_plan *P, tc_stmt *s) {
   tc_expr **it = var_refs(P, n, vars, s->loc);
   tc_expr *val = tc_ir_load(P->a, src->buf, src->ndim, region_at(P, src, it, s->loc), s->loc);
   tc_stmt *body = store(P, dst->buf, dst->ndim, region_at(P, dst, it, s->loc), tc_ir_cast(P->a, dst->buf->dtype, val, s->loc), s->loc);
+  tc_stmt *fast = is_frag(src->buf) || is_frag(dst->buf) ? NULL : vector_copy(P, src, dst, n, ext, s->loc);
+  if (fast) {
+    tc_stmt *slow = over_region(P, dst, n, vars, ext, body, false, s->loc);
+    if (!slow) return NULL;
+    fast->u.if_.else_s = slow;
+    return fast;
+  }
   if (is_thread_local(src->buf) || is_thread_local(dst->buf)) {
     repl_ctx R = {.P = P};
     tc_rewrite_stmt_exprs(body, repl_rewrite, &R);
@@ -945,6 +1014,21 @@ static tc_stmt *lower_atomic_tile(tc_gpu_plan *P, tc_stmt *s) {
   return over_region(P, dst, n, vars, ext, a, false, s->loc);
 }
 
+/* A region that is one whole 2-D tile of its buffer: leading dimensions of extent 1, the last
+ * two whole (a stage of a pipelined tile, or the whole buffer). */
+static bool tile_of_buffer(const tc_region *r) {
+  int n = r->ndim;
+  for (int d = 0; d < n; d++) {
+    int64_t ext, s;
+    if (d < n - 2) {
+      if (r->r[d].extent != 1) return false;
+      continue;
+    }
+    if (!tc_expr_const_int(r->buf->shape[d], &ext) || r->r[d].extent != ext || !tc_expr_const_int(r->r[d].start, &s) || s) return false;
+  }
+  return true;
+}
+
 /* T.gemm -> the target's block GEMM intrinsic. Arguments (all int32 constants but the last
  * three): M, N, K, warps_m, warps_n, trans_a, trans_b, 0 (clear_accum is done by stores before
  * the call), swizzle_a, swizzle_b,
@@ -959,15 +1043,15 @@ static tc_stmt *lower_gemm(tc_gpu_plan *P, tc_stmt *s) {
   }
   for (int i = 0; i < 2; i++) {
     const tc_region *r = i ? rb : ra;
-    if (r->buf->ndim != 2 || !region_whole(r) || (r->buf->scope != TC_SCOPE_SHARED && !(i == 0 && is_frag(r->buf)))) {
+    if (r->buf->ndim < 2 || !tile_of_buffer(r) || (r->buf->scope != TC_SCOPE_SHARED && !(i == 0 && is_frag(r->buf)))) {
       tc_gpu_fail(P, loc, "T.gemm on %s needs %s as a whole 2-D shared tile%s", P->desc->target, i ? "B" : "A",
                   i ? "" : " (or a fragment)");
       return NULL;
     }
   }
   int64_t M = Lc->M, N = Lc->N, sa0, sa1;
-  tc_expr_const_int(ra->buf->shape[0], &sa0);
-  tc_expr_const_int(ra->buf->shape[1], &sa1);
+  tc_expr_const_int(ra->buf->shape[ra->buf->ndim - 2], &sa0);
+  tc_expr_const_int(ra->buf->shape[ra->buf->ndim - 1], &sa1);
   int64_t K = s->u.gemm.trans_a ? sa0 : sa1;
   if (is_frag(ra->buf)) {
     const tc_gpu_layout *La = P->frag[ra->buf->id];
@@ -993,9 +1077,10 @@ static tc_stmt *lower_gemm(tc_gpu_plan *P, tc_stmt *s) {
   for (int i = 0; i < 3; i++) {
     tc_buffer *b = (tc_buffer *)ops[i];
     if (is_frag(b)) b = P->regs[b->id];
-    tc_expr **zero = TC_NEW_ARRAY(P->a, tc_expr *, b->ndim > 0 ? b->ndim : 1);
-    for (int d = 0; d < b->ndim; d++) zero[d] = ci(P, 0, loc);
-    args[10 + i] = tc_ir_address_of(P->a, b, b->ndim, zero, loc);
+    const tc_region *r = i == 0 ? ra : i == 1 ? rb : rc;
+    tc_expr **start = TC_NEW_ARRAY(P->a, tc_expr *, b->ndim > 0 ? b->ndim : 1);
+    for (int d = 0; d < b->ndim; d++) start[d] = b == r->buf ? r->r[d].start : ci(P, 0, loc);
+    args[10 + i] = tc_ir_address_of(P->a, b, b->ndim, start, loc);
   }
   tc_stmt *ev = tc_ir_intrinsic_stmt(P->a, "gemm_block", 13, args, loc);
   if (!s->u.gemm.clear_accum) return ev;
@@ -1008,6 +1093,16 @@ static tc_stmt *lower_gemm(tc_gpu_plan *P, tc_stmt *s) {
 }
 
 /* ---- the walk ---- */
+/* The lowered form of an asynchronous producer: the barrier pass leaves it out (pipeline.c). */
+static void mark_async(tc_gpu_plan *P, tc_stmt *c) {
+  if (P->nasync == P->capasync) {
+    int cap = P->capasync ? P->capasync * 2 : 16;
+    P->async = tc_arena_grow(P->a, P->async, sizeof(tc_stmt *) * (size_t)P->nasync, sizeof(tc_stmt *) * (size_t)cap);
+    P->capasync = cap;
+  }
+  P->async[P->nasync++] = c;
+}
+
 static tc_stmt *lower_seq(tc_gpu_plan *P, tc_stmt *s) {
   tc_stmt_list out = {0};
   for (int i = 0; i < s->u.seq.n; i++) {
@@ -1029,7 +1124,15 @@ static tc_stmt *lower_stmt(tc_gpu_plan *P, tc_stmt *s) {
     c->u.alloc.buf = P->regs[b->id];
     return c;
   }
-  case TC_ST_COPY: return lower_copy(P, s);
+  case TC_ST_COPY: {
+    bool async = false;
+    for (int i = 0; i < P->nasync; i++) async |= P->async[i] == s;
+    P->async_copy = async;
+    tc_stmt *c = lower_copy(P, s);
+    P->async_copy = false;
+    if (c && async) mark_async(P, c);
+    return c;
+  }
   case TC_ST_FILL: return lower_fill(P, s);
   case TC_ST_REDUCE: return lower_reduce(P, s);
   case TC_ST_CUMSUM: return lower_cumsum(P, s);

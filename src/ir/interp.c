@@ -580,6 +580,10 @@ static val eval(ictx *c, const tc_expr *e, int t) {
     tc_intrinsic_id id = TC_INTRIN_COUNT;
     tc_intrinsic_lookup(e->callee, &id);
     if (id == TC_INTRIN_SHFL_XOR || id == TC_INTRIN_SHFL_SYNC) return eval_shuffle(c, e, t, id == TC_INTRIN_SHFL_XOR);
+    if (id == TC_INTRIN_ALIGNED16) {
+      v.i = 1;
+      return v;
+    }
     fail(c, TILEC_ERROR_TARGET, e->loc, -1, "intrinsic %s runs only on a GPU target", e->callee ? e->callee : "?");
   }
   case TC_OP_ADDRESS_OF:
@@ -627,10 +631,27 @@ static val gemm_operand(ictx *c, const tc_expr *addr, int64_t rows, int64_t cols
     tc_gl_owner(regs_layout, row * cols + col, 0, &owner, &reg);
     return convert(addr->buf->dtype, *cell(bs, reg, (int)owner), tc_dt(TC_DT_FLOAT64));
   } else {
-    off = swz ? tc_gpu_swizzle_index(row, col, cols, tc_dtype_bits(addr->buf->dtype) / 8) : row * cols + col;
+    /* the tile starts at the address's (flat) offset: a stage of a pipelined buffer */
+    int64_t base = addr->nargs == 1 ? eval(c, addr->args[0], t).i : 0;
+    off = base + (swz ? tc_gpu_swizzle_index(row, col, cols, tc_dtype_bits(addr->buf->dtype) / 8) : row * cols + col);
   }
   (void)rows;
   return convert(addr->buf->dtype, *cell(bs, off, t), tc_dt(TC_DT_FLOAT64));
+}
+
+/* copy16(&dst[i...], &src[j...]): 16 bytes, element by element along the last dimension. */
+static void run_copy16(ictx *c, tc_expr *const *args, int t) {
+  const tc_expr *d = args[0], *sx = args[1];
+  int64_t di[MAXDIM], si[MAXDIM];
+  for (int i = 0; i < d->nargs; i++) di[i] = eval(c, d->args[i], t).i;
+  for (int i = 0; i < sx->nargs; i++) si[i] = eval(c, sx->args[i], t).i;
+  bufstate *db = buf_of(c, d->buf, d->loc), *sb = buf_of(c, sx->buf, sx->loc);
+  int n = 16 / (tc_dtype_bits(d->buf->dtype) / 8);
+  for (int k = 0; k < n; k++) {
+    val x = load_elem(c, sb, si, t, sx->loc);
+    store_elem(c, db, di, t, convert(sx->buf->dtype, x, d->buf->dtype), d->loc);
+    di[d->nargs - 1]++, si[sx->nargs - 1]++;
+  }
 }
 
 static void run_gpu_gemm(ictx *c, tc_expr *const *args, int t, tc_loc loc) {
@@ -1041,6 +1062,11 @@ static void exec_stmt(ictx *c, const tc_stmt *s, mask m, int depth) {
   case TC_ST_INTRINSIC: {
     tc_intrinsic_id id = TC_INTRIN_COUNT;
     tc_intrinsic_lookup(s->u.intrinsic.name, &id);
+    if (id == TC_INTRIN_COPY16 || id == TC_INTRIN_CP_ASYNC16) {
+      for (int j = 0; j < m.n; j++) run_copy16(c, s->u.intrinsic.args, m.ids[j]);
+      return;
+    }
+    if (id == TC_INTRIN_CP_ASYNC_COMMIT || id == TC_INTRIN_CP_ASYNC_WAIT) return; /* copies land at once here */
     if (id == TC_INTRIN_GEMM_BLOCK) {
       for (int j = 0; j < m.n; j++) run_gpu_gemm(c, s->u.intrinsic.args, m.ids[j], s->loc);
       return;

@@ -264,6 +264,12 @@ static void expr(cg *g, tc_strbuf *sb, const tc_expr *e) {
     tc_sb_puts(sb, ")");
     return;
   case TC_OP_CALL:
+    if (e->callee && !strcmp(e->callee, "aligned16")) {
+      tc_sb_puts(sb, "((((uintptr_t)");
+      expr(g, sb, e->args[0]);
+      tc_sb_puts(sb, ") & 15) == 0)");
+      return;
+    }
     if (e->callee && !strcmp(e->callee, "shfl_xor")) {
       tc_sb_puts(sb, "__shfl_xor_sync(0xffffffffu, ");
       expr(g, sb, e->args[0]);
@@ -421,11 +427,11 @@ static void gemm_call(cg *g, tc_expr *const *args) {
   tc_sb_puts(&t, ", ");
   gemm_tag(&t, C->dtype);
   tc_sb_puts(&t, ">(");
-  buf_name(&t, A);
+  expr(g, &t, args[10]);
   tc_sb_puts(&t, ", ");
-  buf_name(&t, B);
+  expr(g, &t, args[11]);
   tc_sb_puts(&t, ", ");
-  buf_name(&t, C);
+  expr(g, &t, args[12]);
   tc_sb_puts(&t, ");");
   line(g, "%s", tc_sb_cstr(&t));
   tc_sb_free(&t);
@@ -515,7 +521,23 @@ static void stmt(cg *g, const tc_stmt *s) {
     line(g, "(void)(%s);", tc_sb_cstr(&t));
     break;
   case TC_ST_INTRINSIC:
-    if (!strcmp(s->u.intrinsic.name, "gemm_block")) gemm_call(g, s->u.intrinsic.args);
+    if (!strcmp(s->u.intrinsic.name, "gemm_block")) {
+      gemm_call(g, s->u.intrinsic.args);
+    } else if (!strcmp(s->u.intrinsic.name, "copy16") || !strcmp(s->u.intrinsic.name, "cp_async16")) {
+      tc_strbuf d, x;
+      tc_sb_init(&d), tc_sb_init(&x);
+      expr(g, &d, s->u.intrinsic.args[0]);
+      expr(g, &x, s->u.intrinsic.args[1]);
+      if (s->u.intrinsic.name[1] == 'o') line(g, "*(uint4 *)%s = *(const uint4 *)%s;", tc_sb_cstr(&d), tc_sb_cstr(&x));
+      else line(g, "tcg_cp_async16(%s, %s);", tc_sb_cstr(&d), tc_sb_cstr(&x));
+      tc_sb_free(&d), tc_sb_free(&x);
+    } else if (!strcmp(s->u.intrinsic.name, "cp_async_commit")) {
+      line(g, "asm volatile(\"cp.async.commit_group;\\n\" ::);");
+    } else if (!strcmp(s->u.intrinsic.name, "cp_async_wait")) {
+      int64_t nw = 0;
+      tc_expr_const_int(s->u.intrinsic.args[0], &nw);
+      line(g, "asm volatile(\"cp.async.wait_group %lld;\\n\" ::);", (long long)nw);
+    }
     else if (!strcmp(s->u.intrinsic.name, "warp_sync")) line(g, "__syncwarp();");
     else fail(g, s->loc, "intrinsic '%s' has no CUDA spelling", s->u.intrinsic.name);
     break;
@@ -558,6 +580,10 @@ static void stmt(cg *g, const tc_stmt *s) {
 
 /* Helpers every kernel may use; the dtype conversions come from the shared prelude. */
 static const char cuda_helpers[] =
+    "static __device__ __forceinline__ void tcg_cp_async16(void *dst, const void *src) {\n"
+    "  unsigned d = (unsigned)__cvta_generic_to_shared(dst);\n"
+    "  asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\\n\" :: \"r\"(d), \"l\"(src));\n"
+    "}\n"
     "static __device__ __forceinline__ int64_t tcg_idiv(int64_t a, int64_t b) { return b == 0 ? 0 : b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b; }\n"
     "static __device__ __forceinline__ uint64_t tcg_udiv(uint64_t a, uint64_t b) { return b == 0 ? 0 : a / b; }\n"
     "static __device__ __forceinline__ uint64_t tcg_umod(uint64_t a, uint64_t b) { return b == 0 ? 0 : a % b; }\n"

@@ -1,0 +1,326 @@
+/* pipeline.c: T.Pipelined(num_stages=N) as a multi-stage software pipeline.
+ *
+ * In a pipelined loop, the copies from global into shared memory (the producers) are issued
+ * N - 1 iterations ahead of the statements that use them (the consumers), each into its own
+ * stage of an N-deep shared buffer, asynchronously where the target has asynchronous copies:
+ *
+ *   prologue: for s < N-1: if s < n: producers(iteration s) -> stage s; commit
+ *   for k < n: wait until at most N-2 groups are in flight; barrier
+ *              if k+N-1 < n: producers(iteration k+N-1) -> stage (k+N-1) % N; commit
+ *              consumers(iteration k), reading stage k % N
+ *   drain:    wait for every group; barrier
+ *
+ * The barrier at the top of an iteration is both the wait for stage k and the guarantee that
+ * every thread is done reading the stage the new producers overwrite, so the barrier pass
+ * leaves the producers out of its bookkeeping (tc_gpu_plan.async). A loop that does not fit
+ * this shape (a producer whose tile is read before it in the body, or used outside the loop, or
+ * whose indices depend on values the body computes) is left as written: it stays correct,
+ * only unpipelined. */
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "gpu/gpu_internal.h"
+#include "ir/walk.h"
+
+static tc_expr *ci(tc_arena *a, int64_t v, tc_loc loc) { return tc_ir_int(a, v, tc_index_dtype(), loc); }
+
+typedef struct use_ctx {
+  const tc_buffer *b;
+  int uses;
+} use_ctx;
+static void count_expr(use_ctx *U, const tc_expr *e) {
+  if (!e) return;
+  if ((e->op == TC_OP_LOAD || e->op == TC_OP_ADDRESS_OF) && e->buf == U->b) U->uses++;
+  for (int i = 0; i < e->nargs; i++) count_expr(U, e->args[i]);
+}
+static tc_expr *count_cb(void *ctx, tc_expr *e) {
+  count_expr(ctx, e);
+  return e;
+}
+static bool count_stmt_cb(void *ctx, tc_stmt *s) {
+  use_ctx *U = ctx;
+  tc_rewrite_stmt_exprs(s, count_cb, U);
+  tc_stmt_region regs[TC_MAX_STMT_REGIONS];
+  int n = tc_stmt_regions(s, regs);
+  for (int i = 0; i < n; i++)
+    if (regs[i].region->buf == U->b) U->uses++;
+  if (s->kind == TC_ST_STORE && s->u.store.buf == U->b) U->uses++;
+  return true;
+}
+static int uses_of(tc_stmt *s, const tc_buffer *b) {
+  use_ctx U = {b, 0};
+  tc_visit_stmts(s, count_stmt_cb, &U);
+  return U.uses;
+}
+
+/* Variables a statement's expressions use that are declared (LET) inside `body`. */
+typedef struct let_ctx {
+  tc_var *lets[256];
+  int n;
+  bool bad;
+} let_ctx;
+static bool collect_lets(void *ctx, tc_stmt *s) {
+  let_ctx *L = ctx;
+  if ((s->kind == TC_ST_LET) && L->n < 256) L->lets[L->n++] = s->u.let.var;
+  if (s->kind == TC_ST_FOR && L->n < 256) L->lets[L->n++] = s->u.loop.var;
+  return true;
+}
+static tc_expr *check_vars_cb(void *ctx, tc_expr *e) {
+  let_ctx *L = ctx;
+  if (e->op == TC_OP_VAR)
+    for (int i = 0; i < L->n; i++)
+      if (L->lets[i] == e->var) L->bad = true;
+  if (e->op == TC_OP_LOAD && e->buf->scope != TC_SCOPE_GLOBAL) L->bad = true; /* data-dependent index */
+  return e;
+}
+
+/* Substitute a variable by an expression. */
+typedef struct subst_ctx {
+  tc_arena *a;
+  const tc_var *v;
+  tc_expr *by;
+} subst_ctx;
+static tc_expr *subst_cb(void *ctx, tc_expr *e) {
+  subst_ctx *S = ctx;
+  return e->op == TC_OP_VAR && e->var == S->v ? tc_ir_clone_expr(S->a, S->by) : e;
+}
+static bool subst_stmt_cb(void *ctx, tc_stmt *s) {
+  tc_rewrite_stmt_exprs(s, subst_cb, ctx);
+  return true;
+}
+static tc_stmt *with_var(tc_arena *a, const tc_stmt *s, const tc_var *v, tc_expr *by) {
+  tc_stmt *c = tc_ir_clone_stmt(a, s);
+  subst_ctx S = {a, v, by};
+  tc_visit_stmts(c, subst_stmt_cb, &S);
+  return c;
+}
+
+/* References to a staged buffer S become references to stage `stage` of S2. */
+typedef struct stage_ctx {
+  tc_arena *a;
+  const tc_buffer *from;
+  tc_buffer *to;
+  tc_expr *stage;
+} stage_ctx;
+static tc_expr **prepend(tc_arena *a, tc_expr *first, int n, tc_expr *const *rest) {
+  tc_expr **v = TC_NEW_ARRAY(a, tc_expr *, n + 1);
+  v[0] = tc_ir_clone_expr(a, first);
+  for (int i = 0; i < n; i++) v[i + 1] = rest[i];
+  return v;
+}
+static tc_expr *stage_expr_cb(void *ctx, tc_expr *e) {
+  stage_ctx *S = ctx;
+  if ((e->op == TC_OP_LOAD || e->op == TC_OP_ADDRESS_OF) && e->buf == S->from) {
+    tc_expr *c = TC_NEW(S->a, tc_expr);
+    *c = *e;
+    c->buf = S->to;
+    c->args = prepend(S->a, S->stage, e->nargs, e->args);
+    c->nargs = e->nargs + 1;
+    return c;
+  }
+  return e;
+}
+static void stage_region(stage_ctx *S, tc_region *r) {
+  if (r->buf != S->from) return;
+  tc_range *nr = TC_NEW_ARRAY(S->a, tc_range, r->ndim + 1);
+  nr[0].start = tc_ir_clone_expr(S->a, S->stage);
+  nr[0].extent = 1;
+  for (int i = 0; i < r->ndim; i++) nr[i + 1] = r->r[i];
+  r->buf = S->to;
+  r->r = nr;
+  r->ndim++;
+}
+static bool stage_stmt_cb(void *ctx, tc_stmt *s) {
+  stage_ctx *S = ctx;
+  tc_rewrite_stmt_exprs(s, stage_expr_cb, S);
+  tc_stmt_region regs[TC_MAX_STMT_REGIONS];
+  int n = tc_stmt_regions(s, regs);
+  for (int i = 0; i < n; i++) stage_region(S, (tc_region *)regs[i].region);
+  if (s->kind == TC_ST_STORE && s->u.store.buf == S->from) {
+    s->u.store.buf = S->to;
+    s->u.store.idx = prepend(S->a, S->stage, s->u.store.nidx, s->u.store.idx);
+    s->u.store.nidx++;
+  }
+  return true;
+}
+
+static tc_stmt *intrin(tc_arena *a, const char *name, int64_t arg, bool has_arg, tc_loc loc) {
+  tc_expr **args = TC_NEW_ARRAY(a, tc_expr *, 1);
+  args[0] = ci(a, arg, loc);
+  return tc_ir_intrinsic_stmt(a, name, has_arg ? 1 : 0, args, loc);
+}
+
+static tc_stmt *if_then(tc_arena *a, tc_expr *c, tc_stmt *t, tc_loc loc) {
+  tc_stmt *s = tc_ir_stmt(a, TC_ST_IF, loc);
+  s->u.if_.cond = c;
+  s->u.if_.then_s = t;
+  return s;
+}
+
+static void note_async(tc_gpu_plan *P, tc_stmt *s) {
+  if (P->nasync == P->capasync) {
+    int cap = P->capasync ? P->capasync * 2 : 16;
+    P->async = tc_arena_grow(P->a, P->async, sizeof(tc_stmt *) * (size_t)P->nasync, sizeof(tc_stmt *) * (size_t)cap);
+    P->capasync = cap;
+  }
+  P->async[P->nasync++] = s;
+}
+
+/* Producers of iteration `it` (an expression), into stage `stage`, marked asynchronous. */
+static tc_stmt *producers_at(tc_gpu_plan *P, tc_stmt **prod, int np, const tc_var *v, tc_expr *it, tc_buffer **from,
+                             tc_buffer **to, tc_expr *stage, tc_loc loc) {
+  tc_stmt_list out = {0};
+  for (int i = 0; i < np; i++) {
+    tc_stmt *c = with_var(P->a, prod[i], v, it);
+    stage_ctx S = {P->a, from[i], to[i], stage};
+    stage_stmt_cb(&S, c);
+    note_async(P, c);
+    tc_stmt_list_push(P->a, &out, c);
+  }
+  return tc_stmt_list_seq(P->a, &out, loc);
+}
+
+static tc_stmt *pipeline_loop(tc_gpu_plan *P, tc_stmt *loop, tc_stmt *root) {
+  tc_arena *a = P->a;
+  tc_loc loc = loop->loc;
+  int N = loop->u.loop.num_stages;
+  tc_stmt *body = loop->u.loop.body;
+  int nitems = body->kind == TC_ST_SEQ ? body->u.seq.n : 1;
+  tc_stmt **items = body->kind == TC_ST_SEQ ? body->u.seq.items : &loop->u.loop.body;
+  tc_stmt *prod[16];
+  tc_buffer *from[16], *to[16];
+  int np = 0;
+  let_ctx L = {0};
+  tc_visit_stmts(body, collect_lets, &L);
+  for (int i = 0; i < nitems && np < 16; i++) {
+    tc_stmt *s = items[i];
+    if (s->kind != TC_ST_COPY) continue;
+    const tc_region *src = &s->u.copy.src, *dst = &s->u.copy.dst;
+    tc_buffer *b = dst->buf;
+    int64_t rows, cols, numel = tc_buffer_numel(b);
+    if (src->buf->scope != TC_SCOPE_GLOBAL || b->scope != TC_SCOPE_SHARED || numel < 0 || b->ndim < 1) continue;
+    if (tc_region_numel(dst) != numel) continue; /* the whole buffer */
+    /* the tile must be used only in this loop, written only here, read only after here */
+    if (uses_of(root, b) != uses_of(body, b)) continue; /* (the ALLOC is not a use) */
+    bool before = false, written = false;
+    for (int j = 0; j < nitems; j++) {
+      if (j == i) continue;
+      int u = uses_of(items[j], b);
+      if (u && j < i) before = true;
+      tc_stmt_region regs[TC_MAX_STMT_REGIONS];
+      int nr = tc_stmt_regions(items[j], regs);
+      for (int r = 0; r < nr; r++)
+        if (regs[r].region->buf == b && regs[r].write) written = true;
+    }
+    L.bad = false;
+    tc_rewrite_stmt_exprs(s, check_vars_cb, &L);
+    if (before || written || L.bad) continue;
+    if (b->ndim >= 2 && tc_expr_const_int(b->shape[b->ndim - 2], &rows) && tc_expr_const_int(b->shape[b->ndim - 1], &cols) &&
+        rows % 8)
+      continue; /* stages must start at a swizzle period */
+    prod[np] = s;
+    from[np] = b;
+    tc_expr **shape = TC_NEW_ARRAY(a, tc_expr *, b->ndim + 1);
+    shape[0] = ci(a, N, loc);
+    for (int d = 0; d < b->ndim; d++) shape[d + 1] = b->shape[d];
+    to[np] = tc_ir_new_buffer(a, P->k, b->name, b->dtype, TC_SCOPE_SHARED, b->ndim + 1, shape, b->loc);
+    np++;
+  }
+  if (!np) return loop;
+  /* consumers: the other statements, with the staged tiles at stage k % N */
+  tc_var *k = tc_ir_new_var(a, P->k, "k_pipe", tc_index_dtype(), TC_VAR_LOOP, loc);
+  tc_var *n = tc_ir_new_var(a, P->k, "n_pipe", tc_index_dtype(), TC_VAR_LOCAL, loc);
+  tc_expr *kr = tc_ir_var_ref(a, k, loc), *nr = tc_ir_var_ref(a, n, loc);
+  tc_expr *iter_k = tc_ir_binary(a, TC_OP_ADD, loop->u.loop.min, kr, loc);
+  tc_expr *stage_k = tc_ir_binary(a, TC_OP_FLOORMOD, kr, ci(a, N, loc), loc);
+  tc_stmt_list cons = {0};
+  tc_stmt_list_push(a, &cons, intrin(a, "cp_async_wait", N - 2, true, loc));
+  tc_stmt_list_push(a, &cons, tc_ir_stmt(a, TC_ST_BARRIER, loc));
+  tc_expr *ahead = tc_ir_binary(a, TC_OP_ADD, kr, ci(a, N - 1, loc), loc);
+  tc_stmt_list_push(a, &cons,
+                    if_then(a, tc_ir_binary(a, TC_OP_LT, ahead, nr, loc),
+                            producers_at(P, prod, np, loop->u.loop.var, tc_ir_binary(a, TC_OP_ADD, loop->u.loop.min, ahead, loc),
+                                         from, to, tc_ir_binary(a, TC_OP_FLOORMOD, ahead, ci(a, N, loc), loc), loc),
+                            loc));
+  tc_stmt_list_push(a, &cons, intrin(a, "cp_async_commit", 0, false, loc));
+  for (int i = 0; i < nitems; i++) {
+    bool is_prod = false;
+    for (int j = 0; j < np; j++) is_prod |= items[i] == prod[j];
+    if (is_prod) continue;
+    tc_stmt *c = with_var(a, items[i], loop->u.loop.var, iter_k);
+    for (int j = 0; j < np; j++) {
+      stage_ctx S = {a, from[j], to[j], stage_k};
+      tc_visit_stmts(c, stage_stmt_cb, &S);
+    }
+    tc_stmt_list_push(a, &cons, c);
+  }
+  tc_stmt *kloop = tc_ir_stmt(a, TC_ST_FOR, loc);
+  kloop->u.loop.var = k;
+  kloop->u.loop.min = ci(a, 0, loc);
+  kloop->u.loop.extent = nr;
+  kloop->u.loop.kind = TC_LOOP_SERIAL;
+  kloop->u.loop.body = tc_stmt_list_seq(a, &cons, loc);
+  tc_stmt_list out = {0};
+  tc_stmt *ln = tc_ir_stmt(a, TC_ST_LET, loc);
+  ln->u.let.var = n;
+  ln->u.let.value = loop->u.loop.extent;
+  tc_stmt_list_push(a, &out, ln);
+  for (int s = 0; s < N - 1; s++) {
+    tc_stmt_list_push(a, &out,
+                      if_then(a, tc_ir_binary(a, TC_OP_LT, ci(a, s, loc), nr, loc),
+                              producers_at(P, prod, np, loop->u.loop.var, tc_ir_binary(a, TC_OP_ADD, loop->u.loop.min, ci(a, s, loc), loc),
+                                           from, to, ci(a, s, loc), loc),
+                              loc));
+    tc_stmt_list_push(a, &out, intrin(a, "cp_async_commit", 0, false, loc));
+  }
+  tc_stmt_list_push(a, &out, kloop);
+  tc_stmt_list_push(a, &out, intrin(a, "cp_async_wait", 0, true, loc));
+  tc_stmt_list_push(a, &out, tc_ir_stmt(a, TC_ST_BARRIER, loc));
+  /* the tiles' allocations become the staged ones */
+  for (int j = 0; j < np; j++) {
+    stage_ctx S = {a, from[j], to[j], NULL};
+    (void)S;
+    P->restage_from[P->nrestage] = from[j];
+    P->restage_to[P->nrestage++] = to[j];
+  }
+  return tc_stmt_list_seq(a, &out, loc);
+}
+
+typedef struct walk_ctx {
+  tc_gpu_plan *P;
+  tc_stmt *root;
+} walk_ctx;
+
+static tc_stmt *rewrite(walk_ctx *W, tc_stmt *s) {
+  if (!s) return s;
+  switch (s->kind) {
+  case TC_ST_SEQ:
+    for (int i = 0; i < s->u.seq.n; i++) s->u.seq.items[i] = rewrite(W, s->u.seq.items[i]);
+    return s;
+  case TC_ST_FOR:
+    s->u.loop.body = rewrite(W, s->u.loop.body);
+    if (s->u.loop.kind == TC_LOOP_PIPELINED && s->u.loop.num_stages >= 2 && W->P->nrestage < 60) return pipeline_loop(W->P, s, W->root);
+    return s;
+  case TC_ST_IF:
+    s->u.if_.then_s = rewrite(W, s->u.if_.then_s);
+    s->u.if_.else_s = rewrite(W, s->u.if_.else_s);
+    return s;
+  default: return s;
+  }
+}
+
+static bool realloc_cb(void *ctx, tc_stmt *s) {
+  tc_gpu_plan *P = ctx;
+  if (s->kind == TC_ST_ALLOC)
+    for (int i = 0; i < P->nrestage; i++)
+      if (s->u.alloc.buf == P->restage_from[i]) s->u.alloc.buf = P->restage_to[i];
+  return true;
+}
+
+bool tc_gpu_pipeline(tc_gpu_plan *P) {
+  if (!P->desc->cp_async) return true;
+  walk_ctx W = {P, P->k->body};
+  P->k->body = rewrite(&W, P->k->body);
+  tc_visit_stmts(P->k->body, realloc_cb, P);
+  return true;
+}
