@@ -55,6 +55,7 @@ struct tilec_kernel {
   tc_arena arena; /* the IR and metadata */
   tc_kernel_ir *ir;
   const tc_backend *backend;
+  tc_backend_env env; /* the context's, with this compile's settings (cuda arch) */
   tc_module *module;
   tc_param_meta *params;
   const char *cache_status;

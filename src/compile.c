@@ -104,6 +104,43 @@ static tc_thread_pool *context_pool(tilec_context *ctx) {
   return p;
 }
 
+/* "cuda,arch=sm_90a" -> kind "cuda", options "arch=sm_90a" (options "" when there are none).
+ * The options themselves are the backend's to read (tc_backend.configure). Kept to this one
+ * function so a fuller target-string parser can replace it. */
+static bool split_target(const char *spec, char *kind, size_t cap, const char **options, tilec_error *err) {
+  if (!spec) spec = "auto";
+  const char *comma = strchr(spec, ',');
+  size_t n = comma ? (size_t)(comma - spec) : strlen(spec);
+  if (n >= cap) {
+    tc_error(err, TILEC_ERROR_USAGE, "target '%s' is too long", spec);
+    return false;
+  }
+  memcpy(kind, spec, n);
+  kind[n] = 0;
+  *options = comma ? comma + 1 : "";
+  return true;
+}
+
+/* Resolve the backend for opts' target string and set up env for this compile. */
+static const tc_backend *resolve_backend(tc_backend_env *env, const tilec_compile_options *opts, tilec_error *err) {
+  char kind[64];
+  const char *options;
+  if (!split_target(opts->target, kind, sizeof kind, &options, err)) return NULL;
+  const tc_backend *be = tc_backend_resolve(env, kind, opts->backend, err);
+  if (!be) return NULL;
+  if (!be->generate || (!env->build_only && (!be->load || !be->launch)) || (env->build_only && !be->build)) {
+    tc_error(err, TILEC_ERROR_TARGET, "target '%s' (backend '%s') has no code generator yet", be->target, be->name);
+    return NULL;
+  }
+  if (be->configure) {
+    if (be->configure(env, options, err) != TILEC_OK) return NULL;
+  } else if (*options) {
+    tc_error(err, TILEC_ERROR_USAGE, "target '%s' takes no options (got '%s')", be->target, options);
+    return NULL;
+  }
+  return be;
+}
+
 tilec_kernel *tc_compile_kernel(tilec_program *prog, const tilec_compile_options *opts, tilec_error *err) {
   tilec_compile_options none = {0};
   if (!opts) opts = &none;
@@ -124,16 +161,12 @@ tilec_kernel *tc_compile_kernel(tilec_program *prog, const tilec_compile_options
   /* 1. evaluate and lower the tile IR */
   kern->ir = tc_lower_kernel(prog, opts, 1, &kern->arena, err);
   if (!kern->ir) goto fail;
-  /* 2. pick the execution backend through the explicit default table */
-  kern->backend = tc_backend_resolve(&ctx->env, opts->target, opts->backend, err);
-  if (!kern->backend) goto fail;
-  if (!kern->backend->generate || !kern->backend->load || !kern->backend->launch) {
-    tc_error(err, TILEC_ERROR_TARGET, "target '%s' (backend '%s') has no code generator yet",
-             kern->backend->target, kern->backend->name);
-    goto fail;
-  }
-  build_param_meta(kern);
+  /* 2. pick the execution backend through the explicit default table, and configure it */
   context_pool(ctx);
+  kern->env = ctx->env;
+  kern->backend = resolve_backend(&kern->env, opts, err);
+  if (!kern->backend) goto fail;
+  build_param_meta(kern);
   /* 3. codegen, build and load, through the cache */
   if (!tc_compile_cached(kern, opts, err)) goto fail;
   kern->compile_ms = tc_now_ms() - t0;
@@ -141,4 +174,53 @@ tilec_kernel *tc_compile_kernel(tilec_program *prog, const tilec_compile_options
 fail:
   tilec_kernel_destroy(kern);
   return NULL;
+}
+
+tilec_status tilec_compile_artifact(tilec_program *prog, const tilec_compile_options *opts, void **out,
+                                    size_t *out_size, tilec_error *err) {
+  if (out) *out = NULL;
+  if (out_size) *out_size = 0;
+  if (!prog || !out || !out_size) {
+    tc_error(err, TILEC_ERROR_USAGE, "tilec_compile_artifact: %s is NULL", !prog ? "program" : "out");
+    return TILEC_ERROR_USAGE;
+  }
+  tilec_compile_options none = {0};
+  if (!opts) opts = &none;
+  tc_arena arena;
+  tc_arena_init(&arena);
+  tc_generated gen = {0};
+  void *artifact = NULL;
+  size_t size = 0;
+  tilec_status st = TILEC_ERROR_PROGRAM;
+  tc_kernel_ir *k = tc_lower_kernel(prog, opts, 1, &arena, err);
+  if (!k) {
+    st = err ? err->status : TILEC_ERROR_PROGRAM;
+    goto done;
+  }
+  tc_backend_env env = prog->ctx->env;
+  env.build_only = true;
+  const tc_backend *be = resolve_backend(&env, opts, err);
+  st = TILEC_ERROR_TARGET;
+  if (!be) {
+    st = err ? err->status : TILEC_ERROR_TARGET;
+    goto done;
+  }
+  if ((st = be->generate(&env, k, &gen, err)) != TILEC_OK || (st = be->build(&env, &gen, &artifact, &size, err)) != TILEC_OK)
+    goto done;
+  size_t psize = size;
+  const void *payload = be->payload ? be->payload(artifact, size, &psize) : artifact;
+  if (!payload) {
+    tc_error(err, TILEC_ERROR_INTERNAL, "%s/%s built an artifact it cannot read back", be->target, be->name);
+    st = TILEC_ERROR_INTERNAL;
+    goto done;
+  }
+  if (payload != artifact) memmove(artifact, payload, psize);
+  *out = artifact;
+  *out_size = psize;
+  artifact = NULL;
+done:
+  free(artifact);
+  tc_generated_free(&gen);
+  tc_arena_free(&arena);
+  return st;
 }

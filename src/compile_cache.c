@@ -73,7 +73,8 @@ static const char *memo_find(const struct tc_context_caches *c, const tc_backend
 }
 
 /* The backend's toolchain identity, computed once per context (it may run the compiler). */
-static char *toolchain_id(tilec_context *ctx, struct tc_context_caches *c, const tc_backend *be, tilec_error *err) {
+static char *toolchain_id(tilec_context *ctx, struct tc_context_caches *c, const tc_backend_env *env,
+                          const tc_backend *be, tilec_error *err) {
   char *id = NULL;
   pthread_mutex_lock(&ctx->mu);
   const char *memo = memo_find(c, be);
@@ -82,7 +83,7 @@ static char *toolchain_id(tilec_context *ctx, struct tc_context_caches *c, const
   if (memo) return id;
   /* Computed outside the lock (it may stat or run the compiler); threads that race here compute
    * the same text, and only the first stores it. */
-  id = be->toolchain_id ? be->toolchain_id(&ctx->env, err) : strdup("none");
+  id = be->toolchain_id ? be->toolchain_id(env, err) : strdup("none");
   if (!id) return NULL;
   pthread_mutex_lock(&ctx->mu);
   if (!memo_find(c, be) && c->ntool < (int)(sizeof c->tool / sizeof c->tool[0])) {
@@ -162,7 +163,7 @@ static tc_module *module_from_entry(tilec_kernel *kern, const tc_cache_entry *e,
   m->gen.full_source = dup_section(e, "full_source");
   tilec_error lerr = {0};
   if (!m->gen.kernel_source || !m->gen.full_source ||
-      kern->backend->load(&kern->ctx->env, kern->ir, &m->gen, e->artifact, e->artifact_size, &m->mod, &lerr) != TILEC_OK) {
+      kern->backend->load(&kern->env, kern->ir, &m->gen, e->artifact, e->artifact_size, &m->mod, &lerr) != TILEC_OK) {
     (void)err; /* a bad artifact is a miss, not a failure: the caller rebuilds it */
     tc_module_release(m);
     return NULL;
@@ -172,7 +173,7 @@ static tc_module *module_from_entry(tilec_kernel *kern, const tc_cache_entry *e,
 
 static tc_module *build_module(tilec_kernel *kern, void **artifact, size_t *artifact_size, tilec_error *err) {
   const tc_backend *be = kern->backend;
-  tc_backend_env *env = &kern->ctx->env;
+  tc_backend_env *env = &kern->env;
   tc_module *m = new_module(be);
   if (!m) {
     tc_error(err, TILEC_ERROR_NOMEM, "out of memory compiling '%s'", kern->ir->name);
@@ -180,7 +181,7 @@ static tc_module *build_module(tilec_kernel *kern, void **artifact, size_t *arti
   }
   *artifact = NULL;
   *artifact_size = 0;
-  if (be->generate(kern->ir, &m->gen, err) != TILEC_OK ||
+  if (be->generate(env, kern->ir, &m->gen, err) != TILEC_OK ||
       (be->build && be->build(env, &m->gen, artifact, artifact_size, err) != TILEC_OK) ||
       be->load(env, kern->ir, &m->gen, *artifact, *artifact_size, &m->mod, err) != TILEC_OK) {
     free(*artifact);
@@ -213,13 +214,15 @@ bool tc_compile_cached(tilec_kernel *kern, const tilec_compile_options *opts, ti
   tc_sb_init(&irs);
   tc_ir_print_kernel(&irs, kern->ir);
   char *ir_text = tc_sb_take(&irs), *ptext = params_text(kern), *dtext = defines_text(opts, kern->ir);
-  char *tool = toolchain_id(ctx, c, be, err);
+  char *tool = toolchain_id(ctx, c, &kern->env, be, err);
   if (!ir_text || !ptext || !dtext || !tool) {
     if (err && err->status == TILEC_OK) tc_error(err, TILEC_ERROR_NOMEM, "out of memory computing the cache key");
     goto done;
   }
   tc_cache_key key;
-  tc_cache_key_input in = {TILEC_VERSION_STRING "+" TILEC_BUILD_ID, ir_text, dtext, be->target, NULL, be->name, tool};
+  /* Target options: cuda's arch (the toolchain id names the compiler alone). */
+  const char *topts = kern->env.arch[0] ? kern->env.arch : NULL;
+  tc_cache_key_input in = {TILEC_VERSION_STRING "+" TILEC_BUILD_ID, ir_text, dtext, be->target, topts, be->name, tool};
   tc_cache_key_compute(&in, &key);
 
   /* 1. this context already loaded it */

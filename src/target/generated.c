@@ -7,5 +7,6 @@ void tc_generated_free(tc_generated *g) {
   if (!g) return;
   free(g->kernel_source);
   free(g->full_source);
-  g->kernel_source = g->full_source = NULL;
+  free(g->meta);
+  g->kernel_source = g->full_source = g->meta = NULL;
 }

@@ -20,12 +20,16 @@ typedef struct tc_backend_env {
   const char *cc;       /* C compiler command for cpu (never NULL) */
   int num_threads;      /* worker threads for cpu launches (>= 1) */
   struct tc_thread_pool *pool; /* shared by cpu launches of one context (may be NULL: serial) */
+  /* Per compile (a kernel keeps its own copy of the context's environment): */
+  char arch[32];   /* cuda: the GPU arch the kernel is built for ("sm_90a"), set by configure */
+  bool build_only; /* the artifact is built but never loaded (`tilec compile`): cuda needs no GPU */
 } tc_backend_env;
 
 /* What generation produces. Strings are malloc'd; tc_generated_free releases them. */
 typedef struct tc_generated {
   char *kernel_source; /* the kernel alone, as `tilec source --kernel-only` prints it */
   char *full_source;   /* the whole translation unit the backend builds */
+  char *meta;          /* cuda: "key=value" lines for the runtime (target/cuda/cuda.h); or NULL */
 } tc_generated;
 void tc_generated_free(tc_generated *g);
 
@@ -36,6 +40,13 @@ typedef struct tc_launch_args {
   const double *fscalars;  /* per parameter: float scalar value */
   const int64_t *syms;     /* values of the kernel's symbolic dims, in tc_kernel_ir.syms order */
   int nparams, nsyms;
+  int device;              /* device ordinal of the tensors (cuda) */
+  void *stream;            /* cuda: the CUstream to launch on; NULL: the default stream, and the
+                              launch waits for the kernel to finish */
+  bool async;              /* return once the kernel is enqueued (tilec_kernel_launch_stream) */
+  int64_t grid[3];         /* the kernel's grid with symbolic dims and scalars bound (1 past
+                              grid_ndim), when grid_known: for backends that launch it as is */
+  bool grid_known;
 } tc_launch_args;
 
 typedef struct tc_loaded tc_loaded; /* a backend's loaded module (opaque) */
@@ -55,8 +66,12 @@ typedef struct tc_backend {
   /* Identity of the toolchain for the cache key: compiler path and version, GPU arch, ...
    * malloc'd; NULL with err on failure. */
   char *(*toolchain_id)(const tc_backend_env *env, tilec_error *err);
+  /* Per-compile setup of `env` from the target string's options ("arch=sm_90a" of
+   * "cuda,arch=sm_90a"; "" when none): cuda resolves its GPU arch here, before the cache key
+   * is made. NULL: the backend takes no options. */
+  tilec_status (*configure)(tc_backend_env *env, const char *options, tilec_error *err);
   /* Lowered IR -> source. */
-  tilec_status (*generate)(const tc_kernel_ir *k, tc_generated *out, tilec_error *err);
+  tilec_status (*generate)(const tc_backend_env *env, const tc_kernel_ir *k, tc_generated *out, tilec_error *err);
   /* Source -> artifact bytes (malloc'd). In-memory backends build and load in one step in
    * `load` and leave this NULL. */
   tilec_status (*build)(const tc_backend_env *env, const tc_generated *src, void **artifact,
@@ -67,6 +82,9 @@ typedef struct tc_backend {
   tilec_status (*launch)(const tc_backend_env *env, tc_loaded *mod, const tc_launch_args *args,
                          tilec_error *err);
   void (*unload)(tc_loaded *mod);
+  /* The part of an artifact a user keeps (`tilec compile -o`): cuda's cubin inside its
+   * container. NULL: the artifact itself. */
+  const void *(*payload)(const void *artifact, size_t size, size_t *payload_size);
 } tc_backend;
 
 /* ---- registry (registry.c) ---- */

@@ -40,7 +40,7 @@ static bool build_kernel(tc_kernel_ir *k, built *b) {
   b->ir = k;
   tc_backend_env env = env_of(test_cc());
   const tc_backend *be = &tc_cpu_cc_backend;
-  if (be->generate(k, &b->gen, &b->err) != TILEC_OK) {
+  if (be->generate(&env, k, &b->gen, &b->err) != TILEC_OK) {
     printf("  generate: %s\n", b->err.rendered);
     return false;
   }
@@ -804,7 +804,7 @@ TEST(barrier_under_thread_dependent_if_is_an_error) {
   kFinish(b);
   tc_generated gen;
   tilec_error err = {0};
-  CHECK_INT(tc_cpu_cc_backend.generate(b->k, &gen, &err), TILEC_ERROR_PROGRAM);
+  CHECK_INT(tc_cpu_cc_backend.generate(NULL, b->k, &gen, &err), TILEC_ERROR_PROGRAM);
   CHECK_STR(err.message, "a barrier is needed under control flow that depends on the thread index (threads read "
                          "shared memory other threads write inside this if)");
   /* a tile operation under such an if */
@@ -815,7 +815,7 @@ TEST(barrier_under_thread_dependent_if_is_an_error) {
   tc_stmt_list_push(&a, &b->body, kIf(b, kBin(b, TC_OP_LT, kV(b, tx), kI(b, 32)), kFill(b, kWhole(b, O), kF(b, 0)), NULL));
   kFinish(b);
   tc_error_clear(&err);
-  CHECK_INT(tc_cpu_cc_backend.generate(b->k, &gen, &err), TILEC_ERROR_PROGRAM);
+  CHECK_INT(tc_cpu_cc_backend.generate(NULL, b->k, &gen, &err), TILEC_ERROR_PROGRAM);
   CHECK_STR(err.message, "a tile operation is under control flow that depends on the thread index");
   tc_arena_free(&a);
 }
@@ -827,8 +827,8 @@ TEST(source_is_deterministic) {
   tc_kernel_ir *k = build_gemm(&a, 64, 64, 32, false, false, kb_f32(), kb_f32(), 128);
   tc_generated g1, g2;
   tilec_error err = {0};
-  CHECK_INT(tc_cpu_cc_backend.generate(k, &g1, &err), TILEC_OK);
-  CHECK_INT(tc_cpu_cc_backend.generate(k, &g2, &err), TILEC_OK);
+  CHECK_INT(tc_cpu_cc_backend.generate(NULL, k, &g1, &err), TILEC_OK);
+  CHECK_INT(tc_cpu_cc_backend.generate(NULL, k, &g2, &err), TILEC_OK);
   EXPECT(strcmp(g1.full_source, g2.full_source) == 0);
   EXPECT(strstr(g1.full_source, g1.kernel_source) != NULL);
   EXPECT(strstr(g1.kernel_source, "static int tcg_block(") != NULL);
@@ -929,7 +929,7 @@ TEST(march_native_fallback) {
   tc_kernel_ir *k = build_axpb(&a, 64);
   tc_generated gen;
   tilec_error err = {0};
-  CHECK_INT(tc_cpu_cc_backend.generate(k, &gen, &err), TILEC_OK);
+  CHECK_INT(tc_cpu_cc_backend.generate(NULL, k, &gen, &err), TILEC_OK);
   tc_backend_env env = env_of(path);
   void *art = NULL;
   size_t n = 0;

@@ -62,7 +62,7 @@ static void xcheck(const char *what, tc_kernel_ir *(*build)(void), const int64_t
   size_t art_size = 0;
   tc_loaded *mod = NULL;
   memset(&err, 0, sizeof err);
-  st = tc_cpu_cc_backend.generate(low, &g, &err);
+  st = tc_cpu_cc_backend.generate(NULL, low, &g, &err);
   if (st == TILEC_OK) st = tc_cpu_cc_backend.build(&env, &g, &art, &art_size, &err);
   if (st == TILEC_OK) st = tc_cpu_cc_backend.load(&env, low, &g, art, art_size, &mod, &err);
   int64_t scalars[16] = {0};

@@ -1,11 +1,67 @@
-/* cuda.h: the cuda target's execution backends. Their available() probes the machine
- * honestly (driver, device, NVRTC, nvcc); the code generator is a later issue, so generate,
- * build, load and launch are NULL and the registry refuses to compile for them. */
+/* cuda.h: the cuda target: its execution backends, and the contract between the CUDA C++
+ * emitter (codegen.c) and the runtime that builds, loads and launches what it emits.
+ *
+ * The emitter, tc_cuda_generate, fills a tc_generated for a lowered kernel and a GPU arch:
+ *   kernel_source  the kernel alone (`tilec source --kernel-only`)
+ *   full_source    the whole translation unit NVRTC/nvcc compiles (no host code, no includes
+ *                  beyond what NVRTC provides)
+ *   meta           malloc'd "key=value" lines, one per line, for the runtime:
+ *                    entry=NAME     the extern "C" __global__ function
+ *                    block=X,Y,Z    threads per block (from T.Kernel(threads=...))
+ *                    smem=BYTES     dynamic shared memory; may exceed 48 KB (the runtime raises
+ *                                   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+ *                    arch=sm_XX     the arch the source was written for (must equal the one asked)
+ *                  unknown keys are ignored, so the emitter may add some.
+ *
+ * Kernel parameter ABI (the entry's parameters, in this order):
+ *   - for each k->params[i] in order: a tensor is a pointer to its first element (the caller's
+ *     data + byte_offset, device memory); a scalar is passed by value in its dtype's C type and
+ *     size (int8/uint8/bool 1 byte, int16/float16/bfloat16 2 (float16/bfloat16 as their bits),
+ *     int32/uint32/float32 4, int64/uint64/float64 8; float8 types 1 byte of bits);
+ *   - then each k->syms[s] (symbolic dimension) as int32.
+ * The grid is k->grid[] evaluated on the host with the symbolic dims and scalars bound; the
+ * block is meta's block=. */
 #ifndef TILEC_CUDA_H
 #define TILEC_CUDA_H
 #include "target/target.h"
 
-extern const tc_backend tc_cuda_nvrtc_backend; /* in process: TC_BACKEND_IN_MEMORY */
+extern const tc_backend tc_cuda_nvrtc_backend; /* NVRTC in process (the default) */
 extern const tc_backend tc_cuda_nvcc_backend;  /* external nvcc producing a cubin */
+
+/* The CUDA C++ emitter (codegen.c). `arch` is "sm_80", "sm_90a", ... */
+tilec_status tc_cuda_generate(const tc_kernel_ir *k, const char *arch, tc_generated *out, tilec_error *err);
+
+/* ---- the metadata ---- */
+typedef struct tc_cuda_meta {
+  char entry[256];
+  int block[3];
+  int64_t smem;
+  char arch[32];
+} tc_cuda_meta;
+/* Parse meta text (`len` bytes). Requires entry, block and arch; smem defaults to 0. */
+tilec_status tc_cuda_meta_parse(const char *text, size_t len, tc_cuda_meta *out, tilec_error *err);
+
+/* ---- the artifact: what the disk cache stores for a cuda kernel ----
+ *   bytes 0..7    magic "TILECUB\x01"
+ *   bytes 8..11   format version (little-endian u32, TC_CUDA_ARTIFACT_VERSION)
+ *   bytes 12..15  meta length M (little-endian u32)
+ *   bytes 16..23  cubin length C (little-endian u64)
+ *   then M bytes of meta text, then C bytes of cubin (an ELF file)
+ * A cache hit needs neither the emitter nor NVRTC: the meta travels with the cubin. */
+#define TC_CUDA_ARTIFACT_VERSION 1u
+#define TC_CUDA_ARTIFACT_HEADER 24u
+tilec_status tc_cuda_artifact_pack(const char *meta, const void *cubin, size_t cubin_size, void **out,
+                                   size_t *out_size, tilec_error *err);
+/* Views into `a` (nothing is copied); a malformed container is an error. */
+tilec_status tc_cuda_artifact_unpack(const void *a, size_t size, const char **meta, size_t *meta_len,
+                                     const void **cubin, size_t *cubin_size, tilec_error *err);
+
+/* ---- arch ----
+ * The arch of a compile: the target option arch=sm_XX, else $TILEC_CUDA_ARCH, else device 0's
+ * (when a driver and a device are present), else TC_CUDA_DEFAULT_ARCH. */
+#define TC_CUDA_DEFAULT_ARCH "sm_80"
+tilec_status tc_cuda_resolve_arch(const char *requested, char *out, size_t cap, tilec_error *err);
+/* "sm_80", "sm_90a", "sm_100a", "sm_120": a real architecture NVRTC can make a cubin for. */
+bool tc_cuda_arch_valid(const char *arch);
 
 #endif
