@@ -44,7 +44,7 @@ int main(int argc, char **argv) {
   tc_generated gen;
   tilec_error err = {0};
   double t0 = now_ms();
-  if (tc_cpu_cc_backend.generate(k, &gen, &err) != TILEC_OK) {
+  if (tc_cpu_cc_backend.generate(&env, k, &gen, &err) != TILEC_OK) {
     fprintf(stderr, "generate: %s\n", err.rendered);
     return 1;
   }

@@ -59,6 +59,7 @@ static void load_once(void) {
   REQUIRE(MemcpyHtoD, "cuMemcpyHtoD_v2", "cuMemcpyHtoD");
   REQUIRE(MemcpyDtoH, "cuMemcpyDtoH_v2", "cuMemcpyDtoH");
   REQUIRE(MemcpyDtoD, "cuMemcpyDtoD_v2", "cuMemcpyDtoD");
+  REQUIRE(MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", "cuMemcpyDtoDAsync");
   REQUIRE(MemsetD8Async, "cuMemsetD8Async", NULL);
   REQUIRE(StreamCreate, "cuStreamCreate", NULL);
   REQUIRE(StreamDestroy, "cuStreamDestroy_v2", "cuStreamDestroy");

@@ -77,6 +77,7 @@ typedef struct tc_cu_api {
   tc_cu_result (*MemcpyHtoD)(tc_cu_devptr dst, const void *src, size_t bytes);
   tc_cu_result (*MemcpyDtoH)(void *dst, tc_cu_devptr src, size_t bytes);
   tc_cu_result (*MemcpyDtoD)(tc_cu_devptr dst, tc_cu_devptr src, size_t bytes);
+  tc_cu_result (*MemcpyDtoDAsync)(tc_cu_devptr dst, tc_cu_devptr src, size_t bytes, tc_cu_stream s);
   tc_cu_result (*MemsetD8Async)(tc_cu_devptr dst, unsigned char value, size_t n, tc_cu_stream s);
   tc_cu_result (*StreamCreate)(tc_cu_stream *s, unsigned flags);
   tc_cu_result (*StreamDestroy)(tc_cu_stream s);
