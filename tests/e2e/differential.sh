@@ -2,8 +2,10 @@
 # Random kernels with fixed seeds: elementwise expression trees (tests/e2e/diff_gen.py) and tile
 # operations, gemm, reductions and cumsum (tests/e2e/diff_gen_tile.py). The cpu backend must agree
 # with the reference interpreter on every one. A failure prints the generator and seed; regenerate
-# the kernel with `python3 tests/e2e/GENERATOR SEED DIR`.
+# the kernel with `python3 tests/e2e/GENERATOR SEED DIR`. TILEC_TARGETS lists the targets
+# (default cpu; cuda verifies against the cpu backend).
 T=${TILEC:-build/tilec}
+targets=${TILEC_TARGETS:-cpu}
 if ! command -v python3 >/dev/null 2>&1; then
   echo "PASS differential skipped: python3 not installed"
   exit 0
@@ -16,12 +18,14 @@ for gen in diff_gen diff_gen_tile; do
   while [ $seed -le 30 ]; do
     python3 tests/e2e/$gen.py $seed "$D"
     f=$(ls -t "$D"/*.py | head -n 1)
-    if out=$("$T" run "$f" --verify --seed $seed 2>&1); then
-      echo "PASS differential $gen seed $seed"
-    else
-      echo "FAIL differential $gen seed $seed"
-      echo "$out" | tail -n 4
-    fi
+    for tgt in $targets; do
+      if out=$("$T" run "$f" --target "$tgt" --verify --seed $seed 2>&1); then
+        echo "PASS differential $tgt $gen seed $seed"
+      else
+        echo "FAIL differential $tgt $gen seed $seed"
+        echo "$out" | tail -n 4
+      fi
+    done
     rm -f "$f"
     seed=$((seed + 1))
   done
