@@ -7,6 +7,7 @@
 
 #include "api.h"
 #include "ir/interp.h"
+#include "pass/pass.h"
 
 typedef struct launch_state {
   int device; /* device ordinal shared by the tensors */
@@ -271,32 +272,11 @@ static bool eval_int(const tc_kernel_ir *ir, const tc_expr *e, const int64_t *sy
     return true;
   default: break;
   }
-  if (e->nargs != 2 || !eval_int(ir, e->args[0], syms, scalars, &a) || !eval_int(ir, e->args[1], syms, scalars, &b))
+  if (e->nargs != 2 || !eval_int(ir, e->args[0], syms, scalars, &a) || !eval_int(ir, e->args[1], syms, scalars, &b) ||
+      !tc_fold_int(e->op, a, b, out))
     return false;
-  switch (e->op) {
-  case TC_OP_ADD: *out = a + b; return true;
-  case TC_OP_SUB: *out = a - b; return true;
-  case TC_OP_MUL: *out = a * b; return true;
-  case TC_OP_FLOORDIV:
-  case TC_OP_DIV:
-    if (b == 0) return false;
-    *out = a / b - ((a % b != 0) && ((a < 0) != (b < 0)) && e->op == TC_OP_FLOORDIV);
-    return true;
-  case TC_OP_FLOORMOD:
-    if (b == 0) return false;
-    *out = a % b;
-    if (*out != 0 && ((*out < 0) != (b < 0))) *out += b;
-    return true;
-  case TC_OP_MIN: *out = a < b ? a : b; return true;
-  case TC_OP_MAX: *out = a > b ? a : b; return true;
-  case TC_OP_EQ: *out = a == b; return true;
-  case TC_OP_NE: *out = a != b; return true;
-  case TC_OP_LT: *out = a < b; return true;
-  case TC_OP_LE: *out = a <= b; return true;
-  case TC_OP_GT: *out = a > b; return true;
-  case TC_OP_GE: *out = a >= b; return true;
-  default: return false;
-  }
+  *out = tc_wrap_int(*out, e->dtype);
+  return true;
 }
 
 static bool eval_static(const tc_kernel_ir *ir, const tc_expr *e, const int64_t *syms, int64_t *out) {
