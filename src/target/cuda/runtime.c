@@ -37,8 +37,9 @@ tilec_status tc_cuda_configure(tc_backend_env *env, const char *options, tilec_e
 
 /* ---- generate: the emitter, then a check of its metadata ---- */
 
-/* Until the emitter lands, the cuda target says so; never a made-up kernel. codegen.c's
- * definition replaces this one. */
+/* Until the emitter lands, the cuda target says so; never a made-up kernel. DELETE this
+ * placeholder when codegen.c defines tc_cuda_generate: a weak definition already satisfies the
+ * reference, so a linker reading libtilec.a would not pull codegen.o in for it. */
 __attribute__((weak)) tilec_status tc_cuda_generate(const tc_kernel_ir *k, const char *arch, tc_generated *out,
                                                     tilec_error *err) {
   (void)k, (void)arch, (void)out;
