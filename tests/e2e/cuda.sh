@@ -22,11 +22,21 @@ fi
 
 # Target options: the arch is checked before anything is built; other targets take none.
 "$T" compile examples/gemm.py --target cuda,arch=sm_9 -o "$D/x" >"$D/out" 2>"$D/err"
-[ $? -eq 2 ] && grep -q "'sm_9' (from arch=) is not a CUDA arch" "$D/err" && ok "bad arch: usage error" || bad "bad arch"
+[ $? -eq 2 ] && grep -q "unknown cuda arch 'sm_9' (supported: sm_80, sm_86, sm_89, sm_90, sm_90a)" "$D/err" &&
+  ok "bad arch: usage error" || bad "bad arch"
+TILEC_CUDA_ARCH=sm_7 "$T" compile examples/gemm.py --target cuda -o "$D/x" >"$D/out" 2>"$D/err"
+[ $? -eq 2 ] && grep -q "unknown cuda arch 'sm_7' from TILEC_CUDA_ARCH (supported: " "$D/err" &&
+  ok "bad TILEC_CUDA_ARCH: usage error" || bad "bad TILEC_CUDA_ARCH"
+TILEC_CUDA_ARCH=sm_7 "$T" ir --lowered --target cuda,arch=sm_86 examples/gemm.py >"$D/out" 2>"$D/err" &&
+  grep -q "^# target cuda: arch sm_86" "$D/out" && ok "arch= wins over TILEC_CUDA_ARCH" || bad "arch= over TILEC_CUDA_ARCH"
+TILEC_CUDA_ARCH=sm_89 "$T" ir --lowered --target cuda examples/gemm.py >"$D/out" 2>"$D/err" &&
+  grep -q "^# target cuda: arch sm_89" "$D/out" && ok "TILEC_CUDA_ARCH gives the arch" || bad "TILEC_CUDA_ARCH"
 "$T" compile examples/gemm.py --target cuda,opt=3 -o "$D/x" >"$D/out" 2>"$D/err"
-[ $? -eq 2 ] && grep -q "unknown option 'opt=3' for target cuda" "$D/err" && ok "unknown cuda option" || bad "unknown cuda option"
+[ $? -eq 2 ] && grep -q "unknown option 'opt' for target 'cuda' (valid options: arch)" "$D/err" &&
+  ok "unknown cuda option" || bad "unknown cuda option"
 "$T" compile examples/gemm.py --target cpu,arch=sm_80 -o "$D/x" >"$D/out" 2>"$D/err"
-[ $? -eq 2 ] && grep -q "target 'cpu' takes no options" "$D/err" && ok "cpu takes no options" || bad "cpu options"
+[ $? -eq 2 ] && grep -q "unknown option 'arch' for target 'cpu' (cpu takes no options)" "$D/err" &&
+  ok "cpu takes no options" || bad "cpu options"
 "$T" compile examples/gemm.py >"$D/out" 2>"$D/err"
 [ $? -eq 2 ] && ok "compile needs -o" || bad "compile needs -o"
 [ -e "$D/x" ] && bad "a failed compile left a file" || ok "failed compiles write nothing"

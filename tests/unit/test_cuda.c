@@ -1,6 +1,6 @@
 /* test_cuda.c: the cuda runtime pieces that need no GPU: NVRTC compiling a hand-written kernel
  * to a cubin for sm_80 and sm_90a, the artifact container and its metadata, NVRTC's log on a bad
- * source, the arch rule and target options, the driver's absence reported as such, and a
+ * source, the arch rule and target options, generate without the code generator, the driver's absence reported as such, and a
  * build-only compile through the public API. NVRTC tests are skipped, saying so, where NVRTC
  * is absent. */
 #include <dlfcn.h>
@@ -91,7 +91,7 @@ TEST(nvrtc_error_carries_the_log) {
 
 TEST(build_stores_nothing_on_failure) {
   tc_backend_env env = {.cc = "cc", .num_threads = 1, .build_only = true};
-  snprintf(env.arch, sizeof env.arch, "sm_80");
+  CHECK(tc_cuda_describe_arch("sm_80", &env.desc, NULL));
   tc_generated g = {"", "this is not CUDA\n", (char *)k_meta};
   void *art = (void *)1;
   size_t an = 5;
@@ -137,32 +137,62 @@ TEST(meta_parsing) {
   }
 }
 
+/* The cuda description for target string `text`, or false with err filled. */
+static bool describe(const char *text, tc_target_desc *d, tilec_error *err) {
+  tc_target_spec spec;
+  tc_error_clear(err);
+  return tc_target_spec_parse(text, &spec, err) && tc_target_describe(&tc_cuda_target, &spec, d, err);
+}
+
 TEST(arch_rule_and_options) {
-  CHECK(tc_cuda_arch_valid("sm_80") && tc_cuda_arch_valid("sm_90a") && tc_cuda_arch_valid("sm_100a") &&
-        tc_cuda_arch_valid("sm_89"));
-  CHECK(!tc_cuda_arch_valid("sm_8") && !tc_cuda_arch_valid("compute_90") && !tc_cuda_arch_valid("sm_90x") &&
-        !tc_cuda_arch_valid("") && !tc_cuda_arch_valid("sm_30"));
-  tc_backend_env env = {.cc = "cc", .num_threads = 1};
+  CHECK(tc_cuda_arch_known("sm_80") && tc_cuda_arch_known("sm_90a") && tc_cuda_arch_known("sm_89"));
+  CHECK(!tc_cuda_arch_known("sm_8") && !tc_cuda_arch_known("compute_90") && !tc_cuda_arch_known("sm_90x") &&
+        !tc_cuda_arch_known(""));
+  tc_target_desc d;
   tilec_error err = {0};
-  CHECK_INT(tc_cuda_configure(&env, "arch=sm_90a", &err), TILEC_OK);
-  CHECK_STR(env.arch, "sm_90a");
-  CHECK_INT(tc_cuda_configure(&env, "arch=sm_9", &err), TILEC_ERROR_USAGE);
-  CHECK(strstr(err.message, "'sm_9' (from arch=) is not a CUDA arch") != NULL);
-  tc_error_clear(&err);
-  CHECK_INT(tc_cuda_configure(&env, "fast=1", &err), TILEC_ERROR_USAGE);
-  CHECK_STR(err.message, "unknown option 'fast=1' for target cuda (options: arch=sm_XX)");
+  unsetenv("TILEC_CUDA_ARCH");
+  CHECK(describe("cuda,arch=sm_90a", &d, &err));
+  CHECK_STR(d.arch, "sm_90a");
+  CHECK(!describe("cuda,arch=sm_9", &d, &err));
+  CHECK_STR(err.message, "unknown cuda arch 'sm_9' (supported: sm_80, sm_86, sm_89, sm_90, sm_90a)");
+  CHECK(!describe("cuda,fast=1", &d, &err));
+  CHECK_STR(err.message, "unknown option 'fast' for target 'cuda' (valid options: arch)");
   setenv("TILEC_CUDA_ARCH", "sm_89", 1);
-  CHECK_INT(tc_cuda_configure(&env, "", &err), TILEC_OK);
-  CHECK_STR(env.arch, "sm_89");
-  CHECK_INT(tc_cuda_configure(&env, "arch=sm_80", &err), TILEC_OK); /* the option wins */
-  CHECK_STR(env.arch, "sm_80");
+  CHECK(describe("cuda", &d, &err));
+  CHECK_STR(d.arch, "sm_89");
+  CHECK(describe("cuda,arch=sm_80", &d, &err)); /* the option wins */
+  CHECK_STR(d.arch, "sm_80");
+  setenv("TILEC_CUDA_ARCH", "sm_9", 1);
+  CHECK(!describe("cuda", &d, &err));
+  CHECK_STR(err.message,
+            "unknown cuda arch 'sm_9' from TILEC_CUDA_ARCH (supported: sm_80, sm_86, sm_89, sm_90, sm_90a)");
+  setenv("TILEC_CUDA_ARCH", "", 1); /* empty: as if unset */
+  CHECK(describe("cuda", &d, &err));
   unsetenv("TILEC_CUDA_ARCH");
   /* neither: the device's arch, or the documented default without one */
   char why[256];
   const tc_cu_api *cu = tc_cu_api_get(why, sizeof why);
-  CHECK_INT(tc_cuda_configure(&env, NULL, &err), TILEC_OK);
-  if (!cu || cu->device_count == 0) CHECK_STR(env.arch, TC_CUDA_DEFAULT_ARCH);
-  else CHECK(tc_cuda_arch_valid(env.arch));
+  CHECK(describe("cuda", &d, &err));
+  if (!cu || cu->device_count == 0) CHECK_STR(d.arch, TC_CUDA_DEFAULT_ARCH);
+  else CHECK(tc_cuda_arch_known(d.arch));
+}
+
+/* The backends' generate goes through tc_cuda_generate_for; until the code generator lands its
+ * stand-in says so and nothing is left allocated. */
+TEST(generate_without_the_code_generator) {
+  tc_arena a;
+  tc_arena_init(&a);
+  tc_kernel_ir k = {0};
+  k.name = "none";
+  tc_target_desc d;
+  CHECK(tc_cuda_describe_arch("sm_90a", &d, NULL));
+  tc_lowered lw = {&a, &k, &d, NULL};
+  tc_generated g = {(char *)1, (char *)1, (char *)1};
+  tilec_error err = {0};
+  CHECK_INT(tc_cuda_nvrtc_backend.generate(&lw, &g, &err), TILEC_ERROR_TARGET);
+  CHECK_STR(err.message, "cuda code generator not built yet");
+  CHECK(!g.kernel_source && !g.full_source && !g.meta);
+  tc_arena_free(&a);
 }
 
 /* Without a driver the reason says so; with one, the table is complete. */
@@ -214,7 +244,7 @@ TEST(compile_artifact_public_api) {
   tc_error_clear(&err);
   co.target = "cpu,arch=sm_80";
   EXPECT(tilec_compile_artifact(p, &co, &out, &n, &err) == TILEC_ERROR_USAGE);
-  EXPECT(strstr(err.message, "target 'cpu' takes no options") != NULL);
+  EXPECT(strcmp(err.message, "unknown option 'arch' for target 'cpu' (cpu takes no options)") == 0);
   co.target = "cpu";
   EXPECT(tilec_compile_artifact(p, &co, &out, &n, &err) == TILEC_OK);
   EXPECT(out && n > 4 && memcmp(out, "\177ELF", 4) == 0); /* the shared object */
@@ -239,6 +269,7 @@ int main(void) {
   }
   RUN(meta_parsing);
   RUN(arch_rule_and_options);
+  RUN(generate_without_the_code_generator);
   RUN(driver_presence_is_reported);
   TEST_MAIN_END();
 }

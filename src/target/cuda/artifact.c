@@ -1,4 +1,4 @@
-/* artifact.c: the cuda artifact container (cuda.h), the emitter's metadata, and the arch rule. */
+/* artifact.c: the cuda artifact container and the code generator's metadata (cuda.h). */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,8 +128,8 @@ tilec_status tc_cuda_meta_parse(const char *text, size_t len, tc_cuda_meta *out,
       }
       out->smem = v;
     } else if (strcmp(key, "arch") == 0) {
-      if (!tc_cuda_arch_valid(val)) {
-        tc_error(err, TILEC_ERROR_INTERNAL, "cuda meta: arch '%s' is not sm_XX", val);
+      if (!tc_cuda_arch_known(val)) {
+        tc_error(err, TILEC_ERROR_INTERNAL, "cuda meta: arch '%s' is not a supported cuda arch", val);
         return TILEC_ERROR_INTERNAL;
       }
       snprintf(out->arch, sizeof out->arch, "%s", val);
@@ -139,34 +139,5 @@ tilec_status tc_cuda_meta_parse(const char *text, size_t len, tc_cuda_meta *out,
     tc_error(err, TILEC_ERROR_INTERNAL, "cuda meta: missing %s", !out->entry[0] ? "entry=" : !have_block ? "block=" : "arch=");
     return TILEC_ERROR_INTERNAL;
   }
-  return TILEC_OK;
-}
-
-bool tc_cuda_arch_valid(const char *arch) {
-  if (!arch || strncmp(arch, "sm_", 3) != 0) return false;
-  const char *p = arch + 3;
-  int digits = 0;
-  while (isdigit((unsigned char)*p)) p++, digits++;
-  if (digits < 2 || digits > 3) return false;
-  if (*p == 'a' || *p == 'f') p++;
-  return *p == 0 && atoi(arch + 3) >= 50;
-}
-
-tilec_status tc_cuda_resolve_arch(const char *requested, char *out, size_t cap, tilec_error *err) {
-  const char *env = getenv("TILEC_CUDA_ARCH");
-  const char *from = requested && *requested ? "arch=" : "TILEC_CUDA_ARCH";
-  const char *want = requested && *requested ? requested : env && *env ? env : NULL;
-  if (want) {
-    if (!tc_cuda_arch_valid(want)) {
-      tc_error(err, TILEC_ERROR_USAGE, "'%s' (from %s) is not a CUDA arch (sm_80, sm_89, sm_90a, ...)", want, from);
-      return TILEC_ERROR_USAGE;
-    }
-    snprintf(out, cap, "%s", want);
-    return TILEC_OK;
-  }
-  char why[256];
-  const tc_cu_api *cu = tc_cu_api_get(why, sizeof why);
-  if (cu && cu->device_count > 0) return tc_cu_device_arch(cu, 0, out, cap, err);
-  snprintf(out, cap, "%s", TC_CUDA_DEFAULT_ARCH);
   return TILEC_OK;
 }

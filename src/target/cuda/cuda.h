@@ -1,17 +1,19 @@
-/* cuda.h: the cuda target: its execution backends, and the contract between the CUDA C++
- * emitter (codegen.c) and the runtime that builds, loads and launches what it emits.
+/* cuda.h: the cuda target: its description and passes (target.c), its execution backends
+ * (backends.c), and the contract between the CUDA C++ code generator and the runtime that
+ * builds, loads and launches what it emits (runtime.c).
  *
- * The emitter, tc_cuda_generate, fills a tc_generated for a lowered kernel and a GPU arch:
- *   kernel_source  the kernel alone (`tilec source --kernel-only`)
- *   full_source    the whole translation unit NVRTC/nvcc compiles (no host code, no includes
- *                  beyond what NVRTC provides)
- *   meta           malloc'd "key=value" lines, one per line, for the runtime:
- *                    entry=NAME     the extern "C" __global__ function
- *                    block=X,Y,Z    threads per block (from T.Kernel(threads=...))
- *                    smem=BYTES     dynamic shared memory; may exceed 48 KB (the runtime raises
- *                                   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
- *                    arch=sm_XX     the arch the source was written for (must equal the one asked)
- *                  unknown keys are ignored, so the emitter may add some.
+ * The code generator, tc_cuda_generate_for (cuda_internal.h), lowers and prints a kernel for a
+ * GPU arch (the compile's tc_target_desc.arch): it fills kernel_source (the kernel alone, as
+ * `tilec source --kernel-only` prints it) and full_source (the whole translation unit
+ * NVRTC/nvcc compiles: no host code, no includes beyond what NVRTC provides), and returns the
+ * entry's name, its threads per block and its dynamic shared memory. The backends' generate
+ * (tc_cuda_emit) turns those into tc_generated.meta, malloc'd "key=value" lines for the runtime:
+ *   entry=NAME     the extern "C" __global__ function
+ *   block=X,Y,Z    threads per block (from T.Kernel(threads=...))
+ *   smem=BYTES     dynamic shared memory; may exceed 48 KB (the runtime raises
+ *                  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+ *   arch=sm_XX     the arch the source was written for
+ * Unknown keys are ignored when parsed.
  *
  * Kernel parameter ABI (the entry's parameters, in this order):
  *   - for each k->params[i] in order: a tensor is a pointer to its first element (the caller's
@@ -27,9 +29,15 @@
 
 extern const tc_backend tc_cuda_nvrtc_backend; /* NVRTC in process (the default) */
 extern const tc_backend tc_cuda_nvcc_backend;  /* external nvcc producing a cubin */
-
-/* The CUDA C++ emitter (codegen.c). `arch` is "sm_80", "sm_90a", ... */
-tilec_status tc_cuda_generate(const tc_kernel_ir *k, const char *arch, tc_generated *out, tilec_error *err);
+extern const tc_target tc_cuda_target;
+/* The description of one arch ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"); an unknown
+ * arch is an error naming the supported ones. */
+bool tc_cuda_describe_arch(const char *arch, tc_target_desc *out, tilec_error *err);
+/* Whether tc_cuda_describe_arch knows `arch`. */
+bool tc_cuda_arch_known(const char *arch);
+/* The arch when neither the target string nor $TILEC_CUDA_ARCH names one and no device is found
+ * (the rule: target.c, docs/cuda.md). */
+#define TC_CUDA_DEFAULT_ARCH "sm_80"
 
 /* ---- the metadata ---- */
 typedef struct tc_cuda_meta {
@@ -55,13 +63,5 @@ tilec_status tc_cuda_artifact_pack(const char *meta, const void *cubin, size_t c
 /* Views into `a` (nothing is copied); a malformed container is an error. */
 tilec_status tc_cuda_artifact_unpack(const void *a, size_t size, const char **meta, size_t *meta_len,
                                      const void **cubin, size_t *cubin_size, tilec_error *err);
-
-/* ---- arch ----
- * The arch of a compile: the target option arch=sm_XX, else $TILEC_CUDA_ARCH, else device 0's
- * (when a driver and a device are present), else TC_CUDA_DEFAULT_ARCH. */
-#define TC_CUDA_DEFAULT_ARCH "sm_80"
-tilec_status tc_cuda_resolve_arch(const char *requested, char *out, size_t cap, tilec_error *err);
-/* "sm_80", "sm_90a", "sm_100a", "sm_120": a real architecture NVRTC can make a cubin for. */
-bool tc_cuda_arch_valid(const char *arch);
 
 #endif

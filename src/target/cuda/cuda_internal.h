@@ -2,7 +2,8 @@
  *   driver.c   the driver API table (driver.h)
  *   nvrtc.c    NVRTC and nvcc: CUDA C++ -> cubin, and their identities for the cache key
  *   artifact.c the artifact container and the metadata
- *   runtime.c  the backends: configure, build, load, launch
+ *   runtime.c  the backends: generate (around the code generator), build, load, launch
+ *   target.c   the target: the arch rule, the description, the pass list
  *   backends.c the backend descriptors and their availability */
 #ifndef TILEC_CUDA_INTERNAL_H
 #define TILEC_CUDA_INTERNAL_H
@@ -25,10 +26,16 @@ bool tc_nvcc_locate(char *out, size_t cap);
 char *tc_nvcc_identity(tilec_error *err);
 tilec_status tc_nvcc_compile(const char *src, const char *arch, void **cubin, size_t *size, tilec_error *err);
 
+/* The CUDA C++ code generator (codegen.c; codegen_stub.c until it lands): lowers and prints k
+ * for `arch` ("sm_80", "sm_90a": the compile's tc_target_desc.arch), filling
+ * out->kernel_source and out->full_source (malloc'd), the entry's name (a C identifier, at most
+ * entry_cap - 1 bytes), its dynamic shared memory in bytes and its threads per block. */
+tilec_status tc_cuda_generate_for(const tc_kernel_ir *k, const char *arch, tc_generated *out, char *entry,
+                                  size_t entry_cap, int64_t *smem_bytes, int block[3], tilec_error *err);
+
 /* runtime.c, for the backend descriptors */
-tilec_status tc_cuda_configure(tc_backend_env *env, const char *options, tilec_error *err);
-tilec_status tc_cuda_generate_checked(const tc_backend_env *env, const tc_kernel_ir *k, tc_generated *out,
-                                      tilec_error *err);
+/* The backends' generate: tc_cuda_generate_for, then out->meta from its outputs (cuda.h). */
+tilec_status tc_cuda_emit(const tc_lowered *lw, tc_generated *out, tilec_error *err);
 char *tc_cuda_nvrtc_toolchain_id(const tc_backend_env *env, tilec_error *err);
 char *tc_cuda_nvcc_toolchain_id(const tc_backend_env *env, tilec_error *err);
 tilec_status tc_cuda_nvrtc_build(const tc_backend_env *env, const tc_generated *src, void **artifact,

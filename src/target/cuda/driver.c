@@ -128,15 +128,3 @@ void tc_cu_release_device(const tc_cu_api *cu, int ordinal) {
   tc_cu_device dev;
   if (cu->DeviceGet(&dev, ordinal) == TC_CU_SUCCESS) cu->DevicePrimaryCtxRelease(dev);
 }
-
-tilec_status tc_cu_device_arch(const tc_cu_api *cu, int ordinal, char *out, size_t cap, tilec_error *err) {
-  tc_cu_device dev;
-  int major = 0, minor = 0;
-  tc_cu_result r = cu->DeviceGet(&dev, ordinal);
-  if (r == TC_CU_SUCCESS) r = cu->DeviceGetAttribute(&major, TC_CU_DEV_ATTR_CC_MAJOR, dev);
-  if (r == TC_CU_SUCCESS) r = cu->DeviceGetAttribute(&minor, TC_CU_DEV_ATTR_CC_MINOR, dev);
-  if (r != TC_CU_SUCCESS) return tc_cu_fail(err, cu, r, "reading the device's compute capability");
-  bool arch_specific = (major == 9 && minor == 0) || major == 10 || major == 12;
-  snprintf(out, cap, "sm_%d%d%s", major, minor, arch_specific ? "a" : "");
-  return TILEC_OK;
-}

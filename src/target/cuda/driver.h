@@ -115,8 +115,4 @@ tilec_status tc_cu_fail(tilec_error *err, const tc_cu_api *cu, tc_cu_result r, c
 tilec_status tc_cu_retain_device(const tc_cu_api *cu, int ordinal, tc_cu_context *ctx, tilec_error *err);
 void tc_cu_release_device(const tc_cu_api *cu, int ordinal);
 
-/* "sm_90a" style arch of a device: sm_MAJOR MINOR, with the `a` suffix on 9.0 and 10.x/12.x
- * where the arch-specific instructions (wgmma, tcgen05) need it. */
-tilec_status tc_cu_device_arch(const tc_cu_api *cu, int ordinal, char *out, size_t cap, tilec_error *err);
-
 #endif

@@ -1,4 +1,4 @@
-/* runtime.c: the cuda backends' steps after the emitter: per-compile configuration (the arch),
+/* runtime.c: the cuda backends' steps around the code generator: the metadata from its outputs,
  * toolchain identity, building the artifact (NVRTC or nvcc), loading it with the driver and
  * launching it (parameter ABI in cuda.h).
  *
@@ -16,53 +16,35 @@
 
 #define MAX_DEVICES 16
 
-/* ---- configure ---- */
+/* ---- generate: the code generator, then the metadata from what it returned ---- */
 
-tilec_status tc_cuda_configure(tc_backend_env *env, const char *options, tilec_error *err) {
-  char arch[32] = "";
-  const char *p = options ? options : "";
-  while (*p) {
-    const char *c = strchr(p, ',');
-    size_t n = c ? (size_t)(c - p) : strlen(p);
-    if (n > 5 && strncmp(p, "arch=", 5) == 0 && n - 5 < sizeof arch) {
-      snprintf(arch, sizeof arch, "%.*s", (int)(n - 5), p + 5);
-    } else if (n) {
-      tc_error(err, TILEC_ERROR_USAGE, "unknown option '%.*s' for target cuda (options: arch=sm_XX)", (int)n, p);
-      return TILEC_ERROR_USAGE;
-    }
-    p += n + (c ? 1 : 0);
-  }
-  return tc_cuda_resolve_arch(arch, env->arch, sizeof env->arch, err);
-}
-
-/* ---- generate: the emitter, then a check of its metadata ---- */
-
-/* Until the emitter lands, the cuda target says so; never a made-up kernel. DELETE this
- * placeholder when codegen.c defines tc_cuda_generate: a weak definition already satisfies the
- * reference, so a linker reading libtilec.a would not pull codegen.o in for it. */
-__attribute__((weak)) tilec_status tc_cuda_generate(const tc_kernel_ir *k, const char *arch, tc_generated *out,
-                                                    tilec_error *err) {
-  (void)k, (void)arch, (void)out;
-  tc_error(err, TILEC_ERROR_TARGET, "cuda code generator not built yet");
-  return TILEC_ERROR_TARGET;
-}
-
-tilec_status tc_cuda_generate_checked(const tc_backend_env *env, const tc_kernel_ir *k, tc_generated *out,
-                                      tilec_error *err) {
+tilec_status tc_cuda_emit(const tc_lowered *lw, tc_generated *out, tilec_error *err) {
   memset(out, 0, sizeof *out);
-  tilec_status st = tc_cuda_generate(k, env->arch, out, err);
+  const char *arch = lw->desc->arch;
+  char entry[256] = "";
+  int64_t smem = 0;
+  int block[3] = {0, 0, 0};
+  tilec_status st = tc_cuda_generate_for(lw->k, arch, out, entry, sizeof entry, &smem, block, err);
   if (st != TILEC_OK) {
     tc_generated_free(out);
     return st;
   }
-  tc_cuda_meta m;
   if (!out->full_source || !out->kernel_source) {
-    tc_error(err, TILEC_ERROR_INTERNAL, "cuda emitter returned no source");
+    tc_error(err, TILEC_ERROR_INTERNAL, "cuda code generator returned no source");
+    tc_generated_free(out);
+    return TILEC_ERROR_INTERNAL;
+  }
+  char meta[512];
+  int n = snprintf(meta, sizeof meta, "entry=%s\nblock=%d,%d,%d\nsmem=%lld\narch=%s\n", entry, block[0], block[1],
+                   block[2], (long long)smem, arch);
+  tc_cuda_meta m;
+  /* the runtime's own parse checks what the generator returned (identifier, block, smem) */
+  if (n < 0 || (size_t)n >= sizeof meta) {
+    tc_error(err, TILEC_ERROR_INTERNAL, "cuda code generator returned an entry name too long");
     st = TILEC_ERROR_INTERNAL;
-  } else if ((st = tc_cuda_meta_parse(out->meta, out->meta ? strlen(out->meta) : 0, &m, err)) == TILEC_OK &&
-             strcmp(m.arch, env->arch) != 0) {
-    tc_error(err, TILEC_ERROR_INTERNAL, "cuda emitter wrote arch=%s for a build for %s", m.arch, env->arch);
-    st = TILEC_ERROR_INTERNAL;
+  } else if ((st = tc_cuda_meta_parse(meta, (size_t)n, &m, err)) == TILEC_OK && !(out->meta = strdup(meta))) {
+    tc_error(err, TILEC_ERROR_NOMEM, "out of memory generating '%s'", entry);
+    st = TILEC_ERROR_NOMEM;
   }
   if (st != TILEC_OK) tc_generated_free(out);
   return st;
@@ -94,7 +76,7 @@ static tilec_status build_with(compile_fn compile, const tc_backend_env *env, co
   }
   void *cubin = NULL;
   size_t n = 0;
-  tilec_status st = compile(src->full_source, env->arch, &cubin, &n, err);
+  tilec_status st = compile(src->full_source, env->desc.arch, &cubin, &n, err);
   if (st == TILEC_OK) st = tc_cuda_artifact_pack(src->meta, cubin, n, artifact, artifact_size, err);
   free(cubin);
   return st;
