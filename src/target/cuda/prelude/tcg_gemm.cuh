@@ -73,7 +73,37 @@ TCG_MMA_S32(tcg_i8, tcg_i8, "s8.s8")
 TCG_MMA_S32(tcg_i8, tcg_u8, "s8.u8")
 TCG_MMA_S32(tcg_u8, tcg_i8, "u8.s8")
 TCG_MMA_S32(tcg_u8, tcg_u8, "u8.u8")
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900
+/* sm_90 has no fp8 mma.sync in hardware (ptxas expands it and spills at 128x128 tiles): convert
+ * the fragments to float16 (exact for e4m3 and e5m2) and run two m16n8k16. Each register's four
+ * bytes k = 4q..4q+3 become k slots 2q, 2q+1 (low pair) and 8+2q, 9+2q (high pair) of a k16
+ * step, for A and B alike, so every product meets its partner. */
+template <class T> TCG_DEV void tcg__fp8x4_to_f16(uint32_t v, uint32_t &lo, uint32_t &hi) {
+  if (tcg_same<T, tcg_e4m3>::value)
+    asm("{ .reg .b16 l, h; mov.b32 {l, h}, %2; cvt.rn.f16x2.e4m3x2 %0, l; cvt.rn.f16x2.e4m3x2 %1, h; }"
+        : "=r"(lo), "=r"(hi) : "r"(v));
+  else
+    asm("{ .reg .b16 l, h; mov.b32 {l, h}, %2; cvt.rn.f16x2.e5m2x2 %0, l; cvt.rn.f16x2.e5m2x2 %1, h; }"
+        : "=r"(lo), "=r"(hi) : "r"(v));
+}
+template <class TA, class TB> struct tcg__mma_f8_via_f16 {
+  TCG_SDEV void run(float *d, const uint32_t *a, const uint32_t *b) {
+#pragma unroll
+    for (int s = 0; s < 2; s++) { /* k 0..15 from registers 0, 1; k 16..31 from 2, 3 */
+      uint32_t fa[4], fb[2];
+      tcg__fp8x4_to_f16<TA>(a[2 * s], fa[0], fa[2]);
+      tcg__fp8x4_to_f16<TA>(a[2 * s + 1], fa[1], fa[3]);
+      tcg__fp8x4_to_f16<TB>(b[s], fb[0], fb[1]);
+      tcg__mma<tcg_f16, tcg_f16>::run(d, fa, fb);
+    }
+  }
+};
+template <> struct tcg__mma<tcg_e4m3, tcg_e4m3> : tcg__mma_f8_via_f16<tcg_e4m3, tcg_e4m3> {};
+template <> struct tcg__mma<tcg_e4m3, tcg_e5m2> : tcg__mma_f8_via_f16<tcg_e4m3, tcg_e5m2> {};
+template <> struct tcg__mma<tcg_e5m2, tcg_e4m3> : tcg__mma_f8_via_f16<tcg_e5m2, tcg_e4m3> {};
+template <> struct tcg__mma<tcg_e5m2, tcg_e5m2> : tcg__mma_f8_via_f16<tcg_e5m2, tcg_e5m2> {};
+#define TCG_HAVE_MMA_F8 1
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
 TCG_MMA_F32(tcg_e4m3, tcg_e4m3, "m16n8k32", "e4m3.e4m3")
 TCG_MMA_F32(tcg_e4m3, tcg_e5m2, "m16n8k32", "e4m3.e5m2")
 TCG_MMA_F32(tcg_e5m2, tcg_e4m3, "m16n8k32", "e5m2.e4m3")
