@@ -5,6 +5,8 @@
  * the context and is freed there, so nothing leaks on an error. */
 #include "ir/interp.h"
 
+#include "analysis/analysis.h"
+
 /* Products and sums round separately, as the reference defines them: no fused multiply-add.
  * (GCC does not contract in ISO C mode; clang needs to be told.) */
 #ifdef __clang__
@@ -592,23 +594,6 @@ typedef struct rview {
   int64_t numel;
 } rview;
 
-/* The regions a tile operation works on; 0 for other statements. */
-static int tile_regions(const tc_stmt *s, const tc_region *regs[3]) {
-  switch (s->kind) {
-  case TC_ST_COPY: regs[0] = &s->u.copy.src; regs[1] = &s->u.copy.dst; return 2;
-  case TC_ST_GEMM: regs[0] = &s->u.gemm.a; regs[1] = &s->u.gemm.b; regs[2] = &s->u.gemm.c; return 3;
-  case TC_ST_FILL: regs[0] = &s->u.fill.dst; return 1;
-  case TC_ST_REDUCE: regs[0] = &s->u.reduce.src; regs[1] = &s->u.reduce.dst; return 2;
-  case TC_ST_CUMSUM: regs[0] = &s->u.cumsum.src; regs[1] = &s->u.cumsum.dst; return 2;
-  case TC_ST_ATOMIC_ADD:
-    if (s->u.atomic.buf) return 0;
-    regs[0] = &s->u.atomic.dst;
-    regs[1] = &s->u.atomic.src;
-    return 2;
-  default: return 0;
-  }
-}
-
 static rview view_of(ictx *c, const tc_region *r, tc_loc loc) {
   rview v;
   v.bs = buf_of(c, r->buf, loc);
@@ -780,12 +765,10 @@ static void require_block(ictx *c, const tc_stmt *s, mask m, const char *what) {
 }
 
 /* A tile operation is collective, unless one of its operands is per-thread storage (local or
- * var): then every active thread does it on its own copy, like any per-thread statement. */
+ * var): then every active thread does it on its own copy, like any per-thread statement (the
+ * rule is tc_stmt_exec's, analysis.h). */
 static void exec_tile(ictx *c, const tc_stmt *s, mask m, const char *what, void (*run_op)(ictx *, const tc_stmt *)) {
-  const tc_region *regs[3];
-  int n = tile_regions(s, regs);
-  bool per_thread = false;
-  for (int i = 0; i < n; i++) per_thread |= regs[i]->buf->scope == TC_SCOPE_LOCAL || regs[i]->buf->scope == TC_SCOPE_VAR;
+  bool per_thread = tc_stmt_exec(s) == TC_EXEC_THREAD;
   if (!per_thread) {
     require_block(c, s, m, what);
     run_op(c, s);
@@ -1056,11 +1039,11 @@ static void scan_stmt(ictx *c, const tc_stmt *s) {
     break;
   }
   /* region start expressions */
-  const tc_region *regs[3];
-  int nr = tile_regions(s, regs);
+  tc_stmt_region regs[TC_MAX_STMT_REGIONS];
+  int nr = tc_stmt_regions(s, regs);
   for (int r = 0; r < nr; r++) {
-    add_buf(c, regs[r]->buf);
-    for (int i = 0; i < regs[r]->ndim; i++) scan_expr(c, regs[r]->r[i].start);
+    add_buf(c, regs[r].region->buf);
+    for (int i = 0; i < regs[r].region->ndim; i++) scan_expr(c, regs[r].region->r[i].start);
   }
 }
 

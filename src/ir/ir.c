@@ -1,6 +1,8 @@
 /* ir.c: constructors and small queries for the tile IR. */
 #include "ir/ir.h"
 
+#include "analysis/analysis.h"
+
 #include <string.h>
 
 static const char *const expr_op_names[] = {
@@ -255,6 +257,9 @@ tc_stmt *tc_ir_clone_stmt(tc_arena *a, const tc_stmt *s) {
   if (!s) return NULL;
   tc_stmt *c = TC_NEW(a, tc_stmt);
   *c = *s;
+  tc_stmt_region regs[TC_MAX_STMT_REGIONS];
+  int nr = tc_stmt_regions(c, regs);
+  for (int i = 0; i < nr; i++) *regs[i].region = clone_region(a, *regs[i].region);
   switch (s->kind) {
   case TC_ST_SEQ:
     c->u.seq.items = TC_NEW_ARRAY(a, tc_stmt *, s->u.seq.n > 0 ? s->u.seq.n : 1);
@@ -275,8 +280,6 @@ tc_stmt *tc_ir_clone_stmt(tc_arena *a, const tc_stmt *s) {
     c->u.store.value = tc_ir_clone_expr(a, s->u.store.value);
     break;
   case TC_ST_ATOMIC_ADD:
-    c->u.atomic.dst = clone_region(a, s->u.atomic.dst);
-    c->u.atomic.src = clone_region(a, s->u.atomic.src);
     c->u.atomic.idx = clone_exprs(a, s->u.atomic.idx, s->u.atomic.nidx);
     c->u.atomic.value = tc_ir_clone_expr(a, s->u.atomic.value);
     break;
@@ -284,26 +287,8 @@ tc_stmt *tc_ir_clone_stmt(tc_arena *a, const tc_stmt *s) {
   case TC_ST_ASSIGN:
     c->u.let.value = tc_ir_clone_expr(a, s->u.let.value);
     break;
-  case TC_ST_COPY:
-    c->u.copy.src = clone_region(a, s->u.copy.src);
-    c->u.copy.dst = clone_region(a, s->u.copy.dst);
-    break;
-  case TC_ST_GEMM:
-    c->u.gemm.a = clone_region(a, s->u.gemm.a);
-    c->u.gemm.b = clone_region(a, s->u.gemm.b);
-    c->u.gemm.c = clone_region(a, s->u.gemm.c);
-    break;
   case TC_ST_FILL:
-    c->u.fill.dst = clone_region(a, s->u.fill.dst);
     c->u.fill.value = tc_ir_clone_expr(a, s->u.fill.value);
-    break;
-  case TC_ST_REDUCE:
-    c->u.reduce.src = clone_region(a, s->u.reduce.src);
-    c->u.reduce.dst = clone_region(a, s->u.reduce.dst);
-    break;
-  case TC_ST_CUMSUM:
-    c->u.cumsum.src = clone_region(a, s->u.cumsum.src);
-    c->u.cumsum.dst = clone_region(a, s->u.cumsum.dst);
     break;
   case TC_ST_PRINT:
     c->u.print.value = tc_ir_clone_expr(a, s->u.print.value);

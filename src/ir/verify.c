@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "ir/ir.h"
 
 typedef struct vctx {
@@ -22,8 +23,7 @@ typedef struct vctx {
   const tc_stmt *cur;      /* statement being checked, for messages */
   const void **scope;      /* vars and buffers visible here (a stack) */
   int nscope, scope_cap;
-  const tc_var **tainted;  /* LET variables whose value may differ between threads */
-  int ntainted, tainted_cap;
+  tc_varying varying;      /* values that may differ between threads (analysis/varying.c) */
   int thread_dep;          /* > 0 under control flow that depends on the thread index */
   int in_parallel;         /* > 0 inside a T.Parallel body */
 } vctx;
@@ -96,24 +96,8 @@ static bool declare(vctx *v, const void *p) {
   return true;
 }
 
-static bool is_tainted(const vctx *v, const tc_var *var) {
-  for (int i = 0; i < v->ntainted; i++)
-    if (v->tainted[i] == var) return true;
-  return false;
-}
-
-static void taint(vctx *v, const tc_var *var) {
-  if (!is_tainted(v, var)) push_ptr((const void ***)&v->tainted, &v->ntainted, &v->tainted_cap, var);
-}
-
 /* Does the value of e possibly differ between the threads of a block? */
-static bool thread_dependent(const vctx *v, const tc_expr *e) {
-  if (!e) return false;
-  if (e->op == TC_OP_VAR && e->var) return e->var->kind == TC_VAR_THREAD_IDX || is_tainted(v, e->var);
-  for (int i = 0; i < e->nargs && e->args; i++)
-    if (thread_dependent(v, e->args[i])) return true;
-  return false;
-}
+static bool thread_dependent(const vctx *v, const tc_expr *e) { return tc_varying_expr(&v->varying, e); }
 
 /* ---- expressions ---- */
 static bool check_expr(vctx *v, const tc_expr *e);
@@ -282,34 +266,17 @@ static bool same_squeezed(const tc_region *a, const tc_region *b) {
   return true;
 }
 
-static bool per_thread_region(const tc_region *r) {
-  return r->buf && (r->buf->scope == TC_SCOPE_LOCAL || r->buf->scope == TC_SCOPE_VAR);
-}
-
-/* A tile operation on per-thread storage (local or var buffers) is done by each thread on its
- * own copy, so it is not collective. */
-static bool per_thread_tile_op(const tc_stmt *s) {
-  switch (s->kind) {
-  case TC_ST_COPY: return per_thread_region(&s->u.copy.src) || per_thread_region(&s->u.copy.dst);
-  case TC_ST_GEMM: return per_thread_region(&s->u.gemm.a) || per_thread_region(&s->u.gemm.b) || per_thread_region(&s->u.gemm.c);
-  case TC_ST_FILL: return per_thread_region(&s->u.fill.dst);
-  case TC_ST_REDUCE: return per_thread_region(&s->u.reduce.src) || per_thread_region(&s->u.reduce.dst);
-  case TC_ST_CUMSUM: return per_thread_region(&s->u.cumsum.src) || per_thread_region(&s->u.cumsum.dst);
-  case TC_ST_ATOMIC_ADD: return per_thread_region(&s->u.atomic.src) || per_thread_region(&s->u.atomic.dst);
-  default: return false;
-  }
-}
-
-static bool regions_thread_dependent(const vctx *v, const tc_region *a, const tc_region *b, const tc_region *c) {
-  const tc_region *rs[3] = {a, b, c};
-  for (int k = 0; k < 3; k++)
-    for (int i = 0; rs[k] && rs[k]->buf && i < rs[k]->ndim; i++)
-      if (thread_dependent(v, rs[k]->r[i].start)) return true;
+static bool regions_thread_dependent(const vctx *v, const tc_stmt *s) {
+  tc_stmt_region regs[TC_MAX_STMT_REGIONS];
+  int n = tc_stmt_regions(s, regs);
+  for (int k = 0; k < n; k++)
+    for (int i = 0; regs[k].region->buf && i < regs[k].region->ndim; i++)
+      if (thread_dependent(v, regs[k].region->r[i].start)) return true;
   return false;
 }
 
 static bool check_collective(vctx *v, const tc_stmt *s, const char *op) {
-  if (s->kind != TC_ST_FOR && per_thread_tile_op(s)) return true;
+  if (!tc_stmt_is_collective(s)) return true; /* per-thread storage: each thread does it (analysis.h) */
   if (v->in_parallel) return program(v, s->loc, "%s inside a T.Parallel loop; tile operations are done by the whole block", op);
   if (v->thread_dep)
     return program(v, s->loc, "%s under control flow that depends on the thread index; tile operations need the whole block", op);
@@ -318,16 +285,7 @@ static bool check_collective(vctx *v, const tc_stmt *s, const char *op) {
     return program(v, s->loc, "%s with bounds that depend on the thread index; %s", op, why);
   if (s->kind == TC_ST_FILL && thread_dependent(v, s->u.fill.value))
     return program(v, s->loc, "%s with a value that depends on the thread index; %s", op, why);
-  bool dep = false;
-  switch (s->kind) {
-  case TC_ST_COPY: dep = regions_thread_dependent(v, &s->u.copy.src, &s->u.copy.dst, NULL); break;
-  case TC_ST_GEMM: dep = regions_thread_dependent(v, &s->u.gemm.a, &s->u.gemm.b, &s->u.gemm.c); break;
-  case TC_ST_FILL: dep = regions_thread_dependent(v, &s->u.fill.dst, NULL, NULL); break;
-  case TC_ST_REDUCE: dep = regions_thread_dependent(v, &s->u.reduce.src, &s->u.reduce.dst, NULL); break;
-  case TC_ST_CUMSUM: dep = regions_thread_dependent(v, &s->u.cumsum.src, &s->u.cumsum.dst, NULL); break;
-  case TC_ST_ATOMIC_ADD: dep = regions_thread_dependent(v, &s->u.atomic.dst, &s->u.atomic.src, NULL); break;
-  default: break;
-  }
+  bool dep = regions_thread_dependent(v, s);
   if (dep) return program(v, s->loc, "%s on a region that depends on the thread index; %s", op, why);
   return true;
 }
@@ -502,7 +460,6 @@ static bool check_stmt(vctx *v, const tc_stmt *s) {
       break;
     }
     bool dep = thread_dependent(v, s->u.loop.min) || thread_dependent(v, s->u.loop.extent);
-    if (dep) taint(v, var);
     int mark = v->nscope;
     if (!declare(v, var)) {
       ok = false;
@@ -605,7 +562,6 @@ static bool check_stmt(vctx *v, const tc_stmt *s) {
                     dtname(var->dtype, b2, sizeof b2));
       break;
     }
-    if (v->thread_dep || thread_dependent(v, s->u.let.value)) taint(v, var);
     if (s->kind == TC_ST_LET) {
       if (in_scope(v, var)) ok = internal(v, "variable %s is declared twice", var->name);
       else ok = declare(v, var);
@@ -749,9 +705,13 @@ bool tc_ir_verify(const tc_kernel_ir *k, const char *stage, tilec_error *err) {
   v.k = k;
   v.stage = stage;
   v.err = err;
+  if (k && !tc_varying_compute(k, &v.varying)) {
+    tc_error(err, TILEC_ERROR_NOMEM, "out of memory verifying the IR");
+    return false;
+  }
   bool ok = k ? check_kernel(&v) : false;
   if (!k) tc_error(err, TILEC_ERROR_INTERNAL, "IR verification failed after %s: no kernel", stage ? stage : "?");
   free((void *)v.scope);
-  free((void *)v.tainted);
+  tc_varying_free(&v.varying);
   return ok && !v.failed;
 }

@@ -12,6 +12,7 @@
 
 #include "harness.h"
 #include "ir/interp.h"
+#include "pass/pass.h"
 #include "test_cpu_kernels.h"
 #include "util/pool.h"
 
@@ -35,11 +36,26 @@ typedef struct built {
   tilec_error err;
 } built;
 
+/* The cpu backend splits its thread loops at the barriers in the IR: hand-built kernels get
+ * them from the insert-barriers pass, as compiled programs do. Its nodes live in a test-wide
+ * arena (kernels outlive the call). */
+static tc_arena g_pass_arena;
+static bool g_pass_arena_ready;
+static bool place_barriers(tc_kernel_ir *k, tilec_error *err) {
+  if (!g_pass_arena_ready) tc_arena_init(&g_pass_arena);
+  g_pass_arena_ready = true;
+  return tc_pass_insert_barriers(&g_pass_arena, k, err);
+}
+
 static bool build_kernel(tc_kernel_ir *k, built *b) {
   memset(b, 0, sizeof *b);
   b->ir = k;
   tc_backend_env env = env_of(test_cc());
   const tc_backend *be = &tc_cpu_cc_backend;
+  if (!place_barriers(k, &b->err)) {
+    printf("  insert-barriers: %s\n", b->err.rendered);
+    return false;
+  }
   if (be->generate(k, &b->gen, &b->err) != TILEC_OK) {
     printf("  generate: %s\n", b->err.rendered);
     return false;
@@ -804,6 +820,15 @@ TEST(barrier_under_thread_dependent_if_is_an_error) {
   kFinish(b);
   tc_generated gen;
   tilec_error err = {0};
+  CHECK(!place_barriers(b->k, &err));
+  CHECK_INT(err.status, TILEC_ERROR_PROGRAM);
+  CHECK_STR(err.message, "a barrier is needed under control flow that depends on the thread index (threads read "
+                         "shared memory other threads write inside this if)");
+  /* the cpu plan refuses a barrier written under such an if too */
+  tc_error_clear(&err);
+  tc_stmt *ifs = b->k->body->u.seq.items[b->k->body->u.seq.n - 1];
+  tc_stmt *with_barrier[3] = {ifs->u.if_.then_s->u.seq.items[0], tc_ir_stmt(&a, TC_ST_BARRIER, b->loc), ifs->u.if_.then_s->u.seq.items[1]};
+  ifs->u.if_.then_s = tc_ir_seq(&a, 3, with_barrier, b->loc);
   CHECK_INT(tc_cpu_cc_backend.generate(b->k, &gen, &err), TILEC_ERROR_PROGRAM);
   CHECK_STR(err.message, "a barrier is needed under control flow that depends on the thread index (threads read "
                          "shared memory other threads write inside this if)");

@@ -32,7 +32,8 @@ static void xcheck(const char *what, tc_kernel_ir *(*build)(void), const int64_t
   tc_kernel_ir *ref = build(), *low = build();
   tilec_error err;
   memset(&err, 0, sizeof err);
-  if (!tc_pass_simplify(S_A, low, &err) || !tc_pass_infer_outputs(S_A, low, &err) || !tc_pass_check_bounds(S_A, low, &err)) {
+  if (!tc_pass_simplify(S_A, low, &err) || !tc_pass_infer_outputs(S_A, low, &err) || !tc_pass_check_bounds(S_A, low, &err) ||
+      !tc_pass_insert_barriers(S_A, low, &err)) {
     printf("  %s: passes: %s", what, err.rendered);
     EXPECT(0);
     return;
@@ -128,6 +129,7 @@ TEST(small_kernels_agree_with_cpu_backend) {
   xcheck("fp8 / int4 / bf16 globals", sample_narrow, NULL, 1e-6);
   xcheck("2-D thread blocks", sample_tids, NULL, 0);
   xcheck("atomic_add counting", sample_atomics, NULL, 1e-6);
+  xcheck("per-thread copy into a shared slice", sample_per_thread_copy, NULL, 0);
 }
 
 int main(void) {

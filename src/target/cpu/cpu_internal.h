@@ -58,7 +58,6 @@ typedef struct tc_cpu_plan {
 } tc_cpu_plan;
 
 bool tc_cpu_plan_build(tc_arena *a, const tc_kernel_ir *k, tc_cpu_plan *plan, tilec_error *err);
-bool tc_cpu_stmt_is_collective(const tc_stmt *s);
 /* The store a lockstep THREADS node runs: the statement itself, or the one store of an if. */
 const tc_stmt *tc_cpu_lockstep_store(const tc_stmt *s);
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "target/cpu/codegen.h"
 
 #define MAX_DIMS 8
@@ -614,46 +615,15 @@ static bool collect_stmt(tc_cg *g, acc_list *l, bool *inner, const tc_stmt *s) {
   }
 }
 
-typedef struct aff_ctx {
-  int nv;
-  const tc_var **vars;
-  int64_t *coef;
+/* Variables defined inside the parallel body (marked in `inner`): an index using one is not
+ * affine in the loop variables alone. */
+typedef struct inner_ctx {
   const bool *inner;
   int nids;
-} aff_ctx;
-
-static bool free_of(const aff_ctx *A, const tc_expr *e) {
-  if (e->op == TC_OP_LOAD) return false;
-  if (e->op == TC_OP_VAR) {
-    for (int i = 0; i < A->nv; i++)
-      if (A->vars[i] == e->var) return false;
-    if (e->var->id >= 0 && e->var->id < A->nids && A->inner[e->var->id]) return false;
-  }
-  for (int i = 0; i < e->nargs; i++)
-    if (!free_of(A, e->args[i])) return false;
-  return true;
-}
-
-static bool affine(const aff_ctx *A, const tc_expr *e, int64_t scale) {
-  switch (e->op) {
-  case TC_OP_VAR:
-    for (int i = 0; i < A->nv; i++)
-      if (A->vars[i] == e->var) {
-        A->coef[i] += scale;
-        return true;
-      }
-    return free_of(A, e);
-  case TC_OP_CONST_INT: return true;
-  case TC_OP_ADD: return affine(A, e->args[0], scale) && affine(A, e->args[1], scale);
-  case TC_OP_SUB: return affine(A, e->args[0], scale) && affine(A, e->args[1], -scale);
-  case TC_OP_NEG: return affine(A, e->args[0], -scale);
-  case TC_OP_CAST: return !is_fl(e->dtype) && !is_fl(e->args[0]->dtype) && affine(A, e->args[0], scale);
-  case TC_OP_MUL:
-    if (e->args[0]->op == TC_OP_CONST_INT) return affine(A, e->args[1], scale * e->args[0]->ival);
-    if (e->args[1]->op == TC_OP_CONST_INT) return affine(A, e->args[0], scale * e->args[1]->ival);
-    return free_of(A, e);
-  default: return free_of(A, e);
-  }
+} inner_ctx;
+static bool inner_var(void *c, const tc_var *v) {
+  const inner_ctx *x = c;
+  return v->id >= 0 && v->id < x->nids && x->inner[v->id];
 }
 
 static void parallel_nest(tc_cg *g, const tc_stmt *const *loops, int n, const tc_stmt *body) {
@@ -703,17 +673,16 @@ void tc_cg_parallel(tc_cg *g, const tc_stmt *s) {
   int64_t coef[MAX_DIMS * 2];
   for (int i = 0; i < n; i++) vars[i] = loops[i]->u.loop.var;
   bool fast = simple && l.n > 0 && !g->unchecked;
+  inner_ctx ic = {inner, g->P->nids};
+  tc_affine_vars A = {n, vars, inner_var, &ic};
   for (int i = 0; i < n && fast; i++)
-    if (!free_of(&(aff_ctx){n, vars, coef, inner, g->P->nids}, loops[i]->u.loop.min) ||
-        !free_of(&(aff_ctx){n, vars, coef, inner, g->P->nids}, loops[i]->u.loop.extent))
-      fast = false;
+    if (!tc_expr_free_of(&A, loops[i]->u.loop.min) || !tc_expr_free_of(&A, loops[i]->u.loop.extent)) fast = false;
   tc_strbuf cond;
   tc_sb_init(&cond);
   for (int a = 0; a < l.n && fast; a++) {
     for (int j = 0; j < l.nidx[a] && fast; j++) {
       memset(coef, 0, sizeof coef);
-      aff_ctx A = {n, vars, coef, inner, g->P->nids};
-      if (!affine(&A, l.idx[a][j], 1)) {
+      if (!tc_expr_affine(&A, l.idx[a][j], coef)) {
         fast = false;
         break;
       }
