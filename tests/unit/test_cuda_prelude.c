@@ -191,7 +191,7 @@ static const char *cuobjdump_path(void) {
 }
 
 static char *sass_of(const char *tool, const job *j, const char *fn) {
-  char dir[] = "/tmp/tilec_sass_XXXXXX", file[64], cmd[1024];
+  char dir[] = "/tmp/tilec_sass_XXXXXX", file[64], cmd[2048];
   if (!mkdtemp(dir)) return NULL;
   snprintf(file, sizeof file, "%s/k.cubin", dir);
   FILE *f = fopen(file, "wb");

@@ -9,8 +9,9 @@
 #endif
 
 #define TCG_DEV __device__ __forceinline__
-/* static member functions (the tags also work on the host, for checkers) */
-#define TCG_SDEV static __host__ __device__ __forceinline__
+/* static member functions; TCG_HDEV: the tags' conversions, usable on the host too (checkers) */
+#define TCG_SDEV static __device__ __forceinline__
+#define TCG_HDEV static __host__ __device__ __forceinline__
 
 /* ---- dtype tags: T is the element as the cpu stores it, C the type arithmetic runs in ---- */
 enum { TCG_KIND_FLOAT = 0, TCG_KIND_SINT = 1, TCG_KIND_UINT = 2 };
@@ -20,9 +21,9 @@ enum { TCG_KIND_FLOAT = 0, TCG_KIND_SINT = 1, TCG_KIND_UINT = 2 };
     typedef store_t T;                                                             \
     typedef float C;                                                               \
     enum { BYTES = sizeof(store_t), KIND = TCG_KIND_FLOAT };                       \
-    TCG_SDEV float to_c(T v) { return tcg_##name##_to_f32(v); }                    \
-    TCG_SDEV T from_c(float v) { return tcg_f32_to_##name(v); }                    \
-    TCG_SDEV float round(float v) { return tcg_##name##_to_f32(tcg_f32_to_##name(v)); } \
+    TCG_HDEV float to_c(T v) { return tcg_##name##_to_f32(v); }                    \
+    TCG_HDEV T from_c(float v) { return tcg_f32_to_##name(v); }                    \
+    TCG_HDEV float round(float v) { return tcg_##name##_to_f32(tcg_f32_to_##name(v)); } \
   };
 TCG_NARROW_TAG(tcg_f16, float16, uint16_t)
 TCG_NARROW_TAG(tcg_bf16, bfloat16, uint16_t)
@@ -38,9 +39,9 @@ TCG_NARROW_TAG(tcg_e8m0, float8_e8m0fnu, uint8_t)
     typedef store_t T;                                                             \
     typedef compute_t C;                                                           \
     enum { BYTES = sizeof(store_t), KIND = kind };                                 \
-    TCG_SDEV C to_c(T v) { return (C)v; }                                          \
-    TCG_SDEV T from_c(C v) { return (T)v; }                                        \
-    TCG_SDEV C round(C v) { return (C)(T)v; }                                      \
+    TCG_HDEV C to_c(T v) { return (C)v; }                                          \
+    TCG_HDEV T from_c(C v) { return (T)v; }                                        \
+    TCG_HDEV C round(C v) { return (C)(T)v; }                                      \
   };
 TCG_PLAIN_TAG(tcg_f32, float, float, TCG_KIND_FLOAT)
 TCG_PLAIN_TAG(tcg_f64, double, double, TCG_KIND_FLOAT)
