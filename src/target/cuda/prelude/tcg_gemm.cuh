@@ -115,6 +115,16 @@ TCG_MMA_F32(tcg_e5m2, tcg_e5m2, "m16n8k32", "e5m2.e5m2")
 #undef TCG_MMA_F32
 #undef TCG_MMA_S32
 
+/* One mma on accumulator tile (mi, ni): its C fragment is registers r(mi,0,ni,0..1), r(mi,1,ni,0..1). */
+template <class TA, class TB, int NT, class CS>
+TCG_DEV void tcg__mma_tile(CS *acc, int mi, int ni, const uint32_t *a, const uint32_t *b) {
+  CS d[4] = {acc[TCG_ACC(mi, 0, ni, 0, NT)], acc[TCG_ACC(mi, 0, ni, 1, NT)], acc[TCG_ACC(mi, 1, ni, 0, NT)],
+             acc[TCG_ACC(mi, 1, ni, 1, NT)]};
+  tcg__mma<TA, TB>::run(d, a, b);
+  acc[TCG_ACC(mi, 0, ni, 0, NT)] = d[0], acc[TCG_ACC(mi, 0, ni, 1, NT)] = d[1];
+  acc[TCG_ACC(mi, 1, ni, 0, NT)] = d[2], acc[TCG_ACC(mi, 1, ni, 1, NT)] = d[3];
+}
+
 /* Shape checks and the warp's place, shared by every path. */
 template <int M, int N, int K, int WARPS_M, int WARPS_N, int KSTEP> struct tcg__tiling {
   static_assert(M % (16 * WARPS_M) == 0, "tcg_gemm: M must be a multiple of 16 * WARPS_M");
@@ -159,6 +169,20 @@ struct tcg__gemm_simt {
   typedef tcg__tiling<M, N, K, WARPS_M, WARPS_N, (TA::BYTES == 1 || TB::BYTES == 1) ? 32 : 16> G;
   typedef typename TC::C CT;
   TCG_SDEV CT op(CT acc, CT a, CT b) { return TC::round(acc + TC::round(a * b)); }
+  /* c += a (the thread's 2*MT rows) x b (its 2*NT columns) for one k */
+  TCG_SDEV void outer(CT *c, const CT *a, const CT *b) {
+#pragma unroll
+    for (int mi = 0; mi < G::MT; mi++)
+#pragma unroll
+      for (int h = 0; h < 2; h++)
+#pragma unroll
+        for (int ni = 0; ni < G::NT; ni++)
+#pragma unroll
+          for (int cc = 0; cc < 2; cc++) {
+            CT &d = c[TCG_ACC(mi, h, ni, cc, G::NT)];
+            d = op(d, a[mi * 2 + h], b[ni * 2 + cc]);
+          }
+  }
   TCG_SDEV void ss(const void *Av, const void *Bv, typename TC::T *acc) {
     const typename TA::T *A = (const typename TA::T *)Av;
     const typename TB::T *B = (const typename TB::T *)Bv;
@@ -176,17 +200,7 @@ struct tcg__gemm_simt {
 #pragma unroll
       for (int j = 0; j < G::NT * 2; j++)
         b[j] = TC::round((CT)TB::to_c(tcg__op_elem<N, K, !TRANS_B, SWZ_B>(B, wn * G::TN + (j >> 1) * 8 + q * 2 + (j & 1), k)));
-#pragma unroll
-      for (int mi = 0; mi < G::MT; mi++)
-#pragma unroll
-        for (int h = 0; h < 2; h++)
-#pragma unroll
-          for (int ni = 0; ni < G::NT; ni++)
-#pragma unroll
-            for (int cc = 0; cc < 2; cc++) {
-              CT &d = c[TCG_ACC(mi, h, ni, cc, G::NT)];
-              d = op(d, a[mi * 2 + h], b[ni * 2 + cc]);
-            }
+      outer(c, a, b);
     }
 #pragma unroll
     for (int r = 0; r < G::MT * G::NT * 4; r++) acc[r] = TC::from_c(c[r]);
@@ -217,17 +231,7 @@ struct tcg__gemm_simt {
 #pragma unroll
       for (int j = 0; j < G::NT * 2; j++)
         b[j] = TC::round((CT)TB::to_c(tcg__op_elem<N, K, !TRANS_B, SWZ_B>(B, wn * G::TN + (j >> 1) * 8 + q * 2 + (j & 1), k)));
-#pragma unroll
-      for (int mi = 0; mi < G::MT; mi++)
-#pragma unroll
-        for (int h = 0; h < 2; h++)
-#pragma unroll
-          for (int ni = 0; ni < G::NT; ni++)
-#pragma unroll
-            for (int cc = 0; cc < 2; cc++) {
-              CT &d = c[TCG_ACC(mi, h, ni, cc, G::NT)];
-              d = op(d, a[mi * 2 + h], b[ni * 2 + cc]);
-            }
+      outer(c, a, b);
     }
 #pragma unroll
     for (int r = 0; r < G::MT * G::NT * 4; r++) acc[r] = TC::from_c(c[r]);
@@ -266,6 +270,14 @@ struct tcg__gemm_mma16 {
       }
     }
   }
+  TCG_SDEV void mma_all(uint32_t (*af)[4], uint32_t (*bf)[2], float *acc) {
+#pragma unroll
+    for (int mi = 0; mi < G::MT; mi++)
+#pragma unroll
+      for (int ni = 0; ni < G::NT; ni++) {
+        tcg__mma_tile<TA, TB, G::NT>(acc, mi, ni, af[mi], bf[ni]);
+      }
+  }
   TCG_SDEV void ss(const void *Av, const void *Bv, float *acc) {
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, wm = w / WARPS_N, wn = w % WARPS_N;
     const int i = lane >> 3, r = lane & 7;
@@ -285,16 +297,7 @@ struct tcg__gemm_mma16 {
         }
       }
       load_b(sB, wn, lane, ks, bf);
-#pragma unroll
-      for (int mi = 0; mi < G::MT; mi++)
-#pragma unroll
-        for (int ni = 0; ni < G::NT; ni++) {
-          float d[4] = {acc[TCG_ACC(mi, 0, ni, 0, G::NT)], acc[TCG_ACC(mi, 0, ni, 1, G::NT)],
-                        acc[TCG_ACC(mi, 1, ni, 0, G::NT)], acc[TCG_ACC(mi, 1, ni, 1, G::NT)]};
-          tcg__mma<TA, TB>::run(d, af[mi], bf[ni]);
-          acc[TCG_ACC(mi, 0, ni, 0, G::NT)] = d[0], acc[TCG_ACC(mi, 0, ni, 1, G::NT)] = d[1];
-          acc[TCG_ACC(mi, 1, ni, 0, G::NT)] = d[2], acc[TCG_ACC(mi, 1, ni, 1, G::NT)] = d[3];
-        }
+      mma_all(af, bf, acc);
     }
   }
   TCG_SDEV uint32_t pack(uint16_t lo, uint16_t hi) { return (uint32_t)lo | ((uint32_t)hi << 16); }
@@ -314,16 +317,7 @@ struct tcg__gemm_mma16 {
           af[mi][j] = pack(Ar[x], Ar[x + 1]);
         }
       load_b(sB, 0, lane, ks, bf);
-#pragma unroll
-      for (int mi = 0; mi < G::MT; mi++)
-#pragma unroll
-        for (int ni = 0; ni < G::NT; ni++) {
-          float d[4] = {acc[TCG_ACC(mi, 0, ni, 0, G::NT)], acc[TCG_ACC(mi, 0, ni, 1, G::NT)],
-                        acc[TCG_ACC(mi, 1, ni, 0, G::NT)], acc[TCG_ACC(mi, 1, ni, 1, G::NT)]};
-          tcg__mma<TA, TB>::run(d, af[mi], bf[ni]);
-          acc[TCG_ACC(mi, 0, ni, 0, G::NT)] = d[0], acc[TCG_ACC(mi, 0, ni, 1, G::NT)] = d[1];
-          acc[TCG_ACC(mi, 1, ni, 0, G::NT)] = d[2], acc[TCG_ACC(mi, 1, ni, 1, G::NT)] = d[3];
-        }
+      mma_all(af, bf, acc);
     }
   }
 };
@@ -372,12 +366,7 @@ struct tcg__gemm_mma8 {
       for (int mi = 0; mi < G::MT; mi++)
 #pragma unroll
         for (int nj = 0; nj < 2 && ni + nj < G::NT; nj++) {
-          const int n = ni + nj;
-          CS d[4] = {acc[TCG_ACC(mi, 0, n, 0, G::NT)], acc[TCG_ACC(mi, 0, n, 1, G::NT)],
-                     acc[TCG_ACC(mi, 1, n, 0, G::NT)], acc[TCG_ACC(mi, 1, n, 1, G::NT)]};
-          tcg__mma<TA, TB>::run(d, af[mi], bf[nj]);
-          acc[TCG_ACC(mi, 0, n, 0, G::NT)] = d[0], acc[TCG_ACC(mi, 0, n, 1, G::NT)] = d[1];
-          acc[TCG_ACC(mi, 1, n, 0, G::NT)] = d[2], acc[TCG_ACC(mi, 1, n, 1, G::NT)] = d[3];
+          tcg__mma_tile<TA, TB, G::NT>(acc, mi, ni + nj, af[mi], bf[nj]);
         }
     }
   }
