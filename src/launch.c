@@ -7,8 +7,10 @@
 
 #include "api.h"
 #include "ir/interp.h"
+#include "pass/pass.h"
 
 typedef struct launch_state {
+  int device; /* device ordinal shared by the tensors */
   void **data;
   int64_t *scalars;
   double *fscalars;
@@ -80,6 +82,7 @@ static tilec_status check_args(tilec_kernel *k, DLTensor *const *args, size_t na
     return TILEC_ERROR_NOMEM;
   }
   for (size_t s = 0; s < ns; s++) st->syms[s] = -1;
+  bool seen_device = false;
   for (int i = 0; i < ir->nparams; i++) {
     const tc_param_meta *m = &k->params[i];
     const DLTensor *t = args ? args[i] : NULL;
@@ -88,10 +91,26 @@ static tilec_status check_args(tilec_kernel *k, DLTensor *const *args, size_t na
       tc_error(err, TILEC_ERROR_USAGE, "argument %d ('%s') is NULL", i, pn);
       goto bad;
     }
-    if ((int32_t)t->device.device_type != device) {
-      tc_error(err, TILEC_ERROR_USAGE, "argument '%s' is on device '%s', but kernel '%s' runs on '%s'", pn,
-               device_name(t->device.device_type), ir->name, device_name(device));
+    /* Tensors live on the kernel's device; a scalar is a 0-d tensor whose value is read on
+     * the host (and passed by value), so it is host memory for every kernel. */
+    bool scalar = ir->params[i].var != NULL;
+    int32_t want = scalar ? kDLCPU : device, got_dev = (int32_t)t->device.device_type;
+    bool host_ok = scalar && got_dev == kDLCUDAHost;
+    if (got_dev != want && !host_ok) {
+      tc_error(err, TILEC_ERROR_USAGE, "argument '%s' is %s on device '%s', but kernel '%s' %s '%s'%s", pn,
+               scalar ? "a scalar" : "a tensor", device_name(got_dev), ir->name,
+               scalar ? "reads scalars on" : "runs on", device_name(want),
+               scalar ? "" : want == kDLCUDA ? " (tilec copies nothing: pass device memory)" : " (tilec copies nothing: pass host memory)");
       goto bad;
+    }
+    if (!scalar && device != kDLCPU) {
+      if (seen_device && t->device.device_id != st->device) {
+        tc_error(err, TILEC_ERROR_USAGE, "argument '%s' is on %s device %d, but an earlier argument is on device %d", pn,
+                 device_name(device), t->device.device_id, st->device);
+        goto bad;
+      }
+      st->device = t->device.device_id;
+      seen_device = true;
     }
     if (!dtype_matches(m, t->dtype)) {
       char got[64];
@@ -170,18 +189,40 @@ static int32_t target_device(const tilec_kernel *k) {
   return kDLCPU;
 }
 
-tilec_status tilec_kernel_launch(tilec_kernel *k, DLTensor *const *args, size_t nargs, tilec_error *err) {
+static bool eval_int(const tc_kernel_ir *ir, const tc_expr *e, const int64_t *syms, const int64_t *scalars,
+                     int64_t *out);
+
+static tilec_status launch(tilec_kernel *k, DLTensor *const *args, size_t nargs, void *stream, bool async,
+                           const char *fn, tilec_error *err) {
   if (!k) {
-    tc_error(err, TILEC_ERROR_USAGE, "tilec_kernel_launch: kernel is NULL");
+    tc_error(err, TILEC_ERROR_USAGE, "%s: kernel is NULL", fn);
+    return TILEC_ERROR_USAGE;
+  }
+  int32_t device = target_device(k);
+  if (stream && device != kDLCUDA) {
+    tc_error(err, TILEC_ERROR_USAGE, "%s: kernel '%s' runs on '%s', which has no streams", fn, k->ir->name,
+             k->backend->target);
     return TILEC_ERROR_USAGE;
   }
   launch_state st;
-  tilec_status rc = check_args(k, args, nargs, target_device(k), &st, err);
+  tilec_status rc = check_args(k, args, nargs, device, &st, err);
   if (rc != TILEC_OK) return rc;
-  tc_launch_args la = {st.data, st.scalars, st.fscalars, st.syms, k->ir->nparams, k->ir->nsyms};
+  tc_launch_args la = {st.data, st.scalars, st.fscalars, st.syms, k->ir->nparams, k->ir->nsyms,
+                       st.device, stream, async, {1, 1, 1}, true};
+  for (int i = 0; i < k->ir->grid_ndim && la.grid_known; i++)
+    la.grid_known = eval_int(k->ir, k->ir->grid[i], st.syms, st.scalars, &la.grid[i]);
   rc = k->backend->launch(&k->env, k->module->mod, &la, err);
   launch_state_free(&st);
   return rc;
+}
+
+tilec_status tilec_kernel_launch(tilec_kernel *k, DLTensor *const *args, size_t nargs, tilec_error *err) {
+  return launch(k, args, nargs, NULL, false, "tilec_kernel_launch", err);
+}
+
+tilec_status tilec_kernel_launch_stream(tilec_kernel *k, DLTensor *const *args, size_t nargs, void *cu_stream,
+                                        tilec_error *err) {
+  return launch(k, args, nargs, cu_stream, true, "tilec_kernel_launch_stream", err);
 }
 
 tilec_status tilec_kernel_run_reference(tilec_kernel *k, DLTensor *const *args, size_t nargs, tilec_error *err) {
@@ -199,9 +240,11 @@ tilec_status tilec_kernel_run_reference(tilec_kernel *k, DLTensor *const *args, 
 
 /* ---- operation counts, for GFLOP/s and GB/s ---- */
 
-/* Evaluate an integer expression of constants and symbolic dims; false if it involves more. */
-static bool eval_static(const tc_kernel_ir *ir, const tc_expr *e, const int64_t *syms, int64_t *out) {
-  int64_t a, b;
+/* Evaluate an integer expression of constants, symbolic dims and (when `scalars` is given)
+ * scalar parameters; false if it involves more or divides by zero. */
+static bool eval_int(const tc_kernel_ir *ir, const tc_expr *e, const int64_t *syms, const int64_t *scalars,
+                     int64_t *out) {
+  int64_t a, b, c;
   switch (e->op) {
   case TC_OP_CONST_INT: *out = e->ival; return true;
   case TC_OP_VAR:
@@ -210,24 +253,34 @@ static bool eval_static(const tc_kernel_ir *ir, const tc_expr *e, const int64_t 
         *out = syms[s];
         return true;
       }
+    for (int i = 0; scalars && i < ir->nparams; i++)
+      if (ir->params[i].var == e->var && tc_dtype_is_int(e->var->dtype)) {
+        *out = scalars[i];
+        return true;
+      }
     return false;
-  case TC_OP_CAST: return eval_static(ir, e->args[0], syms, out);
+  case TC_OP_CAST: return tc_dtype_is_int(e->dtype) && eval_int(ir, e->args[0], syms, scalars, out);
+  case TC_OP_NEG:
+    if (!eval_int(ir, e->args[0], syms, scalars, &a)) return false;
+    *out = -a;
+    return true;
+  case TC_OP_SELECT:
+    if (!eval_int(ir, e->args[0], syms, scalars, &c) || !eval_int(ir, e->args[1], syms, scalars, &a) ||
+        !eval_int(ir, e->args[2], syms, scalars, &b))
+      return false;
+    *out = c ? a : b;
+    return true;
   default: break;
   }
-  if (e->nargs != 2 || !eval_static(ir, e->args[0], syms, &a) || !eval_static(ir, e->args[1], syms, &b)) return false;
-  switch (e->op) {
-  case TC_OP_ADD: *out = a + b; return true;
-  case TC_OP_SUB: *out = a - b; return true;
-  case TC_OP_MUL: *out = a * b; return true;
-  case TC_OP_FLOORDIV:
-  case TC_OP_DIV:
-    if (b == 0) return false;
-    *out = a / b - ((a % b != 0) && ((a < 0) != (b < 0)) && e->op == TC_OP_FLOORDIV);
-    return true;
-  case TC_OP_MIN: *out = a < b ? a : b; return true;
-  case TC_OP_MAX: *out = a > b ? a : b; return true;
-  default: return false;
-  }
+  if (e->nargs != 2 || !eval_int(ir, e->args[0], syms, scalars, &a) || !eval_int(ir, e->args[1], syms, scalars, &b) ||
+      !tc_fold_int(e->op, a, b, out))
+    return false;
+  *out = tc_wrap_int(*out, e->dtype);
+  return true;
+}
+
+static bool eval_static(const tc_kernel_ir *ir, const tc_expr *e, const int64_t *syms, int64_t *out) {
+  return eval_int(ir, e, syms, NULL, out);
 }
 
 /* Sum over the statement tree of gemm flops, times the trip counts of enclosing loops. */
