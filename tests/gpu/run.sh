@@ -57,7 +57,12 @@ grep '^cuda' "$OUT/build.log" | sed 's/^/backends: /' | tee -a "$SUMMARY"
 { for t in build/tests/test_cuda build/tests/test_registry build/tests/test_api; do
     timeout 60 "$t" 2>&1
   done; } >"$OUT/unit.log" 2>&1
-say "unit: $(count "$OUT/unit.log")"
+# the device prelude's own checker: every GEMM path against a host reference, and mainloop speed
+if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
+  PATH=$PATH:/usr/local/cuda/bin timeout 200 make -s prelude-check "$@" >>"$OUT/unit.log" 2>&1
+  echo "[prelude-check exit $?]" >>"$OUT/unit.log"
+fi
+say "unit: $(count "$OUT/unit.log"); $(grep -E '^BENCH' "$OUT/unit.log" | tr -s ' ' | tr '\n' ';' | head -c 600)"
 
 # ---- examples on cuda, verified against the cpu backend ----
 run_line() { # one examples.list line

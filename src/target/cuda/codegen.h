@@ -7,10 +7,8 @@
 
 /* Print a kernel lowered by tc_gpu_lower. `entry` receives the __global__ function's name and
  * `smem_bytes` the dynamic shared memory it needs. */
-tilec_status tc_cuda_emit(const tc_kernel_ir *k, tc_arena *a, tc_generated *out, char *entry, size_t entry_cap,
+tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out, char *entry, size_t entry_cap,
                           int64_t *smem_bytes, tilec_error *err);
-/* The device prelude: fixed-width types, dtype conversions, the block GEMM, helpers. */
-const char *tc_cuda_prelude(void);
 /* The GPU description of an arch ("sm_80", "sm_90a", ...); false when unknown. */
 bool tc_cuda_desc_for_arch(const char *arch, tc_gpu_desc *out);
 /* Lower and print one kernel for an arch: the whole CUDA path before NVRTC. */

@@ -38,7 +38,7 @@ tilec_status tc_cuda_generate_for(const tc_kernel_ir *k, const char *arch, tc_ge
   }
   a.oom_jmp = &oom;
   tc_kernel_ir *lowered = tc_gpu_lower(&a, k, &desc, err);
-  tilec_status st = lowered ? tc_cuda_emit(lowered, &a, out, entry, entry_cap, smem_bytes, err) : err->status;
+  tilec_status st = lowered ? tc_cuda_print(lowered, &a, out, entry, entry_cap, smem_bytes, err) : err->status;
   block[0] = 1, block[1] = 1, block[2] = 1;
   for (int i = 0; i < k->threads_ndim; i++) block[i] = k->threads[i];
   a.oom_jmp = NULL;
