@@ -517,6 +517,30 @@ TEST(symbolic_dims_and_slices) {
   run_free(&r);
 }
 
+/* A runtime condition choosing between two Python literals (issue 10: a null dereference while
+ * unifying the branches): each literal takes its default dtype, then the two promote. */
+TEST(select_between_two_literals) {
+  run r;
+  const char *src = HDR
+      "def k(M=128):\n"
+      "    @T.prim_func\n"
+      "    def main(A: T.Tensor((M,), 'float32'), I: T.Tensor((M,), 'int32')):\n"
+      "        with T.Kernel(1, threads=128) as bx:\n"
+      "            for i in T.Parallel(M):\n"
+      "                I[i] = T.if_then_else(i < 64, 0, 1)\n"
+      "                I[i] = (0 if i < 64 else 1)\n"
+      "                A[i] = T.if_then_else(A[i] > 0.5, 0.0, -1e9)\n"
+      "                A[i] = T.if_then_else(i < 3, 0, 1.5)\n"
+      "                A[i] = T.if_then_else(i < 3, True, 2)\n"
+      "    return main\n";
+  CHECK_EVAL(&r, src);
+  EXPECT_LINE(&r, "I[i] = if_then_else(i < 64, 0, 1)");
+  EXPECT_LINE(&r, "A[i] = if_then_else(A[i] > 0.5, 0.0, -1e+09)");
+  EXPECT_LINE(&r, "A[i] = if_then_else(i < 3, 0.0, 1.5)");
+  EXPECT_LINE(&r, "A[i] = cast(float32, if_then_else(i < 3, 1, 2))");
+  run_free(&r);
+}
+
 typedef struct diag_case {
   const char *body; /* kernel body lines, 12 spaces deep */
   const char *message;
@@ -582,6 +606,25 @@ TEST(examples_evaluate_and_verify) {
     free(text);
   }
   CHECK(found >= 12);
+}
+
+/* The fuzzer's TileLang-style seeds (tests/fuzz/corpus/tl_*.py) have defaults for every size, so
+ * evaluating them with their defaults reaches the evaluator's deeper paths; each must evaluate. */
+TEST(fuzz_seeds_evaluate) {
+  static const char *const files[] = {"tl_flash_attn_causal.py", "tl_masked_select.py", "tl_norm.py"};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    char path[256];
+    snprintf(path, sizeof path, "tests/fuzz/corpus/%s", files[i]);
+    char *text = read_file(path);
+    CHECK(text != NULL);
+    run r;
+    if (!eval_full(&r, path, text, NULL, NULL, 0)) {
+      printf("  %s:\n%s", path, r.err.rendered);
+      tc_t_fail(__FILE__, __LINE__, "seed evaluates");
+    }
+    run_free(&r);
+    free(text);
+  }
 }
 
 /* Every prefix of every example (cut at line ends) and byte-flipped copies must give IR or a
@@ -750,8 +793,10 @@ int main(void) {
   RUN(defines_are_typed_like_the_command_line);
   RUN(types_promote_and_casts_are_explicit);
   RUN(symbolic_dims_and_slices);
+  RUN(select_between_two_literals);
   RUN(diagnostics_are_values_with_places);
   RUN(examples_evaluate_and_verify);
+  RUN(fuzz_seeds_evaluate);
   RUN(malformed_programs_never_crash);
   RUN(runaway_compile_time_loops_are_bounded);
   RUN(tilelang_idioms);
