@@ -416,6 +416,11 @@ static void decode_string(lexer *L, tc_token *t, const str_scan *s, const char *
   bool raw = t->str_flags & TC_STR_RAW, bytes = t->str_flags & TC_STR_BYTES;
   char *out = tc_arena_alloc(L->arena, (size_t)(e - b) + 1);
   size_t k = 0;
+  /* A bad escape stops decoding, but the token may still reach the parser (tc_read parses the
+   * tokens before a lexing error): it must hold a string, never NULL. */
+  out[0] = 0;
+  t->str = out;
+  t->str_len = 0;
   const char *codec = bytes ? "(value error)" : "(unicode error) 'unicodeescape' codec can't decode bytes in";
   for (const char *q = b; q < e;) {
     unsigned char c = (unsigned char)*q;

@@ -540,6 +540,11 @@ TEST(fuzz_regressions) {
   /* A UTF-8 byte order mark is skipped. */
   CHECK_STR(parse("\xEF\xBB\xBF" "from . import util\n"), "(from . (alias util))");
   CHECK_STR(error_of("\xEF\xBB\xBF" "x = (\n"), "1:5: '(' was never closed");
+  /* A bad escape, then more adjacent literals: the concatenation read a NULL string (UBSan). */
+  CHECK_STR(read_error("x = 'a' '\\u'\n"),
+            "1:9: (unicode error) 'unicodeescape' codec can't decode bytes in position 0-1: truncated \\uXXXX escape");
+  CHECK_STR(read_error("x = 'a' '\\x' 'b'\n"),
+            "1:9: (unicode error) 'unicodeescape' codec can't decode bytes in position 0-1: truncated \\xXX escape");
   /* Stray NUL and high bytes. */
   CHECK(read_any("x = \xff\xfe\n", 7, 0));
   CHECK(read_any("if x:\n\0", 7, 0));
