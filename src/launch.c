@@ -103,6 +103,10 @@ static tilec_status check_args(tilec_kernel *k, DLTensor *const *args, size_t na
       tc_error(err, TILEC_ERROR_USAGE, "argument '%s' has %d dimensions, expected %d", pn, t->ndim, m->info.ndim);
       goto bad;
     }
+    if (t->ndim > 0 && !t->shape) {
+      tc_error(err, TILEC_ERROR_USAGE, "argument '%s' has %d dimensions but its shape is NULL", pn, t->ndim);
+      goto bad;
+    }
     int64_t numel = 1, stride = 1;
     for (int d = t->ndim - 1; d >= 0; d--) {
       int64_t got = t->shape[d];
@@ -262,7 +266,7 @@ static bool syms_from_args(const tilec_kernel *k, DLTensor *const *args, size_t 
   for (int s = 0; s < ir->nsyms; s++) syms[s] = -1;
   if (nargs != (size_t)ir->nparams) return false;
   for (int i = 0; i < ir->nparams; i++) {
-    if (!args[i] || args[i]->ndim != k->params[i].info.ndim) return false;
+    if (!args[i] || args[i]->ndim != k->params[i].info.ndim || (args[i]->ndim > 0 && !args[i]->shape)) return false;
     for (int d = 0; d < args[i]->ndim; d++)
       if (k->params[i].sym_of_dim[d] >= 0) syms[k->params[i].sym_of_dim[d]] = args[i]->shape[d];
   }
@@ -288,7 +292,7 @@ double tilec_kernel_bytes(const tilec_kernel *k, DLTensor *const *args, size_t n
   if (!k || nargs != (size_t)k->ir->nparams) return 0;
   double bytes = 0;
   for (size_t i = 0; i < nargs; i++) {
-    if (!args[i] || !k->ir->params[i].buf) continue;
+    if (!args[i] || !k->ir->params[i].buf || (args[i]->ndim > 0 && !args[i]->shape)) continue;
     size_t n = 1;
     for (int d = 0; d < args[i]->ndim; d++) n *= (size_t)args[i]->shape[d];
     bytes += (double)tc_dtype_storage_bytes(k->ir->params[i].buf->dtype, n);

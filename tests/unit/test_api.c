@@ -112,6 +112,13 @@ TEST(bad_arguments_write_nothing) {
   tilec_error e2 = {0};
   EXPECT(tilec_kernel_launch(k, null_arg, 2, &e2) == TILEC_ERROR_USAGE);
   EXPECT(strstr(e2.message, "argument 1 ('B') is NULL") != NULL);
+  tensor no_shape = tb;
+  no_shape.t.shape = NULL;
+  DLTensor *null_shape[2] = {&ta.t, &no_shape.t};
+  tilec_error e7 = {0};
+  EXPECT(tilec_kernel_launch(k, null_shape, 2, &e7) == TILEC_ERROR_USAGE);
+  EXPECT(strstr(e7.message, "argument 'B' has 2 dimensions but its shape is NULL") != NULL);
+  EXPECT(tilec_kernel_bytes(k, null_shape, 2) > 0); /* the shapeless tensor is left out, never read */
   tensor half = tb;
   half.t.shape = half.shape;
   half.t.dtype.code = kDLFloat;
