@@ -311,7 +311,7 @@ static size_t loc_offset(const tc_source *src, int line, int col) {
 const char *ev_node_text(tc_ev *ev, const tc_ast *node) {
   if (!node || !ev->src || !ev->src->text) return "?";
   size_t a = loc_offset(ev->src, node->loc.line, node->loc.col);
-  size_t b = node->end_loc.line > 0 ? loc_offset(ev->src, node->end_loc.line, node->end_loc.col) : a;
+  size_t b = node->end_line > 0 ? loc_offset(ev->src, node->end_line, node->end_col) : a;
   if (b < a) b = a;
   if (b - a > 200) b = a + 200;
   /* collapse newlines and runs of spaces (continuation lines) */
@@ -943,7 +943,8 @@ static void record_jit(tc_ev *ev, const tc_ast *call, tc_val *out_idx) {
     const tc_ast *first = call->list.n ? call->list.v[0] : call->list2.v[0];
     const tc_ast *last = call->list2.n ? call->list2.v[call->list2.n - 1] : call->list.v[call->list.n - 1];
     tc_ast span = *first;
-    span.end_loc = last->end_loc;
+    span.end_line = last->end_line;
+    span.end_col = last->end_col;
     k->jit_args = tc_arena_strdup(ev->ir, ev_node_text(ev, &span));
     for (int i = 0; i < call->list2.n; i++)
       if (call->list2.v[i]->str && strcmp(call->list2.v[i]->str, "out_idx") == 0) {

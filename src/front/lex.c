@@ -96,8 +96,14 @@ static int hex_value(int c) {
 
 static tc_token *push(lexer *L, tc_token_kind kind, tc_loc loc, const char *start, size_t len) {
   if (L->n == L->cap) {
-    size_t ncap = L->cap ? L->cap * 2 : 256;
-    L->toks = tc_arena_grow(L->arena, L->toks, L->cap * sizeof(tc_token), ncap * sizeof(tc_token));
+    /* realloc, not the arena: a grown arena array would keep every smaller copy alive */
+    size_t ncap = L->cap + L->cap / 2 + 256;
+    tc_token *v = realloc(L->toks, ncap * sizeof(tc_token));
+    if (!v) {
+      tc_error(L->err, TILEC_ERROR_NOMEM, "out of memory while reading %s", L->src->name ? L->src->name : "<input>");
+      longjmp(L->jb, 1);
+    }
+    L->toks = v;
     L->cap = ncap;
   }
   tc_token *t = &L->toks[L->n++];
@@ -759,10 +765,16 @@ static void lex_all(lexer *L) {
   push(L, TC_TK_EOF, eof, L->end, 0);
 }
 
-bool tc_lex(tc_arena *arena, const tc_source *src, tc_token_array *out, tilec_error *err) {
-  lexer *L = calloc(1, sizeof *L);
+bool tc_lex_heap(tc_arena *arena, const tc_source *src, tc_token_array *out, tilec_error *err) {
   out->v = NULL;
   out->n = 0;
+  if (src->len > TC_MAX_SOURCE_BYTES) {
+    tc_error_at(err, TILEC_ERROR_PROGRAM, (tc_loc){src, 1, 1},
+                "the file is %zu bytes; tilec reads programs of at most %zu bytes (%zu MiB)", src->len,
+                TC_MAX_SOURCE_BYTES, TC_MAX_SOURCE_BYTES >> 20);
+    return false;
+  }
+  lexer *L = calloc(1, sizeof *L);
   if (!L) {
     tc_error(err, TILEC_ERROR_NOMEM, "out of memory");
     return false;
@@ -775,7 +787,6 @@ bool tc_lex(tc_arena *arena, const tc_source *src, tc_token_array *out, tilec_er
   /* A UTF-8 byte order mark is skipped, as CPython does; columns count from after it. */
   if (src->len >= 3 && memcmp(src->text, "\xEF\xBB\xBF", 3) == 0) L->p += 3;
   L->line_start = L->p;
-  L->cap = src->len / 4 + 64; /* about one token per 4 bytes of Python; grows if needed */
   tilec_error local;
   tc_error_clear(&local);
   L->err = err ? err : &local;
@@ -783,18 +794,42 @@ bool tc_lex(tc_arena *arena, const tc_source *src, tc_token_array *out, tilec_er
   arena->oom_jmp = &L->jb;
   volatile bool ok = false;
   if (setjmp(L->jb) == 0) {
-    L->toks = tc_arena_alloc(arena, L->cap * sizeof(tc_token));
-    lex_all(L);
-    out->v = L->toks;
-    out->n = L->n;
-    ok = true;
-  } else {
-    out->v = L->toks;
-    out->n = L->n;
-    if (L->err->status == TILEC_OK)
+    L->cap = src->len / 6 + 64; /* real code has about one token per 5-6 bytes; grows if needed */
+    L->toks = malloc(L->cap * sizeof(tc_token));
+    if (!L->toks) {
       tc_error(L->err, TILEC_ERROR_NOMEM, "out of memory while reading %s", src->name ? src->name : "<input>");
+      longjmp(L->jb, 1);
+    }
+    lex_all(L);
+    ok = true;
+  } else if (L->err->status == TILEC_OK) {
+    tc_error(L->err, TILEC_ERROR_NOMEM, "out of memory while reading %s", src->name ? src->name : "<input>");
   }
+  out->v = L->toks;
+  out->n = L->n;
   arena->oom_jmp = saved;
   free(L);
+  return ok;
+}
+
+bool tc_lex(tc_arena *arena, const tc_source *src, tc_token_array *out, tilec_error *err) {
+  tc_token_array heap;
+  bool ok = tc_lex_heap(arena, src, &heap, err);
+  out->v = NULL;
+  out->n = 0;
+  if (heap.n > 0) {
+    jmp_buf *saved = arena->oom_jmp; /* no longjmp past the heap array */
+    arena->oom_jmp = NULL;
+    out->v = tc_arena_alloc(arena, heap.n * sizeof(tc_token));
+    arena->oom_jmp = saved;
+    if (out->v) {
+      memcpy(out->v, heap.v, heap.n * sizeof(tc_token));
+      out->n = heap.n;
+    } else {
+      tc_error(err, TILEC_ERROR_NOMEM, "out of memory while reading %s", src->name ? src->name : "<input>");
+      ok = false;
+    }
+  }
+  free(heap.v);
   return ok;
 }
