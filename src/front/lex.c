@@ -94,6 +94,35 @@ static int hex_value(int c) {
   return -1;
 }
 
+/* The first byte of [p, e) that does not begin a valid UTF-8 sequence, with CPython's reason
+ * ('utf-8' codec: overlong forms and surrogates are invalid too), or NULL. */
+static const char *bad_utf8(const char *p, const char *e, const char **why, int *nbad) {
+  *nbad = 1;
+  while (p < e) {
+    unsigned char c = (unsigned char)*p;
+    if (c < 0x80) {
+      p++;
+      continue;
+    }
+    int need = c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2 : c >= 0xF0 && c <= 0xF4 ? 3 : 0;
+    if (!need) {
+      *why = "invalid start byte";
+      return p;
+    }
+    unsigned char lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80, hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+    for (int i = 1; i <= need; i++) {
+      unsigned char d = p + i < e ? (unsigned char)p[i] : 0;
+      if (p + i >= e || d < (i == 1 ? lo : 0x80) || d > (i == 1 ? hi : 0xBF)) {
+        *why = p + i >= e ? "unexpected end of data" : "invalid continuation byte";
+        *nbad = i;
+        return p;
+      }
+    }
+    p += need + 1;
+  }
+  return NULL;
+}
+
 static tc_token *push(lexer *L, tc_token_kind kind, tc_loc loc, const char *start, size_t len) {
   if (L->n == L->cap) {
     /* realloc, not the arena: a grown arena array would keep every smaller copy alive */
@@ -701,7 +730,19 @@ static void lex_all(lexer *L) {
     tc_loc loc = loc_at(L, q);
     if (is_id_start(c)) {
       const char *r = q;
-      while (is_id_char(at(L, r))) r++;
+      bool high = false;
+      while (is_id_char(at(L, r))) high |= (unsigned char)*r++ >= 0x80;
+      const char *why;
+      int nbad, pos;
+      const char *bad = high ? bad_utf8(q, r, &why, &nbad) : NULL;
+      if (bad) { /* CPython decodes the file first; bad bytes never reach the IR or generated code */
+        pos = (int)(bad - L->line_start);
+        if (nbad == 1)
+          lex_error(L, loc_at(L, bad), "(unicode error) 'utf-8' codec can't decode byte 0x%02x in position %d: %s",
+                    (unsigned char)*bad, pos, why);
+        lex_error(L, loc_at(L, bad), "(unicode error) 'utf-8' codec can't decode bytes in position %d-%d: %s", pos,
+                  pos + nbad - 1, why);
+      }
       int qc = at(L, r);
       if (qc == '\'' || qc == '"') {
         int flags = string_prefix_flags(q, (size_t)(r - q));
