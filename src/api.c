@@ -238,6 +238,33 @@ char *tilec_program_ir(tilec_program *prog, const tilec_compile_options *opts, i
   return text;
 }
 
+char *tilec_program_source(tilec_program *prog, const tilec_compile_options *opts, int kernel_only, tilec_error *err) {
+  if (!prog) {
+    tc_error(err, TILEC_ERROR_USAGE, "tilec_program_source: program is NULL");
+    return NULL;
+  }
+  tilec_compile_options none = {0};
+  if (!opts) opts = &none;
+  tc_arena arena;
+  tc_arena_init(&arena);
+  char *text = NULL;
+  tc_kernel_ir *k = tc_lower_kernel(prog, opts, 1, &arena, err); /* what tilec_compile generates from */
+  const tc_backend *be = k ? tc_backend_resolve(&prog->ctx->env, opts->target, opts->backend, err) : NULL;
+  if (be && !be->generate) {
+    tc_error(err, TILEC_ERROR_TARGET, "target '%s' (backend '%s') has no code generator yet", be->target, be->name);
+  } else if (be) {
+    tc_generated gen = {0};
+    if (be->generate(k, &gen, err) == TILEC_OK) {
+      const char *s = kernel_only ? gen.kernel_source : gen.full_source;
+      text = strdup(s ? s : "");
+      if (!text) tc_error(err, TILEC_ERROR_NOMEM, "out of memory");
+    }
+    tc_generated_free(&gen);
+  }
+  tc_arena_free(&arena);
+  return text;
+}
+
 /* ---- kernel queries ---- */
 
 const char *tilec_kernel_name(const tilec_kernel *k) { return k ? k->ir->name : NULL; }

@@ -1,0 +1,35 @@
+#!/bin/sh
+# What a new user meets on the command line (issue 10, section 4): help for every command,
+# `tilec source` without a compiler, and the errors and hints of a first session.
+T=${TILEC:-build/tilec}
+D=$(mktemp -d /tmp/tilec-e2e-usab-XXXXXX)
+trap 'rm -rf "$D"' EXIT
+export TILEC_CACHE_DIR="$D/cache"
+pass() { echo "PASS cli_usability: $1"; }
+fail() { echo "FAIL cli_usability: $1"; }
+expect() { # name expected-exit expected-stderr-or-stdout-pattern command...
+  name=$1 want=$2 pat=$3
+  shift 3
+  "$@" >"$D/out" 2>"$D/err"
+  got=$?
+  if [ "$got" != "$want" ]; then fail "$name: exit $got, expected $want"; head -n 8 "$D/err"; return; fi
+  if [ -n "$pat" ] && ! grep -q -- "$pat" "$D/out" "$D/err"; then fail "$name: no '$pat' in"; head -n 8 "$D/out" "$D/err"; return; fi
+  pass "$name"
+}
+
+# help for every command, with -h, --help and `tilec help CMD`
+for c in ir run source backends cache; do
+  expect "tilec $c --help" 0 "usage: tilec $c" "$T" "$c" --help
+  expect "tilec $c -h" 0 "usage: tilec $c" "$T" "$c" -h
+  expect "tilec help $c" 0 "usage: tilec $c" "$T" help "$c"
+done
+expect "help after other options" 0 "usage: tilec run" "$T" run examples/gemm.py -D M=64 --verify --help
+expect "help for an unknown command" 2 "no help for unknown command" "$T" help frob
+
+# `tilec source` generates only: no compiler runs (a failing CC would fail a build)
+expect "source with a broken C compiler" 0 "void" env CC=false "$T" source examples/gemm.py -D M=300
+expect "source --kernel-only with a broken C compiler" 0 "" env CC=false "$T" source examples/softmax.py --kernel-only
+"$T" source examples/gemm.py -D M=300 >"$D/a.c" 2>/dev/null
+"$T" run examples/gemm.py -D M=300 >/dev/null 2>&1
+"$T" source examples/gemm.py -D M=300 >"$D/b.c" 2>/dev/null
+cmp -s "$D/a.c" "$D/b.c" && pass "source text is the same before and after a build" || fail "source text is the same before and after a build"
