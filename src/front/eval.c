@@ -856,6 +856,43 @@ static void scan_names(tc_ev *ev, const tc_ast *n, name_set *s, int depth) {
   for (int i = 0; i < n->list2.n; i++) scan_names(ev, n->list2.v[i], s, depth + 1);
 }
 
+/* Every parameter without a value at once, with its annotation, and the defaults of the rest. */
+static _Noreturn void fail_missing_params(tc_ev *ev, const char *kernel, const tc_ast *def, const tc_func *f, int missing) {
+  tc_strbuf sb, rest;
+  tc_sb_init_arena(&sb, &ev->tmp);
+  tc_sb_init_arena(&rest, &ev->tmp);
+  const char *only = NULL;
+  for (int i = 0; i < def->params.n; i++) {
+    const tc_ast_param *p = &def->params.v[i];
+    if (p->kind == TC_PARAM_VARARGS || p->kind == TC_PARAM_KWARGS) continue;
+    tc_val *v;
+    if (ev_find_define(ev, p->name, &v)) continue;
+    if (!f->defaults[i]) {
+      only = p->name;
+      tc_sb_printf(&sb, "\n  -D %s=VALUE", p->name);
+      if (p->annotation) tc_sb_printf(&sb, "   (%s)", ev_node_text(ev, p->annotation));
+    } else if (p->default_) {
+      tc_sb_printf(&rest, "%s%s=%s", rest.len ? ", " : "", p->name, ev_node_text(ev, p->default_));
+    }
+  }
+  if (rest.len) tc_sb_printf(&sb, "\nthe other parameters have defaults: %s", tc_sb_cstr(&rest));
+  if (missing == 1)
+    ev_fail_usage(ev, "kernel '%s' needs a value for parameter '%s'; give it with:%s", kernel, only, tc_sb_cstr(&sb));
+  ev_fail_usage(ev, "kernel '%s' needs values for %d parameters; give them with:%s", kernel, missing, tc_sb_cstr(&sb));
+}
+
+static bool is_param_name(const tc_ast *def, const char *name) {
+  for (int i = 0; i < def->params.n; i++)
+    if (strcmp(def->params.v[i].name, name) == 0) return true;
+  return false;
+}
+
+static bool is_module_assign_name(const tc_ev *ev, const char *name) {
+  for (int i = 0; i < ev->npending; i++)
+    if (ev->pending[i].stmt->kind == TC_AST_ASSIGN && strcmp(ev->pending[i].name, name) == 0) return true;
+  return false;
+}
+
 static void check_defines(tc_ev *ev, const tc_ast *def) {
   name_set s = {0};
   if (ev->style == TC_STYLE_PRIM_FUNC) {
@@ -867,6 +904,9 @@ static void check_defines(tc_ev *ev, const tc_ast *def) {
     for (int i = 0; i < def->params.n; i++)
       if (def->params.v[i].kind != TC_PARAM_VARARGS && def->params.v[i].kind != TC_PARAM_KWARGS)
         names_add(ev, &s, def->params.v[i].name);
+    for (int i = 0; i < ev->npending; i++) /* a module constant (M = 8192) can be overridden too */
+      if (ev->pending[i].stmt->kind == TC_AST_ASSIGN && !is_param_name(def, ev->pending[i].name))
+        names_add(ev, &s, ev->pending[i].name);
   }
   scan_const_list(ev, &def->list, &s, 0);
   for (int i = 0; i < def->params.n; i++) scan_const_names(ev, def->params.v[i].annotation, &s, 0);
@@ -997,13 +1037,15 @@ static tc_kernel_ir *eval_kernel(tc_ev *ev, const tc_kernel_def *kd) {
   ev->style = kd->style;
   ev->kernel_name = kd->name;
   check_defines(ev, kd->def);
-  if (kd->style == TC_STYLE_PRIM_FUNC)
-    for (size_t i = 0; i < ev->ndefines; i++) { /* -D overrides a module constant */
-      if (binds_symbolic(ev, ev->defines[i].name)) continue; /* n = T.symbolic("n") stays symbolic */
-      tc_val *v;
-      ev_find_define(ev, ev->defines[i].name, &v);
-      scope_set(ev, ev->globals, ev->defines[i].name, v);
-    }
+  for (size_t i = 0; i < ev->ndefines; i++) { /* -D overrides a module constant */
+    if (kd->style != TC_STYLE_PRIM_FUNC &&
+        (is_param_name(kd->def, ev->defines[i].name) || !is_module_assign_name(ev, ev->defines[i].name)))
+      continue; /* a factory's parameter, or a T.const name */
+    if (binds_symbolic(ev, ev->defines[i].name)) continue; /* n = T.symbolic("n") stays symbolic */
+    tc_val *v;
+    ev_find_define(ev, ev->defines[i].name, &v);
+    scope_set(ev, ev->globals, ev->defines[i].name, v);
+  }
   bool found;
   tc_val *fv = ev_lookup_global(ev, kd->name, kd->def->loc, &found);
   if (!found || fv->kind != TV_FUNC) ev_fail(ev, kd->def->loc, "'%s' is not a function", kd->name);
@@ -1017,6 +1059,7 @@ static tc_kernel_ir *eval_kernel(tc_ev *ev, const tc_kernel_def *kd) {
     a.kw = EV_NEW_ARRAY(ev, const char *, def->params.n);
     a.kv = EV_NEW_ARRAY(ev, tc_val *, def->params.n);
     a.knode = EV_NEW_ARRAY(ev, const tc_ast *, def->params.n);
+    int missing = 0;
     for (int i = 0; i < def->params.n; i++) {
       const tc_ast_param *p = &def->params.v[i];
       if (p->kind == TC_PARAM_VARARGS || p->kind == TC_PARAM_KWARGS) continue;
@@ -1025,10 +1068,10 @@ static tc_kernel_ir *eval_kernel(tc_ev *ev, const tc_kernel_def *kd) {
         a.kw[a.nkw] = p->name;
         a.kv[a.nkw++] = v;
       } else if (!f->defaults[i]) {
-        ev_fail_usage(ev, "kernel '%s' needs a value for parameter '%s'; give it with -D %s=VALUE", kd->name, p->name,
-                      p->name);
+        missing++;
       }
     }
+    if (missing) fail_missing_params(ev, kd->name, def, f, missing);
     tc_val *r = ev_call_func(ev, f, &a, kd->def->loc);
     if (r->kind != TV_FUNC || !r->u.func->is_prim_func)
       ev_fail(ev, kd->def->loc, "kernel factory '%s' must return a @T.prim_func, but it returned %s", kd->name,

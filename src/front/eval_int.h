@@ -165,6 +165,8 @@ struct tc_ev {
 
   tc_env *globals;
   tc_pending *pending;
+  const tc_var **const_dims; /* T.const dimensions left symbolic: a -D binds them */
+  int nconst_dims;
   int npending;
   const tc_ast **error_stmts;
   int nerror_stmts;

@@ -391,6 +391,11 @@ static tc_val *symbolic_dim(tc_ev *ev, const char *name, tc_dtype dt, tc_loc loc
   for (int i = 0; i < k->nsyms; i++)
     if (strcmp(k->syms[i]->name, name) == 0) return tv_expr(ev, tc_ir_var_ref(ev->ir, k->syms[i], loc));
   tc_var *v = tc_ir_new_var(ev->ir, k, tc_arena_strdup(ev->ir, name), dt, TC_VAR_SYMBOLIC, loc);
+  if (define_binds) { /* so a diagnostic can say that -D NAME=... fixes it */
+    ev->const_dims = tc_arena_grow(&ev->tmp, ev->const_dims, sizeof(tc_var *) * (size_t)ev->nconst_dims,
+                                   sizeof(tc_var *) * (size_t)(ev->nconst_dims + 1));
+    ev->const_dims[ev->nconst_dims++] = v;
+  }
   k->syms = tc_arena_grow(ev->ir, k->syms, sizeof(tc_var *) * (size_t)k->nsyms, sizeof(tc_var *) * (size_t)(k->nsyms + 1));
   k->syms[k->nsyms++] = v;
   return tv_expr(ev, tc_ir_var_ref(ev->ir, v, loc));

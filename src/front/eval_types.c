@@ -349,7 +349,12 @@ const char *ev_runtime_reason(tc_ev *ev, tc_val *v) {
   case TC_VAR_BLOCK_IDX: return "depends on the kernel's block index";
   case TC_VAR_THREAD_IDX: return "depends on the thread index";
   case TC_VAR_LOOP: return tc_arena_printf(&ev->tmp, "depends on the loop variable '%s'", var->name);
-  case TC_VAR_SYMBOLIC: return tc_arena_printf(&ev->tmp, "depends on the symbolic dimension '%s'", var->name);
+  case TC_VAR_SYMBOLIC:
+    for (int i = 0; i < ev->nconst_dims; i++)
+      if (ev->const_dims[i] == var)
+        return tc_arena_printf(&ev->tmp, "depends on the symbolic dimension '%s' (a T.const size with no value; give it one with -D %s=...)",
+                               var->name, var->name);
+    return tc_arena_printf(&ev->tmp, "depends on the symbolic dimension '%s'", var->name);
   case TC_VAR_PARAM: return tc_arena_printf(&ev->tmp, "depends on the scalar parameter '%s'", var->name);
   case TC_VAR_LOCAL: return tc_arena_printf(&ev->tmp, "depends on the runtime variable '%s'", var->name);
   }

@@ -33,3 +33,24 @@ expect "source --kernel-only with a broken C compiler" 0 "" env CC=false "$T" so
 "$T" run examples/gemm.py -D M=300 >/dev/null 2>&1
 "$T" source examples/gemm.py -D M=300 >"$D/b.c" 2>/dev/null
 cmp -s "$D/a.c" "$D/b.c" && pass "source text is the same before and after a build" || fail "source text is the same before and after a build"
+
+# -D overrides a module-level constant, so an example can be shrunk
+cat >"$D/modc.py" <<'PY'
+import tilelang
+import tilelang.language as T
+
+M = 8192
+N = 1024
+
+@tilelang.jit
+def scale(block_M=64, dtype="float32"):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
+            for i, j in T.Parallel(block_M, N):
+                B[bx * block_M + i, j] = A[bx * block_M + i, j] * 2
+    return main
+PY
+expect "-D overrides a module constant" 0 "kernel scale(A: float32\[100, 32\]" "$T" ir "$D/modc.py" -D M=100 -D N=32
+expect "-D shrunk example verifies" 0 "verify B: ok" "$T" run "$D/modc.py" -D M=100 -D N=32 --verify
+expect "-D of an unknown name lists module constants" 2 "parameters: block_M, dtype, M, N" "$T" ir "$D/modc.py" -D Q=1

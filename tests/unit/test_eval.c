@@ -342,8 +342,15 @@ TEST(eager_implicit_shape_names_and_dtype_hints) {
   CHECK(eval_full(&r, "t.py", with_const, NULL, NULL, 0));
   CHECK_INT(r.k->nsyms, 0);
   run_free(&r);
-  CHECK(!eval_full(&r, "t.py", with_const, NULL, d, 1));
+  /* -D overrides a module constant (issue 10: a user shrinks an example) */
+  tilec_define d32[] = {{"N", "32"}};
+  CHECK(eval_full(&r, "t.py", with_const, NULL, d32, 1));
+  CHECK(tc_expr_const_int(r.k->params[0].buf->shape[1], &n) && n == 32);
+  run_free(&r);
+  tilec_define typo[] = {{"Q", "32"}};
+  CHECK(!eval_full(&r, "t.py", with_const, NULL, typo, 1));
   CHECK(r.err.status == TILEC_ERROR_USAGE);
+  CHECK_STR(r.err.message, "kernel 'softmax' has no parameter 'Q'; parameters: X, BLOCK_N, dtype, M, N");
   run_free(&r);
 }
 
