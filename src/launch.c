@@ -204,21 +204,53 @@ tilec_status tilec_kernel_run_reference(tilec_kernel *k, DLTensor *const *args, 
 /* ---- operation counts, for GFLOP/s and GB/s ---- */
 
 /* Evaluate an integer expression of constants and symbolic dims; false if it involves more. */
-static bool eval_static(const tc_kernel_ir *ir, const tc_expr *e, const int64_t *syms, int64_t *out) {
+/* Counting GEMM work: integer expressions over the symbolic sizes, the block indices, loop
+ * variables and scalar LETs, evaluated per block (a causal flash attention's loop bound depends
+ * on the block index). */
+enum { FLOP_ENV_MAX = 64, FLOP_LOOP_MAX = 4096, FLOP_BLOCKS_MAX = 2048 };
+typedef struct flop_env {
+  const tc_kernel_ir *ir;
+  const int64_t *syms;
+  int n;
+  const tc_var *var[FLOP_ENV_MAX];
+  int64_t val[FLOP_ENV_MAX];
+} flop_env;
+
+static void env_set(flop_env *env, const tc_var *v, int64_t x) {
+  for (int i = env->n - 1; i >= 0; i--)
+    if (env->var[i] == v) {
+      env->val[i] = x;
+      return;
+    }
+  if (env->n < FLOP_ENV_MAX) {
+    env->var[env->n] = v;
+    env->val[env->n++] = x;
+  }
+}
+
+static bool eval_static(const flop_env *env, const tc_expr *e, int64_t *out) {
   int64_t a, b;
   switch (e->op) {
   case TC_OP_CONST_INT: *out = e->ival; return true;
   case TC_OP_VAR:
-    for (int s = 0; s < ir->nsyms; s++)
-      if (ir->syms[s] == e->var) {
-        *out = syms[s];
+    for (int s = 0; s < env->ir->nsyms; s++)
+      if (env->ir->syms[s] == e->var) {
+        *out = env->syms[s];
+        return true;
+      }
+    for (int i = env->n - 1; i >= 0; i--)
+      if (env->var[i] == e->var) {
+        *out = env->val[i];
         return true;
       }
     return false;
-  case TC_OP_CAST: return eval_static(ir, e->args[0], syms, out);
+  case TC_OP_CAST: return tc_dtype_is_int(e->dtype) && eval_static(env, e->args[0], out);
+  case TC_OP_SELECT:
+    if (!eval_static(env, e->args[0], &a)) return false;
+    return eval_static(env, e->args[a ? 1 : 2], out);
   default: break;
   }
-  if (e->nargs != 2 || !eval_static(ir, e->args[0], syms, &a) || !eval_static(ir, e->args[1], syms, &b)) return false;
+  if (e->nargs != 2 || !eval_static(env, e->args[0], &a) || !eval_static(env, e->args[1], &b)) return false;
   switch (e->op) {
   case TC_OP_ADD: *out = a + b; return true;
   case TC_OP_SUB: *out = a - b; return true;
@@ -230,26 +262,50 @@ static bool eval_static(const tc_kernel_ir *ir, const tc_expr *e, const int64_t 
     return true;
   case TC_OP_MIN: *out = a < b ? a : b; return true;
   case TC_OP_MAX: *out = a > b ? a : b; return true;
+  case TC_OP_LT: *out = a < b; return true;
+  case TC_OP_LE: *out = a <= b; return true;
+  case TC_OP_GT: *out = a > b; return true;
+  case TC_OP_GE: *out = a >= b; return true;
+  case TC_OP_EQ: *out = a == b; return true;
+  case TC_OP_NE: *out = a != b; return true;
   default: return false;
   }
 }
 
-/* Sum over the statement tree of gemm flops, times the trip counts of enclosing loops. */
-static double stmt_flops(const tc_kernel_ir *ir, const tc_stmt *s, const int64_t *syms) {
+/* GEMM flops of a statement tree for one block, loops run (or, when long, multiplied out). */
+static double stmt_flops(flop_env *env, const tc_stmt *s) {
   if (!s) return 0;
   switch (s->kind) {
   case TC_ST_SEQ: {
     double f = 0;
-    for (int i = 0; i < s->u.seq.n; i++) f += stmt_flops(ir, s->u.seq.items[i], syms);
+    for (int i = 0; i < s->u.seq.n; i++) f += stmt_flops(env, s->u.seq.items[i]);
     return f;
   }
-  case TC_ST_FOR: {
-    int64_t n;
-    double body = stmt_flops(ir, s->u.loop.body, syms);
-    if (body == 0) return 0;
-    return eval_static(ir, s->u.loop.extent, syms, &n) ? body * (double)(n > 0 ? n : 0) : 0;
+  case TC_ST_LET:
+  case TC_ST_ASSIGN: {
+    int64_t x;
+    if (tc_dtype_is_int(s->u.let.value->dtype) && eval_static(env, s->u.let.value, &x)) env_set(env, s->u.let.var, x);
+    return 0;
   }
-  case TC_ST_IF: return stmt_flops(ir, s->u.if_.then_s, syms);
+  case TC_ST_FOR: {
+    int64_t lo, n;
+    if (!eval_static(env, s->u.loop.min, &lo) || !eval_static(env, s->u.loop.extent, &n) || n <= 0) return 0;
+    if (n > FLOP_LOOP_MAX) {
+      env_set(env, s->u.loop.var, lo);
+      return stmt_flops(env, s->u.loop.body) * (double)n;
+    }
+    double f = 0;
+    for (int64_t i = 0; i < n; i++) {
+      env_set(env, s->u.loop.var, lo + i);
+      f += stmt_flops(env, s->u.loop.body);
+    }
+    return f;
+  }
+  case TC_ST_IF: {
+    int64_t c;
+    if (eval_static(env, s->u.if_.cond, &c)) return stmt_flops(env, c ? s->u.if_.then_s : s->u.if_.else_s);
+    return stmt_flops(env, s->u.if_.then_s);
+  }
   case TC_ST_GEMM: {
     int64_t sa[4], sc[4];
     int na = tc_region_squeezed(&s->u.gemm.a, sa, 4), nc = tc_region_squeezed(&s->u.gemm.c, sc, 4);
@@ -278,14 +334,23 @@ static bool syms_from_args(const tilec_kernel *k, DLTensor *const *args, size_t 
 double tilec_kernel_flops(const tilec_kernel *k, DLTensor *const *args, size_t nargs) {
   if (!k) return 0;
   int64_t syms[64];
-  if (k->ir->nsyms > 64 || !syms_from_args(k, args, nargs, syms)) return 0;
-  double blocks = 1;
-  for (int i = 0; i < k->ir->grid_ndim; i++) {
-    int64_t g;
-    if (!eval_static(k->ir, k->ir->grid[i], syms, &g)) return 0;
-    blocks *= (double)g;
+  const tc_kernel_ir *ir = k->ir;
+  if (ir->nsyms > 64 || !syms_from_args(k, args, nargs, syms)) return 0;
+  flop_env env = {ir, syms, 0, {0}, {0}};
+  int64_t g[3] = {1, 1, 1};
+  for (int i = 0; i < ir->grid_ndim; i++)
+    if (!eval_static(&env, ir->grid[i], &g[i]) || g[i] <= 0) return 0;
+  /* Every block when there are few; otherwise evenly spaced blocks, scaled to the grid. */
+  double blocks = (double)g[0] * (double)g[1] * (double)g[2], f = 0;
+  int64_t total = g[0] * g[1] * g[2], step = total > FLOP_BLOCKS_MAX ? total / FLOP_BLOCKS_MAX : 1, counted = 0;
+  for (int64_t b = 0; b < total; b += step, counted++) {
+    env.n = 0;
+    int64_t idx[3] = {b % g[0], (b / g[0]) % g[1], b / (g[0] * g[1])};
+    for (int a = 0; a < 3; a++)
+      if (ir->block_idx[a]) env_set(&env, ir->block_idx[a], idx[a]);
+    f += stmt_flops(&env, ir->body);
   }
-  return blocks * stmt_flops(k->ir, k->ir->body, syms);
+  return counted ? f * blocks / (double)counted : 0;
 }
 
 double tilec_kernel_bytes(const tilec_kernel *k, DLTensor *const *args, size_t nargs) {

@@ -54,3 +54,7 @@ PY
 expect "-D overrides a module constant" 0 "kernel scale(A: float32\[100, 32\]" "$T" ir "$D/modc.py" -D M=100 -D N=32
 expect "-D shrunk example verifies" 0 "verify B: ok" "$T" run "$D/modc.py" -D M=100 -D N=32 --verify
 expect "-D of an unknown name lists module constants" 2 "parameters: block_M, dtype, M, N" "$T" ir "$D/modc.py" -D Q=1
+
+# --bench reports FLOP/s for flash attention (GEMM work counted per block, causal or not)
+expect "flash attention --bench reports GFLOP/s" 0 "GFLOP/s" "$T" run examples/flash_attention.py --bench
+expect "causal=False flash attention --bench reports GFLOP/s" 0 "GFLOP/s" "$T" run examples/flash_attention.py -D is_causal=False --bench
