@@ -368,6 +368,16 @@ TEST(tilelang_cdiv_is_ceildiv) {
   CHECK(tc_expr_const_int(r.k->grid[0], &g));
   CHECK_INT(g, 4);
   run_free(&r);
+  /* A runtime T.ceildiv prints as written (it was `(M + 1 - 1) // 1`); other floor divisions do not. */
+  CHECK_EVAL(&r, HDR
+      "M = T.symbolic('M')\n"
+      "@T.prim_func\n"
+      "def g(A: T.Tensor((M,), 'int32')):\n"
+      "    with T.Kernel(T.ceildiv(M, 1), threads=32) as bx:\n"
+      "        A[bx] = T.ceildiv(M, bx + 2) + (M + 3 - 1) // 2 + T.ceildiv(M - bx, 16) * 2\n");
+  EXPECT_LINE(&r, "with T.Kernel(T.ceildiv(M, 1), threads=32) as bx:");
+  EXPECT_LINE(&r, "A[bx] = T.ceildiv(M, bx + 2) + (M + 3 - 1) // 2 + T.ceildiv(M - bx, 16) * 2");
+  run_free(&r);
 }
 
 TEST(eager_style) {
@@ -774,7 +784,7 @@ TEST(tilelang_idioms) {
   run r;
   CHECK_EVAL(&r, tilelang_style_src);
   EXPECT_LINE(&r, "T.copy(Q[bz, bx * 64 : +64, by, 0 : +64], Q_shared)");
-  EXPECT_LINE(&r, "loop_range: int32 = min(2, ((bx + 1) * 64 + 64 - 1) // 64)");
+  EXPECT_LINE(&r, "loop_range: int32 = min(2, T.ceildiv((bx + 1) * 64, 64))");
   EXPECT_LINE(&r, "for k in pipelined(0, loop_range, stages=1):");
   EXPECT_LINE(&r, "acc_s[i, j] = if_then_else(bx * 64 + i >= k * 64 + j, 0.0, -inf)");
   EXPECT_LINE(&r, "T.gemm(Q_shared, K_shared, acc_s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)");
