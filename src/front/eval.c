@@ -731,6 +731,29 @@ static bool contains_prim_func(const tc_ast_list *body, int depth) {
   return false;
 }
 
+/* Whether a `@x.jit` decorator is TileLang's (not @triton.jit or @numba.jit in the same file):
+ * x must be a name the module binds to tilelang (import tilelang [as x]); a bare @jit counts. */
+static bool is_tilelang_jit(const tc_ast *module, const tc_ast *def) {
+  for (int i = 0; i < def->list2.n; i++) {
+    const tc_ast *d = def->list2.v[i];
+    if (strcmp(decorator_name(d), "jit") != 0) continue;
+    if (d->kind == TC_AST_CALL) d = d->a;
+    if (d->kind == TC_AST_NAME) return true;
+    if (d->kind != TC_AST_ATTRIBUTE || !d->a || d->a->kind != TC_AST_NAME) continue;
+    const char *base = d->a->str;
+    if (strcmp(base, "tilelang") == 0) return true;
+    for (int j = 0; j < module->list.n; j++) {
+      const tc_ast *s = module->list.v[j];
+      if (s->kind != TC_AST_IMPORT) continue;
+      for (int k = 0; k < s->list.n; k++) {
+        const tc_ast *al = s->list.v[k];
+        if (strcmp(al->str, "tilelang") == 0 && al->str2 && strcmp(al->str2, base) == 0) return true;
+      }
+    }
+  }
+  return false;
+}
+
 tc_kernel_defs tc_front_find_kernels(tc_arena *arena, const tc_ast *module) {
   tc_kernel_defs out = {0, NULL};
   if (!module || module->kind != TC_AST_MODULE) return out;
@@ -743,7 +766,7 @@ tc_kernel_defs tc_front_find_kernels(tc_arena *arena, const tc_ast *module) {
     if (has_decorator(s, "prim_func")) style = TC_STYLE_PRIM_FUNC;
     else if (has_decorator(s, "macro")) continue;
     else if (contains_prim_func(&s->list, 0)) style = TC_STYLE_FACTORY;
-    else if (has_decorator(s, "jit")) style = TC_STYLE_EAGER;
+    else if (is_tilelang_jit(module, s)) style = TC_STYLE_EAGER;
     else continue;
     int j;
     for (j = 0; j < out.n; j++) /* a redefinition replaces the earlier one, as in Python */
