@@ -1149,10 +1149,13 @@ static tc_kernel_ir *eval_guarded(tc_ev *ev, const char *name) {
       ev_fail_usage(ev, "program has no kernel named '%s'; kernels: %s", name, list);
     }
   } else if (defs.n == 0) {
-    tc_error(ev->err, TILEC_ERROR_PROGRAM,
-             "%s: program defines no kernel (a @T.prim_func, a kernel factory returning one, or a "
-             "@tilelang.jit function)",
-             ev->src && ev->src->name ? ev->src->name : "<input>");
+    /* placed at 1:1 so the message has the file:line:col every other one has */
+    tc_loc top = {ev->src, 1, 1};
+    if (ev->module->list.n == 0) tc_error_at(ev->err, TILEC_ERROR_PROGRAM, top, "the file is empty: there is no kernel to compile");
+    else
+      tc_error_at(ev->err, TILEC_ERROR_PROGRAM, top,
+                  "program defines no kernel (a @T.prim_func, a kernel factory returning one, or a "
+                  "@tilelang.jit function)");
     return NULL;
   } else if (defs.n > 1) {
     tc_strbuf sb;

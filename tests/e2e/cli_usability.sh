@@ -58,3 +58,11 @@ expect "-D of an unknown name lists module constants" 2 "parameters: block_M, dt
 # --bench reports FLOP/s for flash attention (GEMM work counted per block, causal or not)
 expect "flash attention --bench reports GFLOP/s" 0 "GFLOP/s" "$T" run examples/flash_attention.py --bench
 expect "causal=False flash attention --bench reports GFLOP/s" 0 "GFLOP/s" "$T" run examples/flash_attention.py -D is_causal=False --bench
+
+# a NUL byte, an empty file and a file without a kernel: errors with file:line:col
+printf 'import tilelang\nx = 1\000\n' >"$D/nul.py"
+expect "NUL byte has its line:col" 1 "nul.py:2:6: error: source code cannot contain null bytes" "$T" ir "$D/nul.py"
+: >"$D/empty.py"
+expect "empty file has a line:col" 1 "empty.py:1:1: error: the file is empty" "$T" ir "$D/empty.py"
+printf 'import tilelang\nx = 1\n' >"$D/nok.py"
+expect "no kernel has a line:col" 1 "nok.py:1:1: error: program defines no kernel" "$T" ir "$D/nok.py"
