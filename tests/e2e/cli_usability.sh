@@ -66,3 +66,13 @@ expect "NUL byte has its line:col" 1 "nul.py:2:6: error: source code cannot cont
 expect "empty file has a line:col" 1 "empty.py:1:1: error: the file is empty" "$T" ir "$D/empty.py"
 printf 'import tilelang\nx = 1\n' >"$D/nok.py"
 expect "no kernel has a line:col" 1 "nok.py:1:1: error: program defines no kernel" "$T" ir "$D/nok.py"
+
+# the test command shows progress: a line per suite as it finishes (a fake build folder with
+# one unit test and no tilec, so only the unit-test stage runs)
+mkdir -p "$D/fakebuild/tests"
+printf '#!/bin/sh\necho "PASS one"\necho "PASS two"\n' >"$D/fakebuild/tests/test_fake"
+chmod +x "$D/fakebuild/tests/test_fake"
+sh tests/run.sh "$D/fakebuild" >"$D/progress.txt" 2>&1
+grep -q "^  $D/fakebuild/tests/test_fake: 2 passed, 0 failed ([0-9]*s)$" "$D/progress.txt" &&
+  tail -n 1 "$D/progress.txt" | grep -qx "2 passed, 0 failed" && pass "test command prints a progress line per suite" ||
+  { fail "test command prints a progress line per suite"; cat "$D/progress.txt"; }
