@@ -179,6 +179,8 @@ tc_val *tv_module(tc_ev *ev, int id) {
   return v;
 }
 tc_val *tv_opaque(tc_ev *ev, const char *name) {
+  const tc_builtin *b = ev_compat_builtin(name); /* a helper tilec implements, however it was imported */
+  if (b) return tv_builtin(ev, b, NULL);
   tc_val *v = tv_new(ev, TV_OPAQUE);
   v->u.opaque.name = tc_arena_strdup(&ev->tmp, name);
   return v;

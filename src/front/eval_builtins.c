@@ -822,6 +822,8 @@ tc_val *ev_method(tc_ev *ev, tc_val *obj, const char *attr, tc_loc loc) {
   case TV_TUPLE: t = tuple_methods; break;
   case TV_STR: t = str_methods; break;
   case TV_DICT: t = dict_methods; break;
+  case TV_INT:
+  case TV_BOOL: return ev_compat_int_method(ev, obj, attr);
   case TV_EXPR:
   case TV_ELEM: t = expr_methods; break;
   case TV_BUFFER:

@@ -1290,6 +1290,7 @@ tc_val *ev_module_attr_try(tc_ev *ev, int mod, const char *attr) {
 tc_val *ev_module_attr(tc_ev *ev, int mod, const char *attr, tc_loc loc) {
   tc_val *v = ev_module_attr_try(ev, mod, attr);
   if (v) return v;
+  ev_compat_check_attr(ev, mod == TM_LANGUAGE ? "T" : "tilelang", attr, loc);
   const char *best = NULL;
   int bestd = 4;
   const char *modname = mod == TM_LANGUAGE ? "T" : mod == TM_MATH ? "math" : mod == TM_POLICY ? "T.GemmWarpPolicy" : "tilelang";

@@ -558,6 +558,34 @@ TEST(select_between_two_literals) {
   run_free(&r);
 }
 
+/* Compile-time helpers and device queries of TileLang's examples (issue 10), however imported;
+ * device queries answer for the default CUDA target (sm_90, 132 SMs) on every target. */
+TEST(compile_time_helpers_and_device_queries) {
+  run r;
+  const char *src = HDR
+      "from tilelang.carver.arch import driver\n"
+      "from tilelang.language.fp8 import determine_fp8_type\n"
+      "from tilelang.math import next_power_of_2\n"
+      "import tilelang as tl\n"
+      "import torch\n"
+      "def k(n=100):\n"
+      "    assert tilelang.math.next_power_of_2(n) == 128 and tl.math.next_power_of_2(64) == 64\n"
+      "    assert next_power_of_2(1) == 1 and next_power_of_2(0) == 2 and next_power_of_2(3) == 4\n"
+      "    assert n.bit_length() == 7 and (0).bit_length() == 0 and (-8).bit_length() == 4 and True.bit_length() == 1\n"
+      "    assert 64 == 2 ** ((64).bit_length() - 1)\n"
+      "    sm_major, sm_minor = torch.cuda.get_device_capability()\n"
+      "    assert (sm_major, sm_minor) == (9, 0) and torch.cuda.get_device_capability(0)[0] >= 9\n"
+      "    dtype = determine_fp8_type()\n"
+      "    @T.prim_func\n"
+      "    def main(A: T.Tensor((driver.get_num_sms(),), dtype)):\n"
+      "        with T.Kernel(1) as bx:\n"
+      "            T.clear(A)\n"
+      "    return main\n";
+  CHECK_EVAL(&r, src);
+  EXPECT_LINE(&r, "kernel k(A: float8_e4m3fn[132] output):");
+  run_free(&r);
+}
+
 typedef struct diag_case {
   const char *body; /* kernel body lines, 12 spaces deep */
   const char *message;
@@ -811,6 +839,7 @@ int main(void) {
   RUN(types_promote_and_casts_are_explicit);
   RUN(symbolic_dims_and_slices);
   RUN(select_between_two_literals);
+  RUN(compile_time_helpers_and_device_queries);
   RUN(diagnostics_are_values_with_places);
   RUN(examples_evaluate_and_verify);
   RUN(fuzz_seeds_evaluate);
