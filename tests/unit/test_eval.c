@@ -584,6 +584,19 @@ TEST(compile_time_helpers_and_device_queries) {
   CHECK_EVAL(&r, src);
   EXPECT_LINE(&r, "kernel k(A: float8_e4m3fn[132] output):");
   run_free(&r);
+  /* a dtype used as a string: iterated, str methods, compared with names */
+  CHECK_EVAL(&r, HDR
+      "def k(d='int8', storage_dtype=T.uint8):\n"
+      "    assert d in [T.float16, T.int8] and T.int8 in ['int8'] and d == T.int8\n"
+      "    nbit = int(''.join(c for c in storage_dtype if c.isdigit()))\n"
+      "    assert nbit == 8 and storage_dtype.startswith('uint') and not 'a8'.isdigit() and str(T.int8) == 'int8'\n"
+      "    @T.prim_func\n"
+      "    def main(A: T.Tensor((nbit,), d)):\n"
+      "        with T.Kernel(1) as bx:\n"
+      "            T.clear(A)\n"
+      "    return main\n");
+  EXPECT_LINE(&r, "kernel k(A: int8[8] output):");
+  run_free(&r);
 }
 
 typedef struct diag_case {
