@@ -467,6 +467,9 @@ def main():
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--details", help="write one line per kernel to this file")
     o = ap.parse_args()
+    if "TILEC_CACHE_DIR" not in os.environ:  # the runs never touch the user's kernel cache
+        import tempfile
+        os.environ["TILEC_CACHE_DIR"] = tempfile.mkdtemp(prefix="tilec-compat-cache-")
     root = os.path.join(o.checkout, "examples")
     if not os.path.isdir(root):
         sys.exit(f"compat: {root} is not a folder (give a TileLang checkout)")
