@@ -9,7 +9,7 @@ BUILD ?= build
 CC ?= cc
 OPT ?= -O2 -g
 SAN ?=
-override CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers \
+override CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -fvisibility=hidden -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers \
   -Iinclude -Isrc -Itools -fPIC -MMD -MP $(OPT) $(SAN) $(CFLAGS)
 LDLIBS = -ldl -lpthread -lm
 # per-benchmark extra libraries
@@ -30,7 +30,8 @@ all: $(BUILD)/tilec $(BUILD)/libtilec.a $(BUILD)/libtilec.so $(UNIT_BINS) $(HELP
 deps:
 	@sh tools/deps.sh
 
-$(BUILD)/obj/%.o: %.c
+# Objects depend on the Makefile too: a change of flags (-fvisibility=hidden) rebuilds them.
+$(BUILD)/obj/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
@@ -49,8 +50,8 @@ $(BUILD)/libtilec.a: $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/libtilec.so: $(LIB_OBJS)
-	$(CC) -shared $(SAN) -o $@ $^ $(LDLIBS)
+$(BUILD)/libtilec.so: $(LIB_OBJS) tools/libtilec.map
+	$(CC) -shared $(SAN) -Wl,--version-script=tools/libtilec.map -o $@ $(LIB_OBJS) $(LDLIBS)
 
 TOOL_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard tools/*.c)))
 $(BUILD)/tilec: $(TOOL_OBJS) $(BUILD)/libtilec.a

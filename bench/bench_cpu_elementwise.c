@@ -41,7 +41,7 @@ int main(int argc, char **argv) {
   int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
   if (ncpu < 1) ncpu = 1;
   tc_thread_pool *pool = tc_thread_pool_create(ncpu);
-  tc_backend_env env = {"cc", ncpu, pool};
+  tc_backend_env env = {"cc", ncpu, pool, {0}};
   tc_arena a;
   tc_arena_init(&a);
   tc_kernel_ir *k = build_axpb(&a, 4096);
@@ -50,7 +50,7 @@ int main(int argc, char **argv) {
   void *art;
   size_t n;
   tc_loaded *mod;
-  if (tc_cpu_cc_backend.generate(k, &gen, &err) || tc_cpu_cc_backend.build(&env, &gen, &art, &n, &err) ||
+  if (tc_lower_and_emit(&tc_cpu_cc_backend, &a, k, &gen, &err) || tc_cpu_cc_backend.build(&env, &gen, &art, &n, &err) ||
       tc_cpu_cc_backend.load(&env, k, &gen, art, n, &mod, &err)) {
     fprintf(stderr, "%s\n", err.rendered);
     return 1;

@@ -37,14 +37,14 @@ int main(int argc, char **argv) {
   if (ncpu < 1) ncpu = 1;
   openblas_set_num_threads(ncpu);
   tc_thread_pool *pool = tc_thread_pool_create(ncpu);
-  tc_backend_env env = {"cc", ncpu, pool};
+  tc_backend_env env = {"cc", ncpu, pool, {0}};
   tc_arena a;
   tc_arena_init(&a);
   tc_kernel_ir *k = build_gemm(&a, bm, bn, bk, false, false, kb_f32(), kb_f32(), 128);
   tc_generated gen;
   tilec_error err = {0};
   double t0 = now_ms();
-  if (tc_cpu_cc_backend.generate(k, &gen, &err) != TILEC_OK) {
+  if (tc_lower_and_emit(&tc_cpu_cc_backend, &a, k, &gen, &err) != TILEC_OK) {
     fprintf(stderr, "generate: %s\n", err.rendered);
     return 1;
   }

@@ -24,12 +24,19 @@
 extern "C" {
 #endif
 
+/* The library is built with -fvisibility=hidden; TILEC_API marks what libtilec.so exports. */
+#if defined(__GNUC__) || defined(__clang__)
+#define TILEC_API __attribute__((visibility("default")))
+#else
+#define TILEC_API
+#endif
+
 #define TILEC_VERSION_MAJOR 0
 #define TILEC_VERSION_MINOR 1
 #define TILEC_VERSION_PATCH 0
 #define TILEC_VERSION_STRING "0.1.0"
 
-const char *tilec_version(void);
+TILEC_API const char *tilec_version(void);
 
 /* Status codes. The CLI's exit codes are the same numbers for the first five. */
 typedef enum tilec_status {
@@ -56,7 +63,7 @@ typedef struct tilec_error {
   char rendered[4096];
 } tilec_error;
 
-const char *tilec_status_name(tilec_status s);
+TILEC_API const char *tilec_status_name(tilec_status s);
 
 /* ---- context ------------------------------------------------------------------------------ */
 typedef struct tilec_context tilec_context;
@@ -73,25 +80,25 @@ typedef struct tilec_context_options {
   int num_threads;       /* cpu worker threads; 0: all cores */
 } tilec_context_options;
 
-tilec_context *tilec_context_create(const tilec_context_options *opts, tilec_error *err);
-void tilec_context_destroy(tilec_context *ctx);
+TILEC_API tilec_context *tilec_context_create(const tilec_context_options *opts, tilec_error *err);
+TILEC_API void tilec_context_destroy(tilec_context *ctx);
 /* One warning the context recorded but did not fail on (e.g. "disk cache disabled: ..."),
  * or NULL. Cleared by reading. The caller frees it with tilec_free. */
-char *tilec_context_take_warning(tilec_context *ctx);
+TILEC_API char *tilec_context_take_warning(tilec_context *ctx);
 
 /* ---- programs ----------------------------------------------------------------------------- */
 typedef struct tilec_program tilec_program;
 
-tilec_program *tilec_program_from_file(tilec_context *ctx, const char *path, tilec_error *err);
+TILEC_API tilec_program *tilec_program_from_file(tilec_context *ctx, const char *path, tilec_error *err);
 /* `name` is used in diagnostics as the file name. The text is copied. */
-tilec_program *tilec_program_from_string(tilec_context *ctx, const char *name, const char *text,
+TILEC_API tilec_program *tilec_program_from_string(tilec_context *ctx, const char *name, const char *text,
                                          size_t len, tilec_error *err);
-void tilec_program_destroy(tilec_program *prog);
+TILEC_API void tilec_program_destroy(tilec_program *prog);
 
 /* Kernels found in the program: kernel factories, eager @tilelang.jit functions and
  * module-level prim_funcs, by the Python name that defines them. */
-size_t tilec_program_num_kernels(const tilec_program *prog);
-const char *tilec_program_kernel_name(const tilec_program *prog, size_t i);
+TILEC_API size_t tilec_program_num_kernels(const tilec_program *prog);
+TILEC_API const char *tilec_program_kernel_name(const tilec_program *prog, size_t i);
 
 /* ---- compiling ---------------------------------------------------------------------------- */
 /* A binding of a factory parameter or T.const name. Values are written as on the command line:
@@ -109,26 +116,29 @@ typedef struct tilec_compile_options {
   const char *kernel;          /* NULL: the program's only kernel */
   const tilec_define *defines; /* bindings, by name */
   size_t num_defines;
-  const char *target;          /* "cpu", "cuda", "metal" or "auto"; NULL: "auto" */
+  const char *target;          /* "cpu", "cuda", "metal" or "auto", with options:
+                                  "cuda,arch=sm_90a" (docs/cli.md); NULL: "auto" */
   const char *backend;         /* execution backend; NULL or "auto": the target's default */
   unsigned flags;
 } tilec_compile_options;
 
 /* Evaluate the kernel with its bindings and print its tile IR (after the target-independent
- * passes when `lowered` is nonzero). The caller frees the text with tilec_free. */
-char *tilec_program_ir(tilec_program *prog, const tilec_compile_options *opts, int lowered,
+ * passes when `lowered` is nonzero; when opts->target names a target, also after that target's
+ * passes, followed by '#' lines with its description, pass list and decisions). The caller
+ * frees the text with tilec_free. */
+TILEC_API char *tilec_program_ir(tilec_program *prog, const tilec_compile_options *opts, int lowered,
                        tilec_error *err);
 
 /* The code the target's backend generates for the kernel (the kernel alone when `kernel_only`
  * is nonzero), without building or loading it: no compiler runs. Freed with tilec_free. */
-char *tilec_program_source(tilec_program *prog, const tilec_compile_options *opts, int kernel_only,
+TILEC_API char *tilec_program_source(tilec_program *prog, const tilec_compile_options *opts, int kernel_only,
                            tilec_error *err);
 
 typedef struct tilec_kernel tilec_kernel;
 
-tilec_kernel *tilec_compile(tilec_program *prog, const tilec_compile_options *opts,
+TILEC_API tilec_kernel *tilec_compile(tilec_program *prog, const tilec_compile_options *opts,
                             tilec_error *err);
-void tilec_kernel_destroy(tilec_kernel *k);
+TILEC_API void tilec_kernel_destroy(tilec_kernel *k);
 
 /* ---- querying a kernel -------------------------------------------------------------------- */
 typedef struct tilec_param_info {
@@ -141,20 +151,20 @@ typedef struct tilec_param_info {
   int is_output;           /* written by the kernel */
 } tilec_param_info;
 
-const char *tilec_kernel_name(const tilec_kernel *k);
-const char *tilec_kernel_target(const tilec_kernel *k);
-const char *tilec_kernel_backend(const tilec_kernel *k);
-size_t tilec_kernel_num_params(const tilec_kernel *k);
-int tilec_kernel_param(const tilec_kernel *k, size_t i, tilec_param_info *out); /* 0 on success */
+TILEC_API const char *tilec_kernel_name(const tilec_kernel *k);
+TILEC_API const char *tilec_kernel_target(const tilec_kernel *k);
+TILEC_API const char *tilec_kernel_backend(const tilec_kernel *k);
+TILEC_API size_t tilec_kernel_num_params(const tilec_kernel *k);
+TILEC_API int tilec_kernel_param(const tilec_kernel *k, size_t i, tilec_param_info *out); /* 0 on success */
 /* Generated source: the kernel alone, or the whole translation unit with host code. */
-const char *tilec_kernel_source(const tilec_kernel *k, int kernel_only);
+TILEC_API const char *tilec_kernel_source(const tilec_kernel *k, int kernel_only);
 /* How the kernel was obtained: "miss" (compiled now), "hit" (from a cache) or "off". */
-const char *tilec_kernel_cache_status(const tilec_kernel *k);
-double tilec_kernel_compile_ms(const tilec_kernel *k);
+TILEC_API const char *tilec_kernel_cache_status(const tilec_kernel *k);
+TILEC_API double tilec_kernel_compile_ms(const tilec_kernel *k);
 /* Floating-point operations of one launch for the given dynamic sizes, or 0 when unknown;
  * the byte traffic likewise (both estimates derived from the tile operations). */
-double tilec_kernel_flops(const tilec_kernel *k, DLTensor *const *args, size_t nargs);
-double tilec_kernel_bytes(const tilec_kernel *k, DLTensor *const *args, size_t nargs);
+TILEC_API double tilec_kernel_flops(const tilec_kernel *k, DLTensor *const *args, size_t nargs);
+TILEC_API double tilec_kernel_bytes(const tilec_kernel *k, DLTensor *const *args, size_t nargs);
 
 /* ---- launching ---------------------------------------------------------------------------- */
 /* Run the kernel. args[i] is the tensor for parameter i, on the kernel's device. Shapes,
@@ -164,10 +174,10 @@ double tilec_kernel_bytes(const tilec_kernel *k, DLTensor *const *args, size_t n
  * 0-d tensor of its dtype; types DLPack cannot name (the float8 types, float4_e2m1fn, int4,
  * uint4) travel as kDLUInt tensors of their storage (8 bits; 4-bit types packed two per byte,
  * element 2k in the low nibble); bool is kDLUInt 8 where the DLPack header has no kDLBool. */
-tilec_status tilec_kernel_launch(tilec_kernel *k, DLTensor *const *args, size_t nargs,
+TILEC_API tilec_status tilec_kernel_launch(tilec_kernel *k, DLTensor *const *args, size_t nargs,
                                  tilec_error *err);
 /* Run the independent reference (a float64 interpreter of the tile IR) on host tensors. */
-tilec_status tilec_kernel_run_reference(tilec_kernel *k, DLTensor *const *args, size_t nargs,
+TILEC_API tilec_status tilec_kernel_run_reference(tilec_kernel *k, DLTensor *const *args, size_t nargs,
                                         tilec_error *err);
 
 /* ---- verification ------------------------------------------------------------------------- */
@@ -180,20 +190,20 @@ typedef struct tilec_compare {
 } tilec_compare;
 
 /* Compare a result with a reference of the same shape and dtype (host tensors). */
-tilec_status tilec_compare_tensors(const DLTensor *result, const DLTensor *reference,
+TILEC_API tilec_status tilec_compare_tensors(const DLTensor *result, const DLTensor *reference,
                                    tilec_compare *out, tilec_error *err);
 
 /* ---- backends and the kernel cache -------------------------------------------------------- */
 /* A table of every execution backend: target, name, whether it is the target's default,
  * whether it is available here and why not. The caller frees it with tilec_free. */
-char *tilec_backends_report(tilec_context *ctx);
+TILEC_API char *tilec_backends_report(tilec_context *ctx);
 /* `what` is "ls" (one line per entry, most recently used first) or "stats" (totals). The
  * caller frees *out with tilec_free. */
-tilec_status tilec_cache_report(tilec_context *ctx, const char *what, char **out, tilec_error *err);
-tilec_status tilec_cache_clear(tilec_context *ctx, size_t *removed, tilec_error *err);
+TILEC_API tilec_status tilec_cache_report(tilec_context *ctx, const char *what, char **out, tilec_error *err);
+TILEC_API tilec_status tilec_cache_clear(tilec_context *ctx, size_t *removed, tilec_error *err);
 
 /* ---- misc --------------------------------------------------------------------------------- */
-void tilec_free(void *p);
+TILEC_API void tilec_free(void *p);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,5 @@
-/* api.c: contexts, programs and kernel queries of the public API. */
+/* api.c: contexts, programs and kernel queries of the public API. Compiling and destroying
+ * kernels, and the IR text of a program, are compile.c's. */
 #include "api.h"
 
 #include <errno.h>
@@ -10,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "compile_cache.h"
+#include "target/cpu/cpu.h"
 #include "util/pool.h"
 
 const char *tilec_version(void) { return TILEC_VERSION_STRING; }
@@ -29,12 +32,6 @@ const char *tilec_status_name(tilec_status s) {
 }
 
 void tilec_free(void *p) { free(p); }
-
-double tc_now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
@@ -62,6 +59,7 @@ tilec_context *tilec_context_create(const tilec_context_options *opts, tilec_err
   }
   ctx->num_threads = n;
   pthread_mutex_init(&ctx->mu, NULL);
+  tc_warning_init(&ctx->warnings);
   if (!ctx->cc || (opts->cache_dir && !ctx->cache_dir)) {
     tc_error(err, TILEC_ERROR_NOMEM, "out of memory creating a context");
     tilec_context_destroy(ctx);
@@ -70,40 +68,27 @@ tilec_context *tilec_context_create(const tilec_context_options *opts, tilec_err
   ctx->env.cc = ctx->cc;
   ctx->env.num_threads = n;
   ctx->env.pool = NULL; /* created on the first launch that needs it (compile.c) */
+  tc_target_spec cpu_spec = {"cpu", 0, {{"", ""}}};
+  if (!tc_target_describe(&tc_cpu_target, &cpu_spec, &ctx->env.desc, err)) {
+    tilec_context_destroy(ctx);
+    return NULL;
+  }
   return ctx;
 }
-
-void tc_context_caches_destroy(struct tc_context_caches *c); /* compile.c */
 
 void tilec_context_destroy(tilec_context *ctx) {
   if (!ctx) return;
   tc_context_caches_destroy(ctx->caches);
   if (ctx->env.pool) tc_thread_pool_destroy(ctx->env.pool);
   pthread_mutex_destroy(&ctx->mu);
-  free(ctx->warning);
+  tc_warning_destroy(&ctx->warnings);
   free(ctx->cc);
   free(ctx->cache_dir);
   free(ctx);
 }
 
-void tc_context_warn(tilec_context *ctx, const char *fmt, ...) {
-  char buf[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  pthread_mutex_lock(&ctx->mu);
-  if (!ctx->warning) ctx->warning = strdup(buf);
-  pthread_mutex_unlock(&ctx->mu);
-}
-
 char *tilec_context_take_warning(tilec_context *ctx) {
-  if (!ctx) return NULL;
-  pthread_mutex_lock(&ctx->mu);
-  char *w = ctx->warning;
-  ctx->warning = NULL;
-  pthread_mutex_unlock(&ctx->mu);
-  return w;
+  return ctx ? tc_warning_take(&ctx->warnings) : NULL;
 }
 
 /* ---- programs ---- */
@@ -222,53 +207,6 @@ const char *tilec_program_kernel_name(const tilec_program *p, size_t i) {
   return (p && i < (size_t)p->defs.n) ? p->defs.v[i].name : NULL;
 }
 
-char *tilec_program_ir(tilec_program *prog, const tilec_compile_options *opts, int lowered, tilec_error *err) {
-  if (!prog) {
-    tc_error(err, TILEC_ERROR_USAGE, "tilec_program_ir: program is NULL");
-    return NULL;
-  }
-  tc_arena arena;
-  tc_arena_init(&arena);
-  char *text = NULL;
-  tc_kernel_ir *k = tc_lower_kernel(prog, opts, lowered, &arena, err);
-  if (k) {
-    tc_strbuf sb;
-    tc_sb_init(&sb);
-    tc_ir_print_kernel(&sb, k);
-    text = tc_sb_take(&sb);
-    if (!text) tc_error(err, TILEC_ERROR_NOMEM, "out of memory printing the IR");
-  }
-  tc_arena_free(&arena);
-  return text;
-}
-
-char *tilec_program_source(tilec_program *prog, const tilec_compile_options *opts, int kernel_only, tilec_error *err) {
-  if (!prog) {
-    tc_error(err, TILEC_ERROR_USAGE, "tilec_program_source: program is NULL");
-    return NULL;
-  }
-  tilec_compile_options none = {0};
-  if (!opts) opts = &none;
-  tc_arena arena;
-  tc_arena_init(&arena);
-  char *text = NULL;
-  tc_kernel_ir *k = tc_lower_kernel(prog, opts, 1, &arena, err); /* what tilec_compile generates from */
-  const tc_backend *be = k ? tc_backend_resolve(&prog->ctx->env, opts->target, opts->backend, err) : NULL;
-  if (be && !be->generate) {
-    tc_error(err, TILEC_ERROR_TARGET, "target '%s' (backend '%s') has no code generator yet", be->target, be->name);
-  } else if (be) {
-    tc_generated gen = {0};
-    if (be->generate(k, &gen, err) == TILEC_OK) {
-      const char *s = kernel_only ? gen.kernel_source : gen.full_source;
-      text = strdup(s ? s : "");
-      if (!text) tc_error(err, TILEC_ERROR_NOMEM, "out of memory");
-    }
-    tc_generated_free(&gen);
-  }
-  tc_arena_free(&arena);
-  return text;
-}
-
 /* ---- kernel queries ---- */
 
 const char *tilec_kernel_name(const tilec_kernel *k) { return k ? k->ir->name : NULL; }
@@ -288,22 +226,4 @@ const char *tilec_kernel_source(const tilec_kernel *k, int kernel_only) {
   if (!k) return NULL;
   const char *s = kernel_only ? k->module->gen.kernel_source : k->module->gen.full_source;
   return s ? s : "";
-}
-
-void tc_module_retain(void *p) { __atomic_add_fetch(&((tc_module *)p)->refs, 1, __ATOMIC_RELAXED); }
-
-void tc_module_release(void *p) {
-  tc_module *m = p;
-  if (!m || __atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
-  if (m->mod && m->backend->unload) m->backend->unload(m->mod);
-  tc_generated_free(&m->gen);
-  free(m);
-}
-
-void tilec_kernel_destroy(tilec_kernel *k) {
-  if (!k) return;
-  tc_module_release(k->module);
-  tc_arena_free(&k->arena);
-  tc_program_release(k->prog);
-  free(k);
 }

@@ -1,22 +1,29 @@
-/* api.h: internal definitions behind the public objects of tilec.h, shared by api.c (objects,
- * compile), launch.c (argument checks, launches) and compile.c (the pipeline). */
+/* api.h: internal definitions behind the public objects of tilec.h, shared by api.c (contexts,
+ * programs, kernel queries), compile.c (the pipeline, kernel lifetime), compile_cache.c (the
+ * cached last stages) and launch.c (argument checks, launches).
+ *
+ * The files call downward only: compile.c -> api.c, compile_cache.c; api.c -> compile_cache.c
+ * (to free a context's caches); the helpers all of them share live below, in src/util/
+ * (clock, warnings) and src/target/module.c (compiled modules). */
 #ifndef TILEC_API_H
 #define TILEC_API_H
 
 #include <pthread.h>
 
 #include "front/front.h"
+#include "target/module.h"
 #include "target/target.h"
 #include "tilec.h"
+#include "util/warning.h"
 
 struct tilec_context {
   unsigned flags;
   char *cc;
   char *cache_dir;
   int num_threads;
-  tc_backend_env env;
-  pthread_mutex_t mu; /* guards warning and lazily created members */
-  char *warning;
+  tc_backend_env env; /* desc: the cpu's; each compile copies it with its own target's */
+  pthread_mutex_t mu; /* guards lazily created members */
+  tc_warning_slot warnings;
   struct tc_context_caches *caches; /* disk + memory caches and toolchain ids (compile_cache.c) */
 };
 
@@ -38,22 +45,14 @@ typedef struct tc_param_meta {
   int *sym_of_dim; /* per dim: index into ir->syms, or -1 for a fixed size */
 } tc_param_meta;
 
-/* Generated source and the loaded module of one compiled kernel, shared (reference counted)
- * between the kernels that the in-memory cache hands the same compile to. */
-typedef struct tc_module {
-  int refs; /* atomic */
-  const tc_backend *backend;
-  tc_generated gen;
-  tc_loaded *mod;
-} tc_module;
-void tc_module_retain(void *m);
-void tc_module_release(void *m);
-
 struct tilec_kernel {
   tilec_context *ctx;
   tilec_program *prog;
   tc_arena arena; /* the IR and metadata */
   tc_kernel_ir *ir;
+  const tc_target *target;
+  tc_backend_env env; /* the context's, with desc = this kernel's target description */
+  tc_lowered lowered; /* ir + desc + what the target's passes decided */
   const tc_backend *backend;
   tc_module *module;
   tc_param_meta *params;
@@ -61,13 +60,8 @@ struct tilec_kernel {
   double compile_ms;
 };
 
-/* The compile pipeline (compile.c): evaluate, run the target-independent passes with the
- * verifier between them, generate, build, load. */
+/* The compile pipeline (compile.c): evaluate, verify, the target-independent passes, the
+ * target's passes (each followed by the verifier), then emit, build, load behind the cache. */
 tilec_kernel *tc_compile_kernel(tilec_program *prog, const tilec_compile_options *opts, tilec_error *err);
-/* Evaluate + passes only (for `tilec ir`). The IR lives in `arena`. */
-tc_kernel_ir *tc_lower_kernel(tilec_program *prog, const tilec_compile_options *opts, int lowered,
-                              tc_arena *arena, tilec_error *err);
-void tc_context_warn(tilec_context *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-double tc_now_ms(void);
-
+void tc_program_release(tilec_program *p);
 #endif

@@ -1,7 +1,15 @@
-/* compile.c: the pipeline, readable in one function (tc_compile_kernel):
- *   read (done by tilec_program_*) -> evaluate -> verify -> target-independent passes, each
- *   followed by the verifier -> target lowering + codegen (backend->generate) -> build
- *   (backend->build) -> load (backend->load); the kernel cache sits in front of the last three. */
+/* compile.c: the pipeline, readable as a list in one function (tc_compile_kernel):
+ *
+ *   read (tilec_program_*, api.c)
+ *   -> evaluate (front/)                      -> verify
+ *   -> target-independent passes (pass/passes.def), each followed by the verifier
+ *   -> the target's passes (tc_target.passes: cpu/target.c, cuda/target.c, metal/target.c),
+ *      each followed by the verifier
+ *   -> emit (backend->generate) -> build (backend->build) -> load (backend->load),
+ *      with the kernel cache in front of these three (compile_cache.c).
+ *
+ * `tilec ir` shows the IR after evaluation; `--lowered` after the target-independent passes,
+ * and with an explicit --target after that target's passes too (tilec_program_ir). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,38 +17,79 @@
 #include "api.h"
 #include "compile_cache.h"
 #include "pass/pass.h"
+#include "util/clock.h"
 #include "util/pool.h"
 
-static const tc_pass tc_pipeline[] = {
+/* The target-independent passes, in order. */
+static const tc_pass tc_passes[] = {
 #define TC_PASS(name, fn) {name, fn},
 #include "pass/passes.def"
 };
 
-static tc_kernel_ir *lower_steps(tilec_program *prog, const tilec_compile_options *opts, int lowered,
-                                 tc_arena *arena, tilec_error *err) {
-  tc_kernel_ir *k = tc_front_eval(arena, &prog->src, prog->module, opts->kernel, opts->defines,
-                                  opts->num_defines, err);
-  if (k && !tc_ir_verify(k, "evaluate", err)) k = NULL;
-  for (size_t i = 0; k && lowered && i < sizeof tc_pipeline / sizeof tc_pipeline[0]; i++) {
-    if (!tc_pipeline[i].run(arena, k, err) || !tc_ir_verify(k, tc_pipeline[i].name, err)) k = NULL;
-  }
-  return k;
+/* ---- the stages; each returns false with err filled ---- */
+
+static bool evaluate(tilec_program *prog, const tilec_compile_options *opts, tc_arena *arena,
+                     tc_kernel_ir **out, tilec_error *err) {
+  *out = tc_front_eval(arena, &prog->src, prog->module, opts->kernel, opts->defines, opts->num_defines, err);
+  return *out && tc_ir_verify(*out, "evaluate", err);
 }
 
-tc_kernel_ir *tc_lower_kernel(tilec_program *prog, const tilec_compile_options *opts, int lowered,
-                              tc_arena *arena, tilec_error *err) {
-  static const tilec_compile_options none = {0};
-  jmp_buf oom;
-  jmp_buf *saved = arena->oom_jmp;
-  if (setjmp(oom)) {
-    arena->oom_jmp = saved;
-    tc_error(err, TILEC_ERROR_NOMEM, "out of memory compiling kernel");
+static bool run_passes(tc_arena *arena, tc_kernel_ir *k, tilec_error *err) {
+  for (size_t i = 0; i < sizeof tc_passes / sizeof tc_passes[0]; i++)
+    if (!tc_passes[i].run(arena, k, err) || !tc_ir_verify(k, tc_passes[i].name, err)) return false;
+  return true;
+}
+
+bool tc_run_target_passes(const tc_target *t, tc_lowered *lw, tilec_error *err) {
+  for (int i = 0; i < t->npasses; i++)
+    if (!t->passes[i].run(lw, err) || !tc_ir_verify(lw->k, t->passes[i].name, err)) return false;
+  return true;
+}
+
+tilec_status tc_lower_and_emit(const tc_backend *be, tc_arena *arena, tc_kernel_ir *k, tc_generated *out,
+                               tilec_error *err) {
+  memset(out, 0, sizeof *out);
+  tc_target_spec spec = {{0}, 0, {{"", ""}}};
+  snprintf(spec.kind, sizeof spec.kind, "%s", be->target);
+  tc_target_desc desc;
+  const tc_target *t = tc_target_find(spec.kind, err);
+  if (!t || !tc_target_describe(t, &spec, &desc, err)) return err ? err->status : TILEC_ERROR_USAGE;
+  tc_lowered lw = {arena, k, &desc, NULL};
+  if (!tc_run_target_passes(t, &lw, err)) return err ? err->status : TILEC_ERROR_PROGRAM;
+  if (!be->generate) {
+    tc_error(err, TILEC_ERROR_TARGET, "target '%s' has no code generator yet", be->target);
+    return TILEC_ERROR_TARGET;
+  }
+  return be->generate(&lw, out, err);
+}
+
+/* The target string -> the target and its description (options checked). */
+static const tc_target *target_of(const tilec_compile_options *opts, tc_target_desc *desc, tilec_error *err) {
+  tc_target_spec spec;
+  if (!tc_target_spec_parse(opts->target, &spec, err)) return NULL;
+  const tc_target *t = tc_target_find(spec.kind, err);
+  return t && tc_target_describe(t, &spec, desc, err) ? t : NULL;
+}
+
+/* Out of memory inside the arena longjmps here: the whole lowering fails cleanly. */
+#define ARENA_GUARD(arena, err, fail_value)                                  \
+  jmp_buf oom_;                                                             \
+  jmp_buf *saved_ = (arena)->oom_jmp;                                       \
+  if (setjmp(oom_)) {                                                       \
+    (arena)->oom_jmp = saved_;                                              \
+    tc_error(err, TILEC_ERROR_NOMEM, "out of memory compiling kernel");     \
+    return fail_value;                                                      \
+  }                                                                         \
+  (arena)->oom_jmp = &oom_
+
+/* The backend of the target: the one named, or the target's default ("auto"). */
+static const tc_backend *backend_of(const tilec_kernel *kern, const tilec_compile_options *opts, tilec_error *err) {
+  const tc_backend *be = tc_backend_resolve(&kern->env, kern->target->name, opts->backend, err);
+  if (be && (!be->generate || !be->load || !be->launch)) {
+    tc_error(err, TILEC_ERROR_TARGET, "target '%s' (backend '%s') has no code generator yet", be->target, be->name);
     return NULL;
   }
-  arena->oom_jmp = &oom;
-  tc_kernel_ir *k = lower_steps(prog, opts ? opts : &none, lowered, arena, err);
-  arena->oom_jmp = saved;
-  return k;
+  return be;
 }
 
 /* Parameter metadata for queries and launch checks, derived from the IR. */
@@ -104,9 +153,34 @@ static tc_thread_pool *context_pool(tilec_context *ctx) {
   return p;
 }
 
+/* The pipeline, stage by stage; false with err filled. */
+static bool compile_pipeline(tilec_kernel *kern, const tilec_compile_options *opts, tilec_error *err) {
+  tc_arena *arena = &kern->arena;
+  jmp_buf oom;
+  if (setjmp(oom)) { /* the arena ran out of memory in one of the stages below */
+    tc_error(err, TILEC_ERROR_NOMEM, "out of memory compiling kernel");
+    return false;
+  }
+  arena->oom_jmp = &oom;
+  bool ok = false;
+  if (!evaluate(kern->prog, opts, arena, &kern->ir, err)) goto done;  /* evaluate -> verify */
+  if (!run_passes(arena, kern->ir, err)) goto done;                   /* passes.def, each verified */
+  kern->target = target_of(opts, &kern->env.desc, err);              /* "cuda,arch=sm_90a" */
+  if (!kern->target) goto done;
+  kern->lowered = (tc_lowered){arena, kern->ir, &kern->env.desc, NULL};
+  if (!tc_run_target_passes(kern->target, &kern->lowered, err)) goto done; /* each verified */
+  kern->backend = backend_of(kern, opts, err);                       /* cc, nvrtc, ... */
+  if (!kern->backend) goto done;
+  build_param_meta(kern);
+  arena->oom_jmp = NULL;
+  ok = tc_compile_cached(kern, opts, err);                            /* emit -> build -> load, cached */
+done:
+  arena->oom_jmp = NULL;
+  return ok;
+}
+
 tilec_kernel *tc_compile_kernel(tilec_program *prog, const tilec_compile_options *opts, tilec_error *err) {
-  tilec_compile_options none = {0};
-  if (!opts) opts = &none;
+  static const tilec_compile_options none = {0};
   tilec_context *ctx = prog->ctx;
   double t0 = tc_now_ms();
   tilec_kernel *kern = calloc(1, sizeof *kern);
@@ -120,25 +194,109 @@ tilec_kernel *tc_compile_kernel(tilec_program *prog, const tilec_compile_options
   prog->refs++;
   pthread_mutex_unlock(&prog->mu);
   kern->prog = prog;
-
-  /* 1. evaluate and lower the tile IR */
-  kern->ir = tc_lower_kernel(prog, opts, 1, &kern->arena, err);
-  if (!kern->ir) goto fail;
-  /* 2. pick the execution backend through the explicit default table */
-  kern->backend = tc_backend_resolve(&ctx->env, opts->target, opts->backend, err);
-  if (!kern->backend) goto fail;
-  if (!kern->backend->generate || !kern->backend->load || !kern->backend->launch) {
-    tc_error(err, TILEC_ERROR_TARGET, "target '%s' (backend '%s') has no code generator yet",
-             kern->backend->target, kern->backend->name);
-    goto fail;
-  }
-  build_param_meta(kern);
   context_pool(ctx);
-  /* 3. codegen, build and load, through the cache */
-  if (!tc_compile_cached(kern, opts, err)) goto fail;
+  kern->env = ctx->env; /* desc becomes the kernel's target description in the pipeline */
+  if (!compile_pipeline(kern, opts ? opts : &none, err)) {
+    tilec_kernel_destroy(kern);
+    return NULL;
+  }
   kern->compile_ms = tc_now_ms() - t0;
   return kern;
-fail:
-  tilec_kernel_destroy(kern);
-  return NULL;
+}
+
+void tilec_kernel_destroy(tilec_kernel *k) {
+  if (!k) return;
+  tc_module_release(k->module);
+  tc_arena_free(&k->arena);
+  tc_program_release(k->prog);
+  free(k);
+}
+
+/* ---- the IR at each stage, for `tilec ir` ---- */
+
+static bool lower_for_ir(tilec_program *prog, const tilec_compile_options *opts, int lowered, tc_arena *arena,
+                         tc_strbuf *sb, tilec_error *err) {
+  ARENA_GUARD(arena, err, false);
+  tc_kernel_ir *k = NULL;
+  bool ok = evaluate(prog, opts, arena, &k, err) && (!lowered || run_passes(arena, k, err));
+  /* the target's passes run only for an explicitly named target */
+  bool for_target = ok && lowered && opts->target && *opts->target && strcmp(opts->target, "auto") != 0;
+  tc_target_desc desc;
+  tc_lowered lw = {arena, k, &desc, NULL};
+  const tc_target *t = for_target ? target_of(opts, &desc, err) : NULL;
+  if (for_target) ok = t && tc_run_target_passes(t, &lw, err);
+  if (ok) {
+    tc_ir_print_kernel(sb, k);
+    if (t) {
+      tc_target_desc_print(sb, &desc);
+      tc_sb_printf(sb, "# passes of target %s:", t->name);
+      for (int i = 0; i < t->npasses; i++) tc_sb_printf(sb, " %s", t->passes[i].name);
+      tc_sb_puts(sb, t->npasses ? "\n" : " none yet\n");
+      if (t->print_state) t->print_state(sb, &lw);
+    }
+  }
+  arena->oom_jmp = saved_;
+  return ok;
+}
+
+char *tilec_program_ir(tilec_program *prog, const tilec_compile_options *opts, int lowered, tilec_error *err) {
+  static const tilec_compile_options none = {0};
+  if (!prog) {
+    tc_error(err, TILEC_ERROR_USAGE, "tilec_program_ir: program is NULL");
+    return NULL;
+  }
+  tc_arena arena;
+  tc_arena_init(&arena);
+  tc_strbuf sb;
+  tc_sb_init(&sb);
+  char *text = NULL;
+  if (lower_for_ir(prog, opts ? opts : &none, lowered, &arena, &sb, err)) {
+    text = tc_sb_take(&sb);
+    if (!text) tc_error(err, TILEC_ERROR_NOMEM, "out of memory printing the IR");
+  }
+  tc_sb_free(&sb);
+  tc_arena_free(&arena);
+  return text;
+}
+
+/* ---- the generated code alone, for `tilec source`: the pipeline up to emit, no build ---- */
+
+static char *generate_source(tilec_program *prog, const tilec_compile_options *opts, int kernel_only, tc_arena *arena,
+                             tilec_error *err) {
+  ARENA_GUARD(arena, err, NULL);
+  char *text = NULL;
+  tc_kernel_ir *k = NULL;
+  tc_target_desc desc;
+  const tc_target *t = NULL;
+  tc_lowered lw = {arena, NULL, &desc, NULL};
+  if (evaluate(prog, opts, arena, &k, err) && run_passes(arena, k, err) && (t = target_of(opts, &desc, err))) {
+    lw.k = k;
+    const tc_backend *be = tc_run_target_passes(t, &lw, err) ? tc_backend_resolve(&prog->ctx->env, t->name, opts->backend, err) : NULL;
+    if (be && !be->generate) {
+      tc_error(err, TILEC_ERROR_TARGET, "target '%s' (backend '%s') has no code generator yet", be->target, be->name);
+    } else if (be) {
+      tc_generated gen = {0};
+      if (be->generate(&lw, &gen, err) == TILEC_OK) {
+        const char *s = kernel_only ? gen.kernel_source : gen.full_source;
+        text = strdup(s ? s : "");
+        if (!text) tc_error(err, TILEC_ERROR_NOMEM, "out of memory");
+      }
+      tc_generated_free(&gen);
+    }
+  }
+  arena->oom_jmp = saved_;
+  return text;
+}
+
+char *tilec_program_source(tilec_program *prog, const tilec_compile_options *opts, int kernel_only, tilec_error *err) {
+  static const tilec_compile_options none = {0};
+  if (!prog) {
+    tc_error(err, TILEC_ERROR_USAGE, "tilec_program_source: program is NULL");
+    return NULL;
+  }
+  tc_arena arena;
+  tc_arena_init(&arena);
+  char *text = generate_source(prog, opts ? opts : &none, kernel_only, &arena, err);
+  tc_arena_free(&arena);
+  return text;
 }

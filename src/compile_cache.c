@@ -1,9 +1,9 @@
-/* compile_cache.c: the last three pipeline stages (generate, build, load) behind the caches:
+/* compile_cache.c: the last three pipeline stages (emit, build, load) behind the caches:
  * the context's in-memory cache of loaded modules, then the disk cache of artifacts.
  *
  * The key covers everything that changes the artifact (cache/cache.h): the canonical IR after
- * binding and the target-independent passes (so editing a comment still hits, and symbolic
- * dimensions stay symbolic), the bindings, the target and backend, and the toolchain. A disk
+ * binding and all the passes (so editing a comment still hits, and symbolic dimensions stay
+ * symbolic), the bindings, the target, its arch and the backend, and the toolchain. A disk
  * entry carries the generated source and the parameter list; a hit whose parameter list does
  * not match the kernel is treated as a miss and replaced. */
 #include "compile_cache.h"
@@ -55,8 +55,8 @@ static struct tc_context_caches *context_caches(tilec_context *ctx, tilec_error 
       } else {
         ctx->caches = c;
         char *w = c->disk ? tc_disk_cache_take_warning(c->disk) : NULL;
-        if (w && !ctx->warning) ctx->warning = w;
-        else free(w);
+        if (w) tc_warn(&ctx->warnings, "%s", w);
+        free(w);
       }
     } else {
       tc_error(err, TILEC_ERROR_NOMEM, "out of memory creating the kernel cache");
@@ -138,15 +138,6 @@ static char *defines_text(const tilec_compile_options *opts, const tc_kernel_ir 
   return tc_sb_take(&sb);
 }
 
-static tc_module *new_module(const tc_backend *be) {
-  tc_module *m = calloc(1, sizeof *m);
-  if (m) {
-    m->refs = 1;
-    m->backend = be;
-  }
-  return m;
-}
-
 static char *dup_section(const tc_cache_entry *e, const char *name) {
   const tc_cache_section *s = tc_cache_entry_section(e, name);
   return s ? strndup(s->data, s->size) : NULL;
@@ -156,13 +147,13 @@ static char *dup_section(const tc_cache_entry *e, const char *name) {
 static tc_module *module_from_entry(tilec_kernel *kern, const tc_cache_entry *e, const char *ptext, tilec_error *err) {
   const tc_cache_section *ps = tc_cache_entry_section(e, "params");
   if (!ps || ps->size != strlen(ptext) || memcmp(ps->data, ptext, ps->size) != 0) return NULL;
-  tc_module *m = new_module(kern->backend);
+  tc_module *m = tc_module_new(kern->backend);
   if (!m) return NULL;
   m->gen.kernel_source = dup_section(e, "kernel_source");
   m->gen.full_source = dup_section(e, "full_source");
   tilec_error lerr = {0};
   if (!m->gen.kernel_source || !m->gen.full_source ||
-      kern->backend->load(&kern->ctx->env, kern->ir, &m->gen, e->artifact, e->artifact_size, &m->mod, &lerr) != TILEC_OK) {
+      kern->backend->load(&kern->env, kern->ir, &m->gen, e->artifact, e->artifact_size, &m->mod, &lerr) != TILEC_OK) {
     (void)err; /* a bad artifact is a miss, not a failure: the caller rebuilds it */
     tc_module_release(m);
     return NULL;
@@ -172,15 +163,15 @@ static tc_module *module_from_entry(tilec_kernel *kern, const tc_cache_entry *e,
 
 static tc_module *build_module(tilec_kernel *kern, void **artifact, size_t *artifact_size, tilec_error *err) {
   const tc_backend *be = kern->backend;
-  tc_backend_env *env = &kern->ctx->env;
-  tc_module *m = new_module(be);
+  const tc_backend_env *env = &kern->env;
+  tc_module *m = tc_module_new(be);
   if (!m) {
     tc_error(err, TILEC_ERROR_NOMEM, "out of memory compiling '%s'", kern->ir->name);
     return NULL;
   }
   *artifact = NULL;
   *artifact_size = 0;
-  if (be->generate(kern->ir, &m->gen, err) != TILEC_OK ||
+  if (be->generate(&kern->lowered, &m->gen, err) != TILEC_OK ||
       (be->build && be->build(env, &m->gen, artifact, artifact_size, err) != TILEC_OK) ||
       be->load(env, kern->ir, &m->gen, *artifact, *artifact_size, &m->mod, err) != TILEC_OK) {
     free(*artifact);
@@ -219,7 +210,7 @@ bool tc_compile_cached(tilec_kernel *kern, const tilec_compile_options *opts, ti
     goto done;
   }
   tc_cache_key key;
-  tc_cache_key_input in = {TILEC_VERSION_STRING "+" TILEC_BUILD_ID, ir_text, dtext, be->target, NULL, be->name, tool};
+  tc_cache_key_input in = {TILEC_VERSION_STRING "+" TILEC_BUILD_ID, ir_text, dtext, be->target, kern->env.desc.arch, be->name, tool};
   tc_cache_key_compute(&in, &key);
 
   /* 1. this context already loaded it */
@@ -241,7 +232,7 @@ bool tc_compile_cached(tilec_kernel *kern, const tilec_compile_options *opts, ti
     }
     /* A damaged entry is removed and rebuilt; say so (the context keeps the first warning). */
     if (r == TC_CACHE_INVALID || (r == TC_CACHE_HIT && !kern->module))
-      tc_context_warn(ctx, "kernel cache: the entry for '%s' in %s was damaged (%s); it was removed and is rebuilt",
+      tc_warn(&ctx->warnings, "kernel cache: the entry for '%s' in %s was damaged (%s); it was removed and is rebuilt",
                       kern->ir->name, tc_disk_cache_dir(c->disk), why[0] ? why : "invalid");
   }
   /* 3. compile, and store */
@@ -268,10 +259,10 @@ bool tc_compile_cached(tilec_kernel *kern, const tilec_compile_options *opts, ti
       e.nsections = 5;
       tilec_error perr = {0};
       if (tc_disk_cache_put(c->disk, be, &key, &e, &perr) != TILEC_OK)
-        tc_context_warn(ctx, "kernel cache: %s", perr.message);
+        tc_warn(&ctx->warnings, "kernel cache: %s", perr.message);
       else stored = tc_disk_cache_enabled(c->disk); /* a write fault switches the cache off */
       char *w = tc_disk_cache_take_warning(c->disk);
-      if (w) tc_context_warn(ctx, "%s", w);
+      if (w) tc_warn(&ctx->warnings, "%s", w);
       free(w);
     }
     kern->cache_status = stored ? "miss" : "miss-not-stored";

@@ -183,7 +183,7 @@ tilec_status tilec_kernel_launch(tilec_kernel *k, DLTensor *const *args, size_t 
   tilec_status rc = check_args(k, args, nargs, target_device(k), &st, err);
   if (rc != TILEC_OK) return rc;
   tc_launch_args la = {st.data, st.scalars, st.fscalars, st.syms, k->ir->nparams, k->ir->nsyms};
-  rc = k->backend->launch(&k->ctx->env, k->module->mod, &la, err);
+  rc = k->backend->launch(&k->env, k->module->mod, &la, err);
   launch_state_free(&st);
   return rc;
 }

@@ -37,6 +37,7 @@ enum { DL_INT = 0, DL_UINT = 1, DL_FLOAT = 2, DL_BFLOAT = 4, DL_BOOL = 6, DL_NON
 typedef struct tc_dtype_info {
   const char *display;   /* TileLang's str(dtype); equal to the canonical name for every type */
   const char *c_storage; /* C type holding one element's bits (4-bit types: two per byte) */
+  const char *c_compute; /* C type expressions of this dtype compute in: float for narrow floats */
   const char *cuda;      /* CUDA C++ spelling, NULL when CUDA has none */
   const char *msl;       /* Metal Shading Language spelling, NULL when MSL has none */
   uint8_t dl_code;       /* DLPack type code, DL_NONE when the installed DLPack has none */
@@ -46,28 +47,28 @@ typedef struct tc_dtype_info {
  * 8-bit or 4-bit float, kernels convert through the same bit-level routines as C. bfloat is
  * MSL 3.1+. Metal has no 64-bit float. */
 static const tc_dtype_info tc_dtype_table[TC_DT_COUNT] = {
-    [TC_DT_INVALID] = {"invalid", NULL, NULL, NULL, DL_NONE},
-    [TC_DT_BOOL] = {"bool", "uint8_t", "bool", "bool", TC_DL_HAS_BOOL ? DL_BOOL : DL_UINT},
-    [TC_DT_INT4] = {"int4", "uint8_t", NULL, NULL, DL_INT},
-    [TC_DT_INT8] = {"int8", "int8_t", "int8_t", "char", DL_INT},
-    [TC_DT_INT16] = {"int16", "int16_t", "int16_t", "short", DL_INT},
-    [TC_DT_INT32] = {"int32", "int32_t", "int", "int", DL_INT},
-    [TC_DT_INT64] = {"int64", "int64_t", "int64_t", "long", DL_INT},
-    [TC_DT_UINT4] = {"uint4", "uint8_t", NULL, NULL, DL_UINT},
-    [TC_DT_UINT8] = {"uint8", "uint8_t", "uint8_t", "uchar", DL_UINT},
-    [TC_DT_UINT16] = {"uint16", "uint16_t", "uint16_t", "ushort", DL_UINT},
-    [TC_DT_UINT32] = {"uint32", "uint32_t", "unsigned int", "uint", DL_UINT},
-    [TC_DT_UINT64] = {"uint64", "uint64_t", "uint64_t", "ulong", DL_UINT},
-    [TC_DT_FLOAT4_E2M1FN] = {"float4_e2m1fn", "uint8_t", "__nv_fp4_e2m1", "uchar", DL_FP8(17)},
-    [TC_DT_FLOAT8_E4M3FN] = {"float8_e4m3fn", "uint8_t", "__nv_fp8_e4m3", "uchar", DL_FP8(10)},
-    [TC_DT_FLOAT8_E5M2] = {"float8_e5m2", "uint8_t", "__nv_fp8_e5m2", "uchar", DL_FP8(12)},
-    [TC_DT_FLOAT8_E4M3FNUZ] = {"float8_e4m3fnuz", "uint8_t", NULL, "uchar", DL_FP8(11)},
-    [TC_DT_FLOAT8_E5M2FNUZ] = {"float8_e5m2fnuz", "uint8_t", NULL, "uchar", DL_FP8(13)},
-    [TC_DT_FLOAT8_E8M0FNU] = {"float8_e8m0fnu", "uint8_t", "__nv_fp8_e8m0", "uchar", DL_FP8(14)},
-    [TC_DT_FLOAT16] = {"float16", "uint16_t", "half", "half", DL_FLOAT},
-    [TC_DT_BFLOAT16] = {"bfloat16", "uint16_t", "__nv_bfloat16", "bfloat", DL_BFLOAT},
-    [TC_DT_FLOAT32] = {"float32", "float", "float", "float", DL_FLOAT},
-    [TC_DT_FLOAT64] = {"float64", "double", "double", NULL, DL_FLOAT},
+    [TC_DT_INVALID] = {"invalid", NULL, "int", NULL, NULL, DL_NONE},
+    [TC_DT_BOOL] = {"bool", "uint8_t", "int", "bool", "bool", TC_DL_HAS_BOOL ? DL_BOOL : DL_UINT},
+    [TC_DT_INT4] = {"int4", "uint8_t", "int8_t", NULL, NULL, DL_INT},
+    [TC_DT_INT8] = {"int8", "int8_t", "int8_t", "int8_t", "char", DL_INT},
+    [TC_DT_INT16] = {"int16", "int16_t", "int16_t", "int16_t", "short", DL_INT},
+    [TC_DT_INT32] = {"int32", "int32_t", "int32_t", "int", "int", DL_INT},
+    [TC_DT_INT64] = {"int64", "int64_t", "int64_t", "int64_t", "long", DL_INT},
+    [TC_DT_UINT4] = {"uint4", "uint8_t", "uint8_t", NULL, NULL, DL_UINT},
+    [TC_DT_UINT8] = {"uint8", "uint8_t", "uint8_t", "uint8_t", "uchar", DL_UINT},
+    [TC_DT_UINT16] = {"uint16", "uint16_t", "uint16_t", "uint16_t", "ushort", DL_UINT},
+    [TC_DT_UINT32] = {"uint32", "uint32_t", "uint32_t", "unsigned int", "uint", DL_UINT},
+    [TC_DT_UINT64] = {"uint64", "uint64_t", "uint64_t", "uint64_t", "ulong", DL_UINT},
+    [TC_DT_FLOAT4_E2M1FN] = {"float4_e2m1fn", "uint8_t", "float", "__nv_fp4_e2m1", "uchar", DL_FP8(17)},
+    [TC_DT_FLOAT8_E4M3FN] = {"float8_e4m3fn", "uint8_t", "float", "__nv_fp8_e4m3", "uchar", DL_FP8(10)},
+    [TC_DT_FLOAT8_E5M2] = {"float8_e5m2", "uint8_t", "float", "__nv_fp8_e5m2", "uchar", DL_FP8(12)},
+    [TC_DT_FLOAT8_E4M3FNUZ] = {"float8_e4m3fnuz", "uint8_t", "float", NULL, "uchar", DL_FP8(11)},
+    [TC_DT_FLOAT8_E5M2FNUZ] = {"float8_e5m2fnuz", "uint8_t", "float", NULL, "uchar", DL_FP8(13)},
+    [TC_DT_FLOAT8_E8M0FNU] = {"float8_e8m0fnu", "uint8_t", "float", "__nv_fp8_e8m0", "uchar", DL_FP8(14)},
+    [TC_DT_FLOAT16] = {"float16", "uint16_t", "float", "half", "half", DL_FLOAT},
+    [TC_DT_BFLOAT16] = {"bfloat16", "uint16_t", "float", "__nv_bfloat16", "bfloat", DL_BFLOAT},
+    [TC_DT_FLOAT32] = {"float32", "float", "float", "float", "float", DL_FLOAT},
+    [TC_DT_FLOAT64] = {"float64", "double", "double", "double", NULL, DL_FLOAT},
 };
 
 static const char *const tc_scalar_names[TC_DT_COUNT] = {
@@ -270,6 +271,11 @@ bool tc_dtype_from_dlpack(uint8_t code, uint8_t bits, uint16_t lanes, tc_dtype *
 }
 
 const char *tc_dtype_c_storage(tc_dtype d) { return tc_dtype_table[code_of(d)].c_storage; }
+const char *tc_dtype_c_compute(tc_dtype d) { return tc_dtype_table[code_of(d)].c_compute; }
+bool tc_dtype_is_packed4(tc_dtype d) { return code_of(d) && tc_scalar_bits[d.code] == 4; }
+bool tc_dtype_is_narrow_float(tc_dtype d) {
+  return tc_dtype_is_float(d) && d.code != TC_DT_FLOAT32 && d.code != TC_DT_FLOAT64;
+}
 
 /* Vector spellings that CUDA and MSL define as built-in (or cuda_fp16/bf16/fp8 header) types. */
 static const struct {

@@ -71,6 +71,8 @@ size_t tc_dtype_storage_bytes(tc_dtype d, size_t n);
 /* Names. canonical: "float16", "float16x4". display: TileLang's display string. */
 const char *tc_dtype_name(tc_dtype d, char *buf, size_t cap); /* writes canonical name, returns buf */
 const char *tc_dtype_scalar_name(tc_scalar_type t);            /* static canonical scalar name */
+/* The canonical name of d's element type ("float16" for float16x4). */
+static inline const char *tc_dtype_elem_name(tc_dtype d) { return tc_dtype_scalar_name((tc_scalar_type)d.code); }
 /* TileLang's display string (str(T.float16)); the same as the canonical name for every type. */
 const char *tc_dtype_display_name(tc_scalar_type t);
 
@@ -88,6 +90,11 @@ bool tc_dtype_from_dlpack(uint8_t code, uint8_t bits, uint16_t lanes, tc_dtype *
 
 /* Spellings in target languages; NULL when the language has no such type. */
 const char *tc_dtype_c_storage(tc_dtype d);  /* C storage type of one element: "uint16_t" for float16 */
+/* C type expressions of dtype d compute in (the C-family emitters): "float" for the narrow
+ * floats, "int" for bool, "int8_t" for int4; "int" for an invalid dtype. */
+const char *tc_dtype_c_compute(tc_dtype d);
+bool tc_dtype_is_packed4(tc_dtype d);      /* int4, uint4, float4_e2m1fn: two elements per byte */
+bool tc_dtype_is_narrow_float(tc_dtype d); /* a float type other than float32/float64 */
 const char *tc_dtype_cuda_name(tc_dtype d);  /* "half", "__nv_bfloat16", "__nv_fp8_e4m3", ... */
 const char *tc_dtype_msl_name(tc_dtype d);   /* "half", "bfloat", "uchar" for fp8 storage, ... */
 

@@ -226,6 +226,7 @@ const char *tv_kind_name(const tc_val *v) {
   case TV_KERNEL: return "T.Kernel frame";
   case TV_TENSOR_TYPE: return "T.Tensor type";
   case TV_ENUM: return "T.GemmWarpPolicy";
+  case TV_LAYOUT: return v->u.layout.l->kind == TC_LAYOUT_FRAGMENT ? "Fragment" : "Layout";
   case TV_DEAD: return "undefined";
   }
   return "?";
@@ -280,6 +281,7 @@ void tv_format(tc_ev *ev, tc_strbuf *sb, const tc_val *v, bool repr) {
   case TV_BUILTIN: tc_sb_printf(sb, "<built-in function %s>", v->u.bi.b->name); return;
   case TV_OPAQUE: tc_sb_printf(sb, "<%s>", v->u.opaque.name); return;
   case TV_EXPR: tc_ir_print_expr(sb, v->u.e); return;
+  case TV_LAYOUT: tc_layout_print(sb, v->u.layout.l); return;
   case TV_BUFFER: tc_sb_puts(sb, v->u.buf->name); return;
   case TV_ELEM: tc_sb_printf(sb, "%s[...]", v->u.elem.buf->name); return;
   case TV_REGION: tc_sb_printf(sb, "%s[...]", v->u.region.buf->name); return;

@@ -397,7 +397,8 @@ void ev_iterate(tc_ev *ev, tc_val *it, tc_loc loc, tc_iter_fn fn, void *ctx) {
     return;
   }
   case TV_RANGE:
-    if (it->u.range.kind == TR_PY_RANGE || it->u.range.kind == TR_SERIAL || it->u.range.kind == TR_UNROLL) {
+    if (it->u.range.kind == TR_PY_RANGE || it->u.range.kind == TR_SERIAL || it->u.range.kind == TR_UNROLL ||
+        it->u.range.kind == TR_VECTORIZED) {
       tc_val *a = it->u.range.start[0], *b = it->u.range.stop[0], *s = it->u.range.step;
       if (a->kind == TV_INT && b->kind == TV_INT && (!s || s->kind == TV_INT)) {
         int64_t step = s ? s->u.i : 1;
@@ -569,10 +570,21 @@ tc_val *ev_call_value(tc_ev *ev, tc_val *fn, tc_args *a, tc_loc loc) {
   }
 }
 
+static tc_val *eval_arg(tc_ev *ev, const tc_ast *x, bool lambdas) {
+  if (lambdas && x->kind == TC_AST_LAMBDA) {
+    tc_val *r = tv_new(ev, TV_FUNC);
+    r->u.func = ev_make_func(ev, x);
+    return r;
+  }
+  return ev_expr(ev, x);
+}
+
 static tc_val *eval_call(tc_ev *ev, const tc_ast *e) {
   tc_val *fn = ev_expr(ev, e->a);
   /* T.annotate_layout records its argument as written: layout constructors are not modelled */
   bool lazy = fn->kind == TV_BUILTIN && fn->u.bi.b->tag == EV_TAG_LAZY_ARGS;
+  /* layout constructors take lambdas over their placeholders, also inside a kernel */
+  bool lambdas = fn->kind == TV_BUILTIN && fn->u.bi.b->tag == EV_TAG_LAMBDA_ARGS;
   tc_args a = {0};
   a.call = e;
   int cap = e->list.n + 4;
@@ -602,7 +614,7 @@ static tc_val *eval_call(tc_ev *ev, const tc_ast *e) {
       cap = nc;
     }
     a.node[a.n] = x;
-    a.v[a.n++] = lazy ? tv_none(ev) : ev_expr(ev, x);
+    a.v[a.n++] = lazy ? tv_none(ev) : eval_arg(ev, x, lambdas);
   }
   int kcap = e->list2.n + 4;
   a.kw = EV_NEW_ARRAY(ev, const char *, kcap);
@@ -637,7 +649,7 @@ static tc_val *eval_call(tc_ev *ev, const tc_ast *e) {
     }
     a.kw[a.nkw] = k->str;
     a.knode[a.nkw] = k->a;
-    a.kv[a.nkw++] = lazy ? tv_none(ev) : ev_expr(ev, k->a);
+    a.kv[a.nkw++] = lazy ? tv_none(ev) : eval_arg(ev, k->a, lambdas);
   }
   return ev_call_value(ev, fn, &a, e->loc);
 }

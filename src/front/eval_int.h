@@ -34,11 +34,12 @@ typedef enum tv_kind {
   TV_KERNEL,     /* the frame T.Kernel(...) returns, used by `with` */
   TV_TENSOR_TYPE,/* T.Tensor(shape, dtype) annotation */
   TV_ENUM,       /* T.GemmWarpPolicy.Square, ... */
+  TV_LAYOUT,     /* T.Layout / T.Fragment / make_swizzled_layout: a tc_layout */
   TV_DEAD        /* a name whose binding ended with a runtime block */
 } tv_kind;
 
 /* Module identities (TV_MODULE). */
-enum { TM_TILELANG = 1, TM_LANGUAGE, TM_MATH, TM_POLICY, TM_LAYOUT };
+enum { TM_TILELANG = 1, TM_LANGUAGE, TM_MATH, TM_POLICY, TM_LAYOUT }; /* TM_LAYOUT: tilelang.layout */
 
 typedef struct tc_func {
   const char *name;
@@ -61,9 +62,10 @@ typedef struct tc_builtin {
 } tc_builtin;
 
 enum { EV_TAG_LAZY_ARGS = 99 }; /* a builtin that receives its arguments unevaluated (None) */
+enum { EV_TAG_LAMBDA_ARGS = 98 }; /* a builtin whose arguments may be lambdas even in a kernel */
 
 /* Loop-range descriptors. */
-typedef enum { TR_PY_RANGE, TR_SERIAL, TR_PARALLEL, TR_PIPELINED, TR_UNROLL } tr_kind;
+typedef enum { TR_PY_RANGE, TR_SERIAL, TR_PARALLEL, TR_PIPELINED, TR_UNROLL, TR_VECTORIZED } tr_kind;
 
 struct tc_val {
   tv_kind kind;
@@ -90,11 +92,13 @@ struct tc_val {
       tc_val **start, **stop; /* per dim */
       tc_val *step;          /* TR_PY_RANGE / TR_SERIAL: step (int), NULL for 1 */
       int num_stages;
+      tc_pipeline_args pipe; /* TR_PIPELINED: order, stage, sync, group */
     } range;
     struct { int n; tc_val **v; const tc_ast **nodes; int threads_ndim; int threads[3]; } kernel; /* T.Kernel(...) */
     struct { int ndim; tc_val **shape; tc_dtype dt; } tensor;
     struct { int id; int value; } en;
     struct { const char *why; tc_loc loc; } dead;
+    struct { tc_layout *l; const tc_buffer *for_buf; int64_t shape[8]; int ndim; } layout; /* shape: the input shape */
   } u;
 };
 
@@ -309,6 +313,12 @@ void ev_kernel_enter(tc_ev *ev, tc_val *frame, const tc_ast *target, const tc_as
                      tc_loc loc);
 tc_buffer *ev_make_param_buffer(tc_ev *ev, const char *name, tc_val *ttype, tc_loc loc);
 const char *ev_target_name(tc_ev *ev, const tc_ast *call, const char *dflt);
+
+/* ---- eval_layout.c: T.Layout, T.Fragment, make_swizzled_layout, T.annotate_layout ---- */
+tc_val *ev_t_annotate_layout(tc_ev *ev, tc_val *self, tc_args *a);
+tc_val *ev_t_layout(tc_ev *ev, tc_val *self, tc_args *a);          /* T.Layout(shape, forward_fn) */
+tc_val *ev_t_fragment(tc_ev *ev, tc_val *self, tc_args *a);        /* T.Fragment(shape, ...) */
+tc_val *ev_t_swizzled_layout(tc_ev *ev, tc_val *self, tc_args *a); /* tilelang.layout.make_swizzled_layout */
 
 /* ---- eval_builtins.c: Python builtins and methods ---- */
 const tc_builtin *ev_python_builtin(const char *name);

@@ -307,6 +307,7 @@ static void aug_assign(tc_ev *ev, const tc_ast *s) {
 static tc_val *resolve_module(tc_ev *ev, const char *dotted) {
   if (strcmp(dotted, "tilelang") == 0) return tv_module(ev, TM_TILELANG);
   if (strcmp(dotted, "tilelang.language") == 0) return tv_module(ev, TM_LANGUAGE);
+  if (strcmp(dotted, "tilelang.layout") == 0) return tv_module(ev, TM_LAYOUT);
   if (strcmp(dotted, "math") == 0) return tv_module(ev, TM_MATH);
   return tv_opaque(ev, dotted);
 }
@@ -418,6 +419,7 @@ static const char *loop_name(tr_kind k) {
   case TR_PIPELINED: return "T.Pipelined";
   case TR_UNROLL: return "T.unroll";
   case TR_SERIAL: return "T.serial";
+  case TR_VECTORIZED: return "T.vectorized";
   default: return "range";
   }
 }
@@ -446,7 +448,7 @@ static tc_flow runtime_for(tc_ev *ev, const tc_ast *s, tc_val *r) {
     ev_fail(ev, t->loc, "%s(...) has %d dimensions, so the loop needs %d names", loop_name(rk), n, n);
   }
   tc_loop_kind lk = rk == TR_PARALLEL ? TC_LOOP_PARALLEL : rk == TR_PIPELINED ? TC_LOOP_PIPELINED
-                    : rk == TR_UNROLL ? TC_LOOP_UNROLL : TC_LOOP_SERIAL;
+                    : rk == TR_UNROLL ? TC_LOOP_UNROLL : rk == TR_VECTORIZED ? TC_LOOP_VECTORIZED : TC_LOOP_SERIAL;
   tc_stmt **loops = EV_NEW_ARRAY(ev, tc_stmt *, n);
   tc_val **bound = EV_NEW_ARRAY(ev, tc_val *, n);
   static const char *const default_names[] = {"i", "j", "k", "l"};
@@ -483,6 +485,7 @@ static tc_flow runtime_for(tc_ev *ev, const tc_ast *s, tc_val *r) {
     loop->u.loop.var = var;
     loop->u.loop.kind = lk;
     loop->u.loop.num_stages = rk == TR_PIPELINED ? r->u.range.num_stages : 0;
+    if (rk == TR_PIPELINED) loop->u.loop.pipeline = r->u.range.pipe;
     tc_expr *vref = tc_ir_var_ref(ev->ir, var, s->loc);
     if (step == 1) {
       loop->u.loop.min = lo;

@@ -554,6 +554,37 @@ static tc_val *t_block_binding(tc_ev *ev, tc_val *self, tc_args *a) {
   return tv_expr(ev, tc_ir_var_ref(ev->ir, k->block_idx[axis], call_loc(a)));
 }
 
+/* A list or tuple of compile-time ints (None or absent: empty). */
+static tc_int_list int_list_of(tc_ev *ev, tc_val *v, tc_loc loc, const char *what) {
+  tc_int_list l = {0, NULL};
+  if (!v || v->kind == TV_NONE) return l;
+  if (v->kind != TV_LIST && v->kind != TV_TUPLE) ev_fail(ev, loc, "%s must be a list of ints, not %s", what, tv_kind_name(v));
+  l.n = v->u.seq.n;
+  l.v = TC_NEW_ARRAY(ev->ir, int, l.n > 0 ? l.n : 1);
+  for (int i = 0; i < l.n; i++) {
+    int64_t x = ev_need_int(ev, v->u.seq.v[i], NULL, loc, what);
+    if (x < INT32_MIN || x > INT32_MAX) ev_fail(ev, loc, "%s: %lld is out of range", what, (long long)x);
+    l.v[i] = (int)x;
+  }
+  return l;
+}
+
+static tc_int_list int_list_arg(tc_ev *ev, tc_args *a, int i, const char *what) {
+  return int_list_of(ev, a->p[i], arg_loc(a, i), what);
+}
+
+static tc_int_lists int_lists_arg(tc_ev *ev, tc_args *a, int i, const char *what) {
+  tc_int_lists l = {0, NULL};
+  tc_val *v = a->p[i];
+  if (!v || v->kind == TV_NONE) return l;
+  if (v->kind != TV_LIST && v->kind != TV_TUPLE)
+    ev_fail(ev, arg_loc(a, i), "%s must be a list of lists of ints, not %s", what, tv_kind_name(v));
+  l.n = v->u.seq.n;
+  l.v = TC_NEW_ARRAY(ev->ir, tc_int_list, l.n > 0 ? l.n : 1);
+  for (int j = 0; j < l.n; j++) l.v[j] = int_list_of(ev, v->u.seq.v[j], arg_loc(a, i), what);
+  return l;
+}
+
 static tc_val *t_pipelined(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   tc_val *r = range_like(ev, a, TR_PIPELINED, "T.Pipelined");
@@ -563,8 +594,25 @@ static tc_val *t_pipelined(tc_ev *ev, tc_val *self, tc_args *a) {
     if (st < 0 || st > 16) ev_fail(ev, arg_loc(a, 2), "num_stages must be between 0 and 16, got %lld", (long long)st);
     r->u.range.num_stages = (int)st;
   }
-  /* order / stage / sync / group are scheduling hints: they do not change results */
+  /* order / stage / sync / group steer the GPU schedule; they do not change results */
+  tc_pipeline_args *p = &r->u.range.pipe;
+  p->order = int_list_arg(ev, a, 3, "order of T.Pipelined");
+  p->stage = int_list_arg(ev, a, 4, "stage of T.Pipelined");
+  p->sync = int_lists_arg(ev, a, 5, "sync of T.Pipelined");
+  p->group = int_lists_arg(ev, a, 6, "group of T.Pipelined");
+  for (int i = 0; i < p->order.n; i++)
+    if (p->order.v[i] < -1) ev_fail(ev, arg_loc(a, 3), "order of T.Pipelined: entry %d is %d, not a position or -1", i, p->order.v[i]);
+  for (int i = 0; i < p->stage.n; i++)
+    if (p->stage.v[i] < -1) ev_fail(ev, arg_loc(a, 4), "stage of T.Pipelined: entry %d is %d, not a stage or -1", i, p->stage.v[i]);
+  if (p->order.n && p->stage.n && p->order.n != p->stage.n)
+    ev_fail(ev, call_loc(a), "T.Pipelined: order has %d entries but stage has %d; give one of each per statement", p->order.n,
+            p->stage.n);
   return r;
+}
+
+static tc_val *t_vectorized(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  return range_like(ev, a, TR_VECTORIZED, "T.vectorized");
 }
 
 /* ---------------------------------------------------------------- tile operations */
@@ -586,10 +634,26 @@ static tc_val *t_copy(tc_ev *ev, tc_val *self, tc_args *a) {
   if (!same_shape(&rs, &rd))
     ev_fail(ev, loc, "T.copy: the source '%s' has shape %s but the destination '%s' has shape %s",
             ev_node_text(ev, a->pnode[0]), shape_cstr(ev, &rs), ev_node_text(ev, a->pnode[1]), shape_cstr(ev, &rd));
-  /* coalesced_width / disable_tma / eviction_policy / loop_layout are performance hints */
+  /* coalesced_width / disable_tma / eviction_policy are performance hints, kept for the GPU;
+   * loop_layout is accepted and not modelled */
   tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_COPY, loc);
   s->u.copy.src = rs;
   s->u.copy.dst = rd;
+  if (a->p[2] && a->p[2]->kind != TV_NONE) {
+    int64_t w = arg_int(ev, a, 2, 0, "coalesced_width of T.copy");
+    if (w < 1 || w > 1024) ev_fail(ev, arg_loc(a, 2), "coalesced_width must be between 1 and 1024, got %lld", (long long)w);
+    s->u.copy.coalesced_width = (int)w;
+  }
+  s->u.copy.disable_tma = arg_bool(ev, a, 3, false);
+  if (a->p[4] && a->p[4]->kind != TV_NONE) {
+    static const char *const pol[] = {"evict_normal", "evict_first", "evict_last"};
+    tc_val *e = a->p[4];
+    int found = -1;
+    for (int i = 0; e->kind == TV_STR && i < 3; i++)
+      if (strcmp(e->u.str.s, pol[i]) == 0) found = i;
+    if (found < 0) ev_fail(ev, arg_loc(a, 4), "eviction_policy must be \"evict_normal\", \"evict_first\" or \"evict_last\"");
+    s->u.copy.eviction_policy = (tc_eviction_policy)found;
+  }
   ev_emit(ev, s, loc, "T.copy");
   return tv_none(ev);
 }
@@ -638,7 +702,8 @@ static tc_val *t_gemm(tc_ev *ev, tc_val *self, tc_args *a) {
   }
   int64_t kp = arg_int(ev, a, 7, 1, "k_pack of T.gemm");
   if (kp < 1 || kp > 8) ev_fail(ev, arg_loc(a, 7), "k_pack must be between 1 and 8, got %lld", (long long)kp);
-  if (a->p[8]) arg_int(ev, a, 8, 0, "wg_wait of T.gemm");
+  int64_t wg_wait = arg_int(ev, a, 8, 0, "wg_wait of T.gemm");
+  if (wg_wait < -1 || wg_wait > 64) ev_fail(ev, arg_loc(a, 8), "wg_wait must be between -1 and 64, got %lld", (long long)wg_wait);
   tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_GEMM, loc);
   s->u.gemm.a = ra;
   s->u.gemm.b = rb;
@@ -648,6 +713,7 @@ static tc_val *t_gemm(tc_ev *ev, tc_val *self, tc_args *a) {
   s->u.gemm.clear_accum = arg_bool(ev, a, 6, false);
   s->u.gemm.policy = policy;
   s->u.gemm.k_pack = (int)kp;
+  s->u.gemm.wg_wait = (int)wg_wait;
   ev_emit(ev, s, loc, "T.gemm");
   return tv_none(ev);
 }
@@ -816,19 +882,12 @@ static tc_val *t_use_swizzle(tc_ev *ev, tc_val *self, tc_args *a) {
       ev_fail(ev, arg_loc(a, 1), "order= must be \"row\", \"column\" or \"mlx\", not '%s'", order);
   }
   bool enable = arg_bool(ev, a, 2, true);
-  tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_ANNOTATE, call_loc(a));
-  s->u.annotate.what = "use_swizzle";
-  s->u.annotate.detail = tc_arena_printf(ev->ir, "panel_size=%lld, order=%s, enable=%s", (long long)panel, order, enable ? "True" : "False");
-  ev_emit(ev, s, call_loc(a), "T.use_swizzle");
-  return tv_none(ev);
-}
-
-static tc_val *t_annotate_layout(tc_ev *ev, tc_val *self, tc_args *a) {
-  (void)self;
-  tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_ANNOTATE, call_loc(a));
-  s->u.annotate.what = "annotate_layout";
-  s->u.annotate.detail = tc_arena_strdup(ev->ir, a->pnode[0] ? ev_node_text(ev, a->pnode[0]) : "?");
-  ev_emit(ev, s, call_loc(a), "T.annotate_layout");
+  if (!ev->cur) ev_fail(ev, call_loc(a), "T.use_swizzle must be inside 'with T.Kernel(...)'");
+  if (panel < 1 || panel > INT32_MAX) ev_fail(ev, arg_loc(a, 0), "panel_size of T.use_swizzle must be positive, got %lld", (long long)panel);
+  /* a kernel-wide property: the block order of the launch */
+  ev->k->swizzle_panel = (int)panel;
+  ev->k->swizzle_enable = enable;
+  ev->k->swizzle_order = strcmp(order, "row") == 0 ? TC_SWIZZLE_ROW : strcmp(order, "mlx") == 0 ? TC_SWIZZLE_MLX : TC_SWIZZLE_COLUMN;
   return tv_none(ev);
 }
 
@@ -1072,7 +1131,8 @@ static const tc_builtin language_builtins[] = {
     {"T.Serial", "start stop? step? | annotations?", t_serial, 0},
     {"T.unroll", "start stop? step? | explicit? unroll_factor?", t_unroll, 0},
     {"T.Unroll", "start stop? step? | explicit? unroll_factor?", t_unroll, 0},
-    {"T.vectorized", "start stop? step?", t_serial, 0},
+    {"T.vectorized", "start stop? | annotations?", t_vectorized, 0},
+    {"T.Vectorized", "start stop? | annotations?", t_vectorized, 0},
     {"T.grid", "*extents", t_grid, 0},
     {"T.sync_threads", "", t_sync_threads, 0},
     {"T.get_block_binding", "dim?", t_block_binding, 0},
@@ -1094,7 +1154,9 @@ static const tc_builtin language_builtins[] = {
     {"T.atomic_add", "dst value memory_order? return_prev?", t_atomic_add, 0},
     {"T.get_thread_binding", "dim?", t_thread_binding, 0},
     {"T.use_swizzle", "panel_size? order? enable?", t_use_swizzle, 0},
-    {"T.annotate_layout", "layout_map", t_annotate_layout, EV_TAG_LAZY_ARGS},
+    {"T.annotate_layout", "layout_map | allow_reannotation? allow_buffer_region?", ev_t_annotate_layout, 0},
+    {"T.Layout", "shape forward_fn", ev_t_layout, EV_TAG_LAMBDA_ARGS},
+    {"T.Fragment", "shape forward_fn? forward_thread_fn? replicate? forward_index_fn?", ev_t_fragment, EV_TAG_LAMBDA_ARGS},
     {"T.symbolic", "names dtype?", t_symbolic, 0},
     {"T.dynamic", "names dtype?", t_symbolic, 0},
     {"T.clamp", "x lo hi", t_clamp, 0},
@@ -1132,6 +1194,14 @@ static const tc_builtin language_builtins[] = {
     {"T.min_value", "dtype", t_min_value, 0},
     {"T.prim_func", "func", t_identity, 0},
     {"T.macro", "func", t_identity, 0},
+    {NULL, NULL, NULL, 0},
+};
+
+static const tc_builtin layout_builtins[] = {
+    {"tilelang.layout.Layout", "shape forward_fn", ev_t_layout, EV_TAG_LAMBDA_ARGS},
+    {"tilelang.layout.Fragment", "shape forward_fn? forward_thread_fn? replicate? forward_index_fn?", ev_t_fragment,
+     EV_TAG_LAMBDA_ARGS},
+    {"tilelang.layout.make_swizzled_layout", "buffer k_major? allow_pad?", ev_t_swizzled_layout, 0},
     {NULL, NULL, NULL, 0},
 };
 
@@ -1257,6 +1327,7 @@ tc_val *ev_module_attr_try(tc_ev *ev, int mod, const char *attr) {
   case TM_TILELANG:
     if ((b = find_in(tilelang_builtins, "tilelang.", attr))) return tv_builtin(ev, b, NULL);
     if (strcmp(attr, "language") == 0) return tv_module(ev, TM_LANGUAGE);
+    if (strcmp(attr, "layout") == 0) return tv_module(ev, TM_LAYOUT);
     {
       char buf[200];
       snprintf(buf, sizeof buf, "tilelang.%s", attr);
@@ -1273,6 +1344,9 @@ tc_val *ev_module_attr_try(tc_ev *ev, int mod, const char *attr) {
     if (strcmp(attr, "tau") == 0) return tv_float(ev, 6.283185307179586);
     if (strcmp(attr, "inf") == 0) return tv_float(ev, INFINITY);
     if (strcmp(attr, "nan") == 0) return tv_float(ev, NAN);
+    return NULL;
+  case TM_LAYOUT:
+    if ((b = find_in(layout_builtins, "tilelang.layout.", attr))) return tv_builtin(ev, b, NULL);
     return NULL;
   case TM_POLICY:
     for (int i = 0; i < 3; i++)
@@ -1293,9 +1367,11 @@ tc_val *ev_module_attr(tc_ev *ev, int mod, const char *attr, tc_loc loc) {
   ev_compat_check_attr(ev, mod == TM_LANGUAGE ? "T" : "tilelang", attr, loc);
   const char *best = NULL;
   int bestd = 4;
-  const char *modname = mod == TM_LANGUAGE ? "T" : mod == TM_MATH ? "math" : mod == TM_POLICY ? "T.GemmWarpPolicy" : "tilelang";
-  const tc_builtin *t = mod == TM_LANGUAGE ? language_builtins : mod == TM_MATH ? math_builtins : tilelang_builtins;
-  size_t pl = mod == TM_LANGUAGE ? 2 : mod == TM_MATH ? 5 : 9;
+  const char *modname = mod == TM_LANGUAGE ? "T" : mod == TM_MATH ? "math" : mod == TM_POLICY ? "T.GemmWarpPolicy"
+                        : mod == TM_LAYOUT ? "tilelang.layout" : "tilelang";
+  const tc_builtin *t = mod == TM_LANGUAGE ? language_builtins : mod == TM_MATH ? math_builtins
+                        : mod == TM_LAYOUT ? layout_builtins : tilelang_builtins;
+  size_t pl = mod == TM_LANGUAGE ? 2 : mod == TM_MATH ? 5 : mod == TM_LAYOUT ? 16 : 9;
   if (mod != TM_POLICY)
     for (; t->name; t++) {
       int d = tc_edit_distance(attr, t->name + pl, 3);

@@ -357,6 +357,7 @@ const char *ev_runtime_reason(tc_ev *ev, tc_val *v) {
     return tc_arena_printf(&ev->tmp, "depends on the symbolic dimension '%s'", var->name);
   case TC_VAR_PARAM: return tc_arena_printf(&ev->tmp, "depends on the scalar parameter '%s'", var->name);
   case TC_VAR_LOCAL: return tc_arena_printf(&ev->tmp, "depends on the runtime variable '%s'", var->name);
+  case TC_VAR_LAYOUT_INDEX: return tc_arena_printf(&ev->tmp, "depends on the layout index '%s'", var->name);
   }
   return "is computed at run time";
 }

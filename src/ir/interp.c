@@ -5,6 +5,8 @@
  * the context and is freed there, so nothing leaks on an error. */
 #include "ir/interp.h"
 
+#include "analysis/analysis.h"
+
 /* Products and sums round separately, as the reference defines them: no fused multiply-add.
  * (GCC does not contract in ISO C mode; clang needs to be told.) */
 #ifdef __clang__
@@ -125,6 +127,7 @@ typedef struct ictx {
   int *all_ids; /* 0..nthreads-1 */
   int64_t *st_idx; /* two-phase stores: per active thread, MAXDIM indices and a value */
   val *st_val;
+  mask active;  /* the threads running the current statement (for warp intrinsics) */
   val *scratch[4];
   size_t scratch_cap[4];
 } ictx;
@@ -516,6 +519,35 @@ static int64_t thread_coord(ictx *c, int t, int axis) {
   return t / (c->tdim[0] * c->tdim[1]);
 }
 
+static bool is_active(const ictx *c, int t) {
+  int lo = 0, hi = c->active.n - 1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2;
+    if (c->active.ids[mid] == t) return true;
+    if (c->active.ids[mid] < t) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return false;
+}
+
+/* shfl_xor / shfl_sync: the value of args[0] in another lane of t's warp (32 consecutive
+ * threads), within groups of `width` lanes. Lockstep makes every lane's operands readable. */
+static val eval_shuffle(ictx *c, const tc_expr *e, int t, bool xor_mode) {
+  const char *name = e->callee;
+  if (c->in_parallel) fail(c, TILEC_ERROR_PROGRAM, e->loc, -1, "%s inside a T.Parallel loop, where threads have no lanes", name);
+  int64_t sel = eval(c, e->args[1], t).i, width = eval(c, e->args[2], t).i;
+  if (width < 1 || width > 32 || (width & (width - 1)))
+    fail(c, TILEC_ERROR_PROGRAM, e->loc, t, "%s: width %lld is not a power of two in [1, 32]", name, (long long)width);
+  int lane = t % 32, base = t - lane;
+  int group = lane - lane % (int)width;
+  int64_t src = xor_mode ? (lane ^ sel) : group + ((sel % width) + width) % width;
+  if (xor_mode && (src < group || src >= group + width)) src = lane; /* outside the group: own value */
+  int st = base + (int)src;
+  if (st >= c->nthreads || !is_active(c, st))
+    fail(c, TILEC_ERROR_PROGRAM, e->loc, t, "%s reads lane %lld, whose thread is not running this statement", name, (long long)src);
+  return eval(c, e->args[0], st);
+}
+
 static val eval(ictx *c, const tc_expr *e, int t) {
   val v;
   switch (e->op) {
@@ -543,6 +575,14 @@ static val eval(ictx *c, const tc_expr *e, int t) {
   }
   case TC_OP_CAST:
     return convert(e->args[0]->dtype, eval(c, e->args[0], t), e->dtype);
+  case TC_OP_CALL: {
+    tc_intrinsic_id id = TC_INTRIN_COUNT;
+    tc_intrinsic_lookup(e->callee, &id);
+    if (id == TC_INTRIN_SHFL_XOR || id == TC_INTRIN_SHFL_SYNC) return eval_shuffle(c, e, t, id == TC_INTRIN_SHFL_XOR);
+    fail(c, TILEC_ERROR_TARGET, e->loc, -1, "intrinsic %s runs only on a GPU target", e->callee ? e->callee : "?");
+  }
+  case TC_OP_ADDRESS_OF:
+    fail(c, TILEC_ERROR_TARGET, e->loc, -1, "T.address_of runs only on a GPU target");
   case TC_OP_SELECT: /* only the chosen branch is evaluated, as in C's ?: */
     return eval(c, e->args[0], t).i ? eval(c, e->args[1], t) : eval(c, e->args[2], t);
   case TC_OP_AND:
@@ -591,23 +631,6 @@ typedef struct rview {
   int64_t start[MAXDIM], ext[MAXDIM];
   int64_t numel;
 } rview;
-
-/* The regions a tile operation works on; 0 for other statements. */
-static int tile_regions(const tc_stmt *s, const tc_region *regs[3]) {
-  switch (s->kind) {
-  case TC_ST_COPY: regs[0] = &s->u.copy.src; regs[1] = &s->u.copy.dst; return 2;
-  case TC_ST_GEMM: regs[0] = &s->u.gemm.a; regs[1] = &s->u.gemm.b; regs[2] = &s->u.gemm.c; return 3;
-  case TC_ST_FILL: regs[0] = &s->u.fill.dst; return 1;
-  case TC_ST_REDUCE: regs[0] = &s->u.reduce.src; regs[1] = &s->u.reduce.dst; return 2;
-  case TC_ST_CUMSUM: regs[0] = &s->u.cumsum.src; regs[1] = &s->u.cumsum.dst; return 2;
-  case TC_ST_ATOMIC_ADD:
-    if (s->u.atomic.buf) return 0;
-    regs[0] = &s->u.atomic.dst;
-    regs[1] = &s->u.atomic.src;
-    return 2;
-  default: return 0;
-  }
-}
 
 static rview view_of(ictx *c, const tc_region *r, tc_loc loc) {
   rview v;
@@ -780,12 +803,10 @@ static void require_block(ictx *c, const tc_stmt *s, mask m, const char *what) {
 }
 
 /* A tile operation is collective, unless one of its operands is per-thread storage (local or
- * var): then every active thread does it on its own copy, like any per-thread statement. */
+ * var): then every active thread does it on its own copy, like any per-thread statement (the
+ * rule is tc_stmt_exec's, analysis.h). */
 static void exec_tile(ictx *c, const tc_stmt *s, mask m, const char *what, void (*run_op)(ictx *, const tc_stmt *)) {
-  const tc_region *regs[3];
-  int n = tile_regions(s, regs);
-  bool per_thread = false;
-  for (int i = 0; i < n; i++) per_thread |= regs[i]->buf->scope == TC_SCOPE_LOCAL || regs[i]->buf->scope == TC_SCOPE_VAR;
+  bool per_thread = tc_stmt_exec(s) == TC_EXEC_THREAD;
   if (!per_thread) {
     require_block(c, s, m, what);
     run_op(c, s);
@@ -846,6 +867,13 @@ static void exec_for(ictx *c, const tc_stmt *s, mask m, int depth) {
     c->in_parallel = false;
     return;
   }
+  if (s->u.loop.kind == TC_LOOP_THREAD_BINDING) { /* each thread runs the iteration of its own index */
+    for (int j = 0; j < m.n; j++)
+      set_var(c, slot, m.ids[j], (val){.i = wrap_int(vdt, thread_coord(c, m.ids[j], s->u.loop.thread_axis))});
+    count_steps(c, (uint64_t)m.n, s->loc);
+    exec(c, s->u.loop.body, m, depth + 1);
+    return;
+  }
   level L = *get_level(c, depth); /* by value: deeper levels may move the array */
   bool uniform = true;
   int64_t maxext = 0;
@@ -886,7 +914,27 @@ static void exec_if(ictx *c, const tc_stmt *s, mask m, int depth) {
   if (nf && s->u.if_.else_s) exec(c, s->u.if_.else_s, (mask){nf, L.b}, depth + 1);
 }
 
+/* A warp-level synchronisation: every existing lane of each active thread's warp is active. */
+static void require_whole_warps(ictx *c, const tc_stmt *s, mask m, const char *what) {
+  if (c->in_parallel) fail(c, TILEC_ERROR_PROGRAM, s->loc, -1, "%s inside a T.Parallel loop", what);
+  for (int j = 0; j < m.n; j++) {
+    int base = m.ids[j] - m.ids[j] % 32;
+    for (int t = base; t < base + 32 && t < c->nthreads; t++)
+      if (!is_active(c, t))
+        fail(c, TILEC_ERROR_PROGRAM, s->loc, t, "%s reached by only part of warp %d", what, base / 32);
+  }
+}
+
+static void exec_stmt(ictx *c, const tc_stmt *s, mask m, int depth);
+
 static void exec(ictx *c, const tc_stmt *s, mask m, int depth) {
+  mask saved = c->active;
+  c->active = m;
+  exec_stmt(c, s, m, depth);
+  c->active = saved;
+}
+
+static void exec_stmt(ictx *c, const tc_stmt *s, mask m, int depth) {
   switch (s->kind) {
   case TC_ST_SEQ:
     for (int i = 0; i < s->u.seq.n; i++) exec(c, s->u.seq.items[i], m, depth);
@@ -915,11 +963,10 @@ static void exec(ictx *c, const tc_stmt *s, mask m, int depth) {
     return;
   case TC_ST_LET:
   case TC_ST_ASSIGN: {
+    /* lockstep: every thread reads (a shuffle reads other lanes' variables) before any writes */
     int slot = var_slot(c, s->u.let.var, s->loc);
-    for (int j = 0; j < m.n; j++) {
-      int t = m.ids[j];
-      set_var(c, slot, t, normalize(s->u.let.var->dtype, eval(c, s->u.let.value, t)));
-    }
+    for (int j = 0; j < m.n; j++) c->st_val[j] = normalize(s->u.let.var->dtype, eval(c, s->u.let.value, m.ids[j]));
+    for (int j = 0; j < m.n; j++) set_var(c, slot, m.ids[j], c->st_val[j]);
     count_steps(c, (uint64_t)m.n, s->loc);
     return;
   }
@@ -938,8 +985,20 @@ static void exec(ictx *c, const tc_stmt *s, mask m, int depth) {
   case TC_ST_CUMSUM:
     exec_tile(c, s, m, "T.cumsum", run_cumsum);
     return;
+  case TC_ST_INTRINSIC: {
+    tc_intrinsic_id id = TC_INTRIN_COUNT;
+    tc_intrinsic_lookup(s->u.intrinsic.name, &id);
+    if (id != TC_INTRIN_WARP_SYNC)
+      fail(c, TILEC_ERROR_TARGET, s->loc, -1, "intrinsic %s runs only on a GPU target", s->u.intrinsic.name ? s->u.intrinsic.name : "?");
+    require_whole_warps(c, s, m, "warp_sync");
+    return;
+  }
   case TC_ST_BARRIER:
     if (c->in_parallel) fail(c, TILEC_ERROR_PROGRAM, s->loc, -1, "barrier inside a T.Parallel loop");
+    if (s->u.barrier.scope == TC_BARRIER_WARP) {
+      require_whole_warps(c, s, m, "warp barrier");
+      return;
+    }
     if (m.n != c->nthreads)
       fail(c, TILEC_ERROR_PROGRAM, s->loc, -1, "barrier reached by %d of the block's %d threads", m.n, c->nthreads);
     return;
@@ -999,7 +1058,7 @@ static void add_buf(ictx *c, const tc_buffer *b) {
 static void scan_expr(ictx *c, const tc_expr *e) {
   need_scalar(c, e->dtype, "expression", tc_expr_op_name(e->op));
   if (e->op == TC_OP_VAR) add_var(c, e->var);
-  if (e->op == TC_OP_LOAD) add_buf(c, e->buf);
+  if (e->op == TC_OP_LOAD || e->op == TC_OP_ADDRESS_OF) add_buf(c, e->buf);
   for (int i = 0; i < e->nargs; i++) scan_expr(c, e->args[i]);
 }
 
@@ -1052,15 +1111,18 @@ static void scan_stmt(ictx *c, const tc_stmt *s) {
   case TC_ST_EVALUATE:
     scan_expr(c, s->u.evaluate.value);
     break;
+  case TC_ST_INTRINSIC:
+    for (int i = 0; i < s->u.intrinsic.nargs; i++) scan_expr(c, s->u.intrinsic.args[i]);
+    break;
   default:
     break;
   }
   /* region start expressions */
-  const tc_region *regs[3];
-  int nr = tile_regions(s, regs);
+  tc_stmt_region regs[TC_MAX_STMT_REGIONS];
+  int nr = tc_stmt_regions(s, regs);
   for (int r = 0; r < nr; r++) {
-    add_buf(c, regs[r]->buf);
-    for (int i = 0; i < regs[r]->ndim; i++) scan_expr(c, regs[r]->r[i].start);
+    add_buf(c, regs[r].region->buf);
+    for (int i = 0; i < regs[r].region->ndim; i++) scan_expr(c, regs[r].region->r[i].start);
   }
 }
 

@@ -1,6 +1,8 @@
 /* ir.c: constructors and small queries for the tile IR. */
 #include "ir/ir.h"
 
+#include "analysis/analysis.h"
+
 #include <string.h>
 
 static const char *const expr_op_names[] = {
@@ -32,8 +34,38 @@ const char *tc_scope_name(tc_scope s) {
 }
 
 const char *tc_loop_kind_name(tc_loop_kind k) {
-  static const char *const names[] = {"serial", "parallel", "pipelined", "unroll"};
-  return (unsigned)k < 4 ? names[k] : "?";
+  static const char *const names[TC_LOOP_KIND_COUNT] = {"serial", "parallel", "pipelined", "unroll", "vectorized", "thread_binding"};
+  return (unsigned)k < TC_LOOP_KIND_COUNT ? names[k] : "?";
+}
+
+const char *tc_eviction_policy_name(tc_eviction_policy p) {
+  static const char *const names[] = {"evict_normal", "evict_first", "evict_last"};
+  return (unsigned)p < 3 ? names[p] : "?";
+}
+
+const char *tc_barrier_scope_name(tc_barrier_scope s) {
+  static const char *const names[] = {"block", "warp"};
+  return (unsigned)s < 2 ? names[s] : "?";
+}
+
+const char *tc_swizzle_order_name(tc_swizzle_order o) {
+  static const char *const names[] = {"row", "column", "mlx"};
+  return (unsigned)o < 3 ? names[o] : "?";
+}
+
+static const tc_intrinsic_info intrinsics[] = {
+#define TC_INTRINSIC(id, name, kind, arity, targets) {name, TC_INTRIN_KIND_##kind, arity, targets},
+#include "ir/intrinsics.def"
+};
+
+const tc_intrinsic_info *tc_intrinsic_lookup(const char *name, tc_intrinsic_id *id) {
+  if (!name) return NULL;
+  for (int i = 0; i < TC_INTRIN_COUNT; i++)
+    if (strcmp(intrinsics[i].name, name) == 0) {
+      if (id) *id = (tc_intrinsic_id)i;
+      return &intrinsics[i];
+    }
+  return NULL;
 }
 
 const char *tc_reduce_kind_name(tc_reduce_kind k) {
@@ -113,6 +145,36 @@ tc_expr *tc_ir_binary(tc_arena *a, tc_expr_op op, tc_expr *x, tc_expr *y, tc_loc
 
 tc_expr *tc_ir_select(tc_arena *a, tc_expr *c, tc_expr *t, tc_expr *f, tc_loc loc) {
   return with_args(a, new_expr(a, TC_OP_SELECT, t->dtype, loc), 3, c, t, f);
+}
+
+static tc_expr **copy_args(tc_arena *a, int n, tc_expr **args) {
+  tc_expr **v = TC_NEW_ARRAY(a, tc_expr *, n > 0 ? n : 1);
+  if (n > 0) memcpy(v, args, sizeof(tc_expr *) * (size_t)n);
+  return v;
+}
+
+tc_expr *tc_ir_call(tc_arena *a, const char *callee, tc_dtype dt, int nargs, tc_expr **args, tc_loc loc) {
+  tc_expr *e = new_expr(a, TC_OP_CALL, dt, loc);
+  e->callee = callee;
+  e->nargs = nargs;
+  e->args = copy_args(a, nargs, args);
+  return e;
+}
+
+tc_expr *tc_ir_address_of(tc_arena *a, tc_buffer *b, int nidx, tc_expr **idx, tc_loc loc) {
+  tc_expr *e = new_expr(a, TC_OP_ADDRESS_OF, tc_dt(TC_DT_UINT64), loc);
+  e->buf = b;
+  e->nargs = nidx;
+  e->args = copy_args(a, nidx, idx);
+  return e;
+}
+
+tc_stmt *tc_ir_intrinsic_stmt(tc_arena *a, const char *name, int nargs, tc_expr **args, tc_loc loc) {
+  tc_stmt *s = tc_ir_stmt(a, TC_ST_INTRINSIC, loc);
+  s->u.intrinsic.name = name;
+  s->u.intrinsic.nargs = nargs;
+  s->u.intrinsic.args = copy_args(a, nargs, args);
+  return s;
 }
 
 tc_var *tc_ir_new_var(tc_arena *a, tc_kernel_ir *k, const char *name, tc_dtype dt, tc_var_kind kind, tc_loc loc) {
@@ -255,6 +317,9 @@ tc_stmt *tc_ir_clone_stmt(tc_arena *a, const tc_stmt *s) {
   if (!s) return NULL;
   tc_stmt *c = TC_NEW(a, tc_stmt);
   *c = *s;
+  tc_stmt_region regs[TC_MAX_STMT_REGIONS];
+  int nr = tc_stmt_regions(c, regs);
+  for (int i = 0; i < nr; i++) *regs[i].region = clone_region(a, *regs[i].region);
   switch (s->kind) {
   case TC_ST_SEQ:
     c->u.seq.items = TC_NEW_ARRAY(a, tc_stmt *, s->u.seq.n > 0 ? s->u.seq.n : 1);
@@ -275,8 +340,6 @@ tc_stmt *tc_ir_clone_stmt(tc_arena *a, const tc_stmt *s) {
     c->u.store.value = tc_ir_clone_expr(a, s->u.store.value);
     break;
   case TC_ST_ATOMIC_ADD:
-    c->u.atomic.dst = clone_region(a, s->u.atomic.dst);
-    c->u.atomic.src = clone_region(a, s->u.atomic.src);
     c->u.atomic.idx = clone_exprs(a, s->u.atomic.idx, s->u.atomic.nidx);
     c->u.atomic.value = tc_ir_clone_expr(a, s->u.atomic.value);
     break;
@@ -284,26 +347,8 @@ tc_stmt *tc_ir_clone_stmt(tc_arena *a, const tc_stmt *s) {
   case TC_ST_ASSIGN:
     c->u.let.value = tc_ir_clone_expr(a, s->u.let.value);
     break;
-  case TC_ST_COPY:
-    c->u.copy.src = clone_region(a, s->u.copy.src);
-    c->u.copy.dst = clone_region(a, s->u.copy.dst);
-    break;
-  case TC_ST_GEMM:
-    c->u.gemm.a = clone_region(a, s->u.gemm.a);
-    c->u.gemm.b = clone_region(a, s->u.gemm.b);
-    c->u.gemm.c = clone_region(a, s->u.gemm.c);
-    break;
   case TC_ST_FILL:
-    c->u.fill.dst = clone_region(a, s->u.fill.dst);
     c->u.fill.value = tc_ir_clone_expr(a, s->u.fill.value);
-    break;
-  case TC_ST_REDUCE:
-    c->u.reduce.src = clone_region(a, s->u.reduce.src);
-    c->u.reduce.dst = clone_region(a, s->u.reduce.dst);
-    break;
-  case TC_ST_CUMSUM:
-    c->u.cumsum.src = clone_region(a, s->u.cumsum.src);
-    c->u.cumsum.dst = clone_region(a, s->u.cumsum.dst);
     break;
   case TC_ST_PRINT:
     c->u.print.value = tc_ir_clone_expr(a, s->u.print.value);
@@ -313,6 +358,9 @@ tc_stmt *tc_ir_clone_stmt(tc_arena *a, const tc_stmt *s) {
     break;
   case TC_ST_EVALUATE:
     c->u.evaluate.value = tc_ir_clone_expr(a, s->u.evaluate.value);
+    break;
+  case TC_ST_INTRINSIC:
+    c->u.intrinsic.args = clone_exprs(a, s->u.intrinsic.args, s->u.intrinsic.nargs);
     break;
   default:
     break;

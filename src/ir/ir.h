@@ -44,7 +44,8 @@ typedef enum tc_var_kind {
   TC_VAR_THREAD_IDX, /* threadIdx along axis (T.get_thread_binding) */
   TC_VAR_SYMBOLIC,   /* a dimension known only at run time (T.symbolic / T.dynamic / T.const) */
   TC_VAR_PARAM,      /* a scalar kernel parameter */
-  TC_VAR_LOCAL       /* a per-thread scalar declared by LET */
+  TC_VAR_LOCAL,      /* a per-thread scalar declared by LET */
+  TC_VAR_LAYOUT_INDEX /* a placeholder of a layout's expressions (layout.h); never in a body */
 } tc_var_kind;
 
 typedef struct tc_var {
@@ -73,6 +74,8 @@ const char *tc_scope_name(tc_scope s);
 typedef struct tc_expr tc_expr;
 typedef struct tc_stmt tc_stmt;
 
+#include "ir/layout.h"
+
 typedef struct tc_buffer {
   const char *name;
   tc_dtype dtype;
@@ -82,6 +85,7 @@ typedef struct tc_buffer {
   int id;            /* unique within the kernel */
   int param_index;   /* index into the kernel's params for GLOBAL buffers, else -1 */
   tc_expr *init;     /* alloc_var's initial value, or NULL */
+  tc_layout *layout; /* T.annotate_layout's layout (shared/fragment only); NULL: lowering decides */
   tc_loc loc;
 } tc_buffer;
 
@@ -93,9 +97,10 @@ struct tc_expr {
   int64_t ival;     /* CONST_INT */
   double fval;      /* CONST_FLOAT */
   tc_var *var;      /* VAR */
-  tc_buffer *buf;   /* LOAD */
+  tc_buffer *buf;   /* LOAD, ADDRESS_OF */
+  const char *callee; /* CALL: an expression intrinsic's name (intrinsics.def) */
   int nargs;
-  tc_expr **args;   /* operands; LOAD: indices */
+  tc_expr **args;   /* operands; LOAD, ADDRESS_OF: indices; CALL: arguments */
 };
 
 /* ---- regions: a box inside a buffer ---- */
@@ -115,8 +120,57 @@ int tc_region_squeezed(const tc_region *reg, int64_t *out, int cap);
 int64_t tc_region_numel(const tc_region *reg);
 
 /* ---- statements ---- */
-typedef enum tc_loop_kind { TC_LOOP_SERIAL, TC_LOOP_PARALLEL, TC_LOOP_PIPELINED, TC_LOOP_UNROLL } tc_loop_kind;
+typedef enum tc_loop_kind {
+  TC_LOOP_SERIAL,
+  TC_LOOP_PARALLEL,
+  TC_LOOP_PIPELINED,
+  TC_LOOP_UNROLL,
+  TC_LOOP_VECTORIZED,    /* T.vectorized: serial semantics; a target may vectorize it */
+  TC_LOOP_THREAD_BINDING /* var is threadIdx along thread_axis, extent the block size there;
+                          * made by GPU lowering, never by the reader */
+} tc_loop_kind;
+#define TC_LOOP_KIND_COUNT 6
 const char *tc_loop_kind_name(tc_loop_kind k);
+
+/* An int list, and a list of int lists, for T.Pipelined's scheduling arguments. */
+typedef struct tc_int_list { int n; int *v; } tc_int_list;
+typedef struct tc_int_lists { int n; tc_int_list *v; } tc_int_lists;
+
+/* T.Pipelined's arguments as written (empty lists when not given; num_stages is the loop's own
+ * field). order/stage have one entry
+ * per scheduled statement of the body (its top-level statements other than LET/ALLOC). */
+typedef struct tc_pipeline_args {
+  tc_int_list order;  /* emission order: distinct positions in [0, n), or -1 */
+  tc_int_list stage;  /* pipeline stage of each statement, or -1 */
+  tc_int_lists sync;  /* synchronisation metadata: lists of statement indices */
+  tc_int_lists group; /* producer groups: lists of statement indices */
+} tc_pipeline_args;
+
+typedef enum tc_eviction_policy { TC_EVICT_NORMAL, TC_EVICT_FIRST, TC_EVICT_LAST } tc_eviction_policy;
+const char *tc_eviction_policy_name(tc_eviction_policy p); /* "evict_normal", ... */
+
+typedef enum tc_barrier_scope { TC_BARRIER_BLOCK, TC_BARRIER_WARP } tc_barrier_scope;
+const char *tc_barrier_scope_name(tc_barrier_scope s);    /* "block", "warp" */
+
+/* Block rasterization order of T.use_swizzle. */
+typedef enum tc_swizzle_order { TC_SWIZZLE_ROW, TC_SWIZZLE_COLUMN, TC_SWIZZLE_MLX } tc_swizzle_order;
+const char *tc_swizzle_order_name(tc_swizzle_order o);    /* "row", "column", "mlx" */
+
+/* Intrinsics (intrinsics.def): target instructions the IR can name. */
+typedef enum tc_intrinsic_id {
+#define TC_INTRINSIC(id, name, kind, arity, targets) TC_INTRIN_##id,
+#include "ir/intrinsics.def"
+  TC_INTRIN_COUNT
+} tc_intrinsic_id;
+typedef enum tc_intrinsic_kind { TC_INTRIN_KIND_EXPR, TC_INTRIN_KIND_STMT } tc_intrinsic_kind;
+typedef struct tc_intrinsic_info {
+  const char *name;
+  tc_intrinsic_kind kind;
+  int arity;           /* -1: variable */
+  const char *targets; /* targets that implement it, space separated ("interp cuda") */
+} tc_intrinsic_info;
+/* The entry named `name`, or NULL. */
+const tc_intrinsic_info *tc_intrinsic_lookup(const char *name, tc_intrinsic_id *id);
 
 typedef enum tc_reduce_kind { TC_RED_SUM, TC_RED_MAX, TC_RED_MIN, TC_RED_ABSSUM, TC_RED_ABSMAX } tc_reduce_kind;
 const char *tc_reduce_kind_name(tc_reduce_kind k);
@@ -135,17 +189,25 @@ struct tc_stmt {
       tc_expr *min, *extent;  /* int32 */
       tc_loop_kind kind;
       int num_stages;         /* PIPELINED; 0 when not given */
+      tc_pipeline_args pipeline; /* PIPELINED: order, stage, sync, group */
+      int thread_axis;        /* THREAD_BINDING: 0=x, 1=y, 2=z */
       tc_stmt *body;
     } loop;
     struct { tc_expr *cond; tc_stmt *then_s, *else_s; } if_;
     struct { tc_buffer *buf; int nidx; tc_expr **idx; tc_expr *value; } store;
     struct { tc_var *var; tc_expr *value; } let; /* LET and ASSIGN */
-    struct { tc_region src, dst; } copy;
+    struct {
+      tc_region src, dst;
+      bool disable_tma;          /* hints of T.copy; they never change results */
+      int coalesced_width;       /* 0: not given */
+      tc_eviction_policy eviction_policy;
+    } copy;
     struct {
       tc_region a, b, c;
       bool trans_a, trans_b, clear_accum;
       tc_gemm_policy policy;
       int k_pack;
+      int wg_wait;               /* Hopper wgmma wait depth (0: wait for all; -1: no wait) */
     } gemm;
     struct { tc_region dst; tc_expr *value; } fill;
     struct { tc_reduce_kind op; tc_region src, dst; int dim; bool clear; } reduce;
@@ -160,6 +222,9 @@ struct tc_stmt {
     struct { tc_expr *cond; const char *msg; } assert_;
     struct { const char *what; const char *detail; } annotate;
     struct { tc_expr *value; } evaluate;
+    struct { tc_barrier_scope scope; } barrier;
+    /* INTRINSIC: a statement intrinsic of intrinsics.def, applied to args */
+    struct { const char *name; int nargs; tc_expr **args; } intrinsic;
   } u;
 };
 
@@ -188,6 +253,10 @@ typedef struct tc_kernel_ir {
   int nout_idx;
   int *out_idx;
   const char *jit_args;   /* the jit decorator's keyword arguments, as written */
+  /* T.use_swizzle: block rasterization (L2 locality); results do not depend on it */
+  int swizzle_panel;      /* panel size; 0 when T.use_swizzle was not called */
+  bool swizzle_enable;
+  tc_swizzle_order swizzle_order;
   int next_id;            /* id counter for vars and buffers */
 } tc_kernel_ir;
 
@@ -204,6 +273,19 @@ tc_expr *tc_ir_cast(tc_arena *a, tc_dtype to, tc_expr *x, tc_loc loc);
 tc_expr *tc_ir_unary(tc_arena *a, tc_expr_op op, tc_expr *x, tc_loc loc);
 tc_expr *tc_ir_binary(tc_arena *a, tc_expr_op op, tc_expr *x, tc_expr *y, tc_loc loc);
 tc_expr *tc_ir_select(tc_arena *a, tc_expr *c, tc_expr *t, tc_expr *f, tc_loc loc);
+/* CALL of an expression intrinsic, with result dtype dt. */
+tc_expr *tc_ir_call(tc_arena *a, const char *callee, tc_dtype dt, int nargs, tc_expr **args, tc_loc loc);
+/* ADDRESS_OF buf[idx...] (uint64). */
+tc_expr *tc_ir_address_of(tc_arena *a, tc_buffer *b, int nidx, tc_expr **idx, tc_loc loc);
+/* INTRINSIC statement. */
+tc_stmt *tc_ir_intrinsic_stmt(tc_arena *a, const char *name, int nargs, tc_expr **args, tc_loc loc);
+
+/* Evaluate an integer (or bool) expression made of constants, variables and integer
+ * arithmetic, with variables bound by `bind` (false: unbound). Python semantics for // and %
+ * and int64 arithmetic. False when the expression has another op, a variable is unbound, or it
+ * divides by zero. */
+typedef bool (*tc_var_binding_fn)(void *ctx, const tc_var *v, int64_t *out);
+bool tc_expr_eval_int(const tc_expr *e, tc_var_binding_fn bind, void *ctx, int64_t *out);
 
 tc_var *tc_ir_new_var(tc_arena *a, tc_kernel_ir *k, const char *name, tc_dtype dt, tc_var_kind kind, tc_loc loc);
 tc_buffer *tc_ir_new_buffer(tc_arena *a, tc_kernel_ir *k, const char *name, tc_dtype dt, tc_scope scope,

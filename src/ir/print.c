@@ -77,7 +77,7 @@ static void declare_name(pctx *pc, const void *ptr, const char *name, int id) {
 static void collect_expr(pctx *pc, const tc_expr *e) {
   if (!e) return;
   if (e->op == TC_OP_VAR && e->var) note_name(pc, e->var, e->var->name, e->var->id);
-  if (e->op == TC_OP_LOAD && e->buf) note_name(pc, e->buf, e->buf->name, e->buf->id);
+  if ((e->op == TC_OP_LOAD || e->op == TC_OP_ADDRESS_OF) && e->buf) note_name(pc, e->buf, e->buf->name, e->buf->id);
   for (int i = 0; i < e->nargs && e->args; i++) collect_expr(pc, e->args[i]);
 }
 
@@ -165,6 +165,9 @@ static void collect_stmt(pctx *pc, const tc_stmt *s) {
     break;
   case TC_ST_EVALUATE:
     collect_expr(pc, s->u.evaluate.value);
+    break;
+  case TC_ST_INTRINSIC:
+    for (int i = 0; i < s->u.intrinsic.nargs && s->u.intrinsic.args; i++) collect_expr(pc, s->u.intrinsic.args[i]);
     break;
   default:
     break;
@@ -278,6 +281,7 @@ static int expr_prec(const tc_expr *e) {
 }
 
 static void print_expr(pctx *pc, const tc_expr *e, int min_prec);
+static void print_indices(pctx *pc, const tc_buffer *b, int n, tc_expr *const *idx);
 
 static void print_arg(pctx *pc, const tc_expr *e, int i, int min_prec) {
   print_expr(pc, (e->args && i < e->nargs) ? e->args[i] : NULL, min_prec);
@@ -359,6 +363,15 @@ static void print_expr(pctx *pc, const tc_expr *e, int min_prec) {
       print_arg(pc, e, i, 0);
     }
     tc_sb_putc(sb, ']');
+    break;
+  case TC_OP_ADDRESS_OF:
+    tc_sb_puts(sb, "T.address_of(");
+    print_indices(pc, e->buf, e->nargs, e->args);
+    tc_sb_putc(sb, ')');
+    break;
+  case TC_OP_CALL: /* intrinsics print as @name(args) */
+    tc_sb_putc(sb, '@');
+    print_call(pc, e->callee ? e->callee : "<null>", e);
     break;
   case TC_OP_CAST:
     tc_sb_puts(sb, "cast(");
@@ -470,6 +483,33 @@ static void print_loop_stop(pctx *pc, const tc_expr *min, const tc_expr *extent)
 
 static void print_stmt(pctx *pc, const tc_stmt *s, int ind);
 
+static const char *axis_name(int axis) { return axis == 0 ? "x" : axis == 1 ? "y" : axis == 2 ? "z" : "?"; }
+
+static void print_int_list(tc_strbuf *sb, const tc_int_list *l) {
+  tc_sb_putc(sb, '[');
+  for (int i = 0; i < l->n && l->v; i++) tc_sb_printf(sb, "%s%d", i ? ", " : "", l->v[i]);
+  tc_sb_putc(sb, ']');
+}
+
+static void print_int_lists(tc_strbuf *sb, const tc_int_lists *l) {
+  tc_sb_putc(sb, '[');
+  for (int i = 0; i < l->n && l->v; i++) {
+    if (i) tc_sb_puts(sb, ", ");
+    print_int_list(sb, &l->v[i]);
+  }
+  tc_sb_putc(sb, ']');
+}
+
+/* T.Pipelined's arguments, each only when given */
+static void print_pipeline(tc_strbuf *sb, const tc_stmt *s) {
+  const tc_pipeline_args *p = &s->u.loop.pipeline;
+  if (s->u.loop.num_stages > 0) tc_sb_printf(sb, ", stages=%d", s->u.loop.num_stages);
+  if (p->order.n) tc_sb_puts(sb, ", order="), print_int_list(sb, &p->order);
+  if (p->stage.n) tc_sb_puts(sb, ", stage="), print_int_list(sb, &p->stage);
+  if (p->sync.n) tc_sb_puts(sb, ", sync="), print_int_lists(sb, &p->sync);
+  if (p->group.n) tc_sb_puts(sb, ", group="), print_int_lists(sb, &p->group);
+}
+
 static void print_body(pctx *pc, const tc_stmt *s, int ind) {
   if (!s) {
     tc_sb_indent(pc->sb, ind);
@@ -527,6 +567,10 @@ static void print_stmt(pctx *pc, const tc_stmt *s, int ind) {
       tc_sb_puts(sb, " init ");
       print_expr(pc, b->init, 0);
     }
+    if (b->layout) {
+      tc_sb_puts(sb, " layout=");
+      tc_layout_print(sb, b->layout);
+    }
     break;
   }
   case TC_ST_FOR:
@@ -537,8 +581,8 @@ static void print_stmt(pctx *pc, const tc_stmt *s, int ind) {
     print_expr(pc, s->u.loop.min, 0);
     tc_sb_puts(sb, ", ");
     print_loop_stop(pc, s->u.loop.min, s->u.loop.extent);
-    if (s->u.loop.kind == TC_LOOP_PIPELINED && s->u.loop.num_stages > 0)
-      tc_sb_printf(sb, ", stages=%d", s->u.loop.num_stages);
+    if (s->u.loop.kind == TC_LOOP_PIPELINED) print_pipeline(sb, s);
+    if (s->u.loop.kind == TC_LOOP_THREAD_BINDING) tc_sb_printf(sb, ", axis=%s", axis_name(s->u.loop.thread_axis));
     tc_sb_puts(sb, "):\n");
     print_body(pc, s->u.loop.body, ind + 1);
     return;
@@ -566,6 +610,10 @@ static void print_stmt(pctx *pc, const tc_stmt *s, int ind) {
     print_region(pc, &s->u.copy.src);
     tc_sb_puts(sb, ", ");
     print_region(pc, &s->u.copy.dst);
+    if (s->u.copy.coalesced_width) tc_sb_printf(sb, ", coalesced_width=%d", s->u.copy.coalesced_width);
+    if (s->u.copy.disable_tma) tc_sb_puts(sb, ", disable_tma=True");
+    if (s->u.copy.eviction_policy != TC_EVICT_NORMAL)
+      tc_sb_printf(sb, ", eviction_policy=\"%s\"", tc_eviction_policy_name(s->u.copy.eviction_policy));
     tc_sb_putc(sb, ')');
     break;
   case TC_ST_GEMM:
@@ -581,6 +629,7 @@ static void print_stmt(pctx *pc, const tc_stmt *s, int ind) {
     if (s->u.gemm.policy != TC_POLICY_SQUARE)
       tc_sb_printf(sb, ", policy=T.GemmWarpPolicy.%s", tc_gemm_policy_name(s->u.gemm.policy));
     if (s->u.gemm.k_pack > 1) tc_sb_printf(sb, ", k_pack=%d", s->u.gemm.k_pack);
+    if (s->u.gemm.wg_wait != 0) tc_sb_printf(sb, ", wg_wait=%d", s->u.gemm.wg_wait);
     tc_sb_putc(sb, ')');
     break;
   case TC_ST_FILL:
@@ -628,7 +677,8 @@ static void print_stmt(pctx *pc, const tc_stmt *s, int ind) {
     tc_sb_putc(sb, ')');
     break;
   case TC_ST_BARRIER:
-    tc_sb_puts(sb, "barrier()");
+    if (s->u.barrier.scope == TC_BARRIER_BLOCK) tc_sb_puts(sb, "barrier()");
+    else tc_sb_printf(sb, "barrier(scope=\"%s\")", tc_barrier_scope_name(s->u.barrier.scope));
     break;
   case TC_ST_ASSERT:
     tc_sb_puts(sb, "assert ");
@@ -645,6 +695,14 @@ static void print_stmt(pctx *pc, const tc_stmt *s, int ind) {
   case TC_ST_EVALUATE:
     tc_sb_puts(sb, "evaluate(");
     print_expr(pc, s->u.evaluate.value, 0);
+    tc_sb_putc(sb, ')');
+    break;
+  case TC_ST_INTRINSIC:
+    tc_sb_printf(sb, "@%s(", s->u.intrinsic.name ? s->u.intrinsic.name : "<null>");
+    for (int i = 0; i < s->u.intrinsic.nargs; i++) {
+      if (i) tc_sb_puts(sb, ", ");
+      print_expr(pc, s->u.intrinsic.args ? s->u.intrinsic.args[i] : NULL, 0);
+    }
     tc_sb_putc(sb, ')');
     break;
   default:
@@ -719,6 +777,10 @@ void tc_ir_print_kernel(tc_strbuf *sb, const tc_kernel_ir *k) {
       put_dtype(sb, k->syms[i]->dtype);
     }
     tc_sb_putc(sb, '\n');
+  }
+  if (k->swizzle_panel > 0) {
+    tc_sb_printf(sb, "  use_swizzle(panel_size=%d, order=\"%s\"", k->swizzle_panel, tc_swizzle_order_name(k->swizzle_order));
+    tc_sb_puts(sb, k->swizzle_enable ? ")\n" : ", enable=False)\n");
   }
   tc_sb_puts(sb, "  with T.Kernel(");
   for (int i = 0; i < k->grid_ndim && i < 3; i++) {

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "ir/ir.h"
 
 typedef struct vctx {
@@ -22,8 +23,7 @@ typedef struct vctx {
   const tc_stmt *cur;      /* statement being checked, for messages */
   const void **scope;      /* vars and buffers visible here (a stack) */
   int nscope, scope_cap;
-  const tc_var **tainted;  /* LET variables whose value may differ between threads */
-  int ntainted, tainted_cap;
+  tc_varying varying;      /* values that may differ between threads (analysis/varying.c) */
   int thread_dep;          /* > 0 under control flow that depends on the thread index */
   int in_parallel;         /* > 0 inside a T.Parallel body */
 } vctx;
@@ -96,27 +96,38 @@ static bool declare(vctx *v, const void *p) {
   return true;
 }
 
-static bool is_tainted(const vctx *v, const tc_var *var) {
-  for (int i = 0; i < v->ntainted; i++)
-    if (v->tainted[i] == var) return true;
-  return false;
-}
-
-static void taint(vctx *v, const tc_var *var) {
-  if (!is_tainted(v, var)) push_ptr((const void ***)&v->tainted, &v->ntainted, &v->tainted_cap, var);
-}
-
 /* Does the value of e possibly differ between the threads of a block? */
-static bool thread_dependent(const vctx *v, const tc_expr *e) {
-  if (!e) return false;
-  if (e->op == TC_OP_VAR && e->var) return e->var->kind == TC_VAR_THREAD_IDX || is_tainted(v, e->var);
-  for (int i = 0; i < e->nargs && e->args; i++)
-    if (thread_dependent(v, e->args[i])) return true;
-  return false;
-}
+static bool thread_dependent(const vctx *v, const tc_expr *e) { return tc_varying_expr(&v->varying, e); }
 
 /* ---- expressions ---- */
 static bool check_expr(vctx *v, const tc_expr *e);
+
+/* A CALL (call != NULL, arguments already checked) or INTRINSIC against intrinsics.def. */
+static bool check_intrinsic(vctx *v, const char *name, tc_intrinsic_kind kind, int nargs, tc_expr *const *args,
+                            const tc_expr *call) {
+  char b1[64], b2[64];
+  tc_intrinsic_id id;
+  const tc_intrinsic_info *in = tc_intrinsic_lookup(name, &id);
+  const char *what = kind == TC_INTRIN_KIND_EXPR ? "call" : "intrinsic statement";
+  if (!in) return internal(v, "%s of unknown intrinsic `%s`", what, name ? name : "<null>");
+  if (in->kind != kind)
+    return internal(v, "intrinsic `%s` is a%s, used as a%s", name, in->kind == TC_INTRIN_KIND_EXPR ? "n expression" : " statement",
+                    kind == TC_INTRIN_KIND_EXPR ? "n expression" : " statement");
+  if (in->arity >= 0 && nargs != in->arity)
+    return internal(v, "intrinsic `%s` has %d argument(s), expected %d", name, nargs, in->arity);
+  if (nargs > 0 && !args) return internal(v, "intrinsic `%s` has no argument array", name);
+  if (!call)
+    for (int i = 0; i < nargs; i++)
+      if (!check_expr(v, args[i])) return false;
+  if (id == TC_INTRIN_SHFL_XOR || id == TC_INTRIN_SHFL_SYNC) {
+    if (!tc_dtype_eq(call->dtype, args[0]->dtype))
+      return internal(v, "`%s` of %s has result dtype %s", name, dtname(args[0]->dtype, b1, sizeof b1), dtname(call->dtype, b2, sizeof b2));
+    for (int i = 1; i < 3; i++)
+      if (!tc_dtype_is_int(args[i]->dtype))
+        return internal(v, "argument %d of `%s` has dtype %s, not an integer", i + 1, name, dtname(args[i]->dtype, b1, sizeof b1));
+  }
+  return true;
+}
 
 static bool check_int_expr(vctx *v, const tc_expr *e, const char *what) {
   if (!check_expr(v, e)) return false;
@@ -215,6 +226,19 @@ static bool check_expr(vctx *v, const tc_expr *e) {
       return internal(v, "load from %s has dtype %s, the buffer is %s", bname(e->buf), dtname(e->dtype, b1, sizeof b1),
                       dtname(e->buf->dtype, b2, sizeof b2));
     return true;
+  case TC_OP_ADDRESS_OF:
+    if (!e->buf) return internal(v, "address_of without a buffer");
+    if (!in_scope(v, e->buf)) return internal(v, "buffer %s used outside its scope", bname(e->buf));
+    if (e->nargs != e->buf->ndim)
+      return internal(v, "address_of %s has %d index(es), the buffer has %d dimension(s)", bname(e->buf), e->nargs, e->buf->ndim);
+    for (int i = 0; i < e->nargs; i++)
+      if (!tc_dtype_is_int(e->args[i]->dtype))
+        return internal(v, "index %d of %s has dtype %s, not an integer", i + 1, bname(e->buf), dtname(e->args[i]->dtype, b1, sizeof b1));
+    if (!tc_dtype_eq(e->dtype, tc_dt(TC_DT_UINT64)))
+      return internal(v, "address_of %s has dtype %s, not uint64", bname(e->buf), dtname(e->dtype, b1, sizeof b1));
+    return true;
+  case TC_OP_CALL:
+    return check_intrinsic(v, e->callee, TC_INTRIN_KIND_EXPR, e->nargs, e->args, e);
   case TC_OP_CAST:
     if (x->dtype.lanes != e->dtype.lanes)
       return internal(v, "cast from %s to %s changes the lane count", dtname(x->dtype, b1, sizeof b1), dtname(e->dtype, b2, sizeof b2));
@@ -282,34 +306,17 @@ static bool same_squeezed(const tc_region *a, const tc_region *b) {
   return true;
 }
 
-static bool per_thread_region(const tc_region *r) {
-  return r->buf && (r->buf->scope == TC_SCOPE_LOCAL || r->buf->scope == TC_SCOPE_VAR);
-}
-
-/* A tile operation on per-thread storage (local or var buffers) is done by each thread on its
- * own copy, so it is not collective. */
-static bool per_thread_tile_op(const tc_stmt *s) {
-  switch (s->kind) {
-  case TC_ST_COPY: return per_thread_region(&s->u.copy.src) || per_thread_region(&s->u.copy.dst);
-  case TC_ST_GEMM: return per_thread_region(&s->u.gemm.a) || per_thread_region(&s->u.gemm.b) || per_thread_region(&s->u.gemm.c);
-  case TC_ST_FILL: return per_thread_region(&s->u.fill.dst);
-  case TC_ST_REDUCE: return per_thread_region(&s->u.reduce.src) || per_thread_region(&s->u.reduce.dst);
-  case TC_ST_CUMSUM: return per_thread_region(&s->u.cumsum.src) || per_thread_region(&s->u.cumsum.dst);
-  case TC_ST_ATOMIC_ADD: return per_thread_region(&s->u.atomic.src) || per_thread_region(&s->u.atomic.dst);
-  default: return false;
-  }
-}
-
-static bool regions_thread_dependent(const vctx *v, const tc_region *a, const tc_region *b, const tc_region *c) {
-  const tc_region *rs[3] = {a, b, c};
-  for (int k = 0; k < 3; k++)
-    for (int i = 0; rs[k] && rs[k]->buf && i < rs[k]->ndim; i++)
-      if (thread_dependent(v, rs[k]->r[i].start)) return true;
+static bool regions_thread_dependent(const vctx *v, const tc_stmt *s) {
+  tc_stmt_region regs[TC_MAX_STMT_REGIONS];
+  int n = tc_stmt_regions(s, regs);
+  for (int k = 0; k < n; k++)
+    for (int i = 0; regs[k].region->buf && i < regs[k].region->ndim; i++)
+      if (thread_dependent(v, regs[k].region->r[i].start)) return true;
   return false;
 }
 
 static bool check_collective(vctx *v, const tc_stmt *s, const char *op) {
-  if (s->kind != TC_ST_FOR && per_thread_tile_op(s)) return true;
+  if (!tc_stmt_is_collective(s)) return true; /* per-thread storage: each thread does it (analysis.h) */
   if (v->in_parallel) return program(v, s->loc, "%s inside a T.Parallel loop; tile operations are done by the whole block", op);
   if (v->thread_dep)
     return program(v, s->loc, "%s under control flow that depends on the thread index; tile operations need the whole block", op);
@@ -318,16 +325,7 @@ static bool check_collective(vctx *v, const tc_stmt *s, const char *op) {
     return program(v, s->loc, "%s with bounds that depend on the thread index; %s", op, why);
   if (s->kind == TC_ST_FILL && thread_dependent(v, s->u.fill.value))
     return program(v, s->loc, "%s with a value that depends on the thread index; %s", op, why);
-  bool dep = false;
-  switch (s->kind) {
-  case TC_ST_COPY: dep = regions_thread_dependent(v, &s->u.copy.src, &s->u.copy.dst, NULL); break;
-  case TC_ST_GEMM: dep = regions_thread_dependent(v, &s->u.gemm.a, &s->u.gemm.b, &s->u.gemm.c); break;
-  case TC_ST_FILL: dep = regions_thread_dependent(v, &s->u.fill.dst, NULL, NULL); break;
-  case TC_ST_REDUCE: dep = regions_thread_dependent(v, &s->u.reduce.src, &s->u.reduce.dst, NULL); break;
-  case TC_ST_CUMSUM: dep = regions_thread_dependent(v, &s->u.cumsum.src, &s->u.cumsum.dst, NULL); break;
-  case TC_ST_ATOMIC_ADD: dep = regions_thread_dependent(v, &s->u.atomic.dst, &s->u.atomic.src, NULL); break;
-  default: break;
-  }
+  bool dep = regions_thread_dependent(v, s);
   if (dep) return program(v, s->loc, "%s on a region that depends on the thread index; %s", op, why);
   return true;
 }
@@ -400,6 +398,112 @@ static bool check_reduce_like(vctx *v, const tc_stmt *s, const char *op, const t
   return true;
 }
 
+/* ---- scheduling data ---- */
+static int64_t block_threads(const tc_kernel_ir *k) {
+  int64_t n = 1;
+  for (int i = 0; i < k->threads_ndim && i < 3; i++) n *= k->threads[i];
+  return n;
+}
+
+/* A layout's expression: integer, over its placeholders (declared only while it is checked). */
+static bool check_layout_expr(vctx *v, const tc_layout *L, const tc_expr *e, bool with_replica, const char *what) {
+  int mark = v->nscope;
+  for (int i = 0; i < L->ndim; i++)
+    if (!declare(v, L->index[i])) return false;
+  if (with_replica && L->replica && !declare(v, L->replica)) return false;
+  bool ok = check_int_expr(v, e, what);
+  v->nscope = mark;
+  return ok;
+}
+
+static bool check_layout(vctx *v, const tc_buffer *b) {
+  const tc_layout *L = b->layout;
+  bool shared = b->scope == TC_SCOPE_SHARED, frag = b->scope == TC_SCOPE_FRAGMENT;
+  tc_loc loc = v->cur ? v->cur->loc : b->loc;
+  if (!shared && !frag)
+    return program(v, loc, "a layout on the %s buffer '%s'; layouts are for shared and fragment buffers", tc_scope_name(b->scope), bname(b));
+  if (shared != (L->kind == TC_LAYOUT_SHARED))
+    return program(v, loc, "the %s buffer '%s' has a %s layout; %s", tc_scope_name(b->scope), bname(b),
+                   L->kind == TC_LAYOUT_SHARED ? "shared-memory (T.Layout)" : "fragment (T.Fragment)",
+                   shared ? "shared buffers take a T.Layout" : "fragment buffers take a T.Fragment");
+  if (L->ndim != b->ndim)
+    return program(v, loc, "the layout of '%s' has %d input dimension(s), the buffer has %d", bname(b), L->ndim, b->ndim);
+  if (L->ndim > 0 && !L->index) return internal(v, "layout of %s without placeholders", bname(b));
+  for (int i = 0; i < L->ndim; i++)
+    if (!L->index[i] || L->index[i]->kind != TC_VAR_LAYOUT_INDEX || !tc_dtype_is_int(L->index[i]->dtype))
+      return internal(v, "layout of %s: placeholder %d is not an integer layout index", bname(b), i);
+  if (L->replica && (L->kind != TC_LAYOUT_FRAGMENT || L->replica->kind != TC_VAR_LAYOUT_INDEX))
+    return internal(v, "layout of %s: bad replica placeholder", bname(b));
+  if (L->kind == TC_LAYOUT_SHARED) {
+    if (!check_layout_expr(v, L, L->offset, false, "layout offset")) return false;
+  } else {
+    if (L->replicate < 1 || (L->replicate > 1) != (L->replica != NULL))
+      return internal(v, "layout of %s: replicate %lld with%s a replica placeholder", bname(b), (long long)L->replicate,
+                      L->replica ? "" : "out");
+    if (!check_layout_expr(v, L, L->thread, true, "layout thread") || !check_layout_expr(v, L, L->reg, false, "layout register"))
+      return false;
+  }
+  int64_t shape[16];
+  if (b->ndim > 16 || !tc_buffer_const_shape(b, shape)) return true;
+  char why[256];
+  if (!tc_layout_check(L, shape, block_threads(v->k), why, sizeof why))
+    return program(v, loc, "the %s layout of '%s' %s", L->name ? L->name : "annotated", bname(b), why);
+  return true;
+}
+
+static bool is_scheduled(const tc_stmt *s) { return s && s->kind != TC_ST_LET && s->kind != TC_ST_ALLOC; }
+
+/* T.Pipelined's order/stage/sync/group against the loop body, and thread-bound loops. */
+static bool check_loop_schedule(vctx *v, const tc_stmt *s) {
+  const tc_pipeline_args *p = &s->u.loop.pipeline;
+  bool pipelined = s->u.loop.kind == TC_LOOP_PIPELINED;
+  if (!pipelined && (p->order.n || p->stage.n || p->sync.n || p->group.n || s->u.loop.num_stages))
+    return internal(v, "a %s loop with T.Pipelined arguments", tc_loop_kind_name(s->u.loop.kind));
+  if (s->u.loop.kind == TC_LOOP_THREAD_BINDING) {
+    int ax = s->u.loop.thread_axis;
+    int64_t lo, ext;
+    if (ax < 0 || ax >= v->k->threads_ndim) return internal(v, "thread-bound loop on axis %d of a %d-D block", ax, v->k->threads_ndim);
+    if (!tc_expr_const_int(s->u.loop.min, &lo) || lo != 0 || !tc_expr_const_int(s->u.loop.extent, &ext) || ext != v->k->threads[ax])
+      return internal(v, "thread-bound loop must run over [0, %d), the block's extent along axis %d", v->k->threads[ax], ax);
+    if (v->in_parallel) return internal(v, "thread-bound loop inside a T.Parallel loop");
+  }
+  if (!pipelined) return true;
+  const tc_stmt *body = s->u.loop.body;
+  int total = 0, scheduled = 0;
+  if (body && body->kind == TC_ST_SEQ) {
+    for (int i = 0; i < body->u.seq.n; i++) total++, scheduled += is_scheduled(body->u.seq.items[i]);
+  } else if (body) {
+    total = 1, scheduled = is_scheduled(body);
+  }
+  /* TileLang counts the statements of the lowered loop body (a macro or a tile op may become
+   * several), and -1 leaves a statement unscheduled, so only what holds in any count is checked:
+   * order and stage pair up, cover at least the body's statements, and name each one once. */
+  int n = p->order.n ? p->order.n : p->stage.n;
+  if (p->order.n && p->stage.n && p->order.n != p->stage.n)
+    return program(v, s->loc, "T.Pipelined: order has %d entries but stage has %d", p->order.n, p->stage.n);
+  if (n && n < scheduled)
+    return program(v, s->loc, "T.Pipelined: order/stage have %d entries, fewer than the %d statements of the loop body", n,
+                   scheduled);
+  (void)total;
+  for (int i = 0; i < p->order.n; i++) {
+    int o = p->order.v[i];
+    if (o < -1 || o >= p->order.n)
+      return program(v, s->loc, "T.Pipelined: order entry %d is %d, outside [-1, %d)", i, o, p->order.n);
+    for (int j = 0; o >= 0 && j < i; j++)
+      if (p->order.v[j] == o) return program(v, s->loc, "T.Pipelined: order lists %d twice; it must be a permutation", o);
+  }
+  for (int i = 0; i < p->stage.n; i++)
+    if (p->stage.v[i] < -1) return program(v, s->loc, "T.Pipelined: stage entry %d is %d, not a stage number", i, p->stage.v[i]);
+  const tc_int_lists *ls[2] = {&p->sync, &p->group};
+  static const char *const names[2] = {"sync", "group"};
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < ls[k]->n; i++)
+      for (int j = 0; j < ls[k]->v[i].n; j++)
+        if (ls[k]->v[i].v[j] < 0)
+          return program(v, s->loc, "T.Pipelined: %s[%d] holds %d, not a statement index", names[k], i, ls[k]->v[i].v[j]);
+  return true;
+}
+
 /* ---- statements ---- */
 static bool check_stmt(vctx *v, const tc_stmt *s);
 
@@ -467,6 +571,10 @@ static bool check_stmt(vctx *v, const tc_stmt *s) {
       ok = internal(v, "buffer %s is allocated twice", bname(b));
       break;
     }
+    if (b->layout && !check_layout(v, b)) {
+      ok = false;
+      break;
+    }
     ok = declare(v, b);
     break;
   }
@@ -484,8 +592,12 @@ static bool check_stmt(vctx *v, const tc_stmt *s) {
       ok = internal(v, "loop variable %s has dtype %s", var->name, dtname(var->dtype, b1, sizeof b1));
       break;
     }
-    if ((unsigned)s->u.loop.kind > TC_LOOP_UNROLL || s->u.loop.num_stages < 0) {
+    if ((unsigned)s->u.loop.kind >= TC_LOOP_KIND_COUNT || s->u.loop.num_stages < 0) {
       ok = internal(v, "bad loop kind or stage count");
+      break;
+    }
+    if (!check_loop_schedule(v, s)) {
+      ok = false;
       break;
     }
     if (!check_int_expr(v, s->u.loop.min, "loop start") || !check_int_expr(v, s->u.loop.extent, "loop extent")) {
@@ -501,8 +613,8 @@ static bool check_stmt(vctx *v, const tc_stmt *s) {
       ok = false;
       break;
     }
-    bool dep = thread_dependent(v, s->u.loop.min) || thread_dependent(v, s->u.loop.extent);
-    if (dep) taint(v, var);
+    bool dep = thread_dependent(v, s->u.loop.min) || thread_dependent(v, s->u.loop.extent) ||
+               s->u.loop.kind == TC_LOOP_THREAD_BINDING;
     int mark = v->nscope;
     if (!declare(v, var)) {
       ok = false;
@@ -605,7 +717,6 @@ static bool check_stmt(vctx *v, const tc_stmt *s) {
                     dtname(var->dtype, b2, sizeof b2));
       break;
     }
-    if (v->thread_dep || thread_dependent(v, s->u.let.value)) taint(v, var);
     if (s->kind == TC_ST_LET) {
       if (in_scope(v, var)) ok = internal(v, "variable %s is declared twice", var->name);
       else ok = declare(v, var);
@@ -621,6 +732,11 @@ static bool check_stmt(vctx *v, const tc_stmt *s) {
       ok = false;
       break;
     }
+    if (s->u.copy.coalesced_width < 0 || (unsigned)s->u.copy.eviction_policy > TC_EVICT_LAST) {
+      ok = internal(v, "T.copy has coalesced_width %d and eviction policy %d", s->u.copy.coalesced_width,
+                    (int)s->u.copy.eviction_policy);
+      break;
+    }
     if (!same_squeezed(src, dst)) {
       char ss[256], ds[256];
       shape_str(src, ss, sizeof ss);
@@ -631,6 +747,10 @@ static bool check_stmt(vctx *v, const tc_stmt *s) {
     break;
   }
   case TC_ST_GEMM:
+    if (s->u.gemm.k_pack < 0 || s->u.gemm.wg_wait < -1 || (unsigned)s->u.gemm.policy > TC_POLICY_FULL_COL) {
+      ok = internal(v, "T.gemm has k_pack %d, wg_wait %d, policy %d", s->u.gemm.k_pack, s->u.gemm.wg_wait, (int)s->u.gemm.policy);
+      break;
+    }
     ok = check_gemm(v, s);
     break;
   case TC_ST_FILL: {
@@ -667,6 +787,10 @@ static bool check_stmt(vctx *v, const tc_stmt *s) {
     }
     break;
   case TC_ST_BARRIER:
+    if ((unsigned)s->u.barrier.scope > TC_BARRIER_WARP) ok = internal(v, "barrier with scope %d", (int)s->u.barrier.scope);
+    break;
+  case TC_ST_INTRINSIC:
+    ok = check_intrinsic(v, s->u.intrinsic.name, TC_INTRIN_KIND_STMT, s->u.intrinsic.nargs, s->u.intrinsic.args, NULL);
     break;
   case TC_ST_ASSERT:
     if (!check_expr(v, s->u.assert_.cond)) {
@@ -716,6 +840,8 @@ static bool check_kernel(vctx *v) {
       if (p->buf->param_index != i)
         return internal(v, "tensor parameter %s has param_index %d, it is parameter %d", bname(p->buf), p->buf->param_index, i);
       if (!tc_dtype_valid(p->buf->dtype)) return internal(v, "tensor parameter %s has an invalid dtype", bname(p->buf));
+      if (p->buf->layout)
+        return program(v, p->buf->loc, "a layout on the global buffer '%s'; layouts are for shared and fragment buffers", bname(p->buf));
       if (!declare(v, p->buf)) return false;
     }
   }
@@ -727,6 +853,8 @@ static bool check_kernel(vctx *v) {
       if (!check_int_expr(v, b->shape[d], "tensor dimension")) return false;
   }
   if (k->grid_ndim < 1 || k->grid_ndim > 3) return internal(v, "grid has %d dimensions", k->grid_ndim);
+  if (k->swizzle_panel < 0 || (unsigned)k->swizzle_order > TC_SWIZZLE_MLX)
+    return internal(v, "block swizzle with panel size %d and order %d", k->swizzle_panel, (int)k->swizzle_order);
   if (k->threads_ndim < 1 || k->threads_ndim > 3) return internal(v, "thread block has %d dimensions", k->threads_ndim);
   for (int i = 0; i < k->threads_ndim; i++)
     if (k->threads[i] <= 0) return internal(v, "thread block extent %d along axis %d", k->threads[i], i);
@@ -749,9 +877,13 @@ bool tc_ir_verify(const tc_kernel_ir *k, const char *stage, tilec_error *err) {
   v.k = k;
   v.stage = stage;
   v.err = err;
+  if (k && !tc_varying_compute(k, &v.varying)) {
+    tc_error(err, TILEC_ERROR_NOMEM, "out of memory verifying the IR");
+    return false;
+  }
   bool ok = k ? check_kernel(&v) : false;
   if (!k) tc_error(err, TILEC_ERROR_INTERNAL, "IR verification failed after %s: no kernel", stage ? stage : "?");
   free((void *)v.scope);
-  free((void *)v.tainted);
+  tc_varying_free(&v.varying);
   return ok && !v.failed;
 }

@@ -1,5 +1,7 @@
 #include "ir/walk.h"
 
+#include "analysis/analysis.h"
+
 tc_expr *tc_rewrite_expr(tc_expr *e, tc_expr_rewrite_fn fn, void *ctx) {
   if (!e) return NULL;
   for (int i = 0; i < e->nargs; i++) e->args[i] = tc_rewrite_expr(e->args[i], fn, ctx);
@@ -17,6 +19,9 @@ static void rewrite_list(tc_expr **v, int n, tc_expr_rewrite_fn fn, void *ctx) {
 
 void tc_rewrite_stmt_exprs(tc_stmt *s, tc_expr_rewrite_fn fn, void *ctx) {
   if (!s) return;
+  tc_stmt_region regs[TC_MAX_STMT_REGIONS];
+  int nr = tc_stmt_regions(s, regs);
+  for (int i = 0; i < nr; i++) rewrite_region(regs[i].region, fn, ctx);
   switch (s->kind) {
   case TC_ST_SEQ:
     for (int i = 0; i < s->u.seq.n; i++) tc_rewrite_stmt_exprs(s->u.seq.items[i], fn, ctx);
@@ -42,32 +47,12 @@ void tc_rewrite_stmt_exprs(tc_stmt *s, tc_expr_rewrite_fn fn, void *ctx) {
   case TC_ST_ASSIGN:
     s->u.let.value = tc_rewrite_expr(s->u.let.value, fn, ctx);
     break;
-  case TC_ST_COPY:
-    rewrite_region(&s->u.copy.src, fn, ctx);
-    rewrite_region(&s->u.copy.dst, fn, ctx);
-    break;
-  case TC_ST_GEMM:
-    rewrite_region(&s->u.gemm.a, fn, ctx);
-    rewrite_region(&s->u.gemm.b, fn, ctx);
-    rewrite_region(&s->u.gemm.c, fn, ctx);
-    break;
   case TC_ST_FILL:
-    rewrite_region(&s->u.fill.dst, fn, ctx);
     s->u.fill.value = tc_rewrite_expr(s->u.fill.value, fn, ctx);
-    break;
-  case TC_ST_REDUCE:
-    rewrite_region(&s->u.reduce.src, fn, ctx);
-    rewrite_region(&s->u.reduce.dst, fn, ctx);
-    break;
-  case TC_ST_CUMSUM:
-    rewrite_region(&s->u.cumsum.src, fn, ctx);
-    rewrite_region(&s->u.cumsum.dst, fn, ctx);
     break;
   case TC_ST_ATOMIC_ADD:
     rewrite_list(s->u.atomic.idx, s->u.atomic.nidx, fn, ctx);
     s->u.atomic.value = tc_rewrite_expr(s->u.atomic.value, fn, ctx);
-    rewrite_region(&s->u.atomic.dst, fn, ctx);
-    rewrite_region(&s->u.atomic.src, fn, ctx);
     break;
   case TC_ST_PRINT:
     s->u.print.value = tc_rewrite_expr(s->u.print.value, fn, ctx);
@@ -77,6 +62,9 @@ void tc_rewrite_stmt_exprs(tc_stmt *s, tc_expr_rewrite_fn fn, void *ctx) {
     break;
   case TC_ST_EVALUATE:
     s->u.evaluate.value = tc_rewrite_expr(s->u.evaluate.value, fn, ctx);
+    break;
+  case TC_ST_INTRINSIC:
+    rewrite_list(s->u.intrinsic.args, s->u.intrinsic.nargs, fn, ctx);
     break;
   default:
     break;
@@ -102,14 +90,10 @@ void tc_visit_stmts(tc_stmt *s, tc_stmt_visit_fn fn, void *ctx) {
 }
 
 void tc_stmt_written_buffers(tc_stmt *s, tc_buffer_fn fn, void *ctx) {
-  switch (s->kind) {
-  case TC_ST_STORE: fn(ctx, s->u.store.buf, s); break;
-  case TC_ST_COPY: fn(ctx, s->u.copy.dst.buf, s); break;
-  case TC_ST_GEMM: fn(ctx, s->u.gemm.c.buf, s); break;
-  case TC_ST_FILL: fn(ctx, s->u.fill.dst.buf, s); break;
-  case TC_ST_REDUCE: fn(ctx, s->u.reduce.dst.buf, s); break;
-  case TC_ST_CUMSUM: fn(ctx, s->u.cumsum.dst.buf, s); break;
-  case TC_ST_ATOMIC_ADD: fn(ctx, s->u.atomic.buf ? s->u.atomic.buf : s->u.atomic.dst.buf, s); break;
-  default: break;
-  }
+  tc_stmt_region regs[TC_MAX_STMT_REGIONS];
+  int nr = tc_stmt_regions(s, regs);
+  for (int i = 0; i < nr; i++)
+    if (regs[i].write) fn(ctx, regs[i].region->buf, s);
+  if (s->kind == TC_ST_STORE) fn(ctx, s->u.store.buf, s);
+  if (s->kind == TC_ST_ATOMIC_ADD && s->u.atomic.buf) fn(ctx, s->u.atomic.buf, s);
 }

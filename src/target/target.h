@@ -1,9 +1,17 @@
-/* target.h: the one interface every target's execution backend implements.
+/* target.h: the two halves of a target, lowering and emission.
  *
- * A target (cpu, cuda, metal) has one or more execution backends (cpu: cc; cuda: nvrtc, nvcc;
- * metal: metal, metallib). A backend turns a lowered kernel into source, builds the source into
- * an artifact, loads the artifact, and launches it. The registry (registry.c) lists every
- * backend and resolves "auto" through an explicit table of defaults, never registration order.
+ * Lowering: a target (cpu, cuda, metal) is a tc_target: a description of the machine
+ * (tc_target_desc: warp width, threads and shared memory per block, matrix instruction
+ * shapes, arch), built from the target string's options ("cuda,arch=sm_90a"), and a list of
+ * named passes that src/compile.c runs after the target-independent ones, with the verifier
+ * after each. A pass may rewrite the IR or record the target's lowering decisions in
+ * tc_lowered.state (the cpu plan).
+ *
+ * Emission and execution: each target has one or more execution backends (cpu: cc; cuda:
+ * nvrtc, nvcc; metal: metal, metallib). A backend turns the lowered kernel into source
+ * (generate), builds the source into an artifact, loads the artifact, and launches it. The
+ * registry (registry.c) lists every target and backend and resolves "auto" through an explicit
+ * table of defaults, never registration order. See docs/architecture.md.
  */
 #ifndef TILEC_TARGET_H
 #define TILEC_TARGET_H
@@ -14,13 +22,86 @@
 
 #include "ir/ir.h"
 #include "tilec.h"
+#include "util/strbuf.h"
 
-/* Environment a backend works in; owned by the context, read-only while compiling. */
+/* One matrix instruction a target has: shape m x n x k with operand and accumulator types. */
+typedef struct tc_mma_shape {
+  const char *instr;   /* "mma.sync", "wgmma", "simdgroup_matrix" */
+  int m, n, k;         /* wgmma: n is the largest; any multiple of 8 up to it is valid */
+  const char *ab;      /* operand dtype(s): "float16", "bfloat16", "float8", "int8", "tfloat32", "float64" */
+  const char *acc;     /* accumulator dtype */
+} tc_mma_shape;
+
+/* What lowering and emission may assume about the machine. */
+typedef struct tc_target_desc {
+  const char *target;         /* "cpu", "cuda", "metal" */
+  char arch[24];              /* "sm_90a"; "native" (cpu: cc -march=native); "apple7" */
+  int warp_size;              /* threads that run in lockstep: 32 on cuda and metal; 1 on cpu */
+  int max_threads_per_block;  /* cpu: the CPU backend's own limit */
+  int64_t smem_per_block;     /* bytes of shared memory one block may use (cuda: the opt-in
+                                 maximum); 0 on cpu: shared buffers live in ordinary memory */
+  int nmma;
+  const tc_mma_shape *mma;    /* static table; nmma entries */
+} tc_target_desc;
+
+/* Environment a backend works in. The context owns one (the cpu description in `desc`);
+ * every compile works on its own copy whose `desc` is the compile's target, options applied.
+ * Read-only while compiling. */
 typedef struct tc_backend_env {
   const char *cc;       /* C compiler command for cpu (never NULL) */
   int num_threads;      /* worker threads for cpu launches (>= 1) */
   struct tc_thread_pool *pool; /* shared by cpu launches of one context (may be NULL: serial) */
+  tc_target_desc desc;  /* the target compiled for */
 } tc_backend_env;
+
+/* A target string "kind[,key=value]*" split up (tc_target_spec_parse; keys checked against
+ * the target by tc_target_describe). */
+#define TC_TARGET_MAX_OPTIONS 8
+typedef struct tc_target_option {
+  char key[32];
+  char value[64];
+} tc_target_option;
+typedef struct tc_target_spec {
+  char kind[32]; /* "cpu", "cuda", "metal", or "auto" (also for NULL/empty text) */
+  int nopts;
+  tc_target_option opts[TC_TARGET_MAX_OPTIONS];
+} tc_target_spec;
+bool tc_target_spec_parse(const char *text, tc_target_spec *out, tilec_error *err);
+
+/* A kernel being lowered for a target: the IR, the description, and what the target's passes
+ * decided (target-owned; allocated in `arena`, which outlives emission). */
+typedef struct tc_lowered {
+  tc_arena *arena;
+  tc_kernel_ir *k;
+  const tc_target_desc *desc;
+  void *state;
+} tc_lowered;
+
+typedef struct tc_target_pass {
+  const char *name; /* "cpu-plan" */
+  bool (*run)(tc_lowered *lw, tilec_error *err);
+} tc_target_pass;
+
+typedef struct tc_target {
+  const char *name;                /* "cpu" */
+  const char *const *option_keys;  /* the keys its target string accepts */
+  int noption_keys;
+  /* The description for these options (already checked against option_keys). */
+  bool (*describe)(const tc_target_spec *spec, tc_target_desc *out, tilec_error *err);
+  const tc_target_pass *passes;    /* run in order by compile.c, each followed by the verifier */
+  int npasses;
+  /* Appends the passes' decisions (tc_lowered.state) as '#' comment lines, for
+   * `tilec ir --lowered --target`; may be NULL. */
+  void (*print_state)(tc_strbuf *sb, const tc_lowered *lw);
+} tc_target;
+
+/* The target of a spec's kind ("auto" is cpu), or NULL with an error naming the targets;
+ * then its description, the options checked against the target's keys. */
+const tc_target *tc_target_find(const char *kind, tilec_error *err);
+bool tc_target_describe(const tc_target *t, const tc_target_spec *spec, tc_target_desc *out,
+                        tilec_error *err);
+/* "# target cuda: arch sm_90a, warp 32, ..." lines describing d. */
+void tc_target_desc_print(tc_strbuf *sb, const tc_target_desc *d);
 
 /* What generation produces. Strings are malloc'd; tc_generated_free releases them. */
 typedef struct tc_generated {
@@ -55,8 +136,8 @@ typedef struct tc_backend {
   /* Identity of the toolchain for the cache key: compiler path and version, GPU arch, ...
    * malloc'd; NULL with err on failure. */
   char *(*toolchain_id)(const tc_backend_env *env, tilec_error *err);
-  /* Lowered IR -> source. */
-  tilec_status (*generate)(const tc_kernel_ir *k, tc_generated *out, tilec_error *err);
+  /* Emission: the kernel after its target's passes -> source. */
+  tilec_status (*generate)(const tc_lowered *lw, tc_generated *out, tilec_error *err);
   /* Source -> artifact bytes (malloc'd). In-memory backends build and load in one step in
    * `load` and leave this NULL. */
   tilec_status (*build)(const tc_backend_env *env, const tc_generated *src, void **artifact,
@@ -68,6 +149,14 @@ typedef struct tc_backend {
                          tilec_error *err);
   void (*unload)(tc_loaded *mod);
 } tc_backend;
+
+/* ---- lowering for a target (compile.c, which runs these as part of its pipeline) ---- */
+/* The target's passes over lw->k in order, the verifier after each. */
+bool tc_run_target_passes(const tc_target *t, tc_lowered *lw, tilec_error *err);
+/* For tests and benchmarks that build IR by hand: the passes of be's target (default options;
+ * IR they add and their decisions live in `arena`), then be's emission. */
+tilec_status tc_lower_and_emit(const tc_backend *be, tc_arena *arena, tc_kernel_ir *k, tc_generated *out,
+                               tilec_error *err);
 
 /* ---- registry (registry.c) ---- */
 size_t tc_backend_count(void);

@@ -74,3 +74,18 @@ expect_exit "cache stats" 0 "$T" cache stats
 expect_exit "cache ls" 0 "$T" cache ls
 expect_exit "cache clear" 0 "$T" cache clear
 expect_exit "cache bad verb" 2 "$T" cache purge
+
+# targets: `ir --lowered --target` shows the target's description, pass list and decisions
+expect_exit "ir --lowered --target cpu" 0 "$T" ir --lowered --target cpu examples/softmax.py
+expect_grep "the cpu description" "^# target cpu: arch native, warp 1, max threads per block 1024" "$D/out"
+expect_grep "the cpu pass list" "^# passes of target cpu: cpu-launch-check cpu-plan$" "$D/out"
+expect_grep "the cpu plan" "^# cpu plan: 128 threads per block" "$D/out"
+expect_grep "the plan's tile op" "^#  once T.fill (line 33)$" "$D/out"
+"$T" ir --lowered examples/softmax.py >"$D/plain"
+if grep -q "^# " "$D/plain"; then echo "FAIL cli: ir --lowered without --target shows target lines"; else echo "PASS cli: ir --lowered without --target shows no target lines"; fi
+expect_exit "ir --lowered --target cuda,arch=sm_86" 0 "$T" ir --lowered --target cuda,arch=sm_86 examples/softmax.py
+expect_grep "the sm_86 description" "^# target cuda: arch sm_86, warp 32, max threads per block 1024, shared memory per block 101376 bytes$" "$D/out"
+expect_exit "unknown target option" 2 "$T" ir --lowered --target cuda,sm=90 examples/softmax.py
+expect_grep "unknown target option names the valid ones" "unknown option 'sm' for target 'cuda' (valid options: arch)" "$D/err"
+expect_exit "unknown cuda arch" 2 "$T" source --target cuda,arch=sm_70 examples/softmax.py
+expect_grep "unknown cuda arch names the supported ones" "unknown cuda arch 'sm_70' (supported: sm_80, sm_86, sm_89, sm_90, sm_90a)" "$D/err"

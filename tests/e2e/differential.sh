@@ -1,8 +1,10 @@
 #!/bin/sh
 # Random kernels with fixed seeds: elementwise expression trees (tests/e2e/diff_gen.py) and tile
-# operations, gemm, reductions and cumsum (tests/e2e/diff_gen_tile.py). The cpu backend must agree
-# with the reference interpreter on every one. A failure prints the generator and seed; regenerate
-# the kernel with `python3 tests/e2e/GENERATOR SEED DIR`.
+# operations, gemm, reductions and cumsum (tests/e2e/diff_gen_tile.py), on every target that can
+# compile and run here (`tilec backends`: available, with a code generator). Each must agree with
+# the reference interpreter (--verify); a GPU target's outputs must also agree with the cpu's
+# (tests/e2e/npy_close.py). A failure prints the target, generator and seed; regenerate the
+# kernel with `python3 tests/e2e/GENERATOR SEED DIR`.
 T=${TILEC:-build/tilec}
 if ! command -v python3 >/dev/null 2>&1; then
   echo "PASS differential skipped: python3 not installed"
@@ -11,18 +13,31 @@ fi
 D=$(mktemp -d /tmp/tilec-e2e-diff-XXXXXX)
 trap 'rm -rf "$D"' EXIT
 export TILEC_CACHE_DIR="$D/cache"
-for gen in diff_gen diff_gen_tile; do
-  seed=1
-  while [ $seed -le 30 ]; do
-    python3 tests/e2e/$gen.py $seed "$D"
-    f=$(ls -t "$D"/*.py | head -n 1)
-    if out=$("$T" run "$f" --verify --seed $seed 2>&1); then
-      echo "PASS differential $gen seed $seed"
-    else
-      echo "FAIL differential $gen seed $seed"
-      echo "$out" | tail -n 4
-    fi
-    rm -f "$f"
-    seed=$((seed + 1))
+# targets with a usable backend: the "available" column is yes and no reason is given
+targets=$("$T" backends | awk 'NR > 1 && $4 == "yes" && $5 == "-" { print $1 }' | uniq)
+case " $targets " in
+*" cpu "*) ;;
+*) echo "FAIL differential: the cpu target is not usable here ($T backends)"; exit 0 ;;
+esac
+for target in $targets; do
+  for gen in diff_gen diff_gen_tile; do
+    seed=1
+    while [ $seed -le 30 ]; do
+      python3 tests/e2e/$gen.py $seed "$D"
+      f=$(ls -t "$D"/*.py | head -n 1)
+      rm -rf "$D/out" "$D/cpu"
+      if ! out=$("$T" run "$f" --target $target --verify --seed $seed --save "$D/out" 2>&1); then
+        echo "FAIL differential $target $gen seed $seed"
+        echo "$out" | tail -n 4
+      elif [ $target != cpu ] && ! out=$("$T" run "$f" --target cpu --seed $seed --save "$D/cpu" 2>&1 &&
+        python3 tests/e2e/npy_close.py "$D/out" "$D/cpu" 2>&1); then
+        echo "FAIL differential $target $gen seed $seed: differs from cpu"
+        echo "$out" | tail -n 4
+      else
+        echo "PASS differential $target $gen seed $seed"
+      fi
+      rm -f "$f"
+      seed=$((seed + 1))
+    done
   done
 done

@@ -3,6 +3,8 @@
 #ifndef TILEC_TEST_IR_SAMPLES_H
 #define TILEC_TEST_IR_SAMPLES_H
 #include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "ir/ir.h"
 
@@ -392,6 +394,33 @@ static inline tc_kernel_ir *sample_atomics(void) {
   k->body = S_seq(5, S_alloc(F), S_fill(S_W(F), S_F(1.5)), S_atomic(C, S_I(1), 1, S_I(0)),
                   S_for(i, S_I(0), S_I(10), TC_LOOP_PARALLEL, S_atomic(C, S_I(1), 1, S_I(1))), tile);
   return k;
+}
+
+/* Each thread copies its own local buffer into its slot of shared memory (a per-thread tile
+ * operation: an operand is per-thread storage), then reads its mirror slot, which another
+ * thread wrote (the insert-barriers pass places a barrier between). */
+static inline tc_kernel_ir *sample_per_thread_copy(void) {
+  tc_kernel_ir *k = S_kernel("per_thread_copy");
+  tc_dtype f32 = tc_dt(TC_DT_FLOAT32), i32 = tc_dt(TC_DT_INT32);
+  tc_buffer *X = S_param(k, "X", f32, false, 1, S_I(16));
+  tc_buffer *Y = S_param(k, "Y", f32, true, 1, S_I(16));
+  k->grid[0] = S_I(1);
+  k->threads[0] = 16;
+  tc_var *tx = tc_ir_new_var(S_A, k, "tx", i32, TC_VAR_THREAD_IDX, S_NOLOC);
+  tc_buffer *S = S_buf(k, "s", f32, TC_SCOPE_SHARED, 1, 16);
+  tc_buffer *L = S_buf(k, "loc", f32, TC_SCOPE_LOCAL, 1, 1);
+  k->body = S_seq(5, S_alloc(S), S_alloc(L), S_store(L, S_B(TC_OP_MUL, S_LD(X, 1, S_V(tx)), S_F(2.0)), 1, S_I(0)),
+                  S_copy(S_W(L), S_R(S, S_V(tx), 1)), S_store(Y, S_LD(S, 1, S_B(TC_OP_SUB, S_I(15), S_V(tx))), 1, S_V(tx)));
+  return k;
+}
+
+/* Verify k and print the error when it fails (for CHECK(verify_ok(k))). */
+static inline bool verify_ok(const tc_kernel_ir *k) {
+  tilec_error err;
+  memset(&err, 0, sizeof err);
+  bool ok = tc_ir_verify(k, "test", &err);
+  if (!ok) printf("  unexpected: %s", err.rendered);
+  return ok;
 }
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "harness.h"
 #include "ir/interp.h"
+#include "pass/pass.h"
 #include "test_cpu_kernels.h"
 #include "util/pool.h"
 
@@ -30,17 +31,34 @@ static tc_backend_env env_of(const char *cc) {
 
 typedef struct built {
   const tc_kernel_ir *ir;
+  tc_arena lowering; /* what the target's passes decide */
   tc_generated gen;
   tc_loaded *mod;
   tilec_error err;
 } built;
 
+/* The cpu backend splits its thread loops at the barriers in the IR: hand-built kernels get
+ * them from the insert-barriers pass, as compiled programs do. Its nodes live in a test-wide
+ * arena (kernels outlive the call). */
+static tc_arena g_pass_arena;
+static bool g_pass_arena_ready;
+static bool place_barriers(tc_kernel_ir *k, tilec_error *err) {
+  if (!g_pass_arena_ready) tc_arena_init(&g_pass_arena);
+  g_pass_arena_ready = true;
+  return tc_pass_insert_barriers(&g_pass_arena, k, err);
+}
+
 static bool build_kernel(tc_kernel_ir *k, built *b) {
   memset(b, 0, sizeof *b);
   b->ir = k;
+  tc_arena_init(&b->lowering);
   tc_backend_env env = env_of(test_cc());
   const tc_backend *be = &tc_cpu_cc_backend;
-  if (be->generate(k, &b->gen, &b->err) != TILEC_OK) {
+  if (!place_barriers(k, &b->err)) {
+    printf("  insert-barriers: %s\n", b->err.rendered);
+    return false;
+  }
+  if (tc_lower_and_emit(be, &b->lowering, k, &b->gen, &b->err) != TILEC_OK) {
     printf("  generate: %s\n", b->err.rendered);
     return false;
   }
@@ -58,8 +76,8 @@ static bool build_kernel(tc_kernel_ir *k, built *b) {
 
 static void built_free(built *b) {
   if (b->mod) tc_cpu_cc_backend.unload(b->mod);
-  free(b->gen.kernel_source);
-  free(b->gen.full_source);
+  tc_generated_free(&b->gen);
+  tc_arena_free(&b->lowering);
 }
 
 static bool launch(built *b, void **data, int nparams, const int64_t *syms, int nsyms) {
@@ -804,10 +822,20 @@ TEST(barrier_under_thread_dependent_if_is_an_error) {
   kFinish(b);
   tc_generated gen;
   tilec_error err = {0};
-  CHECK_INT(tc_cpu_cc_backend.generate(b->k, &gen, &err), TILEC_ERROR_PROGRAM);
+  CHECK(!place_barriers(b->k, &err));
+  CHECK_INT(err.status, TILEC_ERROR_PROGRAM);
   CHECK_STR(err.message, "a barrier is needed under control flow that depends on the thread index (threads read "
                          "shared memory other threads write inside this if)");
-  /* a tile operation under such an if */
+  /* the cpu plan refuses a barrier written under such an if too */
+  tc_error_clear(&err);
+  tc_stmt *ifs = b->k->body->u.seq.items[b->k->body->u.seq.n - 1];
+  tc_stmt *with_barrier[3] = {ifs->u.if_.then_s->u.seq.items[0], tc_ir_stmt(&a, TC_ST_BARRIER, b->loc), ifs->u.if_.then_s->u.seq.items[1]};
+  ifs->u.if_.then_s = tc_ir_seq(&a, 3, with_barrier, b->loc);
+  CHECK_INT(tc_lower_and_emit(&tc_cpu_cc_backend, &a, b->k, &gen, &err), TILEC_ERROR_PROGRAM);
+  CHECK_STR(err.message, "a barrier is needed under control flow that depends on the thread index (threads read "
+                         "shared memory other threads write inside this if)");
+  /* a tile operation under such an if: the verifier, which runs after each of the target's
+   * passes, rejects it before the plan's own check would */
   kb_init(b, &a, "bad2");
   O = kTensor(b, "O", kb_f32(), 1, sh, true);
   kLaunch(b, 1, grid, 64);
@@ -815,8 +843,9 @@ TEST(barrier_under_thread_dependent_if_is_an_error) {
   tc_stmt_list_push(&a, &b->body, kIf(b, kBin(b, TC_OP_LT, kV(b, tx), kI(b, 32)), kFill(b, kWhole(b, O), kF(b, 0)), NULL));
   kFinish(b);
   tc_error_clear(&err);
-  CHECK_INT(tc_cpu_cc_backend.generate(b->k, &gen, &err), TILEC_ERROR_PROGRAM);
-  CHECK_STR(err.message, "a tile operation is under control flow that depends on the thread index");
+  CHECK_INT(tc_lower_and_emit(&tc_cpu_cc_backend, &a, b->k, &gen, &err), TILEC_ERROR_PROGRAM);
+  CHECK_STR(err.message, "T.fill under control flow that depends on the thread index; tile operations need the "
+                         "whole block");
   tc_arena_free(&a);
 }
 
@@ -827,8 +856,8 @@ TEST(source_is_deterministic) {
   tc_kernel_ir *k = build_gemm(&a, 64, 64, 32, false, false, kb_f32(), kb_f32(), 128);
   tc_generated g1, g2;
   tilec_error err = {0};
-  CHECK_INT(tc_cpu_cc_backend.generate(k, &g1, &err), TILEC_OK);
-  CHECK_INT(tc_cpu_cc_backend.generate(k, &g2, &err), TILEC_OK);
+  CHECK_INT(tc_lower_and_emit(&tc_cpu_cc_backend, &a, k, &g1, &err), TILEC_OK);
+  CHECK_INT(tc_lower_and_emit(&tc_cpu_cc_backend, &a, k, &g2, &err), TILEC_OK);
   EXPECT(strcmp(g1.full_source, g2.full_source) == 0);
   EXPECT(strstr(g1.full_source, g1.kernel_source) != NULL);
   EXPECT(strstr(g1.kernel_source, "static int tcg_block(") != NULL);
@@ -929,7 +958,7 @@ TEST(march_native_fallback) {
   tc_kernel_ir *k = build_axpb(&a, 64);
   tc_generated gen;
   tilec_error err = {0};
-  CHECK_INT(tc_cpu_cc_backend.generate(k, &gen, &err), TILEC_OK);
+  CHECK_INT(tc_lower_and_emit(&tc_cpu_cc_backend, &a, k, &gen, &err), TILEC_OK);
   tc_backend_env env = env_of(path);
   void *art = NULL;
   size_t n = 0;

@@ -826,7 +826,7 @@ TEST(tilelang_idioms) {
   CHECK_EVAL(&r, tilelang_style_src);
   EXPECT_LINE(&r, "T.copy(Q[bz, bx * 64 : +64, by, 0 : +64], Q_shared)");
   EXPECT_LINE(&r, "loop_range: int32 = min(2, T.ceildiv((bx + 1) * 64, 64))");
-  EXPECT_LINE(&r, "for k in pipelined(0, loop_range, stages=1):");
+  EXPECT_LINE(&r, "for k in pipelined(0, loop_range, stages=1, order=[-1, 0, 3, 1, -1, 2], stage=[-1, 0, 0, 1, -1, 1], group=[[0], [1, 2], [3, 4, 5, 6, 7, 8, 9, 10], [11], [12], [13]]):");
   EXPECT_LINE(&r, "acc_s[i, j] = if_then_else(bx * 64 + i >= k * 64 + j, 0.0, -inf)");
   EXPECT_LINE(&r, "T.gemm(Q_shared, K_shared, acc_s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)");
   EXPECT_LINE(&r, "barrier()");
@@ -834,7 +834,7 @@ TEST(tilelang_idioms) {
   run_free(&r);
   tilec_define d[] = {{"is_causal", "False"}};
   CHECK(eval_full(&r, "t.py", tilelang_style_src, NULL, d, 1));
-  EXPECT_LINE(&r, "for k in pipelined(0, 2, stages=1):");
+  EXPECT_LINE(&r, "for k in pipelined(0, 2, stages=1, order=[-1, 0, 3, 1, -1, 2], stage=[-1, 0, 0, 1, -1, 1], group=[[0], [1, 2], [3, 4, 5, 6, 7, 8, 9, 10], [11], [12], [13]]):");
   EXPECT_LINE(&r, "T.fill(acc_s, 0.0)");
   run_free(&r);
 }

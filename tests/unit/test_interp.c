@@ -402,7 +402,7 @@ static tc_kernel_ir *fault_kernel(int which) {
     s = tc_ir_stmt(S_A, TC_ST_ASSERT, S_NOLOC);
     s->u.assert_.cond = S_B(TC_OP_LT, S_V(tx), S_I(2));
     s->u.assert_.msg = "tx too big";
-  } else if (which == 1) { /* thread-dependent through a local buffer: the verifier cannot see it */
+  } else if (which == 1) { /* thread-dependent through a local buffer: the shared varying analysis sees it */
     s = S_seq(2, S_store(L, S_V(tx), 1, S_I(0)), S_if(S_B(TC_OP_LT, S_LD(L, 1, S_I(0)), S_I(2)), S_fill(S_W(S), S_F(0.0)), NULL));
   } else if (which == 2) {
     s = S_store(S, S_F(1.0), 1, S_B(TC_OP_ADD, S_V(tx), S_I(1)));
@@ -427,7 +427,7 @@ static void expect_fault(int which, const char *msg) {
 
 TEST(runtime_faults_are_errors_not_crashes) {
   expect_fault(0, "assertion failed: tx too big (block (0, 0, 0), thread 2)");
-  expect_fault(1, "T.fill reached by 2 of the block's 4 threads; tile operations need all of them");
+  expect_fault(1, "T.fill under control flow that depends on the thread index; tile operations need the whole block");
   expect_fault(2, "write outside buffer S[4] (shape [4]) (block (0, 0, 0), thread 3)");
   expect_fault(3, "barrier reached by 1 of the block's 4 threads");
 }

@@ -32,7 +32,8 @@ static void xcheck(const char *what, tc_kernel_ir *(*build)(void), const int64_t
   tc_kernel_ir *ref = build(), *low = build();
   tilec_error err;
   memset(&err, 0, sizeof err);
-  if (!tc_pass_simplify(S_A, low, &err) || !tc_pass_infer_outputs(S_A, low, &err) || !tc_pass_check_bounds(S_A, low, &err)) {
+  if (!tc_pass_simplify(S_A, low, &err) || !tc_pass_infer_outputs(S_A, low, &err) || !tc_pass_check_bounds(S_A, low, &err) ||
+      !tc_pass_insert_barriers(S_A, low, &err)) {
     printf("  %s: passes: %s", what, err.rendered);
     EXPECT(0);
     return;
@@ -56,13 +57,15 @@ static void xcheck(const char *what, tc_kernel_ir *(*build)(void), const int64_t
   if (st != TILEC_OK) printf("  %s: interp: %s", what, err.rendered);
   EXPECT(st == TILEC_OK);
 
-  tc_backend_env env = {"cc", 1, NULL};
+  tc_backend_env env = {"cc", 1, NULL, {0}};
   tc_generated g = {0};
   void *art = NULL;
   size_t art_size = 0;
   tc_loaded *mod = NULL;
   memset(&err, 0, sizeof err);
-  st = tc_cpu_cc_backend.generate(low, &g, &err);
+  tc_arena lowering;
+  tc_arena_init(&lowering);
+  st = tc_lower_and_emit(&tc_cpu_cc_backend, &lowering, low, &g, &err);
   if (st == TILEC_OK) st = tc_cpu_cc_backend.build(&env, &g, &art, &art_size, &err);
   if (st == TILEC_OK) st = tc_cpu_cc_backend.load(&env, low, &g, art, art_size, &mod, &err);
   int64_t scalars[16] = {0};
@@ -73,8 +76,8 @@ static void xcheck(const char *what, tc_kernel_ir *(*build)(void), const int64_t
   EXPECT(st == TILEC_OK);
   if (mod) tc_cpu_cc_backend.unload(mod);
   free(art);
-  free(g.kernel_source); /* not tc_generated_free: it lives in api.c, which needs the reader */
-  free(g.full_source);
+  tc_generated_free(&g);
+  tc_arena_free(&lowering);
 
   for (int i = 0; i < np; i++) {
     const tc_buffer *buf = ref->params[i].buf;
@@ -128,6 +131,7 @@ TEST(small_kernels_agree_with_cpu_backend) {
   xcheck("fp8 / int4 / bf16 globals", sample_narrow, NULL, 1e-6);
   xcheck("2-D thread blocks", sample_tids, NULL, 0);
   xcheck("atomic_add counting", sample_atomics, NULL, 1e-6);
+  xcheck("per-thread copy into a shared slice", sample_per_thread_copy, NULL, 0);
 }
 
 int main(void) {
@@ -135,7 +139,7 @@ int main(void) {
   tc_arena_init(&arena);
   S_A = &arena;
   char why[256] = "";
-  tc_backend_env env = {"cc", 1, NULL};
+  tc_backend_env env = {"cc", 1, NULL, {0}};
   if (!tc_cpu_cc_backend.available(&env, why, sizeof why)) {
     printf("FAIL cpu backend unavailable: %s\n", why);
     return 1;

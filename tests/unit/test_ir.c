@@ -31,14 +31,6 @@ static char *print_expr(const tc_expr *e) {
     CHECK(same_);                  \
   } while (0)
 
-static bool verify_ok(const tc_kernel_ir *k) {
-  tilec_error err;
-  memset(&err, 0, sizeof err);
-  bool ok = tc_ir_verify(k, "test", &err);
-  if (!ok) printf("  unexpected: %s", err.rendered);
-  return ok;
-}
-
 /* Verify k and expect failure with status st and exactly this message. */
 static bool verify_fails(const tc_kernel_ir *k, tilec_status st, const char *msg) {
   tilec_error err;

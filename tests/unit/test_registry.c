@@ -114,8 +114,8 @@ TEST(cpu_without_compiler) {
 }
 
 /* ---- order independence ---- */
-static tilec_status fake_generate(const tc_kernel_ir *k, tc_generated *out, tilec_error *err) {
-  (void)k, (void)out;
+static tilec_status fake_generate(const tc_lowered *lw, tc_generated *out, tilec_error *err) {
+  (void)lw, (void)out;
   tc_error(err, TILEC_ERROR_INTERNAL, "not called by these tests");
   return TILEC_ERROR_INTERNAL;
 }

@@ -8,7 +8,7 @@ const tc_backend tc_cpu_cc_backend = {
     .description = "system C compiler (cc -O3 -march=native) building a shared object loaded with dlopen",
     .available = tc_cpu_available,
     .toolchain_id = tc_cpu_toolchain_id,
-    .generate = tc_cpu_generate,
+    .generate = tc_cpu_generate, /* after the passes of tc_cpu_target */
     .build = tc_cpu_build,
     .load = tc_cpu_load,
     .launch = tc_cpu_launch,

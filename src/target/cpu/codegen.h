@@ -1,21 +1,20 @@
-/* codegen.h: state shared by the cpu code generator's files (codegen.c: expressions,
- * statements, the block function and entry points; tileops.c: tile operations). */
+/* codegen.h: state shared by the cpu code generator's files (codegen.c: the expression
+ * printer's cpu hooks, statements, the block function and entry points; tileops.c: tile operations). */
 #ifndef TILEC_TARGET_CPU_CODEGEN_H
 #define TILEC_TARGET_CPU_CODEGEN_H
 
+#include "target/cfamily.h"
 #include "target/cpu/cpu_internal.h"
 
 typedef struct tc_cg {
+  tc_cf cf;            /* the shared expression printer (first member: hooks cast back) */
   tc_arena *a;
   tc_strbuf *sb;
   const tc_cpu_plan *P;
   const tc_kernel_ir *k;
-  tilec_error *err;
-  bool failed;
   int ind;             /* indentation level */
   bool in_threads;     /* inside a thread loop: per-thread storage is indexed by tcg_tid */
   bool unchecked;      /* inside a region proven in bounds: global accesses skip checks */
-  bool index_ctx;      /* emitting an index/bound: plain C integer ops (they never overflow) */
   int uniq;            /* counter for unique local names */
   int64_t *buf_off;    /* by buffer id: byte offset in the block scratch, -1 none */
   int64_t scratch_bytes;
@@ -26,20 +25,16 @@ typedef struct tc_cg {
   const char **assert_msgs;
 } tc_cg;
 
-/* C types */
-const char *tc_cg_ctype(tc_dtype d);    /* type expressions compute in: float for narrow floats */
-const char *tc_cg_stype(tc_dtype d);    /* storage type of one element (uint8_t for 4-bit pairs) */
-bool tc_cg_is4(tc_dtype d);             /* packed 4-bit type */
-bool tc_cg_narrow_float(tc_dtype d);    /* a float type computed in float but stored narrower */
-const char *tc_cg_dtname(tc_dtype d);   /* canonical scalar name */
+/* The cpu hooks of the C-family printer (codegen.c): variables by plan storage, loads with
+ * bounds checks; dtypes, rounding, conversions and math in the C spellings. */
+extern const tc_cf_hooks tc_cpu_cf_hooks;
 
-void tc_cg_fail(tc_cg *g, tc_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void tc_cg_line(tc_cg *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void tc_cg_expr(tc_cg *g, tc_strbuf *sb, const tc_expr *e);
-/* An index, bound or region start: signed arithmetic without the wrapping casts values get,
- * so the C compiler can reason about the indices and vectorize. */
-void tc_cg_index_expr(tc_cg *g, tc_strbuf *sb, const tc_expr *e);
-void tc_cg_expr_as(tc_cg *g, tc_strbuf *sb, const tc_expr *e, tc_dtype to); /* with conversion */
+static inline void tc_cg_expr(tc_cg *g, tc_strbuf *sb, const tc_expr *e) { tc_cf_expr(&g->cf, sb, e); }
+static inline void tc_cg_index_expr(tc_cg *g, tc_strbuf *sb, const tc_expr *e) { tc_cf_index_expr(&g->cf, sb, e); }
+static inline void tc_cg_expr_as(tc_cg *g, tc_strbuf *sb, const tc_expr *e, tc_dtype to) {
+  tc_cf_expr_as(&g->cf, sb, e, to);
+}
 void tc_cg_stmt(tc_cg *g, const tc_stmt *s);
 /* buf[idx] = val, where val is C text already in the buffer's compute type */
 void tc_cg_store_text(tc_cg *g, const tc_buffer *b, int nidx, tc_expr *const *idx, const char *val);
@@ -56,11 +51,6 @@ void tc_cg_stride(tc_cg *g, tc_strbuf *sb, const tc_buffer *b, int j);
 /* Element load/store given an offset text; value text is in the buffer's compute type. */
 void tc_cg_load_at(tc_cg *g, tc_strbuf *sb, const tc_buffer *b, const char *off);
 void tc_cg_store_at(tc_cg *g, tc_strbuf *sb, const tc_buffer *b, const char *off, const char *val);
-/* Round a compute-type value to dtype d's precision (identity for float32/float64/ints). */
-void tc_cg_round(tc_strbuf *sb, tc_dtype d, const char *val);
-/* Convert compute value of dtype from to dtype to. */
-void tc_cg_convert(tc_strbuf *sb, tc_dtype from, tc_dtype to, const char *val);
-
 /* tile operations (tileops.c) */
 void tc_cg_copy(tc_cg *g, const tc_stmt *s);
 void tc_cg_fill(tc_cg *g, const tc_stmt *s);

@@ -1,7 +1,9 @@
 /* cpu_internal.h: pieces of the cpu backend shared between its files.
+ *   target.c  the cpu description and pass list (the plan is the pass "cpu-plan")
  *   lower.c   the execution plan: which statements run once per block and which per thread,
  *             where thread loops split, how per-thread values are stored
- *   codegen.c C source for the plan (expressions, tile ops, entry points)
+ *   module.c  the translation unit for the plan: scratch layout, block function, entry points
+ *   codegen.c the expression printer's cpu hooks and statements; tileops.c tile operations
  *   gemm.c    the register-blocked GEMM micro-kernel source
  *   build.c   running the C compiler
  *   runtime.c dlopen and launching blocks on the pool */
@@ -58,7 +60,6 @@ typedef struct tc_cpu_plan {
 } tc_cpu_plan;
 
 bool tc_cpu_plan_build(tc_arena *a, const tc_kernel_ir *k, tc_cpu_plan *plan, tilec_error *err);
-bool tc_cpu_stmt_is_collective(const tc_stmt *s);
 /* The store a lockstep THREADS node runs: the statement itself, or the one store of an if. */
 const tc_stmt *tc_cpu_lockstep_store(const tc_stmt *s);
 
@@ -66,8 +67,8 @@ const tc_stmt *tc_cpu_lockstep_store(const tc_stmt *s);
 /* Appends the micro-kernel and the packing helpers (once per translation unit). */
 void tc_cpu_emit_gemm_support(tc_strbuf *sb);
 
-/* ---- generation (codegen.c) ---- */
-tilec_status tc_cpu_generate(const tc_kernel_ir *k, tc_generated *out, tilec_error *err);
+/* ---- emission (module.c): needs the plan of the pass "cpu-plan" in lw->state ---- */
+tilec_status tc_cpu_generate(const tc_lowered *lw, tc_generated *out, tilec_error *err);
 
 /* ---- build and runtime ---- */
 bool tc_cpu_available(const tc_backend_env *env, char *why, size_t cap);

@@ -152,11 +152,11 @@ static bool region2(tc_cg *g, const tc_stmt *s, const tc_region *r, g2 *out, con
     }
   /* a 1-row or 1-column operand: use the last dims so the shape is still 2-D */
   if (n < 2) {
-    tc_cg_fail(g, s->loc, "T.gemm operand %s must be a 2-D tile on cpu", what);
+    tc_cf_fail(&g->cf, s->loc, "T.gemm operand %s must be a 2-D tile on cpu", what);
     return false;
   }
   if (n > 2) {
-    tc_cg_fail(g, s->loc, "T.gemm operand %s has more than 2 non-unit dimensions", what);
+    tc_cf_fail(&g->cf, s->loc, "T.gemm operand %s has more than 2 non-unit dimensions", what);
     return false;
   }
   for (int i = 0; i < 2; i++) {
@@ -180,7 +180,7 @@ static bool region2(tc_cg *g, const tc_stmt *s, const tc_region *r, g2 *out, con
   tc_sb_puts(&b, ")");
   if (b.len >= sizeof out->base) {
     tc_sb_free(&b);
-    tc_cg_fail(g, s->loc, "T.gemm operand %s: region start expression too long", what);
+    tc_cf_fail(&g->cf, s->loc, "T.gemm operand %s: region start expression too long", what);
     return false;
   }
   snprintf(out->base, sizeof out->base, "%s", tc_sb_cstr(&b));
@@ -189,7 +189,7 @@ static bool region2(tc_cg *g, const tc_stmt *s, const tc_region *r, g2 *out, con
 }
 
 static bool fast_operand(tc_dtype d) {
-  return tc_cg_narrow_float(d) || d.code == TC_DT_FLOAT32;
+  return tc_dtype_is_narrow_float(d) || d.code == TC_DT_FLOAT32;
 }
 
 int64_t tc_cg_gemm_scratch_floats(const tc_stmt *s) {
@@ -224,7 +224,7 @@ static void convert_tile(tc_cg *g, const tc_buffer *b, const g2 *x, const char *
 void tc_cg_gemm(tc_cg *g, const tc_stmt *s) {
   const tc_region *ra = &s->u.gemm.a, *rb = &s->u.gemm.b, *rc = &s->u.gemm.c;
   if (ra->buf->scope == TC_SCOPE_GLOBAL || rb->buf->scope == TC_SCOPE_GLOBAL || rc->buf->scope == TC_SCOPE_GLOBAL) {
-    tc_cg_fail(g, s->loc, "T.gemm operands must be shared, fragment or local buffers (copy global tiles first)");
+    tc_cf_fail(&g->cf, s->loc, "T.gemm operands must be shared, fragment or local buffers (copy global tiles first)");
     return;
   }
   g2 A, B, C;
@@ -233,7 +233,7 @@ void tc_cg_gemm(tc_cg *g, const tc_stmt *s) {
   int64_t M = ta ? A.ext[1] : A.ext[0], K = ta ? A.ext[0] : A.ext[1];
   int64_t Kb = tb ? B.ext[1] : B.ext[0], N = tb ? B.ext[0] : B.ext[1];
   if (K != Kb || C.ext[0] != M || C.ext[1] != N) {
-    tc_cg_fail(g, s->loc, "T.gemm shapes do not match: A is %lldx%lld, B is %lldx%lld, C is %lldx%lld (after transposes)",
+    tc_cf_fail(&g->cf, s->loc, "T.gemm shapes do not match: A is %lldx%lld, B is %lldx%lld, C is %lldx%lld (after transposes)",
                (long long)M, (long long)K, (long long)Kb, (long long)N, (long long)C.ext[0], (long long)C.ext[1]);
     return;
   }
@@ -314,19 +314,19 @@ void tc_cg_gemm(tc_cg *g, const tc_stmt *s) {
     tc_cg_load_at(g, &la, ra->buf, offa);
     tc_cg_load_at(g, &lb, rb->buf, offb);
     tc_cg_load_at(g, &lc, rc->buf, offc);
-    tc_cg_convert(&ca, ra->buf->dtype, cd, tc_sb_cstr(&la));
-    tc_cg_convert(&cb, rb->buf->dtype, cd, tc_sb_cstr(&lb));
+    tc_cf_c_convert(&ca, ra->buf->dtype, cd, tc_sb_cstr(&la));
+    tc_cf_c_convert(&cb, rb->buf->dtype, cd, tc_sb_cstr(&lb));
     tc_sb_printf(&prod, "%s * %s", tc_sb_cstr(&ca), tc_sb_cstr(&cb));
-    tc_cg_round(&rp, cd, tc_sb_cstr(&prod));
+    tc_cf_c_round(&rp, cd, tc_sb_cstr(&prod));
     tc_sb_printf(&sum, "tcg_g%d_acc + %s", id, tc_sb_cstr(&rp));
-    tc_cg_round(&rs, cd, tc_sb_cstr(&sum));
+    tc_cf_c_round(&rs, cd, tc_sb_cstr(&sum));
     char accn[32];
     snprintf(accn, sizeof accn, "tcg_g%d_acc", id);
     tc_cg_store_at(g, &st, rc->buf, offc, accn);
     tc_cg_line(g, "for (int64_t tcg_g%d_i = 0; tcg_g%d_i < %lld; tcg_g%d_i++)", id, id, (long long)M, id);
     tc_cg_line(g, "  for (int64_t tcg_g%d_j = 0; tcg_g%d_j < %lld; tcg_g%d_j++) {", id, id, (long long)N, id);
     g->ind += 2;
-    tc_cg_line(g, "%s tcg_g%d_acc = %s;", tc_cg_ctype(cd), id, s->u.gemm.clear_accum ? "0" : tc_sb_cstr(&lc));
+    tc_cg_line(g, "%s tcg_g%d_acc = %s;", tc_dtype_c_compute(cd), id, s->u.gemm.clear_accum ? "0" : tc_sb_cstr(&lc));
     tc_cg_line(g, "for (int64_t tcg_g%d_k = 0; tcg_g%d_k < %lld; tcg_g%d_k++) tcg_g%d_acc = %s;", id, id, (long long)K,
                id, id, tc_sb_cstr(&rs));
     tc_cg_line(g, "%s", tc_sb_cstr(&st));

@@ -125,13 +125,13 @@ static const char helpers_body[] =
 static void emit_narrow_helpers(tc_strbuf *sb) {
   for (int c = TC_DT_INVALID + 1; c < TC_DT_COUNT; c++) {
     tc_dtype d = tc_dt((tc_scalar_type)c);
-    if (!tc_cg_narrow_float(d)) continue;
-    const char *n = tc_cg_dtname(d), *st = tc_cg_stype(d);
+    if (!tc_dtype_is_narrow_float(d)) continue;
+    const char *n = tc_dtype_elem_name(d), *st = tc_dtype_c_storage(d);
     /* the encoder every store and cast uses: saturating where tc_dtype_store_saturates says */
     char enc[96];
     snprintf(enc, sizeof enc, "tcg_f32_to_%s%s", n, tc_dtype_store_saturates(d) ? "_sat" : "");
     tc_sb_printf(sb, "static inline float tcg_r_%s(float x) { return tcg_%s_to_f32(%s(x)); }\n", n, n, enc);
-    if (tc_cg_is4(d)) {
+    if (tc_dtype_is_packed4(d)) {
       tc_sb_printf(sb,
                    "static inline void tcg_atomic_add_%s(uint8_t *p, int64_t i, float v) {\n"
                    "  int sh = (int)(i & 1) * 4;\n"
@@ -155,7 +155,7 @@ static void emit_narrow_helpers(tc_strbuf *sb) {
 }
 
 static int64_t elem_storage_bytes(tc_dtype d, int64_t n) {
-  if (tc_cg_is4(d)) return (n + 1) / 2;
+  if (tc_dtype_is_packed4(d)) return (n + 1) / 2;
   switch (d.code) {
   case TC_DT_INT16:
   case TC_DT_UINT16:
@@ -203,11 +203,11 @@ static bool layout_scratch(tc_cg *g) {
     if (!b || b->scope == TC_SCOPE_GLOBAL) continue;
     int64_t n = tc_buffer_numel(b);
     if (n < 0) {
-      tc_cg_fail(g, b->loc, "buffer '%s' needs a constant shape on cpu", b->name);
+      tc_cf_fail(&g->cf, b->loc, "buffer '%s' needs a constant shape on cpu", b->name);
       return false;
     }
     if (b->dtype.lanes != 1) {
-      tc_cg_fail(g, b->loc, "vector dtypes are not supported by the cpu backend (buffer '%s')", b->name);
+      tc_cf_fail(&g->cf, b->loc, "vector dtypes are not supported by the cpu backend (buffer '%s')", b->name);
       return false;
     }
     int64_t copies = P->storage[id] == TC_CPU_STORE_PER_THREAD ? P->nthreads : 1;
@@ -234,7 +234,7 @@ static void emit_prologue_syms(tc_cg *g) {
     tc_strbuf t;
     tc_sb_init(&t);
     tc_cg_expr(g, &t, tc_ir_var_ref(g->a, (tc_var *)v, v->loc));
-    tc_cg_line(g, "const %s %s = (%s)tcg_syms[%d];", tc_cg_ctype(v->dtype), tc_sb_cstr(&t), tc_cg_ctype(v->dtype), i);
+    tc_cg_line(g, "const %s %s = (%s)tcg_syms[%d];", tc_dtype_c_compute(v->dtype), tc_sb_cstr(&t), tc_dtype_c_compute(v->dtype), i);
     tc_sb_free(&t);
   }
   for (int i = 0; i < k->nparams; i++) {
@@ -243,8 +243,8 @@ static void emit_prologue_syms(tc_cg *g) {
     tc_strbuf t;
     tc_sb_init(&t);
     tc_cg_expr(g, &t, tc_ir_var_ref(g->a, (tc_var *)v, v->loc));
-    bool fl = !strcmp(tc_cg_ctype(v->dtype), "float") || v->dtype.code == TC_DT_FLOAT64;
-    tc_cg_line(g, "const %s %s = (%s)%s[%d];", tc_cg_ctype(v->dtype), tc_sb_cstr(&t), tc_cg_ctype(v->dtype),
+    bool fl = !strcmp(tc_dtype_c_compute(v->dtype), "float") || v->dtype.code == TC_DT_FLOAT64;
+    tc_cg_line(g, "const %s %s = (%s)%s[%d];", tc_dtype_c_compute(v->dtype), tc_sb_cstr(&t), tc_dtype_c_compute(v->dtype),
                fl ? "tcg_fscalars" : "tcg_scalars", i);
     tc_sb_free(&t);
   }
@@ -260,7 +260,7 @@ static void emit_prologue_globals(tc_cg *g) {
     tc_sb_init(&nm);
     tc_cg_buf_name(g, &nm, b);
     const char *n = tc_sb_cstr(&nm);
-    tc_cg_line(g, "%s *restrict %s = (%s *)tcg_data[%d];", tc_cg_stype(b->dtype), n, tc_cg_stype(b->dtype), i);
+    tc_cg_line(g, "%s *restrict %s = (%s *)tcg_data[%d];", tc_dtype_c_storage(b->dtype), n, tc_dtype_c_storage(b->dtype), i);
     for (int j = 0; j < b->ndim; j++) {
       tc_strbuf e;
       tc_sb_init(&e);
@@ -294,7 +294,7 @@ static void thread_loop_head(tc_cg *g, const tc_cpu_node *n, const char *what) {
       tc_strbuf nm;
       tc_sb_init(&nm);
       tc_cg_expr(g, &nm, tc_ir_var_ref(g->a, (tc_var *)v, v->loc));
-      tc_cg_line(g, "%s %s = 0;", tc_cg_ctype(v->dtype), tc_sb_cstr(&nm));
+      tc_cg_line(g, "%s %s = 0;", tc_dtype_c_compute(v->dtype), tc_sb_cstr(&nm));
       tc_sb_free(&nm);
     }
   }
@@ -311,7 +311,7 @@ static void emit_threads(tc_cg *g, const tc_cpu_node *n) {
     int id = g->uniq++;
     tc_cg_line(g, "{ /* lockstep store: %s reads the buffer it writes */", b->name);
     g->ind++;
-    tc_cg_line(g, "%s tcg_ls%d[%d];", tc_cg_ctype(b->dtype), id, g->P->nthreads);
+    tc_cg_line(g, "%s tcg_ls%d[%d];", tc_dtype_c_compute(b->dtype), id, g->P->nthreads);
     if (guard) tc_cg_line(g, "unsigned char tcg_lg%d[%d];", id, g->P->nthreads);
     thread_loop_head(g, n, ", compute");
     g->in_threads = true;
@@ -358,7 +358,7 @@ static void emit_threads(tc_cg *g, const tc_cpu_node *n) {
 }
 
 static void emit_nodes(tc_cg *g, const tc_cpu_nodes *l) {
-  for (int i = 0; i < l->n && !g->failed; i++) {
+  for (int i = 0; i < l->n && !g->cf.failed; i++) {
     const tc_cpu_node *n = l->v[i];
     switch (n->kind) {
     case TC_CPU_ONCE: tc_cg_stmt(g, n->stmt); break;
@@ -372,7 +372,7 @@ static void emit_nodes(tc_cg *g, const tc_cpu_nodes *l) {
       tc_cg_index_expr(g, &lo, s->u.loop.min);
       tc_cg_index_expr(g, &ext, s->u.loop.extent);
       tc_cg_expr(g, &nm, tc_ir_var_ref(g->a, s->u.loop.var, s->loc));
-      const char *ct = tc_cg_ctype(s->u.loop.var->dtype);
+      const char *ct = tc_dtype_c_compute(s->u.loop.var->dtype);
       tc_cg_line(g, "for (%s %s = %s, %s_end = (%s)(%s + %s); %s < %s_end; %s++) { /* split around: barriers inside */",
                  ct, tc_sb_cstr(&nm), tc_sb_cstr(&lo), tc_sb_cstr(&nm), ct, tc_sb_cstr(&lo), tc_sb_cstr(&ext),
                  tc_sb_cstr(&nm), tc_sb_cstr(&nm), tc_sb_cstr(&nm));
@@ -425,8 +425,8 @@ static void emit_block_fn(tc_cg *g) {
     tc_strbuf nm;
     tc_sb_init(&nm);
     tc_cg_buf_name(g, &nm, b);
-    tc_cg_line(g, "%s *restrict %s = (%s *)(tcg_scratch + %lld); /* %s %s%s */", tc_cg_stype(b->dtype), tc_sb_cstr(&nm),
-               tc_cg_stype(b->dtype), (long long)g->buf_off[id], tc_scope_name(b->scope), tc_cg_dtname(b->dtype),
+    tc_cg_line(g, "%s *restrict %s = (%s *)(tcg_scratch + %lld); /* %s %s%s */", tc_dtype_c_storage(b->dtype), tc_sb_cstr(&nm),
+               tc_dtype_c_storage(b->dtype), (long long)g->buf_off[id], tc_scope_name(b->scope), tc_dtype_elem_name(b->dtype),
                P->storage[id] == TC_CPU_STORE_PER_THREAD ? ", one copy per thread" : "");
     tc_sb_free(&nm);
   }
@@ -444,8 +444,8 @@ static void emit_block_fn(tc_cg *g) {
     if (!txt) continue;
     char *br = strchr(txt, '[');
     if (br) *br = 0;
-    if (P->storage[id] == TC_CPU_STORE_PER_THREAD) tc_cg_line(g, "%s %s[%d]; /* per thread */", tc_cg_ctype(v->dtype), txt, P->nthreads);
-    else if (P->storage[id] == TC_CPU_STORE_SHARED) tc_cg_line(g, "%s %s = 0;", tc_cg_ctype(v->dtype), txt);
+    if (P->storage[id] == TC_CPU_STORE_PER_THREAD) tc_cg_line(g, "%s %s[%d]; /* per thread */", tc_dtype_c_compute(v->dtype), txt, P->nthreads);
+    else if (P->storage[id] == TC_CPU_STORE_SHARED) tc_cg_line(g, "%s %s = 0;", tc_dtype_c_compute(v->dtype), txt);
     free(txt);
   }
   int64_t bufs_end = g->gemm_pack_off ? g->gemm_pack_off : g->scratch_bytes;
@@ -513,31 +513,30 @@ static void emit_entry_points(tc_cg *g) {
   tc_cg_line(g, "}");
 }
 
-tilec_status tc_cpu_generate(const tc_kernel_ir *k, tc_generated *out, tilec_error *err) {
+tilec_status tc_cpu_generate(const tc_lowered *lw, tc_generated *out, tilec_error *err) {
   memset(out, 0, sizeof *out);
-  if (k->threads_ndim < 1 || k->grid_ndim < 1) {
-    tc_error_at(err, TILEC_ERROR_PROGRAM, k->loc, "kernel '%s' has no launch (T.Kernel)", k->name ? k->name : "?");
-    return TILEC_ERROR_PROGRAM;
+  const tc_kernel_ir *k = lw->k;
+  const tc_cpu_plan *plan = lw->state;
+  if (!plan) {
+    tc_error(err, TILEC_ERROR_INTERNAL, "cpu emission needs the plan of the pass 'cpu-plan'");
+    return TILEC_ERROR_INTERNAL;
   }
   tc_arena a;
   tc_arena_init(&a);
-  tc_cpu_plan P;
-  if (!tc_cpu_plan_build(&a, k, &P, err)) {
-    tc_arena_free(&a);
-    return err ? err->status : TILEC_ERROR_PROGRAM;
-  }
   tc_strbuf body;
   tc_sb_init(&body);
   tc_cg g = {0};
   g.a = &a;
   g.sb = &body;
-  g.P = &P;
+  g.P = plan;
   g.k = k;
-  g.err = err;
-  g.subst = TC_NEW_ARRAY(&a, const char *, P.nids + 1);
+  g.cf.h = &tc_cpu_cf_hooks;
+  g.cf.target = "cpu";
+  g.cf.err = err;
+  g.subst = TC_NEW_ARRAY(&a, const char *, plan->nids + 1);
   tilec_status st = TILEC_OK;
   if (layout_scratch(&g)) emit_block_fn(&g);
-  if (g.failed) {
+  if (g.cf.failed) {
     st = err && err->status != TILEC_OK ? err->status : TILEC_ERROR_PROGRAM;
   } else {
     tc_strbuf full;

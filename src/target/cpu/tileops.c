@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "target/cpu/codegen.h"
 
 #define MAX_DIMS 8
@@ -29,7 +30,7 @@ static bool rg_prep(tc_cg *g, rg *x, const tc_region *r, const char *tag, tc_loc
   x->b = r->buf;
   snprintf(x->tag, sizeof x->tag, "%s", tag);
   if (r->ndim > MAX_DIMS) {
-    tc_cg_fail(g, loc, "regions of more than %d dimensions are not supported on cpu", MAX_DIMS);
+    tc_cf_fail(&g->cf, loc, "regions of more than %d dimensions are not supported on cpu", MAX_DIMS);
     return false;
   }
   for (int j = 0; j < r->ndim; j++) {
@@ -151,7 +152,7 @@ static void copy_body(tc_cg *g, const rg *src, const rg *dst, const char **lv, b
     sn = tc_sb_take(&st);
     tc_cg_buf_name(g, &st, dst->b);
     dn = tc_sb_take(&st);
-    if (tc_cg_is4(src->b->dtype))
+    if (tc_dtype_is_packed4(src->b->dtype))
       tc_cg_line(g, "%s(%s, %s, tcg_ld4(%s, %s));", rg_global(dst) ? "tcg_st4_atomic" : "tcg_st4", dn ? dn : "",
                  tc_sb_cstr(&dof), sn ? sn : "", tc_sb_cstr(&so));
     else tc_cg_line(g, "%s[%s] = %s[%s];", dn ? dn : "", tc_sb_cstr(&dof), sn ? sn : "", tc_sb_cstr(&so));
@@ -168,12 +169,12 @@ static void copy_body(tc_cg *g, const rg *src, const rg *dst, const char **lv, b
     rg_elem_inb(g, &c, src, lv);
     tc_strbuf t;
     tc_sb_init(&t);
-    tc_sb_printf(&t, "((%s) ? %s : (%s)0)", tc_sb_cstr(&c), tc_sb_cstr(&ld), tc_cg_ctype(src->b->dtype));
-    tc_cg_convert(&cv, src->b->dtype, dst->b->dtype, tc_sb_cstr(&t));
+    tc_sb_printf(&t, "((%s) ? %s : (%s)0)", tc_sb_cstr(&c), tc_sb_cstr(&ld), tc_dtype_c_compute(src->b->dtype));
+    tc_cf_c_convert(&cv, src->b->dtype, dst->b->dtype, tc_sb_cstr(&t));
     tc_sb_free(&t);
     tc_sb_free(&c);
   } else {
-    tc_cg_convert(&cv, src->b->dtype, dst->b->dtype, tc_sb_cstr(&ld));
+    tc_cf_c_convert(&cv, src->b->dtype, dst->b->dtype, tc_sb_cstr(&ld));
   }
   tc_cg_store_at(g, &st, dst->b, tc_sb_cstr(&dof), tc_sb_cstr(&cv));
   emit_elem_stmt(g, dst, lv, checked && rg_global(dst), tc_sb_cstr(&st));
@@ -197,7 +198,7 @@ static void op_names(tc_cg *g, char tag, char ts[24], char td[24], char tl[24]) 
 static bool resolve_dim(tc_cg *g, const tc_stmt *s, const char *what, int dim, int ndim, int *out) {
   int d = dim < 0 ? dim + ndim : dim;
   if (d < 0 || d >= ndim) {
-    tc_cg_fail(g, s->loc, "%s dim %d is out of range for a %d-dimensional source", what, dim, ndim);
+    tc_cf_fail(&g->cf, s->loc, "%s dim %d is out of range for a %d-dimensional source", what, dim, ndim);
     return false;
   }
   *out = d;
@@ -215,7 +216,7 @@ static bool pair_begin(tc_cg *g, const tc_stmt *s, char tag, const char *what, c
   g->ind++;
   if (!rg_prep(g, src, sr, ts, s->loc) || !rg_prep(g, dst, dr, td, s->loc)) return false;
   if (!same_shape(src, dst)) {
-    tc_cg_fail(g, s->loc, "%s", shape_error);
+    tc_cf_fail(&g->cf, s->loc, "%s", shape_error);
     return false;
   }
   *lv = loop_names(g, tl, dst->nq);
@@ -268,7 +269,7 @@ void tc_cg_fill(tc_cg *g, const tc_stmt *s) {
   tc_strbuf v;
   tc_sb_init(&v);
   tc_cg_expr_as(g, &v, s->u.fill.value, dst.b->dtype);
-  tc_cg_line(g, "const %s %s_v = %s;", tc_cg_ctype(dst.b->dtype), tl, tc_sb_cstr(&v));
+  tc_cg_line(g, "const %s %s_v = %s;", tc_dtype_c_compute(dst.b->dtype), tl, tc_sb_cstr(&v));
   tc_sb_free(&v);
   const char **lv = loop_names(g, tl, dst.nq);
   char val[40];
@@ -315,7 +316,7 @@ static void rg_load(tc_cg *g, tc_strbuf *sb, const rg *x, const char *const *lv)
     tc_strbuf c;
     tc_sb_init(&c);
     rg_elem_inb(g, &c, x, lv);
-    tc_sb_printf(sb, "((%s) ? %s : (%s)0)", tc_sb_cstr(&c), tc_sb_cstr(&ld), tc_cg_ctype(x->b->dtype));
+    tc_sb_printf(sb, "((%s) ? %s : (%s)0)", tc_sb_cstr(&c), tc_sb_cstr(&ld), tc_dtype_c_compute(x->b->dtype));
     tc_sb_free(&c);
   } else {
     tc_sb_puts(sb, tc_sb_cstr(&ld));
@@ -336,7 +337,7 @@ static void rg_store(tc_cg *g, const rg *x, const char *const *lv, const char *v
 }
 
 /* ---- T.reduce_* ---- */
-static bool is_fl(tc_dtype d) { return !strcmp(tc_cg_ctype(d), "float") || d.code == TC_DT_FLOAT64; }
+static bool is_fl(tc_dtype d) { return !strcmp(tc_dtype_c_compute(d), "float") || d.code == TC_DT_FLOAT64; }
 
 void tc_cg_reduce(tc_cg *g, const tc_stmt *s) {
   char ts[24], td[24], tl[24];
@@ -356,12 +357,12 @@ void tc_cg_reduce(tc_cg *g, const tc_stmt *s) {
   for (int q = 0, o = 0; q < src.nq; q++)
     if (q != qd) oext[o++] = src.qext[q];
   if (nouter != dst.nq) {
-    tc_cg_fail(g, s->loc, "reduce destination shape does not match the source without dim %d", dim);
+    tc_cf_fail(&g->cf, s->loc, "reduce destination shape does not match the source without dim %d", dim);
     return;
   }
   for (int q = 0; q < nouter; q++)
     if (oext[q] != dst.qext[q]) {
-      tc_cg_fail(g, s->loc, "reduce destination shape does not match the source without dim %d", dim);
+      tc_cf_fail(&g->cf, s->loc, "reduce destination shape does not match the source without dim %d", dim);
       return;
     }
   const char **ov = loop_names(g, tl, nouter);
@@ -371,14 +372,14 @@ void tc_cg_reduce(tc_cg *g, const tc_stmt *s) {
   snprintf(rv, sizeof rv, "%s_k", tl);
   for (int q = 0, o = 0; q < src.nq; q++) sv[q] = q == qd ? rv : ov[o++];
   tc_dtype ad = dst.b->dtype;
-  const char *ct = tc_cg_ctype(ad);
+  const char *ct = tc_dtype_c_compute(ad);
   bool fl = is_fl(ad);
   tc_reduce_kind op = s->u.reduce.op;
   char init[64] = "0";
   if (op == TC_RED_MAX || op == TC_RED_MIN) {
     bool mx_ = op == TC_RED_MAX, dbl = ad.code == TC_DT_FLOAT64;
     if (fl) snprintf(init, sizeof init, "%s%sINFINITY", mx_ ? "-" : "", dbl ? "(double)" : "");
-    else snprintf(init, sizeof init, "tcg_%s_%s", mx_ ? "lo" : "hi", tc_cg_dtname(ad));
+    else snprintf(init, sizeof init, "tcg_%s_%s", mx_ ? "lo" : "hi", tc_dtype_elem_name(ad));
   }
   nest_open(g, tl, nouter, oext);
   tc_cg_line(g, "%s %s_acc = %s;", ct, tl, init);
@@ -387,7 +388,7 @@ void tc_cg_reduce(tc_cg *g, const tc_stmt *s) {
   tc_sb_init(&cv);
   tc_sb_init(&comb);
   rg_load(g, &ld, &src, sv);
-  tc_cg_convert(&cv, src.b->dtype, ad, tc_sb_cstr(&ld));
+  tc_cf_c_convert(&cv, src.b->dtype, ad, tc_sb_cstr(&ld));
   const char *x = tc_sb_cstr(&cv);
   char acc[40];
   snprintf(acc, sizeof acc, "%s_acc", tl);
@@ -403,7 +404,7 @@ void tc_cg_reduce(tc_cg *g, const tc_stmt *s) {
   case TC_RED_MIN: tc_sb_printf(&raw, "%s(%s, %s)", mn, acc, x); break;
   case TC_RED_ABSMAX: tc_sb_printf(&raw, "%s(%s, %s(%s))", mx, acc, ab, x); break;
   }
-  tc_cg_round(&comb, ad, tc_sb_cstr(&raw));
+  tc_cf_c_round(&comb, ad, tc_sb_cstr(&raw));
   int64_t rext = qd >= 0 ? src.qext[qd] : 1;
   tc_cg_line(g, "for (int64_t %s = 0; %s < %lld; %s++) %s = %s;", rv, rv, (long long)rext, rv, acc, tc_sb_cstr(&comb));
   if (!s->u.reduce.clear) {
@@ -414,7 +415,7 @@ void tc_cg_reduce(tc_cg *g, const tc_stmt *s) {
     rg_load(g, &old, &dst, ov);
     if (op == TC_RED_SUM || op == TC_RED_ABSSUM) tc_sb_printf(&r2, "%s + %s", tc_sb_cstr(&old), acc);
     else tc_sb_printf(&r2, "%s(%s, %s)", op == TC_RED_MIN ? mn : mx, tc_sb_cstr(&old), acc);
-    tc_cg_round(&c2, ad, tc_sb_cstr(&r2));
+    tc_cf_c_round(&c2, ad, tc_sb_cstr(&r2));
     tc_cg_line(g, "%s = %s;", acc, tc_sb_cstr(&c2));
     tc_sb_free(&old);
     tc_sb_free(&r2);
@@ -443,7 +444,7 @@ void tc_cg_cumsum(tc_cg *g, const tc_stmt *s) {
   rg src, dst;
   if (!rg_prep(g, &src, sr, ts, s->loc) || !rg_prep(g, &dst, &s->u.cumsum.dst, td, s->loc)) return;
   if (!same_shape(&src, &dst)) {
-    tc_cg_fail(g, s->loc, "T.cumsum source and destination shapes differ");
+    tc_cf_fail(&g->cf, s->loc, "T.cumsum source and destination shapes differ");
     return;
   }
   int qd = src.q_of_dim[dim];
@@ -463,7 +464,7 @@ void tc_cg_cumsum(tc_cg *g, const tc_stmt *s) {
   tc_dtype ad = dst.b->dtype;
   int64_t rext = qd >= 0 ? src.qext[qd] : 1;
   nest_open(g, tl, nouter, oext);
-  tc_cg_line(g, "%s %s_acc = 0;", tc_cg_ctype(ad), tl);
+  tc_cg_line(g, "%s %s_acc = 0;", tc_dtype_c_compute(ad), tl);
   char rvv[48];
   if (s->u.cumsum.reverse) snprintf(rvv, sizeof rvv, "%s_r", tl);
   if (s->u.cumsum.reverse) {
@@ -480,9 +481,9 @@ void tc_cg_cumsum(tc_cg *g, const tc_stmt *s) {
   tc_sb_init(&raw);
   tc_sb_init(&comb);
   rg_load(g, &ld, &src, sv);
-  tc_cg_convert(&cv, src.b->dtype, ad, tc_sb_cstr(&ld));
+  tc_cf_c_convert(&cv, src.b->dtype, ad, tc_sb_cstr(&ld));
   tc_sb_printf(&raw, "%s_acc + %s", tl, tc_sb_cstr(&cv));
-  tc_cg_round(&comb, ad, tc_sb_cstr(&raw));
+  tc_cf_c_round(&comb, ad, tc_sb_cstr(&raw));
   tc_cg_line(g, "%s_acc = %s;", tl, tc_sb_cstr(&comb));
   char acc[40];
   snprintf(acc, sizeof acc, "%s_acc", tl);
@@ -513,10 +514,10 @@ void tc_cg_atomic_tile(tc_cg *g, const tc_stmt *s) {
   tc_sb_init(&off);
   tc_sb_init(&line);
   rg_load(g, &ld, &src, lv);
-  tc_cg_convert(&cv, src.b->dtype, dst.b->dtype, tc_sb_cstr(&ld));
+  tc_cf_c_convert(&cv, src.b->dtype, dst.b->dtype, tc_sb_cstr(&ld));
   rg_offset(g, &off, &dst, lv);
   if (rg_global(&dst)) {
-    tc_sb_printf(&line, "tcg_atomic_add_%s(", tc_cg_dtname(dst.b->dtype));
+    tc_sb_printf(&line, "tcg_atomic_add_%s(", tc_dtype_elem_name(dst.b->dtype));
     tc_cg_buf_name(g, &line, dst.b);
     tc_sb_printf(&line, ", %s, %s);", tc_sb_cstr(&off), tc_sb_cstr(&cv));
     emit_elem_stmt(g, &dst, lv, true, tc_sb_cstr(&line));
@@ -527,7 +528,7 @@ void tc_cg_atomic_tile(tc_cg *g, const tc_stmt *s) {
     tc_sb_init(&r);
     tc_cg_load_at(g, &cur, dst.b, tc_sb_cstr(&off));
     tc_sb_printf(&raw, "%s + %s", tc_sb_cstr(&cur), tc_sb_cstr(&cv));
-    tc_cg_round(&r, dst.b->dtype, tc_sb_cstr(&raw));
+    tc_cf_c_round(&r, dst.b->dtype, tc_sb_cstr(&raw));
     tc_cg_store_at(g, &line, dst.b, tc_sb_cstr(&off), tc_sb_cstr(&r));
     tc_cg_line(g, "%s", tc_sb_cstr(&line));
     tc_sb_free(&cur);
@@ -614,46 +615,15 @@ static bool collect_stmt(tc_cg *g, acc_list *l, bool *inner, const tc_stmt *s) {
   }
 }
 
-typedef struct aff_ctx {
-  int nv;
-  const tc_var **vars;
-  int64_t *coef;
+/* Variables defined inside the parallel body (marked in `inner`): an index using one is not
+ * affine in the loop variables alone. */
+typedef struct inner_ctx {
   const bool *inner;
   int nids;
-} aff_ctx;
-
-static bool free_of(const aff_ctx *A, const tc_expr *e) {
-  if (e->op == TC_OP_LOAD) return false;
-  if (e->op == TC_OP_VAR) {
-    for (int i = 0; i < A->nv; i++)
-      if (A->vars[i] == e->var) return false;
-    if (e->var->id >= 0 && e->var->id < A->nids && A->inner[e->var->id]) return false;
-  }
-  for (int i = 0; i < e->nargs; i++)
-    if (!free_of(A, e->args[i])) return false;
-  return true;
-}
-
-static bool affine(const aff_ctx *A, const tc_expr *e, int64_t scale) {
-  switch (e->op) {
-  case TC_OP_VAR:
-    for (int i = 0; i < A->nv; i++)
-      if (A->vars[i] == e->var) {
-        A->coef[i] += scale;
-        return true;
-      }
-    return free_of(A, e);
-  case TC_OP_CONST_INT: return true;
-  case TC_OP_ADD: return affine(A, e->args[0], scale) && affine(A, e->args[1], scale);
-  case TC_OP_SUB: return affine(A, e->args[0], scale) && affine(A, e->args[1], -scale);
-  case TC_OP_NEG: return affine(A, e->args[0], -scale);
-  case TC_OP_CAST: return !is_fl(e->dtype) && !is_fl(e->args[0]->dtype) && affine(A, e->args[0], scale);
-  case TC_OP_MUL:
-    if (e->args[0]->op == TC_OP_CONST_INT) return affine(A, e->args[1], scale * e->args[0]->ival);
-    if (e->args[1]->op == TC_OP_CONST_INT) return affine(A, e->args[0], scale * e->args[1]->ival);
-    return free_of(A, e);
-  default: return free_of(A, e);
-  }
+} inner_ctx;
+static bool inner_var(void *c, const tc_var *v) {
+  const inner_ctx *x = c;
+  return v->id >= 0 && v->id < x->nids && x->inner[v->id];
 }
 
 static void parallel_nest(tc_cg *g, const tc_stmt *const *loops, int n, const tc_stmt *body) {
@@ -666,7 +636,7 @@ static void parallel_nest(tc_cg *g, const tc_stmt *const *loops, int n, const tc
     tc_cg_index_expr(g, &lo, loops[i]->u.loop.min);
     tc_cg_index_expr(g, &ext, loops[i]->u.loop.extent);
     tc_cg_expr(g, &nm, tc_ir_var_ref(g->a, (tc_var *)v, v->loc));
-    const char *ct = tc_cg_ctype(v->dtype);
+    const char *ct = tc_dtype_c_compute(v->dtype);
     if (i == n - 1) tc_cg_line(g, "TCG_IVDEP");
     tc_cg_line(g, "for (%s %s = %s; %s < (%s)(%s + %s); %s++) {", ct, tc_sb_cstr(&nm), tc_sb_cstr(&lo), tc_sb_cstr(&nm),
                ct, tc_sb_cstr(&lo), tc_sb_cstr(&ext), tc_sb_cstr(&nm));
@@ -703,17 +673,16 @@ void tc_cg_parallel(tc_cg *g, const tc_stmt *s) {
   int64_t coef[MAX_DIMS * 2];
   for (int i = 0; i < n; i++) vars[i] = loops[i]->u.loop.var;
   bool fast = simple && l.n > 0 && !g->unchecked;
+  inner_ctx ic = {inner, g->P->nids};
+  tc_affine_vars A = {n, vars, inner_var, &ic};
   for (int i = 0; i < n && fast; i++)
-    if (!free_of(&(aff_ctx){n, vars, coef, inner, g->P->nids}, loops[i]->u.loop.min) ||
-        !free_of(&(aff_ctx){n, vars, coef, inner, g->P->nids}, loops[i]->u.loop.extent))
-      fast = false;
+    if (!tc_expr_free_of(&A, loops[i]->u.loop.min) || !tc_expr_free_of(&A, loops[i]->u.loop.extent)) fast = false;
   tc_strbuf cond;
   tc_sb_init(&cond);
   for (int a = 0; a < l.n && fast; a++) {
     for (int j = 0; j < l.nidx[a] && fast; j++) {
       memset(coef, 0, sizeof coef);
-      aff_ctx A = {n, vars, coef, inner, g->P->nids};
-      if (!affine(&A, l.idx[a][j], 1)) {
+      if (!tc_expr_affine(&A, l.idx[a][j], coef)) {
         fast = false;
         break;
       }

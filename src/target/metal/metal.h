@@ -1,4 +1,4 @@
-/* metal.h: the metal target's execution backends (macOS only). Their available() probes for
+/* metal.h: the metal target (target.c) and its execution backends (macOS only). Their available() probes for
  * a Metal device (and, for metallib, the offline compiler); the code generator is a later
  * issue, so generate, build, load and launch are NULL. */
 #ifndef TILEC_METAL_H
@@ -7,5 +7,6 @@
 
 extern const tc_backend tc_metal_metal_backend;    /* compile from source in process: TC_BACKEND_IN_MEMORY */
 extern const tc_backend tc_metal_metallib_backend; /* offline metal compiler -> .metallib */
+extern const tc_target tc_metal_target;            /* description and passes (target.c) */
 
 #endif

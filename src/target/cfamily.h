@@ -1,0 +1,60 @@
+/* cfamily.h: the expression printer shared by the C-family emitters (the cpu target's C, and
+ * the CUDA C++ and Metal Shading Language emitters to come).
+ *
+ * The printer knows C's operators and tilec's value rules (every operation rounds to its
+ * dtype; signed integer arithmetic wraps; division by zero gives 0); an emitter supplies what
+ * differs between languages and targets through tc_cf_hooks: how a dtype is spelled, how a
+ * variable and a buffer element read, how a value rounds and converts, which function
+ * computes a math or helper op at a dtype. Dtype spellings come from src/dtype/. */
+#ifndef TILEC_TARGET_CFAMILY_H
+#define TILEC_TARGET_CFAMILY_H
+
+#include <stdbool.h>
+
+#include "ir/ir.h"
+#include "util/strbuf.h"
+
+typedef struct tc_cf tc_cf;
+
+typedef struct tc_cf_hooks {
+  /* The type expressions of dtype d compute in ("float" for float16 in C). */
+  const char *(*ctype)(tc_dtype d);
+  /* A variable reference (the emitter decides where a variable lives). */
+  void (*var)(tc_cf *p, tc_strbuf *sb, const tc_var *v);
+  /* A LOAD expression: buffer element read, with whatever bounds handling the target does. */
+  void (*load)(tc_cf *p, tc_strbuf *sb, const tc_expr *e);
+  /* Round the computed value `val` to dtype d's precision and range. */
+  void (*round)(tc_strbuf *sb, tc_dtype d, const char *val);
+  /* Convert the computed value `val` of dtype `from` to dtype `to` (TC_OP_CAST, stores). */
+  void (*cast)(tc_strbuf *sb, tc_dtype from, tc_dtype to, const char *val);
+  /* The function computing op at dtype d when the language spells it as a call ("expf",
+   * "tcg_floordiv_i"); NULL when the target cannot compute it. */
+  const char *(*call)(tc_expr_op op, tc_dtype d);
+} tc_cf_hooks;
+
+/* Printer state; emitters embed it as the first member of their own state and reach that
+ * from the hooks' `p`. */
+struct tc_cf {
+  const tc_cf_hooks *h;
+  const char *target; /* named in "the cpu backend does not support expression 'x'" */
+  tilec_error *err;
+  bool failed;    /* the first failure is reported; later output is discarded by the caller */
+  bool index_ctx; /* printing an index or bound: plain integer arithmetic, no wrapping casts */
+};
+
+void tc_cf_fail(tc_cf *p, tc_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void tc_cf_expr(tc_cf *p, tc_strbuf *sb, const tc_expr *e);
+/* An index, bound or region start: signed arithmetic without the wrapping casts values get,
+ * so the compiler can reason about the indices and vectorize. */
+void tc_cf_index_expr(tc_cf *p, tc_strbuf *sb, const tc_expr *e);
+/* The expression converted to dtype `to`. */
+void tc_cf_expr_as(tc_cf *p, tc_strbuf *sb, const tc_expr *e, tc_dtype to);
+
+/* The C spellings (also the CUDA ones where CUDA C++ is C): rounding and conversion through
+ * the tilec C prelude's helpers (dtype_csrc.c: tcg_r_<dtype>, tcg_f2<dtype>, ...), and the
+ * math functions of <math.h> plus the prelude's integer helpers. */
+void tc_cf_c_round(tc_strbuf *sb, tc_dtype d, const char *val);
+void tc_cf_c_convert(tc_strbuf *sb, tc_dtype from, tc_dtype to, const char *val);
+const char *tc_cf_c_call(tc_expr_op op, tc_dtype d);
+
+#endif

@@ -1,0 +1,121 @@
+/* target.c: the cuda target's description (docs/cli.md, "Target strings") and its pass list.
+ *
+ * The arch comes from the target string (cuda,arch=sm_90a); without one, from device 0 when a
+ * driver and a device are present (compute capability 9.0 gives sm_90a, so that wgmma and TMA
+ * are usable: the kernel runs on that device; other capabilities give the closest supported
+ * arch at or below them of the same major version, or sm_90 for newer majors); else sm_80. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "target/cuda/cuda.h"
+#include "util/diag.h"
+
+#define MMA_SM80                                                                                  \
+  {"mma.sync", 16, 8, 16, "float16", "float32"}, {"mma.sync", 16, 8, 16, "bfloat16", "float32"},   \
+      {"mma.sync", 16, 8, 8, "tfloat32", "float32"}, {"mma.sync", 16, 8, 32, "int8", "int32"},     \
+      {"mma.sync", 8, 8, 4, "float64", "float64"}
+#define MMA_SM89 MMA_SM80, {"mma.sync", 16, 8, 32, "float8", "float32"}
+static const tc_mma_shape k_mma_sm80[] = {MMA_SM80};
+static const tc_mma_shape k_mma_sm89[] = {MMA_SM89};
+static const tc_mma_shape k_mma_sm90a[] = {
+    MMA_SM89,
+    {"wgmma", 64, 256, 16, "float16", "float32"},
+    {"wgmma", 64, 256, 16, "bfloat16", "float32"},
+    {"wgmma", 64, 256, 8, "tfloat32", "float32"},
+    {"wgmma", 64, 256, 32, "float8", "float32"},
+    {"wgmma", 64, 256, 32, "int8", "int32"},
+};
+#define N(a) (int)(sizeof a / sizeof *a)
+
+/* Shared memory per block is the opt-in maximum (cudaFuncAttributeMaxDynamicSharedMemorySize):
+ * 163 KB on sm_80, 99 KB on sm_86/sm_89, 227 KB on sm_90. */
+static const struct arch_row {
+  const char *arch;
+  int major, minor;
+  int64_t smem;
+  const tc_mma_shape *mma;
+  int nmma;
+} k_archs[] = {
+    {"sm_80", 8, 0, 163 * 1024, k_mma_sm80, N(k_mma_sm80)},
+    {"sm_86", 8, 6, 99 * 1024, k_mma_sm80, N(k_mma_sm80)},
+    {"sm_89", 8, 9, 99 * 1024, k_mma_sm89, N(k_mma_sm89)},
+    {"sm_90", 9, 0, 227 * 1024, k_mma_sm89, N(k_mma_sm89)},
+    {"sm_90a", 9, 0, 227 * 1024, k_mma_sm90a, N(k_mma_sm90a)},
+};
+#define NARCHS (int)(sizeof k_archs / sizeof *k_archs)
+
+/* The arch for compute capability major.minor (see the rule at the top). */
+static const char *arch_for_capability(int major, int minor) {
+  if (major == 9 && minor == 0) return "sm_90a";
+  if (major > 9) return "sm_90";
+  const char *best = NULL;
+  for (int i = 0; i < NARCHS; i++)
+    if (k_archs[i].major == major && k_archs[i].minor <= minor) best = k_archs[i].arch;
+  return best ? best : "sm_80";
+}
+
+/* Device 0's compute capability through the driver API (dlopen: tilec does not link CUDA). */
+static char g_device_arch[16];
+static void probe_device_arch(void) {
+  typedef int (*cu_init_fn)(unsigned);
+  typedef int (*cu_device_get_fn)(int *, int);
+  typedef int (*cu_attr_fn)(int *, int, int);
+  enum { CC_MAJOR = 75, CC_MINOR = 76 }; /* CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_* */
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return;
+  cu_init_fn init = (cu_init_fn)dlsym(lib, "cuInit");
+  cu_device_get_fn get = (cu_device_get_fn)dlsym(lib, "cuDeviceGet");
+  cu_attr_fn attr = (cu_attr_fn)dlsym(lib, "cuDeviceGetAttribute");
+  int dev = 0, major = 0, minor = 0;
+  /* the library stays loaded after cuInit (unloading an initialised driver is unsupported) */
+  if (!init || !get || !attr || init(0) != 0) return;
+  if (get(&dev, 0) != 0 || attr(&major, CC_MAJOR, dev) != 0 || attr(&minor, CC_MINOR, dev) != 0) return;
+  snprintf(g_device_arch, sizeof g_device_arch, "%s", arch_for_capability(major, minor));
+}
+
+static const char *default_arch(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, probe_device_arch);
+  return g_device_arch[0] ? g_device_arch : "sm_80";
+}
+
+bool tc_cuda_describe_arch(const char *arch, tc_target_desc *out, tilec_error *err) {
+  for (int i = 0; i < NARCHS; i++) {
+    if (strcmp(k_archs[i].arch, arch) != 0) continue;
+    out->target = "cuda";
+    snprintf(out->arch, sizeof out->arch, "%s", arch);
+    out->warp_size = 32;
+    out->max_threads_per_block = 1024;
+    out->smem_per_block = k_archs[i].smem;
+    out->mma = k_archs[i].mma;
+    out->nmma = k_archs[i].nmma;
+    return true;
+  }
+  char names[128] = "";
+  for (int i = 0; i < NARCHS; i++)
+    snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", k_archs[i].arch);
+  tc_error(err, TILEC_ERROR_USAGE, "unknown cuda arch '%s' (supported: %s)", arch, names);
+  return false;
+}
+
+static bool cuda_describe(const tc_target_spec *spec, tc_target_desc *out, tilec_error *err) {
+  const char *arch = NULL;
+  for (int i = 0; i < spec->nopts; i++)
+    if (strcmp(spec->opts[i].key, "arch") == 0) arch = spec->opts[i].value;
+  return tc_cuda_describe_arch(arch ? arch : default_arch(), out, err);
+}
+
+static const char *const k_cuda_keys[] = {"arch"};
+
+/* The GPU lowering (src/gpu/: thread mapping, layouts, barriers, pipelining) adds its passes
+ * here as it lands; until then the list is empty and no backend emits. */
+const tc_target tc_cuda_target = {
+    .name = "cuda",
+    .option_keys = k_cuda_keys,
+    .noption_keys = 1,
+    .describe = cuda_describe,
+    .passes = NULL,
+    .npasses = 0,
+};
