@@ -439,8 +439,15 @@ def one_kernel(tilec, path, name, defs, verify):
     for k, v in small.items():
         sargs += ["-D", f"{k}={v}"]
     rc2, out2, err2 = run([tilec, "run", path, "--kernel", name, "--verify"] + sargs, 120)
-    if rc2 == 2 and "needs an integer value" not in err2:  # -D of a module constant that no longer exists etc.
+    if rc2 == 2 and "is symbolic" not in err2 and "needs an integer value" not in err2:
         rc2, out2, err2 = run([tilec, "run", path, "--kernel", name, "--verify"] + args, 120)
+    # a T.dynamic / T.symbolic size is given at run time, as a user gives it: 128 rows unless bound
+    for _ in range(6):
+        m = re.search(r"is symbolic \('(\w+)'\); give its size with -D", err2) if rc2 == 2 else None
+        if not m:
+            break
+        sargs += ["-D", f"{m.group(1)}={small.get(m.group(1), '128')}"]
+        rc2, out2, err2 = run([tilec, "run", path, "--kernel", name, "--verify"] + sargs, 120)
     res.update(run_rc=rc2, run_out=out2, run_err=err2)
     return res
 
