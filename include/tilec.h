@@ -138,6 +138,12 @@ typedef struct tilec_kernel tilec_kernel;
 
 TILEC_API tilec_kernel *tilec_compile(tilec_program *prog, const tilec_compile_options *opts,
                             tilec_error *err);
+/* Build the kernel's artifact without loading or running it: the shared object for cpu, the
+ * cubin for cuda (NVRTC or nvcc alone: no GPU or driver needed; the arch comes from the target
+ * string, "cuda,arch=sm_90a", else as docs/cuda.md says). No cache is read or written. On
+ * success *out (freed with tilec_free) holds *out_size bytes. */
+TILEC_API tilec_status tilec_compile_artifact(tilec_program *prog, const tilec_compile_options *opts,
+                                              void **out, size_t *out_size, tilec_error *err);
 TILEC_API void tilec_kernel_destroy(tilec_kernel *k);
 
 /* ---- querying a kernel -------------------------------------------------------------------- */
@@ -176,6 +182,17 @@ TILEC_API double tilec_kernel_bytes(const tilec_kernel *k, DLTensor *const *args
  * element 2k in the low nibble); bool is kDLUInt 8 where the DLPack header has no kDLBool. */
 TILEC_API tilec_status tilec_kernel_launch(tilec_kernel *k, DLTensor *const *args, size_t nargs,
                                  tilec_error *err);
+/* CUDA kernels (target "cuda"): tensors are kDLCUDA DLTensors holding device pointers of the
+ * caller's (torch, CuPy, cuMemAlloc), all on one device (device.device_id picks it); scalar
+ * parameters stay 0-d host tensors (kDLCPU or kDLCUDAHost), passed by value. Host tensors given
+ * for a cuda kernel's tensors, or device tensors for a cpu kernel's, are an error: nothing is
+ * copied. tilec_kernel_launch runs on the default stream and returns when the kernel has
+ * finished (a fault inside it comes back as its error). tilec_kernel_launch_stream enqueues on
+ * `cu_stream` (a CUstream; NULL is the default stream) and returns without waiting: launch
+ * errors come back, faults surface at the caller's next synchronisation. A non-NULL stream for
+ * a kernel of another target is an error. */
+TILEC_API tilec_status tilec_kernel_launch_stream(tilec_kernel *k, DLTensor *const *args, size_t nargs,
+                                                  void *cu_stream, tilec_error *err);
 /* Run the independent reference (a float64 interpreter of the tile IR) on host tensors. */
 TILEC_API tilec_status tilec_kernel_run_reference(tilec_kernel *k, DLTensor *const *args, size_t nargs,
                                         tilec_error *err);

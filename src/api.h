@@ -51,7 +51,7 @@ struct tilec_kernel {
   tc_arena arena; /* the IR and metadata */
   tc_kernel_ir *ir;
   const tc_target *target;
-  tc_backend_env env; /* the context's, with desc = this kernel's target description */
+  tc_backend_env env; /* the context's, with desc = this kernel's target description (cuda: its arch) */
   tc_lowered lowered; /* ir + desc + what the target's passes decided */
   const tc_backend *backend;
   tc_module *module;

@@ -82,10 +82,12 @@ static const tc_target *target_of(const tilec_compile_options *opts, tc_target_d
   }                                                                         \
   (arena)->oom_jmp = &oom_
 
-/* The backend of the target: the one named, or the target's default ("auto"). */
-static const tc_backend *backend_of(const tilec_kernel *kern, const tilec_compile_options *opts, tilec_error *err) {
-  const tc_backend *be = tc_backend_resolve(&kern->env, kern->target->name, opts->backend, err);
-  if (be && (!be->generate || !be->load || !be->launch)) {
+/* The backend of the target: the one named, or the target's default ("auto"). A build-only
+ * compile (tilec_compile_artifact) needs build; every other needs load and launch. */
+static const tc_backend *backend_of(const tc_backend_env *env, const tc_target *t, const tilec_compile_options *opts,
+                                    tilec_error *err) {
+  const tc_backend *be = tc_backend_resolve(env, t->name, opts->backend, err);
+  if (be && (!be->generate || (env->build_only ? !be->build : !be->load || !be->launch))) {
     tc_error(err, TILEC_ERROR_TARGET, "target '%s' (backend '%s') has no code generator yet", be->target, be->name);
     return NULL;
   }
@@ -169,7 +171,7 @@ static bool compile_pipeline(tilec_kernel *kern, const tilec_compile_options *op
   if (!kern->target) goto done;
   kern->lowered = (tc_lowered){arena, kern->ir, &kern->env.desc, NULL};
   if (!tc_run_target_passes(kern->target, &kern->lowered, err)) goto done; /* each verified */
-  kern->backend = backend_of(kern, opts, err);                       /* cc, nvrtc, ... */
+  kern->backend = backend_of(&kern->env, kern->target, opts, err);  /* cc, nvrtc, ... */
   if (!kern->backend) goto done;
   build_param_meta(kern);
   arena->oom_jmp = NULL;
@@ -259,34 +261,71 @@ char *tilec_program_ir(tilec_program *prog, const tilec_compile_options *opts, i
   return text;
 }
 
-/* ---- the generated code alone, for `tilec source`: the pipeline up to emit, no build ---- */
-
-static char *generate_source(tilec_program *prog, const tilec_compile_options *opts, int kernel_only, tc_arena *arena,
-                             tilec_error *err) {
-  ARENA_GUARD(arena, err, NULL);
-  char *text = NULL;
-  tc_kernel_ir *k = NULL;
-  tc_target_desc desc;
+/* The pipeline up to emission (evaluate, passes, target passes, backend), for `tilec compile`
+ * and `tilec source`; lw->k is the lowered kernel. */
+static bool lower_for_emit(tilec_program *prog, const tilec_compile_options *opts, tc_arena *arena,
+                           tc_backend_env *env, const tc_backend **be, tc_lowered *lw, tilec_error *err) {
+  ARENA_GUARD(arena, err, false);
+  *lw = (tc_lowered){arena, NULL, &env->desc, NULL};
   const tc_target *t = NULL;
-  tc_lowered lw = {arena, NULL, &desc, NULL};
-  if (evaluate(prog, opts, arena, &k, err) && run_passes(arena, k, err) && (t = target_of(opts, &desc, err))) {
-    lw.k = k;
-    const tc_backend *be = tc_run_target_passes(t, &lw, err) ? tc_backend_resolve(&prog->ctx->env, t->name, opts->backend, err) : NULL;
-    if (be && !be->generate) {
-      tc_error(err, TILEC_ERROR_TARGET, "target '%s' (backend '%s') has no code generator yet", be->target, be->name);
-    } else if (be) {
-      tc_generated gen = {0};
-      if (be->generate(&lw, &gen, err) == TILEC_OK) {
-        const char *s = kernel_only ? gen.kernel_source : gen.full_source;
-        text = strdup(s ? s : "");
-        if (!text) tc_error(err, TILEC_ERROR_NOMEM, "out of memory");
-      }
-      tc_generated_free(&gen);
-    }
-  }
+  bool ok = evaluate(prog, opts, arena, &lw->k, err) && run_passes(arena, lw->k, err);
+  if (ok) ok = (t = target_of(opts, &env->desc, err)) != NULL && tc_run_target_passes(t, lw, err);
+  if (ok) ok = (*be = backend_of(env, t, opts, err)) != NULL;
   arena->oom_jmp = saved_;
-  return text;
+  return ok;
 }
+
+/* Lowering for `tilec compile`: the pipeline up to emission, then the build; no load. */
+static tilec_status lower_and_build(tilec_program *prog, const tilec_compile_options *opts, tc_arena *arena,
+                                    tc_backend_env *env, const tc_backend **be, tc_generated *gen, void **artifact,
+                                    size_t *size, tilec_error *err) {
+  tc_lowered lw;
+  if (!lower_for_emit(prog, opts, arena, env, be, &lw, err))
+    return err && err->status != TILEC_OK ? err->status : TILEC_ERROR_PROGRAM;
+  tilec_status st = (*be)->generate(&lw, gen, err);
+  if (st == TILEC_OK) st = (*be)->build(env, gen, artifact, size, err);
+  return st;
+}
+
+tilec_status tilec_compile_artifact(tilec_program *prog, const tilec_compile_options *opts, void **out,
+                                    size_t *out_size, tilec_error *err) {
+  if (out) *out = NULL;
+  if (out_size) *out_size = 0;
+  if (!prog || !out || !out_size) {
+    tc_error(err, TILEC_ERROR_USAGE, "tilec_compile_artifact: %s is NULL", !prog ? "program" : "out");
+    return TILEC_ERROR_USAGE;
+  }
+  static const tilec_compile_options none = {0};
+  if (!opts) opts = &none;
+  tc_arena arena;
+  tc_arena_init(&arena);
+  tc_generated gen = {0};
+  void *artifact = NULL;
+  size_t size = 0;
+  tc_backend_env env = prog->ctx->env; /* desc becomes the compile's target description */
+  env.build_only = true;
+  const tc_backend *be = NULL;
+  tilec_status st = lower_and_build(prog, opts, &arena, &env, &be, &gen, &artifact, &size, err);
+  if (st != TILEC_OK) goto done;
+  size_t psize = size;
+  const void *payload = be->payload ? be->payload(artifact, size, &psize) : artifact;
+  if (!payload) {
+    tc_error(err, TILEC_ERROR_INTERNAL, "%s/%s built an artifact it cannot read back", be->target, be->name);
+    st = TILEC_ERROR_INTERNAL;
+    goto done;
+  }
+  if (payload != artifact) memmove(artifact, payload, psize);
+  *out = artifact;
+  *out_size = psize;
+  artifact = NULL;
+done:
+  free(artifact);
+  tc_generated_free(&gen);
+  tc_arena_free(&arena);
+  return st;
+}
+
+/* ---- the generated code alone, for `tilec source`: the pipeline up to emit, no build ---- */
 
 char *tilec_program_source(tilec_program *prog, const tilec_compile_options *opts, int kernel_only, tilec_error *err) {
   static const tilec_compile_options none = {0};
@@ -296,7 +335,18 @@ char *tilec_program_source(tilec_program *prog, const tilec_compile_options *opt
   }
   tc_arena arena;
   tc_arena_init(&arena);
-  char *text = generate_source(prog, opts ? opts : &none, kernel_only, &arena, err);
+  tc_backend_env env = prog->ctx->env;
+  env.build_only = true; /* generation needs no device, as `tilec compile` needs none */
+  const tc_backend *be = NULL;
+  tc_lowered lw;
+  tc_generated gen = {0};
+  char *text = NULL;
+  if (lower_for_emit(prog, opts ? opts : &none, &arena, &env, &be, &lw, err) && be->generate(&lw, &gen, err) == TILEC_OK) {
+    const char *s = kernel_only ? gen.kernel_source : gen.full_source;
+    text = strdup(s ? s : "");
+    if (!text) tc_error(err, TILEC_ERROR_NOMEM, "out of memory");
+  }
+  tc_generated_free(&gen);
   tc_arena_free(&arena);
   return text;
 }

@@ -73,7 +73,8 @@ static const char *memo_find(const struct tc_context_caches *c, const tc_backend
 }
 
 /* The backend's toolchain identity, computed once per context (it may run the compiler). */
-static char *toolchain_id(tilec_context *ctx, struct tc_context_caches *c, const tc_backend *be, tilec_error *err) {
+static char *toolchain_id(tilec_context *ctx, struct tc_context_caches *c, const tc_backend_env *env,
+                          const tc_backend *be, tilec_error *err) {
   char *id = NULL;
   pthread_mutex_lock(&ctx->mu);
   const char *memo = memo_find(c, be);
@@ -82,7 +83,7 @@ static char *toolchain_id(tilec_context *ctx, struct tc_context_caches *c, const
   if (memo) return id;
   /* Computed outside the lock (it may stat or run the compiler); threads that race here compute
    * the same text, and only the first stores it. */
-  id = be->toolchain_id ? be->toolchain_id(&ctx->env, err) : strdup("none");
+  id = be->toolchain_id ? be->toolchain_id(env, err) : strdup("none");
   if (!id) return NULL;
   pthread_mutex_lock(&ctx->mu);
   if (!memo_find(c, be) && c->ntool < (int)(sizeof c->tool / sizeof c->tool[0])) {
@@ -204,7 +205,7 @@ bool tc_compile_cached(tilec_kernel *kern, const tilec_compile_options *opts, ti
   tc_sb_init(&irs);
   tc_ir_print_kernel(&irs, kern->ir);
   char *ir_text = tc_sb_take(&irs), *ptext = params_text(kern), *dtext = defines_text(opts, kern->ir);
-  char *tool = toolchain_id(ctx, c, be, err);
+  char *tool = toolchain_id(ctx, c, &kern->env, be, err);
   if (!ir_text || !ptext || !dtext || !tool) {
     if (err && err->status == TILEC_OK) tc_error(err, TILEC_ERROR_NOMEM, "out of memory computing the cache key");
     goto done;

@@ -7,8 +7,10 @@
 
 #include "api.h"
 #include "ir/interp.h"
+#include "pass/pass.h"
 
 typedef struct launch_state {
+  int device; /* device ordinal shared by the tensors */
   void **data;
   int64_t *scalars;
   double *fscalars;
@@ -80,6 +82,7 @@ static tilec_status check_args(tilec_kernel *k, DLTensor *const *args, size_t na
     return TILEC_ERROR_NOMEM;
   }
   for (size_t s = 0; s < ns; s++) st->syms[s] = -1;
+  bool seen_device = false;
   for (int i = 0; i < ir->nparams; i++) {
     const tc_param_meta *m = &k->params[i];
     const DLTensor *t = args ? args[i] : NULL;
@@ -88,10 +91,26 @@ static tilec_status check_args(tilec_kernel *k, DLTensor *const *args, size_t na
       tc_error(err, TILEC_ERROR_USAGE, "argument %d ('%s') is NULL", i, pn);
       goto bad;
     }
-    if ((int32_t)t->device.device_type != device) {
-      tc_error(err, TILEC_ERROR_USAGE, "argument '%s' is on device '%s', but kernel '%s' runs on '%s'", pn,
-               device_name(t->device.device_type), ir->name, device_name(device));
+    /* Tensors live on the kernel's device; a scalar is a 0-d tensor whose value is read on
+     * the host (and passed by value), so it is host memory for every kernel. */
+    bool scalar = ir->params[i].var != NULL;
+    int32_t want = scalar ? kDLCPU : device, got_dev = (int32_t)t->device.device_type;
+    bool host_ok = scalar && got_dev == kDLCUDAHost;
+    if (got_dev != want && !host_ok) {
+      tc_error(err, TILEC_ERROR_USAGE, "argument '%s' is %s on device '%s', but kernel '%s' %s '%s'%s", pn,
+               scalar ? "a scalar" : "a tensor", device_name(got_dev), ir->name,
+               scalar ? "reads scalars on" : "runs on", device_name(want),
+               scalar ? "" : want == kDLCUDA ? " (tilec copies nothing: pass device memory)" : " (tilec copies nothing: pass host memory)");
       goto bad;
+    }
+    if (!scalar && device != kDLCPU) {
+      if (seen_device && t->device.device_id != st->device) {
+        tc_error(err, TILEC_ERROR_USAGE, "argument '%s' is on %s device %d, but an earlier argument is on device %d", pn,
+                 device_name(device), t->device.device_id, st->device);
+        goto bad;
+      }
+      st->device = t->device.device_id;
+      seen_device = true;
     }
     if (!dtype_matches(m, t->dtype)) {
       char got[64];
@@ -174,18 +193,41 @@ static int32_t target_device(const tilec_kernel *k) {
   return kDLCPU;
 }
 
-tilec_status tilec_kernel_launch(tilec_kernel *k, DLTensor *const *args, size_t nargs, tilec_error *err) {
+typedef struct flop_env flop_env;
+static bool eval_int(const tc_kernel_ir *ir, const tc_expr *e, const int64_t *syms, const int64_t *scalars,
+                     const flop_env *locals, int64_t *out);
+
+static tilec_status launch(tilec_kernel *k, DLTensor *const *args, size_t nargs, void *stream, bool async,
+                           const char *fn, tilec_error *err) {
   if (!k) {
-    tc_error(err, TILEC_ERROR_USAGE, "tilec_kernel_launch: kernel is NULL");
+    tc_error(err, TILEC_ERROR_USAGE, "%s: kernel is NULL", fn);
+    return TILEC_ERROR_USAGE;
+  }
+  int32_t device = target_device(k);
+  if (stream && device != kDLCUDA) {
+    tc_error(err, TILEC_ERROR_USAGE, "%s: kernel '%s' runs on '%s', which has no streams", fn, k->ir->name,
+             k->backend->target);
     return TILEC_ERROR_USAGE;
   }
   launch_state st;
-  tilec_status rc = check_args(k, args, nargs, target_device(k), &st, err);
+  tilec_status rc = check_args(k, args, nargs, device, &st, err);
   if (rc != TILEC_OK) return rc;
-  tc_launch_args la = {st.data, st.scalars, st.fscalars, st.syms, k->ir->nparams, k->ir->nsyms};
+  tc_launch_args la = {st.data, st.scalars, st.fscalars, st.syms, k->ir->nparams, k->ir->nsyms,
+                       st.device, stream, async, {1, 1, 1}, true};
+  for (int i = 0; i < k->ir->grid_ndim && la.grid_known; i++)
+    la.grid_known = eval_int(k->ir, k->ir->grid[i], st.syms, st.scalars, NULL, &la.grid[i]);
   rc = k->backend->launch(&k->env, k->module->mod, &la, err);
   launch_state_free(&st);
   return rc;
+}
+
+tilec_status tilec_kernel_launch(tilec_kernel *k, DLTensor *const *args, size_t nargs, tilec_error *err) {
+  return launch(k, args, nargs, NULL, false, "tilec_kernel_launch", err);
+}
+
+tilec_status tilec_kernel_launch_stream(tilec_kernel *k, DLTensor *const *args, size_t nargs, void *cu_stream,
+                                        tilec_error *err) {
+  return launch(k, args, nargs, cu_stream, true, "tilec_kernel_launch_stream", err);
 }
 
 tilec_status tilec_kernel_run_reference(tilec_kernel *k, DLTensor *const *args, size_t nargs, tilec_error *err) {
@@ -203,18 +245,14 @@ tilec_status tilec_kernel_run_reference(tilec_kernel *k, DLTensor *const *args, 
 
 /* ---- operation counts, for GFLOP/s and GB/s ---- */
 
-/* Evaluate an integer expression of constants and symbolic dims; false if it involves more. */
-/* Counting GEMM work: integer expressions over the symbolic sizes, the block indices, loop
- * variables and scalar LETs, evaluated per block (a causal flash attention's loop bound depends
- * on the block index). */
+/* Counting GEMM work (below) also binds the block indices, loop variables and scalar LETs of one
+ * block: a causal flash attention's loop bound depends on the block index. */
 enum { FLOP_ENV_MAX = 64, FLOP_LOOP_MAX = 4096, FLOP_BLOCKS_MAX = 2048 };
-typedef struct flop_env {
-  const tc_kernel_ir *ir;
-  const int64_t *syms;
+struct flop_env {
   int n;
   const tc_var *var[FLOP_ENV_MAX];
   int64_t val[FLOP_ENV_MAX];
-} flop_env;
+};
 
 static void env_set(flop_env *env, const tc_var *v, int64_t x) {
   for (int i = env->n - 1; i >= 0; i--)
@@ -228,83 +266,94 @@ static void env_set(flop_env *env, const tc_var *v, int64_t x) {
   }
 }
 
-static bool eval_static(const flop_env *env, const tc_expr *e, int64_t *out) {
-  int64_t a, b;
+/* Evaluate an integer expression of constants, symbolic dims, (when `scalars` is given) scalar
+ * parameters and (when `locals` is given) bound variables; false if it involves more or divides
+ * by zero. */
+static bool eval_int(const tc_kernel_ir *ir, const tc_expr *e, const int64_t *syms, const int64_t *scalars,
+                     const flop_env *locals, int64_t *out) {
+  int64_t a, b, c;
   switch (e->op) {
   case TC_OP_CONST_INT: *out = e->ival; return true;
   case TC_OP_VAR:
-    for (int s = 0; s < env->ir->nsyms; s++)
-      if (env->ir->syms[s] == e->var) {
-        *out = env->syms[s];
+    for (int s = 0; s < ir->nsyms; s++)
+      if (ir->syms[s] == e->var) {
+        *out = syms[s];
         return true;
       }
-    for (int i = env->n - 1; i >= 0; i--)
-      if (env->var[i] == e->var) {
-        *out = env->val[i];
+    for (int i = 0; scalars && i < ir->nparams; i++)
+      if (ir->params[i].var == e->var && tc_dtype_is_int(e->var->dtype)) {
+        *out = scalars[i];
+        return true;
+      }
+    for (int i = locals ? locals->n - 1 : -1; i >= 0; i--)
+      if (locals->var[i] == e->var) {
+        *out = locals->val[i];
         return true;
       }
     return false;
-  case TC_OP_CAST: return tc_dtype_is_int(e->dtype) && eval_static(env, e->args[0], out);
+  case TC_OP_CAST: return tc_dtype_is_int(e->dtype) && eval_int(ir, e->args[0], syms, scalars, locals, out);
+  case TC_OP_NEG:
+    if (!eval_int(ir, e->args[0], syms, scalars, locals, &a)) return false;
+    *out = -a;
+    return true;
   case TC_OP_SELECT:
-    if (!eval_static(env, e->args[0], &a)) return false;
-    return eval_static(env, e->args[a ? 1 : 2], out);
+    if (!eval_int(ir, e->args[0], syms, scalars, locals, &c) || !eval_int(ir, e->args[1], syms, scalars, locals, &a) ||
+        !eval_int(ir, e->args[2], syms, scalars, locals, &b))
+      return false;
+    *out = c ? a : b;
+    return true;
   default: break;
   }
-  if (e->nargs != 2 || !eval_static(env, e->args[0], &a) || !eval_static(env, e->args[1], &b)) return false;
-  switch (e->op) {
-  case TC_OP_ADD: *out = a + b; return true;
-  case TC_OP_SUB: *out = a - b; return true;
-  case TC_OP_MUL: *out = a * b; return true;
-  case TC_OP_FLOORDIV:
-  case TC_OP_DIV:
-    if (b == 0) return false;
-    *out = a / b - ((a % b != 0) && ((a < 0) != (b < 0)) && e->op == TC_OP_FLOORDIV);
-    return true;
-  case TC_OP_MIN: *out = a < b ? a : b; return true;
-  case TC_OP_MAX: *out = a > b ? a : b; return true;
-  case TC_OP_LT: *out = a < b; return true;
-  case TC_OP_LE: *out = a <= b; return true;
-  case TC_OP_GT: *out = a > b; return true;
-  case TC_OP_GE: *out = a >= b; return true;
-  case TC_OP_EQ: *out = a == b; return true;
-  case TC_OP_NE: *out = a != b; return true;
-  default: return false;
-  }
+  if (e->nargs != 2 || !eval_int(ir, e->args[0], syms, scalars, locals, &a) ||
+      !eval_int(ir, e->args[1], syms, scalars, locals, &b) || !tc_fold_int(e->op, a, b, out))
+    return false;
+  *out = tc_wrap_int(*out, e->dtype);
+  return true;
+}
+
+typedef struct flop_ctx {
+  const tc_kernel_ir *ir;
+  const int64_t *syms;
+  flop_env env;
+} flop_ctx;
+
+static bool eval_local(const flop_ctx *fc, const tc_expr *e, int64_t *out) {
+  return eval_int(fc->ir, e, fc->syms, NULL, &fc->env, out);
 }
 
 /* GEMM flops of a statement tree for one block, loops run (or, when long, multiplied out). */
-static double stmt_flops(flop_env *env, const tc_stmt *s) {
+static double stmt_flops(flop_ctx *fc, const tc_stmt *s) {
   if (!s) return 0;
   switch (s->kind) {
   case TC_ST_SEQ: {
     double f = 0;
-    for (int i = 0; i < s->u.seq.n; i++) f += stmt_flops(env, s->u.seq.items[i]);
+    for (int i = 0; i < s->u.seq.n; i++) f += stmt_flops(fc, s->u.seq.items[i]);
     return f;
   }
   case TC_ST_LET:
   case TC_ST_ASSIGN: {
     int64_t x;
-    if (tc_dtype_is_int(s->u.let.value->dtype) && eval_static(env, s->u.let.value, &x)) env_set(env, s->u.let.var, x);
+    if (tc_dtype_is_int(s->u.let.value->dtype) && eval_local(fc, s->u.let.value, &x)) env_set(&fc->env, s->u.let.var, x);
     return 0;
   }
   case TC_ST_FOR: {
     int64_t lo, n;
-    if (!eval_static(env, s->u.loop.min, &lo) || !eval_static(env, s->u.loop.extent, &n) || n <= 0) return 0;
+    if (!eval_local(fc, s->u.loop.min, &lo) || !eval_local(fc, s->u.loop.extent, &n) || n <= 0) return 0;
     if (n > FLOP_LOOP_MAX) {
-      env_set(env, s->u.loop.var, lo);
-      return stmt_flops(env, s->u.loop.body) * (double)n;
+      env_set(&fc->env, s->u.loop.var, lo);
+      return stmt_flops(fc, s->u.loop.body) * (double)n;
     }
     double f = 0;
     for (int64_t i = 0; i < n; i++) {
-      env_set(env, s->u.loop.var, lo + i);
-      f += stmt_flops(env, s->u.loop.body);
+      env_set(&fc->env, s->u.loop.var, lo + i);
+      f += stmt_flops(fc, s->u.loop.body);
     }
     return f;
   }
   case TC_ST_IF: {
     int64_t c;
-    if (eval_static(env, s->u.if_.cond, &c)) return stmt_flops(env, c ? s->u.if_.then_s : s->u.if_.else_s);
-    return stmt_flops(env, s->u.if_.then_s);
+    if (eval_local(fc, s->u.if_.cond, &c)) return stmt_flops(fc, c ? s->u.if_.then_s : s->u.if_.else_s);
+    return stmt_flops(fc, s->u.if_.then_s);
   }
   case TC_ST_GEMM: {
     int64_t sa[4], sc[4];
@@ -336,19 +385,19 @@ double tilec_kernel_flops(const tilec_kernel *k, DLTensor *const *args, size_t n
   int64_t syms[64];
   const tc_kernel_ir *ir = k->ir;
   if (ir->nsyms > 64 || !syms_from_args(k, args, nargs, syms)) return 0;
-  flop_env env = {ir, syms, 0, {0}, {0}};
+  flop_ctx fc = {ir, syms, {0, {0}, {0}}};
   int64_t g[3] = {1, 1, 1};
   for (int i = 0; i < ir->grid_ndim; i++)
-    if (!eval_static(&env, ir->grid[i], &g[i]) || g[i] <= 0) return 0;
+    if (!eval_local(&fc, ir->grid[i], &g[i]) || g[i] <= 0) return 0;
   /* Every block when there are few; otherwise evenly spaced blocks, scaled to the grid. */
   double blocks = (double)g[0] * (double)g[1] * (double)g[2], f = 0;
   int64_t total = g[0] * g[1] * g[2], step = total > FLOP_BLOCKS_MAX ? total / FLOP_BLOCKS_MAX : 1, counted = 0;
   for (int64_t b = 0; b < total; b += step, counted++) {
-    env.n = 0;
+    fc.env.n = 0;
     int64_t idx[3] = {b % g[0], (b / g[0]) % g[1], b / (g[0] * g[1])};
     for (int a = 0; a < 3; a++)
-      if (ir->block_idx[a]) env_set(&env, ir->block_idx[a], idx[a]);
-    f += stmt_flops(&env, ir->body);
+      if (ir->block_idx[a]) env_set(&fc.env, ir->block_idx[a], idx[a]);
+    f += stmt_flops(&fc, ir->body);
   }
   return counted ? f * blocks / (double)counted : 0;
 }

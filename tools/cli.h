@@ -7,7 +7,7 @@ enum { CLI_EXIT_PROGRAM = 1, CLI_EXIT_USAGE = 2, CLI_EXIT_VERIFY = 3, CLI_EXIT_T
 enum { CLI_MAX_DEFINES = 64 };
 
 typedef struct cli_options {
-  const char *file, *kernel, *target, *backend, *load_dir, *save_dir, *perturb;
+  const char *file, *kernel, *target, *backend, *load_dir, *save_dir, *perturb, *output;
   unsigned long long seed;
   int verify, bench, json, kernel_only, lowered;
   int ndefines;
@@ -22,4 +22,18 @@ void cli_print_warning(tilec_context *ctx);
 int cli_run(const cli_options *o);
 int cli_backends(void);
 int cli_cache(int argc, char **argv);
+int cli_compile(const cli_options *o);
+
+/* cuda device buffers, copies and event timing for `tilec run --target cuda` (cli_cuda.c);
+ * failures come back as a message in `why`. */
+typedef struct cli_gpu cli_gpu;
+cli_gpu *cli_gpu_open(int ordinal, char *why, size_t cap);
+void cli_gpu_close(cli_gpu *g); /* NULL is fine */
+void *cli_gpu_alloc(cli_gpu *g, size_t bytes, char *why, size_t cap);
+void cli_gpu_free(cli_gpu *g, void *p); /* NULLs are fine */
+int cli_gpu_copy(cli_gpu *g, void *dst, const void *src, size_t n, int to_device, char *why, size_t cap);
+/* Warm-up, then timed runs (L2 flushed before each) until `cap` runs or a second of kernel
+ * time with at least 10; times in ms. */
+int cli_gpu_bench(cli_gpu *g, tilec_kernel *k, DLTensor *const *args, size_t n, double *times, int cap, int *nruns,
+                  tilec_error *err);
 #endif

@@ -1,6 +1,9 @@
-/* cli_admin.c: `tilec backends` and `tilec cache ls|stats|clear`. */
+/* cli_admin.c: `tilec backends`, `tilec cache ls|stats|clear` and `tilec compile`. */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -35,6 +38,40 @@ int cli_cache(int argc, char **argv) {
     else fputs(out, stdout);
     tilec_free(out);
   }
+  tilec_context_destroy(ctx);
+  return rc;
+}
+
+/* `tilec compile FILE -o OUT`: the artifact alone, written whole or not at all (a temporary
+ * file renamed into place). */
+int cli_compile(const cli_options *o) {
+  tilec_error err = {0};
+  tilec_context_options copts = {.flags = TILEC_CONTEXT_NO_DISK_CACHE};
+  tilec_context *ctx = tilec_context_create(&copts, &err);
+  if (!ctx) return cli_report(&err);
+  int rc = 0;
+  void *bytes = NULL;
+  size_t n = 0;
+  tilec_program *prog = tilec_program_from_file(ctx, o->file, &err);
+  tilec_compile_options co;
+  cli_compile_options(o, &co);
+  if (!prog || tilec_compile_artifact(prog, &co, &bytes, &n, &err) != TILEC_OK) {
+    rc = cli_report(&err);
+  } else {
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp%ld", o->output, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    bool ok = f && fwrite(bytes, 1, n, f) == n;
+    if (f && fclose(f) != 0) ok = false;
+    if (ok && rename(tmp, o->output) != 0) ok = false;
+    if (!ok) {
+      fprintf(stderr, "tilec: error: cannot write '%s': %s\n", o->output, strerror(errno));
+      remove(tmp);
+      rc = CLI_EXIT_USAGE;
+    }
+  }
+  tilec_free(bytes);
+  tilec_program_destroy(prog);
   tilec_context_destroy(ctx);
   return rc;
 }

@@ -20,7 +20,32 @@ typedef struct host_tensor {
   tc_dtype dt;
   size_t numel, nbytes;
   void *initial; /* copy of the inputs, for the reference run */
+  DLTensor dev;  /* cuda kernels: the device copy the kernel runs on (dev.data NULL: none) */
 } host_tensor;
+
+/* cuda: copy every tensor to (to_device) or from the device; 0 or an exit code. */
+static int sync_device(cli_gpu *g, host_tensor *ts, size_t np, int to_device) {
+  char why[512];
+  for (size_t i = 0; g && i < np; i++) {
+    if (!ts[i].dev.data) continue;
+    if (cli_gpu_copy(g, to_device ? ts[i].dev.data : ts[i].t.data, to_device ? ts[i].t.data : ts[i].dev.data,
+                     ts[i].nbytes, to_device, why, sizeof why) != 0) {
+      fprintf(stderr, "tilec: error: %s\n", why);
+      return CLI_EXIT_TARGET;
+    }
+  }
+  return 0;
+}
+
+/* The kernel compiled for the cpu backend with the same bindings: the reference a cuda run is
+ * verified against. */
+static tilec_kernel *cpu_reference_kernel(const cli_options *o, tilec_program *prog, tilec_error *err) {
+  tilec_compile_options co;
+  cli_compile_options(o, &co);
+  co.target = "cpu";
+  co.backend = NULL;
+  return tilec_compile(prog, &co, err);
+}
 
 static double now_ms(void) {
   struct timespec ts;
@@ -167,6 +192,8 @@ int cli_run(const cli_options *o) {
   tilec_compare *cmp = NULL;
   double *times = NULL;
   int nruns = 0;
+  cli_gpu *gpu = NULL;
+  tilec_kernel *ref_k = NULL;
 
   prog = tilec_program_from_file(ctx, o->file, &err);
   if (!prog) goto report;
@@ -175,6 +202,15 @@ int cli_run(const cli_options *o) {
   k = tilec_compile(prog, &co, &err);
   if (!k) goto report;
   cli_print_warning(ctx);
+  if (strcmp(tilec_kernel_target(k), "cuda") == 0) {
+    char why[512];
+    gpu = cli_gpu_open(0, why, sizeof why);
+    if (!gpu) {
+      fprintf(stderr, "tilec: error: cannot use the GPU: %s\n", why);
+      rc = CLI_EXIT_TARGET;
+      goto done;
+    }
+  }
   np = tilec_kernel_num_params(k);
   ts = calloc(np ? np : 1, sizeof *ts);
   args = calloc(np ? np : 1, sizeof *args);
@@ -221,6 +257,19 @@ int cli_run(const cli_options *o) {
       if (rc) goto done;
     }
     args[i] = &h->t;
+    if (gpu && pi.ndim > 0) { /* tensors run from device memory; scalars stay on the host */
+      char why[512];
+      h->dev = h->t;
+      h->dev.device.device_type = kDLCUDA;
+      h->dev.device.device_id = 0;
+      h->dev.data = cli_gpu_alloc(gpu, h->nbytes, why, sizeof why);
+      if (!h->dev.data) {
+        fprintf(stderr, "tilec: error: %s\n", why);
+        rc = CLI_EXIT_TARGET;
+        goto done;
+      }
+      args[i] = &h->dev;
+    }
     if (o->verify) {
       h->initial = malloc(h->nbytes ? h->nbytes : 1);
       if (!h->initial) goto nomem;
@@ -243,10 +292,18 @@ int cli_run(const cli_options *o) {
   }
 
   /* run */
+  if ((rc = sync_device(gpu, ts, np, 1)) != 0) goto done;
   double t0 = now_ms();
   if (tilec_kernel_launch(k, args, np, &err) != TILEC_OK) goto report;
   double first_ms = now_ms() - t0;
-  if (o->bench) {
+  if ((rc = sync_device(gpu, ts, np, 0)) != 0) goto done;
+  if (o->bench && gpu) {
+    int cap = 500;
+    times = malloc(sizeof(double) * (size_t)cap);
+    if (!times) goto nomem;
+    if (cli_gpu_bench(gpu, k, args, np, times, cap, &nruns, &err) != 0) goto report;
+    qsort(times, (size_t)nruns, sizeof(double), cmp_double);
+  } else if (o->bench) {
     for (int w = 0; w < 2; w++)
       if (tilec_kernel_launch(k, args, np, &err) != TILEC_OK) goto report;
     int cap = 200;
@@ -270,8 +327,10 @@ int cli_run(const cli_options *o) {
      * the initial state, so rerun once if we benchmarked. */
     if (o->bench) {
       for (size_t i = 0; i < np; i++) memcpy(ts[i].t.data, ts[i].initial, ts[i].nbytes);
-      if (tilec_kernel_launch(k, args, np, &err) != TILEC_OK) {
+      if ((rc = sync_device(gpu, ts, np, 1)) != 0 || tilec_kernel_launch(k, args, np, &err) != TILEC_OK ||
+          (rc = sync_device(gpu, ts, np, 0)) != 0) {
         free(after);
+        if (rc) goto done;
         goto report;
       }
     }
@@ -281,7 +340,15 @@ int cli_run(const cli_options *o) {
       after[i].t.shape = after[i].shape;
       ref_args[i] = &after[i].t;
     }
-    tilec_status st = tilec_kernel_run_reference(k, ref_args, np, &err);
+    /* cuda is checked against the cpu backend on the same inputs; cpu against the reference
+     * interpreter. */
+    tilec_status st;
+    if (gpu) {
+      ref_k = cpu_reference_kernel(o, prog, &err);
+      st = ref_k ? tilec_kernel_launch(ref_k, ref_args, np, &err) : err.status;
+    } else {
+      st = tilec_kernel_run_reference(k, ref_args, np, &err);
+    }
     if (st != TILEC_OK) {
       free(after);
       goto report;
@@ -365,7 +432,11 @@ int cli_run(const cli_options *o) {
            first_ms);
     if (o->bench) {
       printf("bench: median %.4f ms, min %.4f ms, max %.4f ms over %d runs", med, times[0], times[nruns - 1], nruns);
-      if (flops > 0) printf(", %.2f GFLOP/s", flops / (med * 1e6));
+      if (gpu) { /* both figures: a GPU kernel is judged against either roof */
+        if (flops > 0) printf(", %.2f TFLOP/s", flops / (med * 1e9));
+        if (bytes > 0) printf(", %.2f GB/s", bytes / (med * 1e6));
+        printf(" (CUDA events, L2 flushed)");
+      } else if (flops > 0) printf(", %.2f GFLOP/s", flops / (med * 1e6));
       else if (bytes > 0) printf(", %.2f GB/s", bytes / (med * 1e6));
       printf("\n");
     }
@@ -374,8 +445,8 @@ int cli_run(const cli_options *o) {
         tilec_param_info pi;
         tilec_kernel_param(k, i, &pi);
         if (!pi.is_output) continue;
-        printf("verify %s: %s max_abs_err=%.3g max_rel_err=%.3g cosine=%.9f argmax_match=%s (atol=%.3g rtol=%.3g)\n",
-               pi.name, cmp[i].ok ? "ok" : "FAILED", cmp[i].max_abs_err, cmp[i].max_rel_err, cmp[i].cosine,
+        printf("verify %s%s: %s max_abs_err=%.3g max_rel_err=%.3g cosine=%.9f argmax_match=%s (atol=%.3g rtol=%.3g)\n",
+               pi.name, gpu ? " (against the cpu backend)" : "", cmp[i].ok ? "ok" : "FAILED", cmp[i].max_abs_err, cmp[i].max_rel_err, cmp[i].cosine,
                cmp[i].argmax_match ? "yes" : "no", cmp[i].atol, cmp[i].rtol);
       }
     }
@@ -395,6 +466,7 @@ report:
 done:
   if (ts)
     for (size_t i = 0; i < np; i++) {
+      cli_gpu_free(gpu, ts[i].dev.data);
       free(ts[i].t.data);
       free(ts[i].initial);
     }
@@ -403,7 +475,9 @@ done:
   free(ref_args);
   free(cmp);
   free(times);
+  tilec_kernel_destroy(ref_k);
   tilec_kernel_destroy(k);
+  cli_gpu_close(gpu);
   tilec_program_destroy(prog);
   tilec_context_destroy(ctx);
   return rc;

@@ -4,6 +4,7 @@
  *   tilec run FILE [--kernel NAME] [-D NAME=VALUE]... [--target T] [--backend B] [--verify]
  *             [--bench] [--seed N] [--load DIR] [--save DIR] [--json]
  *   tilec source FILE [...] [--target T] [--backend B] [--kernel-only]
+ *   tilec compile FILE -o OUT [...] [--target T] [--backend B]
  *   tilec backends
  *   tilec cache ls|stats|clear
  *
@@ -25,19 +26,27 @@ static const char usage_text[] =
     "  ir FILE        print the tile IR of a kernel\n"
     "  run FILE       compile and run a kernel on generated inputs\n"
     "  source FILE    print the generated code of a kernel\n"
+    "  compile FILE -o OUT\n"
+    "                 build a kernel's artifact without running it (cpu: the .so;\n"
+    "                 cuda: the cubin, with NVRTC alone: no GPU needed)\n"
     "  backends       list execution backends and whether they are available here\n"
     "  cache ls|stats|clear\n"
     "                 inspect or empty the kernel cache\n"
     "\n"
     "options:\n"
     "  --kernel NAME      the kernel to use when FILE defines several\n"
-    "  -D NAME=VALUE      bind a kernel parameter, T.const name or symbolic dimension\n"
+    "  -D NAME=VALUE      bind a kernel parameter, T.const name, symbolic dimension or\n"
+    "                     module-level constant\n"
     "                     (VALUE: an int, a float, True/False, or a word such as bfloat16)\n"
     "  --lowered          (ir) print the IR after the target-independent passes\n"
-    "  --target T         cpu, cuda, metal or auto (default auto: cpu)\n"
+    "  --target T         cpu, cuda, metal or auto (default auto: cpu); options may\n"
+    "                     follow after commas: cuda,arch=sm_90a\n"
     "  --backend B        execution backend of the target (default: the target's default)\n"
     "  --verify           (run) compare every output with the reference interpreter\n"
+    "                     (cuda: with the cpu backend's result on the same inputs)\n"
     "  --bench            (run) time repeated runs; print median, min, max\n"
+    "                     (cuda: CUDA events, L2 flushed between runs)\n"
+    "  -o OUT             (compile) where the artifact goes\n"
     "  --seed N           (run) seed of the random inputs (default 0)\n"
     "  --load DIR         (run) read inputs from DIR/NAME.npy where present\n"
     "  --save DIR         (run) write every tensor after the run to DIR/NAME.npy\n"
@@ -69,10 +78,12 @@ static const struct {
             "\n"
             "  --kernel NAME   the kernel to use when FILE defines several\n"
             "  -D NAME=VALUE   bind a parameter, T.const name, symbolic dimension or module constant\n"
-            "  --target T      cpu, cuda, metal or auto (default auto: cpu)\n"
+            "  --target T      cpu, cuda[,arch=sm_XX], metal or auto (default auto: cpu)\n"
             "  --backend B     execution backend of the target (default: the target's default)\n"
             "  --verify        compare every output with the reference interpreter\n"
+            "                  (cuda: with the cpu backend's result on the same inputs)\n"
             "  --bench         time repeated runs; print median, min, max and GFLOP/s or GB/s\n"
+            "                  (cuda: CUDA events, L2 flushed between runs)\n"
             "  --seed N        seed of the random inputs (default 0)\n"
             "  --load DIR      read inputs from DIR/NAME.npy where present\n"
             "  --save DIR      write every tensor after the run to DIR/NAME.npy\n"
@@ -85,9 +96,19 @@ static const struct {
                "\n"
                "  --kernel NAME   the kernel to use when FILE defines several\n"
                "  -D NAME=VALUE   bind a parameter, T.const name, symbolic dimension or module constant\n"
-               "  --target T      cpu, cuda, metal or auto (default auto: cpu)\n"
+               "  --target T      cpu, cuda[,arch=sm_XX], metal or auto (default auto: cpu)\n"
                "  --backend B     execution backend of the target\n"
                "  --kernel-only   print the kernel without host code\n"},
+    {"compile", "usage: tilec compile FILE -o OUT [--kernel NAME] [-D NAME=VALUE]... [--target T] [--backend B]\n"
+                "\n"
+                "Build one kernel's artifact without running it and write it to OUT (whole or not at all):\n"
+                "the shared object for cpu, the cubin for cuda (NVRTC or nvcc only: no GPU needed).\n"
+                "\n"
+                "  -o OUT          where the artifact goes\n"
+                "  --kernel NAME   the kernel to use when FILE defines several\n"
+                "  -D NAME=VALUE   bind a parameter, T.const name, symbolic dimension or module constant\n"
+                "  --target T      cpu, cuda[,arch=sm_XX], metal or auto\n"
+                "  --backend B     execution backend of the target\n"},
     {"backends", "usage: tilec backends\n\nList the execution backends, the default of each target, and whether\n"
                  "each is available on this machine (and why not).\n"},
     {"cache", "usage: tilec cache ls|stats|clear\n"
@@ -146,6 +167,7 @@ static int parse_options(int argc, char **argv, int first, cli_options *o) {
     else if (strcmp(a, "--load") == 0) { NEED_VALUE(); o->load_dir = argv[++i]; }
     else if (strcmp(a, "--save") == 0) { NEED_VALUE(); o->save_dir = argv[++i]; }
     else if (strcmp(a, "--perturb") == 0) { NEED_VALUE(); o->perturb = argv[++i]; }
+    else if (strcmp(a, "-o") == 0) { NEED_VALUE(); o->output = argv[++i]; }
     else if (strcmp(a, "--seed") == 0) {
       NEED_VALUE();
       char *end;
@@ -274,11 +296,16 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "cache") == 0) return cli_cache(argc - 2, argv + 2);
   cli_options o;
   int is_ir = strcmp(cmd, "ir") == 0, is_run = strcmp(cmd, "run") == 0, is_source = strcmp(cmd, "source") == 0;
-  if (!is_ir && !is_run && !is_source) return usage_error("unknown command '%s'", cmd);
+  int is_compile = strcmp(cmd, "compile") == 0;
+  if (!is_ir && !is_run && !is_source && !is_compile) return usage_error("unknown command '%s'", cmd);
   int rc = parse_options(argc, argv, 2, &o);
   if (rc) return rc;
   if (!o.file) return usage_error("'%s' needs a FILE", cmd);
   if (is_ir) return cmd_ir(&o);
   if (is_source) return cmd_source(&o);
+  if (is_compile) {
+    if (!o.output) return usage_error("'%s' needs -o OUT", cmd);
+    return cli_compile(&o);
+  }
   return cli_run(&o);
 }

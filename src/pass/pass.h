@@ -18,4 +18,11 @@ typedef struct tc_pass {
 /* Fold one expression (used by the simplify pass and by codegen helpers). */
 tc_expr *tc_simplify_expr(tc_arena *arena, tc_expr *e);
 
+/* Integer arithmetic as the generated code computes it (simplify.c), shared with the host-side
+ * evaluation of launch grids (launch.c): tc_fold_int applies a binary op, false where it must
+ * not be evaluated (division by zero, INT64_MIN / -1, a shift out of range, a non-integer op);
+ * tc_wrap_int wraps a result to its dtype's width. */
+bool tc_fold_int(tc_expr_op op, int64_t a, int64_t b, int64_t *out);
+int64_t tc_wrap_int(int64_t v, tc_dtype dt);
+
 #endif

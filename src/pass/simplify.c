@@ -7,7 +7,7 @@
 #include "ir/walk.h"
 #include "pass/pass.h"
 
-static int64_t wrap_int(int64_t v, tc_dtype dt) {
+int64_t tc_wrap_int(int64_t v, tc_dtype dt) {
   int bits = tc_dtype_bits(dt);
   if (tc_dtype_is_bool(dt)) return v != 0;
   if (bits >= 64) return v;
@@ -31,8 +31,7 @@ static int64_t floormod(int64_t a, int64_t b) {
   return m;
 }
 
-/* Fold an integer binary op; false when it must stay (division by zero, overflow risk). */
-static bool fold_int(tc_expr_op op, int64_t a, int64_t b, int64_t *out) {
+bool tc_fold_int(tc_expr_op op, int64_t a, int64_t b, int64_t *out) {
   switch (op) {
   case TC_OP_ADD: *out = (int64_t)((uint64_t)a + (uint64_t)b); return true;
   case TC_OP_SUB: *out = (int64_t)((uint64_t)a - (uint64_t)b); return true;
@@ -64,7 +63,7 @@ static tc_expr *simplify_node(void *ctx, tc_expr *e) {
   tc_expr *x = e->nargs > 0 ? e->args[0] : NULL, *y = e->nargs > 1 ? e->args[1] : NULL;
   if (e->nargs == 2 && x->op == TC_OP_CONST_INT && y->op == TC_OP_CONST_INT && int_typed(x)) {
     int64_t v;
-    if (fold_int(e->op, x->ival, y->ival, &v)) return tc_ir_int(a, wrap_int(v, e->dtype), e->dtype, e->loc);
+    if (tc_fold_int(e->op, x->ival, y->ival, &v)) return tc_ir_int(a, tc_wrap_int(v, e->dtype), e->dtype, e->loc);
   }
   if (e->nargs == 2 && (e->op == TC_OP_AND || e->op == TC_OP_OR) && x->op == TC_OP_CONST_INT) {
     bool xv = x->ival != 0;
@@ -92,7 +91,7 @@ static tc_expr *simplify_node(void *ctx, tc_expr *e) {
     if (int_typed(e) && is_int_const(y, 1)) return tc_ir_int(a, 0, e->dtype, e->loc);
     break;
   case TC_OP_NEG:
-    if (x->op == TC_OP_CONST_INT && int_typed(x)) return tc_ir_int(a, wrap_int(-x->ival, e->dtype), e->dtype, e->loc);
+    if (x->op == TC_OP_CONST_INT && int_typed(x)) return tc_ir_int(a, tc_wrap_int(-x->ival, e->dtype), e->dtype, e->loc);
     if (x->op == TC_OP_CONST_FLOAT) return tc_ir_float(a, -x->fval, e->dtype, e->loc);
     break;
   case TC_OP_NOT:
@@ -104,7 +103,7 @@ static tc_expr *simplify_node(void *ctx, tc_expr *e) {
   case TC_OP_CAST:
     if (tc_dtype_eq(e->dtype, x->dtype)) return x;
     if (x->op == TC_OP_CONST_INT && (tc_dtype_is_int(e->dtype) || tc_dtype_is_bool(e->dtype)) && e->dtype.lanes == 1)
-      return tc_ir_int(a, wrap_int(x->ival, e->dtype), e->dtype, e->loc);
+      return tc_ir_int(a, tc_wrap_int(x->ival, e->dtype), e->dtype, e->loc);
     if (x->op == TC_OP_CONST_INT && e->dtype.code == TC_DT_FLOAT64 && e->dtype.lanes == 1)
       return tc_ir_float(a, (double)x->ival, e->dtype, e->loc);
     if (x->op == TC_OP_CONST_INT && e->dtype.code == TC_DT_FLOAT32 && e->dtype.lanes == 1)

@@ -9,7 +9,8 @@ void tc_generated_free(tc_generated *g) {
   if (!g) return;
   free(g->kernel_source);
   free(g->full_source);
-  g->kernel_source = g->full_source = NULL;
+  free(g->meta);
+  g->kernel_source = g->full_source = g->meta = NULL;
 }
 
 tc_module *tc_module_new(const tc_backend *be) {

@@ -51,7 +51,9 @@ typedef struct tc_backend_env {
   const char *cc;       /* C compiler command for cpu (never NULL) */
   int num_threads;      /* worker threads for cpu launches (>= 1) */
   struct tc_thread_pool *pool; /* shared by cpu launches of one context (may be NULL: serial) */
-  tc_target_desc desc;  /* the target compiled for */
+  tc_target_desc desc;  /* the target compiled for (cuda: desc.arch is the GPU arch built for) */
+  bool build_only;      /* the artifact is built but never loaded (`tilec compile`): cuda needs
+                           no GPU */
 } tc_backend_env;
 
 /* A target string "kind[,key=value]*" split up (tc_target_spec_parse; keys checked against
@@ -107,6 +109,7 @@ void tc_target_desc_print(tc_strbuf *sb, const tc_target_desc *d);
 typedef struct tc_generated {
   char *kernel_source; /* the kernel alone, as `tilec source --kernel-only` prints it */
   char *full_source;   /* the whole translation unit the backend builds */
+  char *meta;          /* cuda: "key=value" lines for the runtime (target/cuda/cuda.h); or NULL */
 } tc_generated;
 void tc_generated_free(tc_generated *g);
 
@@ -117,6 +120,13 @@ typedef struct tc_launch_args {
   const double *fscalars;  /* per parameter: float scalar value */
   const int64_t *syms;     /* values of the kernel's symbolic dims, in tc_kernel_ir.syms order */
   int nparams, nsyms;
+  int device;              /* device ordinal of the tensors (cuda) */
+  void *stream;            /* cuda: the CUstream to launch on; NULL: the default stream, and the
+                              launch waits for the kernel to finish */
+  bool async;              /* return once the kernel is enqueued (tilec_kernel_launch_stream) */
+  int64_t grid[3];         /* the kernel's grid with symbolic dims and scalars bound (1 past
+                              grid_ndim), when grid_known: for backends that launch it as is */
+  bool grid_known;
 } tc_launch_args;
 
 typedef struct tc_loaded tc_loaded; /* a backend's loaded module (opaque) */
@@ -136,7 +146,8 @@ typedef struct tc_backend {
   /* Identity of the toolchain for the cache key: compiler path and version, GPU arch, ...
    * malloc'd; NULL with err on failure. */
   char *(*toolchain_id)(const tc_backend_env *env, tilec_error *err);
-  /* Emission: the kernel after its target's passes -> source. */
+  /* Emission: the kernel after its target's passes -> source (and cuda's meta). The arch is
+   * lw->desc->arch. */
   tilec_status (*generate)(const tc_lowered *lw, tc_generated *out, tilec_error *err);
   /* Source -> artifact bytes (malloc'd). In-memory backends build and load in one step in
    * `load` and leave this NULL. */
@@ -148,6 +159,9 @@ typedef struct tc_backend {
   tilec_status (*launch)(const tc_backend_env *env, tc_loaded *mod, const tc_launch_args *args,
                          tilec_error *err);
   void (*unload)(tc_loaded *mod);
+  /* The part of an artifact a user keeps (`tilec compile -o`): cuda's cubin inside its
+   * container. NULL: the artifact itself. */
+  const void *(*payload)(const void *artifact, size_t size, size_t *payload_size);
 } tc_backend;
 
 /* ---- lowering for a target (compile.c, which runs these as part of its pipeline) ---- */

@@ -18,7 +18,7 @@ expect() { # name expected-exit expected-stderr-or-stdout-pattern command...
 }
 
 # help for every command, with -h, --help and `tilec help CMD`
-for c in ir run source backends cache; do
+for c in ir run source compile backends cache; do
   expect "tilec $c --help" 0 "usage: tilec $c" "$T" "$c" --help
   expect "tilec $c -h" 0 "usage: tilec $c" "$T" "$c" -h
   expect "tilec help $c" 0 "usage: tilec $c" "$T" help "$c"

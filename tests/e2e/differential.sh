@@ -4,7 +4,8 @@
 # compile and run here (`tilec backends`: available, with a code generator). Each must agree with
 # the reference interpreter (--verify); a GPU target's outputs must also agree with the cpu's
 # (tests/e2e/npy_close.py). A failure prints the target, generator and seed; regenerate the
-# kernel with `python3 tests/e2e/GENERATOR SEED DIR`.
+# kernel with `python3 tests/e2e/GENERATOR SEED DIR`. TILEC_TARGETS, when set, lists the targets
+# instead (tests/gpu/run.sh sets cuda).
 T=${TILEC:-build/tilec}
 if ! command -v python3 >/dev/null 2>&1; then
   echo "PASS differential skipped: python3 not installed"
@@ -14,11 +15,12 @@ D=$(mktemp -d /tmp/tilec-e2e-diff-XXXXXX)
 trap 'rm -rf "$D"' EXIT
 export TILEC_CACHE_DIR="$D/cache"
 # targets with a usable backend: the "available" column is yes and no reason is given
-targets=$("$T" backends | awk 'NR > 1 && $4 == "yes" && $5 == "-" { print $1 }' | uniq)
-case " $targets " in
+usable=$("$T" backends | awk 'NR > 1 && $4 == "yes" && $5 == "-" { print $1 }' | uniq)
+case " $usable " in
 *" cpu "*) ;;
 *) echo "FAIL differential: the cpu target is not usable here ($T backends)"; exit 0 ;;
 esac
+targets=${TILEC_TARGETS:-$usable}
 for target in $targets; do
   for gen in diff_gen diff_gen_tile; do
     seed=1

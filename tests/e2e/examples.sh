@@ -1,8 +1,9 @@
 #!/bin/sh
 # Every example prints its IR, and runs on every available target at several shapes (from
-# tests/e2e/examples.list), verified against the reference interpreter.
+# tests/e2e/examples.list), verified against the reference interpreter (cuda: against the cpu
+# backend). TILEC_TARGETS lists the targets (default cpu; tests/gpu/run.sh sets cuda).
 T=${TILEC:-build/tilec}
-targets=cpu
+targets=${TILEC_TARGETS:-cpu}
 for f in examples/*.py; do
   name=$(basename "$f")
   if "$T" ir "$f" >/dev/null 2>"${TMPDIR:-/tmp}/tilec_ir_err.$$"; then

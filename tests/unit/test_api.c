@@ -136,7 +136,11 @@ TEST(bad_arguments_write_nothing) {
   DLTensor *wrong_dev[2] = {&ta.t, &gpu.t};
   tilec_error e5 = {0};
   EXPECT(tilec_kernel_launch(k, wrong_dev, 2, &e5) == TILEC_ERROR_USAGE);
-  EXPECT(strstr(e5.message, "is on device 'cuda'") != NULL);
+  EXPECT(strstr(e5.message, "is a tensor on device 'cuda', but kernel") != NULL);
+  EXPECT(strstr(e5.message, "tilec copies nothing") != NULL);
+  tilec_error e5s = {0}; /* a stream is a cuda notion */
+  EXPECT(tilec_kernel_launch_stream(k, wrong_dev, 2, (void *)0x1, &e5s) == TILEC_ERROR_USAGE);
+  EXPECT(strstr(e5s.message, "has no streams") != NULL);
   int64_t strides[2] = {1, 100};
   tensor strided = tb;
   strided.t.shape = strided.shape;

@@ -23,8 +23,7 @@
 #include <unistd.h>
 
 #include "target/cpu/cpu_internal.h"
-
-extern char **environ;
+#include "util/proc.h"
 
 static const char *const base_flags[] = {"-O3", "-fPIC", "-shared", "-std=c11", "-ffp-contract=fast",
                                          "-fno-math-errno", "-fno-trapping-math"};
@@ -56,28 +55,6 @@ static bool cc_split(const char *cc, cc_cmd *out) {
   return true;
 }
 
-/* Find an executable on PATH (or the path itself when it has a slash). */
-static bool find_exe(const char *name, char *out, size_t cap) {
-  if (strchr(name, '/')) {
-    if (access(name, X_OK) != 0) return false;
-    snprintf(out, cap, "%s", name);
-    return true;
-  }
-  const char *path = getenv("PATH");
-  if (!path || !*path) path = "/usr/bin:/bin";
-  while (*path) {
-    const char *c = strchr(path, ':');
-    size_t n = c ? (size_t)(c - path) : strlen(path);
-    if (n > 0 && n < cap) {
-      snprintf(out, cap, "%.*s/%s", (int)n, path, name);
-      struct stat st;
-      if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0) return true;
-    }
-    path += n + (c ? 1 : 0);
-  }
-  return false;
-}
-
 bool tc_cpu_available(const tc_backend_env *env, char *why, size_t cap) {
   cc_cmd cmd;
   char path[4096];
@@ -85,64 +62,10 @@ bool tc_cpu_available(const tc_backend_env *env, char *why, size_t cap) {
     if (why && cap) snprintf(why, cap, "out of memory");
     return false;
   }
-  bool ok = find_exe(cmd.argv[0], path, sizeof path);
+  bool ok = tc_find_exe(cmd.argv[0], path, sizeof path);
   if (!ok && why && cap) snprintf(why, cap, "C compiler '%s' not found: set CC or install gcc", cmd.argv[0]);
   free(cmd.buf);
   return ok;
-}
-
-/* Runs argv with stdout and stderr into one pipe; returns the output (malloc'd) and the exit
- * status (-1 when it did not exit normally). errno-style failure: returns false. */
-static bool run_capture(char *const *argv, char **output, int *status, int *spawn_errno) {
-  *output = NULL;
-  *status = -1;
-  *spawn_errno = 0;
-  int fds[2];
-  if (pipe(fds) != 0) {
-    *spawn_errno = errno;
-    return false;
-  }
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addclose(&fa, fds[0]);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-  posix_spawn_file_actions_addclose(&fa, fds[1]);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  pid_t pid;
-  int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  close(fds[1]);
-  if (rc != 0) {
-    close(fds[0]);
-    *spawn_errno = rc;
-    return false;
-  }
-  size_t len = 0, cap = 4096;
-  char *buf = malloc(cap);
-  for (;;) {
-    if (buf && len + 1024 > cap) {
-      char *nb = cap < (64u << 20) ? realloc(buf, cap * 2) : NULL;
-      if (nb) {
-        buf = nb;
-        cap *= 2;
-      }
-    }
-    char tmp[1024];
-    char *dst = buf && len + sizeof tmp <= cap ? buf + len : tmp;
-    ssize_t n = read(fds[0], dst, sizeof tmp);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    if (dst != tmp) len += (size_t)n;
-  }
-  close(fds[0]);
-  int ws;
-  while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
-  }
-  *status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
-  if (buf) buf[len] = 0;
-  *output = buf;
-  return true;
 }
 
 /* A short identity of this CPU: -march=native code built on one machine may not run on
@@ -174,7 +97,7 @@ char *tc_cpu_toolchain_id(const tc_backend_env *env, tilec_error *err) {
     return NULL;
   }
   char path[4096];
-  if (!find_exe(cmd.argv[0], path, sizeof path)) {
+  if (!tc_find_exe(cmd.argv[0], path, sizeof path)) {
     tc_error(err, TILEC_ERROR_TARGET, "C compiler '%s' not found: set CC or install gcc", cmd.argv[0]);
     free(cmd.buf);
     return NULL;
@@ -204,56 +127,6 @@ char *tc_cpu_toolchain_id(const tc_backend_env *env, tilec_error *err) {
   return r;
 }
 
-static bool write_file(const char *path, const void *data, size_t n) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return false;
-  const char *p = data;
-  while (n > 0) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      close(fd);
-      return false;
-    }
-    p += w;
-    n -= (size_t)w;
-  }
-  return close(fd) == 0;
-}
-
-static bool read_file(const char *path, void **data, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return false;
-  if (fseek(f, 0, SEEK_END) != 0) {
-    fclose(f);
-    return false;
-  }
-  long sz = ftell(f);
-  rewind(f);
-  if (sz < 0) {
-    fclose(f);
-    return false;
-  }
-  void *buf = malloc((size_t)sz + 1);
-  if (!buf || fread(buf, 1, (size_t)sz, f) != (size_t)sz) {
-    free(buf);
-    fclose(f);
-    return false;
-  }
-  fclose(f);
-  *data = buf;
-  *n = (size_t)sz;
-  return true;
-}
-
-/* A private temporary directory (mode 0700) under $TMPDIR or /tmp. */
-static bool tc_cpu_make_tmpdir(char *out, size_t cap) {
-  const char *t = getenv("TMPDIR");
-  if (!t || !*t) t = "/tmp";
-  if (snprintf(out, cap, "%s/tilec-cc-XXXXXX", t) >= (int)cap) return false;
-  return mkdtemp(out) != NULL;
-}
-
 tilec_status tc_cpu_build(const tc_backend_env *env, const tc_generated *src, void **artifact,
                           size_t *artifact_size, tilec_error *err) {
   *artifact = NULL;
@@ -268,7 +141,7 @@ tilec_status tc_cpu_build(const tc_backend_env *env, const tc_generated *src, vo
     return TILEC_ERROR_NOMEM;
   }
   char dir[4096], cpath[4200], sopath[4200];
-  if (!tc_cpu_make_tmpdir(dir, sizeof dir)) {
+  if (!tc_make_tmpdir("tilec-cc", dir, sizeof dir)) {
     tc_error(err, TILEC_ERROR_IO, "cannot create a temporary directory for the C compiler: %s", strerror(errno));
     free(cmd.buf);
     return TILEC_ERROR_IO;
@@ -276,7 +149,7 @@ tilec_status tc_cpu_build(const tc_backend_env *env, const tc_generated *src, vo
   snprintf(cpath, sizeof cpath, "%s/k.c", dir);
   snprintf(sopath, sizeof sopath, "%s/k.so", dir);
   tilec_status st = TILEC_OK;
-  if (!write_file(cpath, src->full_source, strlen(src->full_source))) {
+  if (!tc_write_file(cpath, src->full_source, strlen(src->full_source))) {
     tc_error(err, TILEC_ERROR_IO, "cannot write %s: %s", cpath, strerror(errno));
     st = TILEC_ERROR_IO;
     goto done;
@@ -295,7 +168,7 @@ tilec_status tc_cpu_build(const tc_backend_env *env, const tc_generated *src, vo
     argv[n] = NULL;
     char *out = NULL;
     int status, e;
-    if (!run_capture(argv, &out, &status, &e)) {
+    if (!tc_run_capture(argv, &out, &status, &e)) {
       if (e == ENOENT) tc_error(err, TILEC_ERROR_TARGET, "C compiler '%s' not found: set CC or install gcc", cmd.argv[0]);
       else tc_error(err, TILEC_ERROR_TARGET, "cannot run C compiler '%s': %s", cmd.argv[0], strerror(e));
       st = TILEC_ERROR_TARGET;
@@ -303,7 +176,7 @@ tilec_status tc_cpu_build(const tc_backend_env *env, const tc_generated *src, vo
     }
     if (status == 0) {
       free(out);
-      if (!read_file(sopath, artifact, artifact_size)) {
+      if (!tc_read_file(sopath, artifact, artifact_size)) {
         tc_error(err, TILEC_ERROR_IO, "cannot read the compiled kernel %s", sopath);
         st = TILEC_ERROR_IO;
       }

@@ -1,16 +1,67 @@
-/* cuda.h: the cuda target (description and passes, target.c) and its execution backends
- * (backends.c). The backends' available() probes the machine honestly (driver, device, NVRTC,
- * nvcc); the code generator is a later issue, so generate, build, load and launch are NULL and
- * the registry refuses to compile for them. */
+/* cuda.h: the cuda target: its description and passes (target.c), its execution backends
+ * (backends.c), and the contract between the CUDA C++ code generator and the runtime that
+ * builds, loads and launches what it emits (runtime.c).
+ *
+ * The code generator, tc_cuda_generate_for (cuda_internal.h), lowers and prints a kernel for a
+ * GPU arch (the compile's tc_target_desc.arch): it fills kernel_source (the kernel alone, as
+ * `tilec source --kernel-only` prints it) and full_source (the whole translation unit
+ * NVRTC/nvcc compiles: no host code, no includes beyond what NVRTC provides), and returns the
+ * entry's name, its threads per block and its dynamic shared memory. The backends' generate
+ * (tc_cuda_emit) turns those into tc_generated.meta, malloc'd "key=value" lines for the runtime:
+ *   entry=NAME     the extern "C" __global__ function
+ *   block=X,Y,Z    threads per block (from T.Kernel(threads=...))
+ *   smem=BYTES     dynamic shared memory; may exceed 48 KB (the runtime raises
+ *                  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+ *   arch=sm_XX     the arch the source was written for
+ * Unknown keys are ignored when parsed.
+ *
+ * Kernel parameter ABI (the entry's parameters, in this order):
+ *   - for each k->params[i] in order: a tensor is a pointer to its first element (the caller's
+ *     data + byte_offset, device memory); a scalar is passed by value in its dtype's C type and
+ *     size (int8/uint8/bool 1 byte, int16/float16/bfloat16 2 (float16/bfloat16 as their bits),
+ *     int32/uint32/float32 4, int64/uint64/float64 8; float8 types 1 byte of bits);
+ *   - then each k->syms[s] (symbolic dimension) as int32.
+ * The grid is k->grid[] evaluated on the host with the symbolic dims and scalars bound; the
+ * block is meta's block=. */
 #ifndef TILEC_CUDA_H
 #define TILEC_CUDA_H
 #include "target/target.h"
 
-extern const tc_backend tc_cuda_nvrtc_backend; /* in process: TC_BACKEND_IN_MEMORY */
+extern const tc_backend tc_cuda_nvrtc_backend; /* NVRTC in process (the default) */
 extern const tc_backend tc_cuda_nvcc_backend;  /* external nvcc producing a cubin */
 extern const tc_target tc_cuda_target;
 /* The description of one arch ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"); an unknown
  * arch is an error naming the supported ones. */
 bool tc_cuda_describe_arch(const char *arch, tc_target_desc *out, tilec_error *err);
+/* Whether tc_cuda_describe_arch knows `arch`. */
+bool tc_cuda_arch_known(const char *arch);
+/* The arch when neither the target string nor $TILEC_CUDA_ARCH names one and no device is found
+ * (the rule: target.c, docs/cuda.md). */
+#define TC_CUDA_DEFAULT_ARCH "sm_80"
+
+/* ---- the metadata ---- */
+typedef struct tc_cuda_meta {
+  char entry[256];
+  int block[3];
+  int64_t smem;
+  char arch[32];
+} tc_cuda_meta;
+/* Parse meta text (`len` bytes). Requires entry, block and arch; smem defaults to 0. */
+tilec_status tc_cuda_meta_parse(const char *text, size_t len, tc_cuda_meta *out, tilec_error *err);
+
+/* ---- the artifact: what the disk cache stores for a cuda kernel ----
+ *   bytes 0..7    magic "TILECUB\x01"
+ *   bytes 8..11   format version (little-endian u32, TC_CUDA_ARTIFACT_VERSION)
+ *   bytes 12..15  meta length M (little-endian u32)
+ *   bytes 16..23  cubin length C (little-endian u64)
+ *   then M bytes of meta text, then C bytes of cubin (an ELF file)
+ * A cache hit needs neither the emitter nor NVRTC: the meta travels with the cubin. */
+#define TC_CUDA_ARTIFACT_VERSION 1u
+#define TC_CUDA_ARTIFACT_HEADER 24u
+tilec_status tc_cuda_artifact_pack(const char *meta, const void *cubin, size_t cubin_size, void **out,
+                                   size_t *out_size, tilec_error *err);
+/* Views into `a` (nothing is copied); a malformed container is an error. */
+tilec_status tc_cuda_artifact_unpack(const void *a, size_t size, const char **meta, size_t *meta_len,
+                                     const void **cubin, size_t *cubin_size, tilec_error *err);
 
 #endif

@@ -1,15 +1,17 @@
-/* target.c: the cuda target's description (docs/cli.md, "Target strings") and its pass list.
+/* target.c: the cuda target's description (docs/cli.md, "Target strings"; docs/cuda.md, "The
+ * arch rule") and its pass list.
  *
- * The arch comes from the target string (cuda,arch=sm_90a); without one, from device 0 when a
- * driver and a device are present (compute capability 9.0 gives sm_90a, so that wgmma and TMA
- * are usable: the kernel runs on that device; other capabilities give the closest supported
- * arch at or below them of the same major version, or sm_90 for newer majors); else sm_80. */
-#include <dlfcn.h>
+ * The arch comes from the target string (cuda,arch=sm_90a); without one, from $TILEC_CUDA_ARCH;
+ * without that, from device 0 when a driver and a device are present (compute capability 9.0
+ * gives sm_90a, so that wgmma and TMA are usable: the kernel runs on that device; other
+ * capabilities give the closest supported arch at or below them of the same major version, or
+ * sm_90 for newer majors); else sm_80. */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "target/cuda/cuda.h"
+#include "target/cuda/cuda_internal.h"
 #include "util/diag.h"
 
 #define MMA_SM80                                                                                  \
@@ -56,32 +58,29 @@ static const char *arch_for_capability(int major, int minor) {
   return best ? best : "sm_80";
 }
 
-/* Device 0's compute capability through the driver API (dlopen: tilec does not link CUDA). */
+/* Device 0's compute capability through the driver table (driver.c: dlopen, tilec does not
+ * link CUDA). The arch is probed once per process. */
 static char g_device_arch[16];
 static void probe_device_arch(void) {
-  typedef int (*cu_init_fn)(unsigned);
-  typedef int (*cu_device_get_fn)(int *, int);
-  typedef int (*cu_attr_fn)(int *, int, int);
-  enum { CC_MAJOR = 75, CC_MINOR = 76 }; /* CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_* */
-  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) return;
-  cu_init_fn init = (cu_init_fn)dlsym(lib, "cuInit");
-  cu_device_get_fn get = (cu_device_get_fn)dlsym(lib, "cuDeviceGet");
-  cu_attr_fn attr = (cu_attr_fn)dlsym(lib, "cuDeviceGetAttribute");
-  int dev = 0, major = 0, minor = 0;
-  /* the library stays loaded after cuInit (unloading an initialised driver is unsupported) */
-  if (!init || !get || !attr || init(0) != 0) return;
-  if (get(&dev, 0) != 0 || attr(&major, CC_MAJOR, dev) != 0 || attr(&minor, CC_MINOR, dev) != 0) return;
+  char why[256];
+  const tc_cu_api *cu = tc_cu_api_get(why, sizeof why);
+  tc_cu_device dev;
+  int major = 0, minor = 0;
+  if (!cu || cu->device_count <= 0 || cu->DeviceGet(&dev, 0) != TC_CU_SUCCESS ||
+      cu->DeviceGetAttribute(&major, TC_CU_DEV_ATTR_CC_MAJOR, dev) != TC_CU_SUCCESS ||
+      cu->DeviceGetAttribute(&minor, TC_CU_DEV_ATTR_CC_MINOR, dev) != TC_CU_SUCCESS)
+    return;
   snprintf(g_device_arch, sizeof g_device_arch, "%s", arch_for_capability(major, minor));
 }
 
 static const char *default_arch(void) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, probe_device_arch);
-  return g_device_arch[0] ? g_device_arch : "sm_80";
+  return g_device_arch[0] ? g_device_arch : TC_CUDA_DEFAULT_ARCH;
 }
 
-bool tc_cuda_describe_arch(const char *arch, tc_target_desc *out, tilec_error *err) {
+/* `from`: where the arch came from when not the target string, for the error. */
+static bool describe_arch(const char *arch, const char *from, tc_target_desc *out, tilec_error *err) {
   for (int i = 0; i < NARCHS; i++) {
     if (strcmp(k_archs[i].arch, arch) != 0) continue;
     out->target = "cuda";
@@ -96,15 +95,27 @@ bool tc_cuda_describe_arch(const char *arch, tc_target_desc *out, tilec_error *e
   char names[128] = "";
   for (int i = 0; i < NARCHS; i++)
     snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", k_archs[i].arch);
-  tc_error(err, TILEC_ERROR_USAGE, "unknown cuda arch '%s' (supported: %s)", arch, names);
+  tc_error(err, TILEC_ERROR_USAGE, "unknown cuda arch '%s'%s%s (supported: %s)", arch, from ? " from " : "",
+           from ? from : "", names);
+  return false;
+}
+
+bool tc_cuda_describe_arch(const char *arch, tc_target_desc *out, tilec_error *err) {
+  return describe_arch(arch, NULL, out, err);
+}
+
+bool tc_cuda_arch_known(const char *arch) {
+  for (int i = 0; i < NARCHS; i++)
+    if (strcmp(k_archs[i].arch, arch) == 0) return true;
   return false;
 }
 
 static bool cuda_describe(const tc_target_spec *spec, tc_target_desc *out, tilec_error *err) {
-  const char *arch = NULL;
   for (int i = 0; i < spec->nopts; i++)
-    if (strcmp(spec->opts[i].key, "arch") == 0) arch = spec->opts[i].value;
-  return tc_cuda_describe_arch(arch ? arch : default_arch(), out, err);
+    if (strcmp(spec->opts[i].key, "arch") == 0) return describe_arch(spec->opts[i].value, NULL, out, err);
+  const char *env = getenv("TILEC_CUDA_ARCH");
+  if (env && *env) return describe_arch(env, "TILEC_CUDA_ARCH", out, err);
+  return describe_arch(default_arch(), NULL, out, err);
 }
 
 static const char *const k_cuda_keys[] = {"arch"};

@@ -1,0 +1,321 @@
+/* bench_cuda.c: tilec's cuda kernels beside a peer in the same process, through the public API.
+ *   GEMM f16/bf16 at 4096^3 and 8192^3 (examples/gemm.py)   vs cuBLAS cublasGemmEx (dlopen)
+ *   rms_norm, softmax, fp8_cast (memory-bound examples)     vs device copy bandwidth (cuMemcpyDtoD)
+ *   flash attention fwd fp16 B=8 H=16 S=4096 D=128          (peer: bench/attention_peer.py, torch)
+ * Each figure is the median of timed runs (CUDA events) after warm-up, with the L2 cache flushed
+ * (a memset of twice its size) before every run. Without a CUDA device it says so and exits 0.
+ *   build/bench/bench_cuda [filter]     run only cases whose name contains `filter` */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype/dtype.h"
+#include "target/cuda/driver.h"
+#include "tilec.h"
+
+#define RUNS 30
+static const tc_cu_api *cu;
+static tc_cu_stream stream;
+static tc_cu_event ev0, ev1;
+static tc_cu_devptr flush_buf;
+static size_t flush_bytes;
+static int failures;
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static bool ck(tc_cu_result r, const char *what) {
+  if (r == TC_CU_SUCCESS) return true;
+  char d[200];
+  tc_cu_describe(cu, r, d, sizeof d);
+  printf("  %s failed: %s\n", what, d);
+  failures++;
+  return false;
+}
+
+/* Median ms of `run` (called with `arg`), L2 flushed before each timed run. */
+typedef bool (*run_fn)(void *arg);
+static double time_median(run_fn run, void *arg) {
+  for (int w = 0; w < 3; w++)
+    if (!run(arg)) return -1;
+  if (!ck(cu->StreamSynchronize(stream), "warm-up")) return -1;
+  double t[RUNS];
+  for (int i = 0; i < RUNS; i++) {
+    float ms = 0;
+    if (!ck(cu->MemsetD8Async(flush_buf, (unsigned char)i, flush_bytes, stream), "L2 flush") ||
+        !ck(cu->EventRecord(ev0, stream), "cuEventRecord") || !run(arg) ||
+        !ck(cu->EventRecord(ev1, stream), "cuEventRecord") || !ck(cu->EventSynchronize(ev1), "cuEventSynchronize") ||
+        !ck(cu->EventElapsedTime(&ms, ev0, ev1), "cuEventElapsedTime"))
+      return -1;
+    t[i] = ms;
+  }
+  qsort(t, RUNS, sizeof *t, cmp_d);
+  return t[RUNS / 2];
+}
+
+/* ---- a tilec kernel with device tensors of seeded values ---- */
+typedef struct tk {
+  tilec_kernel *k;
+  size_t n;
+  DLTensor t[8];
+  int64_t shape[8][4];
+  tc_cu_devptr dev[8];
+  double flops, bytes;
+} tk;
+
+static bool tk_run(void *arg) {
+  tk *x = arg;
+  DLTensor *a[8];
+  for (size_t i = 0; i < x->n; i++) a[i] = &x->t[i];
+  tilec_error err = {0};
+  if (tilec_kernel_launch_stream(x->k, a, x->n, stream, &err) != TILEC_OK) {
+    printf("  launch: %s", err.rendered);
+    failures++;
+    return false;
+  }
+  return true;
+}
+
+static bool tk_make(tilec_context *ctx, const char *file, const char *const *defs, tk *x) {
+  memset(x, 0, sizeof *x);
+  tilec_define d[16];
+  char names[16][64];
+  size_t nd = 0;
+  for (; defs[nd] && nd < 16; nd++) {
+    const char *eq = strchr(defs[nd], '=');
+    snprintf(names[nd], sizeof names[nd], "%.*s", (int)(eq - defs[nd]), defs[nd]);
+    d[nd].name = names[nd];
+    d[nd].value = eq + 1;
+  }
+  tilec_error err = {0};
+  tilec_program *p = tilec_program_from_file(ctx, file, &err);
+  tilec_compile_options co = {.defines = d, .num_defines = nd, .target = "cuda"};
+  x->k = p ? tilec_compile(p, &co, &err) : NULL;
+  tilec_program_destroy(p); /* the kernel keeps what it needs */
+  if (!x->k) {
+    printf("  tilec: %s", err.rendered);
+    failures++;
+    return false;
+  }
+  x->n = tilec_kernel_num_params(x->k);
+  DLTensor *a[8];
+  for (size_t i = 0; i < x->n && i < 8; i++) {
+    tilec_param_info pi;
+    tilec_kernel_param(x->k, i, &pi);
+    tc_dtype dt;
+    tc_dtype_lookup(pi.dtype, &dt, NULL, 0);
+    size_t numel = 1;
+    for (int j = 0; j < pi.ndim; j++) {
+      x->shape[i][j] = pi.shape[j];
+      numel *= (size_t)pi.shape[j];
+    }
+    size_t bytes = tc_dtype_storage_bytes(dt, numel);
+    void *host = malloc(bytes ? bytes : 1);
+    uint64_t s = 0x9e3779b97f4a7c15ull * (i + 1);
+    for (size_t e = 0; host && e < numel; e++) {
+      s = s * 6364136223846793005ull + 1442695040888963407ull;
+      tc_dtype_store_f64(dt, host, e, ((double)(s >> 40) / (1 << 24) - 0.5) * 0.5);
+    }
+    x->t[i].ndim = pi.ndim;
+    x->t[i].shape = x->shape[i];
+    x->t[i].dtype = pi.dl_dtype.code == 255 ? (DLDataType){kDLUInt, 8, 1} : pi.dl_dtype;
+    x->t[i].device.device_type = kDLCUDA;
+    if (!host || !ck(cu->MemAlloc(&x->dev[i], bytes ? bytes : 1), "cuMemAlloc") ||
+        !ck(cu->MemcpyHtoD(x->dev[i], host, bytes), "cuMemcpyHtoD")) {
+      free(host);
+      return false;
+    }
+    free(host);
+    x->t[i].data = (void *)(uintptr_t)x->dev[i];
+    a[i] = &x->t[i];
+  }
+  x->flops = tilec_kernel_flops(x->k, a, x->n);
+  x->bytes = tilec_kernel_bytes(x->k, a, x->n);
+  return true;
+}
+
+static void tk_free(tk *x) {
+  for (size_t i = 0; i < 8; i++)
+    if (x->dev[i]) cu->MemFree(x->dev[i]);
+  tilec_kernel_destroy(x->k);
+}
+
+/* ---- cuBLAS through dlopen ---- */
+typedef int (*cublas_create_fn)(void **h);
+typedef int (*cublas_set_stream_fn)(void *h, tc_cu_stream s);
+typedef int (*cublas_gemm_ex_fn)(void *h, int ta, int tb, int m, int n, int k, const void *alpha, const void *A,
+                                 int at, int lda, const void *B, int bt, int ldb, const void *beta, void *C, int ct,
+                                 int ldc, int compute, int algo);
+static void *cublas;
+static cublas_gemm_ex_fn gemm_ex;
+enum { CUDA_R_16F = 2, CUDA_R_16BF = 14, CUBLAS_COMPUTE_32F = 68, CUBLAS_GEMM_DEFAULT = -1 };
+
+static bool cublas_open(void) {
+  static const char *const names[] = {"libcublas.so", "libcublas.so.13", "libcublas.so.12",
+                                      "/usr/local/cuda/lib64/libcublas.so"};
+  void *lib = NULL;
+  for (size_t i = 0; i < sizeof names / sizeof *names && !lib; i++) lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return false;
+  cublas_create_fn create = (cublas_create_fn)dlsym(lib, "cublasCreate_v2");
+  cublas_set_stream_fn set_stream = (cublas_set_stream_fn)dlsym(lib, "cublasSetStream_v2");
+  gemm_ex = (cublas_gemm_ex_fn)dlsym(lib, "cublasGemmEx");
+  if (!create || !set_stream || !gemm_ex || create(&cublas) != 0 || set_stream(cublas, stream) != 0) return false;
+  return true;
+}
+
+typedef struct blas_case {
+  int m, n, k, type;
+  tc_cu_devptr a, b, c;
+} blas_case;
+
+static bool blas_run(void *arg) {
+  blas_case *g = arg;
+  float one = 1, zero = 0;
+  /* row-major C = A B is column-major C^T = B^T A^T */
+  int st = gemm_ex(cublas, 0, 0, g->n, g->m, g->k, &one, (void *)(uintptr_t)g->b, g->type, g->n,
+                   (void *)(uintptr_t)g->a, g->type, g->k, &zero, (void *)(uintptr_t)g->c, g->type, g->n,
+                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  if (st != 0) {
+    printf("  cublasGemmEx failed: status %d\n", st);
+    failures++;
+  }
+  return st == 0;
+}
+
+/* ---- device copy: the memory-bound peer ---- */
+typedef struct copy_case {
+  tc_cu_devptr src, dst;
+  size_t bytes;
+} copy_case;
+
+static bool copy_run(void *arg) {
+  copy_case *c = arg;
+  /* on our stream, so the events bracket it */
+  return ck(cu->MemcpyDtoDAsync(c->dst, c->src, c->bytes, stream), "cuMemcpyDtoDAsync");
+}
+
+static void bench_gemm(tilec_context *ctx, int size, const char *dtype) {
+  char m[32], n[32], k[32], dt[32];
+  snprintf(m, sizeof m, "M=%d", size);
+  snprintf(n, sizeof n, "N=%d", size);
+  snprintf(k, sizeof k, "K=%d", size);
+  snprintf(dt, sizeof dt, "dtype=%s", dtype);
+  const char *defs[] = {m, n, k, dt, NULL};
+  double flops = 2.0 * size * size * (double)size;
+  printf("gemm %s %d^3\n", dtype, size);
+  tk x;
+  double t_tilec = tk_make(ctx, "examples/gemm.py", defs, &x) ? time_median(tk_run, &x) : -1;
+  double t_blas = -1;
+  if (cublas) {
+    blas_case g = {size, size, size, strcmp(dtype, "bfloat16") == 0 ? CUDA_R_16BF : CUDA_R_16F, 0, 0, 0};
+    size_t bytes = (size_t)size * size * 2;
+    if (ck(cu->MemAlloc(&g.a, bytes), "cuMemAlloc") && ck(cu->MemAlloc(&g.b, bytes), "cuMemAlloc") &&
+        ck(cu->MemAlloc(&g.c, bytes), "cuMemAlloc")) {
+      cu->MemsetD8Async(g.a, 0x3c, bytes, stream); /* finite values; cuBLAS speed is data-blind enough */
+      cu->MemsetD8Async(g.b, 0x3c, bytes, stream);
+      t_blas = time_median(blas_run, &g);
+    }
+    if (g.a) cu->MemFree(g.a);
+    if (g.b) cu->MemFree(g.b);
+    if (g.c) cu->MemFree(g.c);
+  }
+  if (t_tilec > 0) printf("  tilec   %8.3f ms  %7.1f TFLOP/s\n", t_tilec, flops / t_tilec / 1e9);
+  if (t_blas > 0) printf("  cuBLAS  %8.3f ms  %7.1f TFLOP/s\n", t_blas, flops / t_blas / 1e9);
+  if (t_tilec > 0 && t_blas > 0) printf("  ratio   %.2fx cuBLAS\n", t_blas / t_tilec);
+  if (x.k) tk_free(&x);
+}
+
+static double copy_bandwidth_gbps(size_t bytes) {
+  copy_case c = {0, 0, bytes};
+  double gbps = -1;
+  if (ck(cu->MemAlloc(&c.src, bytes), "cuMemAlloc") && ck(cu->MemAlloc(&c.dst, bytes), "cuMemAlloc")) {
+    double t = time_median(copy_run, &c);
+    if (t > 0) gbps = 2.0 * (double)bytes / t / 1e6; /* read + write */
+  }
+  if (c.src) cu->MemFree(c.src);
+  if (c.dst) cu->MemFree(c.dst);
+  return gbps;
+}
+
+static void bench_memory(tilec_context *ctx, const char *name, const char *file, const char *const *defs, double peer) {
+  printf("%s\n", name);
+  tk x;
+  double t = tk_make(ctx, file, defs, &x) ? time_median(tk_run, &x) : -1;
+  if (t > 0) {
+    double gbps = x.bytes / t / 1e6;
+    printf("  tilec   %8.3f ms  %7.1f GB/s", t, gbps);
+    if (peer > 0) printf("  (%.2fx device copy)", gbps / peer);
+    printf("\n");
+  }
+  if (x.k) tk_free(&x);
+}
+
+int main(int argc, char **argv) {
+  const char *filter = argc > 1 ? argv[1] : "";
+  char why[256];
+  cu = tc_cu_api_get(why, sizeof why);
+  if (!cu || cu->device_count == 0) {
+    printf("no CUDA device: %s; nothing to measure\n", cu ? "the driver lists none" : why);
+    return 0;
+  }
+  tc_cu_context cuctx;
+  tilec_error err = {0};
+  if (tc_cu_retain_device(cu, 0, &cuctx, &err) != TILEC_OK) {
+    printf("no CUDA device: %s\n", err.message);
+    return 0;
+  }
+  tc_cu_device dev;
+  char name[256] = "?";
+  int l2 = 0;
+  cu->DeviceGet(&dev, 0);
+  cu->DeviceGetName(name, sizeof name, dev);
+  cu->DeviceGetAttribute(&l2, TC_CU_DEV_ATTR_L2_CACHE_SIZE, dev);
+  flush_bytes = 2 * (size_t)(l2 > 0 ? l2 : 64 << 20);
+  if (!ck(cu->StreamCreate(&stream, TC_CU_STREAM_NON_BLOCKING), "cuStreamCreate") ||
+      !ck(cu->EventCreate(&ev0, 0), "cuEventCreate") || !ck(cu->EventCreate(&ev1, 0), "cuEventCreate") ||
+      !ck(cu->MemAlloc(&flush_buf, flush_bytes), "cuMemAlloc"))
+    return 1;
+  printf("device: %s, L2 %d MiB, driver %d; median of %d runs, L2 flushed before each\n", name, l2 >> 20,
+         cu->driver_version, RUNS);
+  if (!cublas_open()) printf("cuBLAS not found (libcublas.so): GEMM without its peer\n");
+  tilec_context *ctx = tilec_context_create(NULL, &err);
+  if (!ctx) return 1;
+
+  static const char *const sizes[] = {"4096", "8192"};
+  static const char *const types[] = {"float16", "bfloat16"};
+  for (int s = 0; s < 2; s++)
+    for (int t = 0; t < 2; t++) {
+      char label[64];
+      snprintf(label, sizeof label, "gemm %s %s", types[t], sizes[s]);
+      if (strstr(label, filter)) bench_gemm(ctx, atoi(sizes[s]), types[t]);
+    }
+
+  double copy = copy_bandwidth_gbps((size_t)1 << 30);
+  if (copy > 0) printf("device copy (cuMemcpyDtoDAsync, 1 GiB): %.1f GB/s (read + write)\n", copy);
+  static const char *const rms[] = {"M=65536", "N=1024", NULL};
+  static const char *const smx[] = {"m=65536", "N=4096", NULL};
+  static const char *const fp8[] = {"M=16384", "N=8192", NULL};
+  if (strstr("rms_norm", filter)) bench_memory(ctx, "rms_norm f16 65536x1024", "examples/rms_norm.py", rms, copy);
+  if (strstr("softmax", filter)) bench_memory(ctx, "softmax f16 65536x4096", "examples/softmax.py", smx, copy);
+  if (strstr("fp8_cast", filter)) bench_memory(ctx, "fp8_cast f16->e4m3 16384x8192", "examples/fp8_cast.py", fp8, copy);
+
+  for (int causal = 1; causal >= 0; causal--) {
+    const char *fa[] = {"batch=8", "heads=16", "seq_len=4096", "dim=128", causal ? "is_causal=True" : "is_causal=False",
+                        "block_M=128", "block_N=64", NULL};
+    char label[96];
+    snprintf(label, sizeof label, "flash_attention fp16 B=8 H=16 S=4096 D=128 %s", causal ? "causal" : "non-causal");
+    if (!strstr(label, filter)) continue;
+    printf("%s\n", label);
+    tk x;
+    double t = tk_make(ctx, "examples/flash_attention.py", fa, &x) ? time_median(tk_run, &x) : -1;
+    double flops = 4.0 * 8 * 16 * 4096.0 * 4096.0 * 128 * (causal ? 0.5 : 1.0);
+    if (t > 0) printf("  tilec   %8.3f ms  %7.1f TFLOP/s (peer: python3 bench/attention_peer.py)\n", t, flops / t / 1e9);
+    if (x.k) tk_free(&x);
+  }
+  tilec_context_destroy(ctx);
+  printf("%s\n", failures ? "some measurements failed (see above)" : "done");
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,52 @@
+/* cuda_internal.h: pieces of the cuda target shared between its files.
+ *   driver.c   the driver API table (driver.h)
+ *   nvrtc.c    NVRTC and nvcc: CUDA C++ -> cubin, and their identities for the cache key
+ *   artifact.c the artifact container and the metadata
+ *   runtime.c  the backends: generate (around the code generator), build, load, launch
+ *   target.c   the target: the arch rule, the description, the pass list
+ *   backends.c the backend descriptors and their availability */
+#ifndef TILEC_CUDA_INTERNAL_H
+#define TILEC_CUDA_INTERNAL_H
+
+#include "target/cuda/cuda.h"
+#include "target/cuda/driver.h"
+
+/* NVRTC's library file, found without loading it; false when no known folder has it. */
+bool tc_nvrtc_locate(char *out, size_t cap);
+/* NVRTC can be loaded here (found as a file, or by the dynamic loader). */
+bool tc_nvrtc_available(char *why, size_t cap);
+/* "nvrtc=<real path> size=.. mtime=..": identity for the cache key, without loading NVRTC
+ * when the file is found. malloc'd. */
+char *tc_nvrtc_identity(tilec_error *err);
+tilec_status tc_nvrtc_version(int *major, int *minor, tilec_error *err);
+/* CUDA C++ -> cubin (malloc'd) for `arch`; a failure carries NVRTC's log, trimmed. */
+tilec_status tc_nvrtc_compile(const char *src, const char *arch, void **cubin, size_t *size, tilec_error *err);
+
+bool tc_nvcc_locate(char *out, size_t cap);
+char *tc_nvcc_identity(tilec_error *err);
+tilec_status tc_nvcc_compile(const char *src, const char *arch, void **cubin, size_t *size, tilec_error *err);
+
+/* The CUDA C++ code generator (codegen.c; codegen_stub.c until it lands): lowers and prints k
+ * for `arch` ("sm_80", "sm_90a": the compile's tc_target_desc.arch), filling
+ * out->kernel_source and out->full_source (malloc'd), the entry's name (a C identifier, at most
+ * entry_cap - 1 bytes), its dynamic shared memory in bytes and its threads per block. */
+tilec_status tc_cuda_generate_for(const tc_kernel_ir *k, const char *arch, tc_generated *out, char *entry,
+                                  size_t entry_cap, int64_t *smem_bytes, int block[3], tilec_error *err);
+
+/* runtime.c, for the backend descriptors */
+/* The backends' generate: tc_cuda_generate_for, then out->meta from its outputs (cuda.h). */
+tilec_status tc_cuda_emit(const tc_lowered *lw, tc_generated *out, tilec_error *err);
+char *tc_cuda_nvrtc_toolchain_id(const tc_backend_env *env, tilec_error *err);
+char *tc_cuda_nvcc_toolchain_id(const tc_backend_env *env, tilec_error *err);
+tilec_status tc_cuda_nvrtc_build(const tc_backend_env *env, const tc_generated *src, void **artifact,
+                                 size_t *artifact_size, tilec_error *err);
+tilec_status tc_cuda_nvcc_build(const tc_backend_env *env, const tc_generated *src, void **artifact,
+                                size_t *artifact_size, tilec_error *err);
+tilec_status tc_cuda_load(const tc_backend_env *env, const tc_kernel_ir *k, const tc_generated *src,
+                          const void *artifact, size_t artifact_size, tc_loaded **out, tilec_error *err);
+tilec_status tc_cuda_launch(const tc_backend_env *env, tc_loaded *mod, const tc_launch_args *args,
+                            tilec_error *err);
+void tc_cuda_unload(tc_loaded *mod);
+const void *tc_cuda_payload(const void *artifact, size_t size, size_t *payload_size);
+
+#endif

@@ -1,0 +1,334 @@
+/* runtime.c: the cuda backends' steps around the code generator: the metadata from its outputs,
+ * toolchain identity, building the artifact (NVRTC or nvcc), loading it with the driver and
+ * launching it (parameter ABI in cuda.h).
+ *
+ * A loaded module is shared by every kernel the in-memory cache hands it to, so it keeps what
+ * launches need (parameter kinds, names and sizes; the cubin) and no pointer into any kernel's
+ * IR. It is loaded into device 0's primary context at load time (so a bad cubin fails the
+ * compile), and into another device's the first time a launch's tensors live there. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "target/cuda/cuda_internal.h"
+#include "util/diag.h"
+
+#define MAX_DEVICES 16
+
+/* ---- generate: the code generator, then the metadata from what it returned ---- */
+
+tilec_status tc_cuda_emit(const tc_lowered *lw, tc_generated *out, tilec_error *err) {
+  memset(out, 0, sizeof *out);
+  const char *arch = lw->desc->arch;
+  char entry[256] = "";
+  int64_t smem = 0;
+  int block[3] = {0, 0, 0};
+  tilec_status st = tc_cuda_generate_for(lw->k, arch, out, entry, sizeof entry, &smem, block, err);
+  if (st != TILEC_OK) {
+    tc_generated_free(out);
+    return st;
+  }
+  if (!out->full_source || !out->kernel_source) {
+    tc_error(err, TILEC_ERROR_INTERNAL, "cuda code generator returned no source");
+    tc_generated_free(out);
+    return TILEC_ERROR_INTERNAL;
+  }
+  char meta[512];
+  int n = snprintf(meta, sizeof meta, "entry=%s\nblock=%d,%d,%d\nsmem=%lld\narch=%s\n", entry, block[0], block[1],
+                   block[2], (long long)smem, arch);
+  tc_cuda_meta m;
+  /* the runtime's own parse checks what the generator returned (identifier, block, smem) */
+  if (n < 0 || (size_t)n >= sizeof meta) {
+    tc_error(err, TILEC_ERROR_INTERNAL, "cuda code generator returned an entry name too long");
+    st = TILEC_ERROR_INTERNAL;
+  } else if ((st = tc_cuda_meta_parse(meta, (size_t)n, &m, err)) == TILEC_OK && !(out->meta = strdup(meta))) {
+    tc_error(err, TILEC_ERROR_NOMEM, "out of memory generating '%s'", entry);
+    st = TILEC_ERROR_NOMEM;
+  }
+  if (st != TILEC_OK) tc_generated_free(out);
+  return st;
+}
+
+/* ---- toolchain ids: compiler identity; the arch is in the cache key's target options ---- */
+
+char *tc_cuda_nvrtc_toolchain_id(const tc_backend_env *env, tilec_error *err) {
+  (void)env;
+  return tc_nvrtc_identity(err);
+}
+
+char *tc_cuda_nvcc_toolchain_id(const tc_backend_env *env, tilec_error *err) {
+  (void)env;
+  return tc_nvcc_identity(err);
+}
+
+/* ---- build ---- */
+
+typedef tilec_status (*compile_fn)(const char *src, const char *arch, void **cubin, size_t *size, tilec_error *err);
+
+static tilec_status build_with(compile_fn compile, const tc_backend_env *env, const tc_generated *src,
+                               void **artifact, size_t *artifact_size, tilec_error *err) {
+  *artifact = NULL;
+  *artifact_size = 0;
+  if (!src || !src->full_source || !src->meta) {
+    tc_error(err, TILEC_ERROR_INTERNAL, "cuda build: no source or metadata");
+    return TILEC_ERROR_INTERNAL;
+  }
+  void *cubin = NULL;
+  size_t n = 0;
+  tilec_status st = compile(src->full_source, env->desc.arch, &cubin, &n, err);
+  if (st == TILEC_OK) st = tc_cuda_artifact_pack(src->meta, cubin, n, artifact, artifact_size, err);
+  free(cubin);
+  return st;
+}
+
+tilec_status tc_cuda_nvrtc_build(const tc_backend_env *env, const tc_generated *src, void **artifact,
+                                 size_t *artifact_size, tilec_error *err) {
+  return build_with(tc_nvrtc_compile, env, src, artifact, artifact_size, err);
+}
+
+tilec_status tc_cuda_nvcc_build(const tc_backend_env *env, const tc_generated *src, void **artifact,
+                                size_t *artifact_size, tilec_error *err) {
+  return build_with(tc_nvcc_compile, env, src, artifact, artifact_size, err);
+}
+
+/* ---- load ---- */
+
+typedef struct param_abi {
+  char name[64];
+  bool tensor;
+  tc_dtype dtype; /* scalars */
+  int size;       /* scalars: bytes passed */
+} param_abi;
+
+typedef struct device_slot {
+  bool loaded;
+  tc_cu_context ctx;
+  tc_cu_module module;
+  tc_cu_function fn;
+} device_slot;
+
+struct tc_loaded {
+  const tc_cu_api *cu;
+  tc_cuda_meta meta;
+  void *cubin;
+  size_t cubin_size;
+  int nparams, nsyms;
+  param_abi *params;
+  pthread_mutex_t mu; /* guards loading into further devices */
+  device_slot dev[MAX_DEVICES];
+};
+
+/* Load the cubin into device `d` (its primary context, made current). */
+static tilec_status load_on(tc_loaded *m, int d, tilec_error *err) {
+  const tc_cu_api *cu = m->cu;
+  device_slot *s = &m->dev[d];
+  tilec_status st = tc_cu_retain_device(cu, d, &s->ctx, err);
+  if (st != TILEC_OK) return st;
+  tc_cu_device dev;
+  int optin = 0;
+  tc_cu_result r = cu->DeviceGet(&dev, d);
+  if (r == TC_CU_SUCCESS) r = cu->DeviceGetAttribute(&optin, TC_CU_DEV_ATTR_MAX_SHARED_PER_BLOCK_OPTIN, dev);
+  if (r == TC_CU_SUCCESS && m->meta.smem > optin) {
+    tc_error(err, TILEC_ERROR_TARGET,
+             "kernel '%s' needs %lld bytes of shared memory per block; device %d allows at most %d",
+             m->meta.entry, (long long)m->meta.smem, d, optin);
+    tc_cu_release_device(cu, d);
+    return TILEC_ERROR_TARGET;
+  }
+  if (r == TC_CU_SUCCESS) r = cu->ModuleLoadData(&s->module, m->cubin);
+  if (r != TC_CU_SUCCESS) {
+    tc_cu_release_device(cu, d);
+    return tc_cu_fail(err, cu, r, "loading the cubin (cuModuleLoadData)");
+  }
+  r = cu->ModuleGetFunction(&s->fn, s->module, m->meta.entry);
+  if (r == TC_CU_SUCCESS && m->meta.smem > 48 * 1024)
+    r = cu->FuncSetAttribute(s->fn, TC_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)m->meta.smem);
+  if (r != TC_CU_SUCCESS) {
+    cu->ModuleUnload(s->module);
+    tc_cu_release_device(cu, d);
+    char what[320];
+    snprintf(what, sizeof what, "preparing kernel entry '%s'", m->meta.entry);
+    return tc_cu_fail(err, cu, r, what);
+  }
+  s->loaded = true;
+  return TILEC_OK;
+}
+
+static int scalar_size(tc_dtype dt) {
+  int bits = tc_dtype_bits(dt);
+  return bits <= 8 ? 1 : bits / 8;
+}
+
+void tc_cuda_unload(tc_loaded *m) {
+  if (!m) return;
+  for (int d = 0; d < MAX_DEVICES; d++) {
+    if (!m->dev[d].loaded) continue;
+    m->cu->CtxSetCurrent(m->dev[d].ctx);
+    m->cu->ModuleUnload(m->dev[d].module);
+    tc_cu_release_device(m->cu, d);
+  }
+  pthread_mutex_destroy(&m->mu);
+  free(m->params);
+  free(m->cubin);
+  free(m);
+}
+
+tilec_status tc_cuda_load(const tc_backend_env *env, const tc_kernel_ir *k, const tc_generated *src,
+                          const void *artifact, size_t artifact_size, tc_loaded **out, tilec_error *err) {
+  (void)src;
+  *out = NULL;
+  if (env->build_only) {
+    tc_error(err, TILEC_ERROR_INTERNAL, "cuda: load called for a build-only compile");
+    return TILEC_ERROR_INTERNAL;
+  }
+  const char *meta_text;
+  const void *cubin;
+  size_t meta_len, cubin_size;
+  tilec_status st = tc_cuda_artifact_unpack(artifact, artifact_size, &meta_text, &meta_len, &cubin, &cubin_size, err);
+  if (st != TILEC_OK) return st;
+  char why[256];
+  const tc_cu_api *cu = tc_cu_api_get(why, sizeof why);
+  if (!cu || cu->device_count <= 0) {
+    tc_error(err, TILEC_ERROR_TARGET, "cannot load the cuda kernel: %s", cu ? "no CUDA device found" : why);
+    return TILEC_ERROR_TARGET;
+  }
+  tc_loaded *m = calloc(1, sizeof *m);
+  if (!m) goto nomem;
+  pthread_mutex_init(&m->mu, NULL);
+  m->cu = cu;
+  if ((st = tc_cuda_meta_parse(meta_text, meta_len, &m->meta, err)) != TILEC_OK) goto fail;
+  m->cubin = malloc(cubin_size);
+  m->params = calloc((size_t)(k->nparams > 0 ? k->nparams : 1), sizeof *m->params);
+  if (!m->cubin || !m->params) goto nomem;
+  memcpy(m->cubin, cubin, cubin_size);
+  m->cubin_size = cubin_size;
+  m->nparams = k->nparams;
+  m->nsyms = k->nsyms;
+  for (int i = 0; i < k->nparams; i++) {
+    param_abi *p = &m->params[i];
+    snprintf(p->name, sizeof p->name, "%s", k->params[i].name);
+    p->tensor = k->params[i].buf != NULL;
+    if (!p->tensor) {
+      p->dtype = k->params[i].var->dtype;
+      p->size = scalar_size(p->dtype);
+    }
+  }
+  tc_cu_context saved = NULL;
+  cu->CtxGetCurrent(&saved);
+  st = load_on(m, 0, err);
+  cu->CtxSetCurrent(saved);
+  if (st != TILEC_OK) goto fail;
+  *out = m;
+  return TILEC_OK;
+nomem:
+  tc_error(err, TILEC_ERROR_NOMEM, "out of memory loading a cuda kernel");
+  st = TILEC_ERROR_NOMEM;
+fail:
+  tc_cuda_unload(m);
+  return st;
+}
+
+/* ---- launch ---- */
+
+/* A scalar's bytes as the kernel's C parameter holds them. */
+static void scalar_bytes(const param_abi *p, int64_t ival, double fval, unsigned char *out) {
+  memset(out, 0, 8);
+  if (tc_dtype_is_float(p->dtype)) {
+    tc_dtype_store_f64(p->dtype, out, 0, fval);
+  } else {
+    uint64_t u = (uint64_t)ival; /* two's complement, little-endian: the low bytes */
+    for (int b = 0; b < p->size; b++) out[b] = (unsigned char)(u >> (8 * b));
+    if (tc_dtype_is_bool(p->dtype)) out[0] = ival != 0;
+  }
+}
+
+tilec_status tc_cuda_launch(const tc_backend_env *env, tc_loaded *m, const tc_launch_args *a, tilec_error *err) {
+  (void)env;
+  const tc_cu_api *cu = m->cu;
+  if (a->nparams != m->nparams || a->nsyms != m->nsyms) {
+    tc_error(err, TILEC_ERROR_INTERNAL, "cuda launch: argument counts differ from the loaded kernel's");
+    return TILEC_ERROR_INTERNAL;
+  }
+  if (!a->grid_known) {
+    tc_error(err, TILEC_ERROR_TARGET, "kernel '%s': the grid cannot be computed on the host", m->meta.entry);
+    return TILEC_ERROR_TARGET;
+  }
+  for (int i = 0; i < 3; i++) {
+    if (a->grid[i] <= 0) return TILEC_OK; /* an empty grid runs nothing */
+    if (a->grid[i] > (i == 0 ? INT32_MAX : 65535)) {
+      tc_error(err, TILEC_ERROR_USAGE, "launch grid (%lld, %lld, %lld) exceeds CUDA's limits", (long long)a->grid[0],
+               (long long)a->grid[1], (long long)a->grid[2]);
+      return TILEC_ERROR_USAGE;
+    }
+  }
+  int d = a->device;
+  if (d < 0 || d >= MAX_DEVICES || d >= cu->device_count) {
+    tc_error(err, TILEC_ERROR_USAGE, "CUDA device %d does not exist (%d device%s)", d, cu->device_count,
+             cu->device_count == 1 ? "" : "s");
+    return TILEC_ERROR_USAGE;
+  }
+  tc_cu_context saved = NULL;
+  cu->CtxGetCurrent(&saved);
+  tilec_status st = TILEC_OK;
+  pthread_mutex_lock(&m->mu);
+  if (!m->dev[d].loaded) st = load_on(m, d, err);
+  pthread_mutex_unlock(&m->mu);
+  if (st != TILEC_OK) goto done;
+  tc_cu_result r = cu->CtxSetCurrent(m->dev[d].ctx);
+  if (r != TC_CU_SUCCESS) {
+    st = tc_cu_fail(err, cu, r, "cuCtxSetCurrent");
+    goto done;
+  }
+  /* Argument values, then pointers to them, as cuLaunchKernel takes them. */
+  int n = m->nparams + m->nsyms;
+  unsigned char(*vals)[8] = calloc((size_t)(n > 0 ? n : 1), sizeof *vals);
+  void **ptrs = calloc((size_t)(n > 0 ? n : 1), sizeof *ptrs);
+  if (!vals || !ptrs) {
+    free(vals);
+    free(ptrs);
+    tc_error(err, TILEC_ERROR_NOMEM, "out of memory launching '%s'", m->meta.entry);
+    st = TILEC_ERROR_NOMEM;
+    goto done;
+  }
+  for (int i = 0; i < m->nparams && st == TILEC_OK; i++) {
+    const param_abi *p = &m->params[i];
+    if (p->tensor) {
+      tc_cu_devptr dp = (tc_cu_devptr)(uintptr_t)a->data[i];
+      unsigned mem_type = 0;
+      if (dp && (cu->PointerGetAttribute(&mem_type, TC_CU_POINTER_ATTR_MEMORY_TYPE, dp) != TC_CU_SUCCESS ||
+                 (mem_type != TC_CU_MEMORYTYPE_DEVICE && mem_type != TC_CU_MEMORYTYPE_UNIFIED))) {
+        tc_error(err, TILEC_ERROR_USAGE, "argument '%s' is not CUDA device memory (its data pointer is %p)", p->name,
+                 a->data[i]);
+        st = TILEC_ERROR_USAGE;
+      }
+      memcpy(vals[i], &dp, sizeof dp);
+    } else {
+      scalar_bytes(p, a->scalars[i], a->fscalars[i], vals[i]);
+    }
+    ptrs[i] = vals[i];
+  }
+  for (int s = 0; s < m->nsyms; s++) {
+    int32_t v = (int32_t)a->syms[s];
+    memcpy(vals[m->nparams + s], &v, sizeof v);
+    ptrs[m->nparams + s] = vals[m->nparams + s];
+  }
+  if (st == TILEC_OK) {
+    tc_cu_stream stream = (tc_cu_stream)a->stream;
+    r = cu->LaunchKernel(m->dev[d].fn, (unsigned)a->grid[0], (unsigned)a->grid[1], (unsigned)a->grid[2],
+                         (unsigned)m->meta.block[0], (unsigned)m->meta.block[1], (unsigned)m->meta.block[2],
+                         (unsigned)m->meta.smem, stream, ptrs, NULL);
+    char what[320];
+    snprintf(what, sizeof what, "launching kernel '%s' (cuLaunchKernel)", m->meta.entry);
+    if (r != TC_CU_SUCCESS) st = tc_cu_fail(err, cu, r, what);
+    else if (!a->async && (r = cu->StreamSynchronize(stream)) != TC_CU_SUCCESS) {
+      snprintf(what, sizeof what, "running kernel '%s'", m->meta.entry);
+      st = tc_cu_fail(err, cu, r, what);
+    }
+  }
+  free(vals);
+  free(ptrs);
+done:
+  cu->CtxSetCurrent(saved);
+  return st;
+}

@@ -1,0 +1,158 @@
+#!/bin/bash
+# tests/gpu/run.sh: everything tilec checks on a machine with an NVIDIA GPU, in one go, for one
+# device call (docs/testing.md has the command). Run from the repository root:
+#     OUT=/some/dir bash tests/gpu/run.sh
+# Parts (each under its own time limit; one failing part never stops the others):
+#   build        make -j16 (tilec, tests, bench_cuda)
+#   examples     every line of tests/e2e/examples.list: tilec run --target cuda --verify, plus one
+#                planted wrong result (--perturb) that must be caught (exit 3)
+#   differential the random-kernel suite (tests/e2e/diff_gen*.py, 30 seeds each) on cuda --verify
+#   sanitizer    compute-sanitizer memcheck and racecheck on a few examples, where it runs
+#   sass         cuobjdump -sass of the gemm and flash-attention cubins (tensor-core counts)
+#   bench        build/bench/bench_cuda (cuBLAS, device copy) and bench/attention_peer.py (torch)
+# Writes at most 8 files to $OUT (no subfolders): summary.txt (one line per part), build.log,
+# examples.log, differential.log, sanitizer.log, sass.tar.gz, bench.log, unit.log.
+# Total under 9 minutes.
+set -u
+OUT=${OUT:-$(mktemp -d /tmp/tilec-gpu-XXXXXX)}
+mkdir -p "$OUT"
+export TILEC_CACHE_DIR=$(mktemp -d /tmp/tilec-gpu-cache-XXXXXX)
+J=${JOBS:-8}
+T=build/tilec
+START=$(date +%s)
+SUMMARY="$OUT/summary.txt"
+: >"$SUMMARY"
+say() { echo "$*" | tee -a "$SUMMARY"; }
+elapsed() { echo $(($(date +%s) - START)); }
+count() { # file -> "P passed, F failed"
+  echo "$(grep -c '^PASS' "$1" 2>/dev/null || true) passed, $(grep -c '^FAIL' "$1" 2>/dev/null || true) failed"
+}
+
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -n 2
+  nvcc --version 2>&1 | tail -n 1; } | sed 's/^/machine: /' | tee -a "$SUMMARY"
+
+# ---- build ----
+# tilec.h includes <dlpack/dlpack.h> (Debian's libdlpack-dev). Where the machine lacks it, use a
+# copy a Python package ships (CuPy, PyTorch's ATen) through an include folder of our own.
+EXTRA_CFLAGS=""
+if [ ! -f /usr/include/dlpack/dlpack.h ]; then
+  inc=$(mktemp -d /tmp/tilec-dlpack-XXXXXX)
+  hdr=$(find / -xdev \( -path '*/dlpack/dlpack.h' -o -path '*/ATen/dlpack.h' \) 2>/dev/null | head -n 1)
+  if [ -n "$hdr" ]; then
+    mkdir -p "$inc/dlpack" && cp "$hdr" "$inc/dlpack/dlpack.h" && EXTRA_CFLAGS="-I$inc"
+  fi
+fi
+if [ -n "$EXTRA_CFLAGS" ]; then set -- CFLAGS="$EXTRA_CFLAGS"; else set --; fi
+if timeout 240 make -j16 -s all build/bench/bench_cuda "$@" >"$OUT/build.log" 2>&1; then
+  say "build: ok ($(elapsed) s)"
+else
+  say "build: FAILED (see build.log)"
+  tail -n 20 "$OUT/build.log"
+  exit 1
+fi
+"$T" backends >>"$OUT/build.log" 2>&1
+grep '^cuda' "$OUT/build.log" | sed 's/^/backends: /' | tee -a "$SUMMARY"
+
+# ---- unit tests (the cuda ones see the driver here) ----
+{ for t in build/tests/test_cuda build/tests/test_registry build/tests/test_api; do
+    timeout 60 "$t" 2>&1
+  done; } >"$OUT/unit.log" 2>&1
+say "unit: $(count "$OUT/unit.log")"
+
+# ---- examples on cuda, verified against the cpu backend ----
+run_line() { # one examples.list line
+  file=${1%% *}; args=${1#"$file"}
+  # shellcheck disable=SC2086
+  if out=$(timeout 120 "$T" run "examples/$file" $args --target cuda --verify 2>&1); then
+    echo "PASS run cuda $1"
+  else
+    rc=$?  # one printf per case, so parallel cases do not interleave their lines
+    printf 'FAIL run cuda %s (exit %s)\n%s\n' "$1" "$rc" "$(echo "$out" | tail -n 6 | sed 's/^/    /')"
+  fi
+}
+export -f run_line
+export T
+grep -v -e '^#' -e '^$' tests/e2e/examples.list | timeout 170 xargs -P "$J" -d '\n' -I{} bash -c 'run_line "$1"' _ {} \
+  >"$OUT/examples.log" 2>&1
+# A planted wrong result must be caught: exit 3.
+timeout 60 "$T" run examples/gemm.py --target cuda --verify --perturb C >>"$OUT/examples.log" 2>&1
+rc=$?
+[ $rc -eq 3 ] && echo "PASS perturb: a planted wrong result is caught (exit 3)" >>"$OUT/examples.log" ||
+  echo "FAIL perturb: exit $rc, expected 3" >>"$OUT/examples.log"
+say "examples: $(count "$OUT/examples.log") ($(elapsed) s)"
+
+# ---- differential random kernels on cuda ----
+D=$(mktemp -d /tmp/tilec-gpu-diff-XXXXXX)
+if command -v python3 >/dev/null 2>&1; then
+  for gen in diff_gen diff_gen_tile; do
+    for seed in $(seq 1 30); do
+      mkdir -p "$D/$gen-$seed" && python3 tests/e2e/$gen.py "$seed" "$D/$gen-$seed" >/dev/null 2>&1
+    done
+  done
+  diff_one() { # folder
+    f=$(ls "$1"/*.py 2>/dev/null | head -n 1); seed=${1##*-}
+    [ -n "$f" ] || { echo "FAIL differential $1: generator wrote nothing"; return; }
+    if out=$(timeout 60 "$T" run "$f" --target cuda --verify --seed "$seed" 2>&1); then
+      echo "PASS differential cuda $(basename "$1")"
+    else
+      g=$(basename "$1")
+      printf 'FAIL differential cuda %s (regenerate: python3 tests/e2e/%s.py %s DIR)\n%s\n' "$g" "${g%-*}" "$seed" \
+        "$(echo "$out" | tail -n 4 | sed 's/^/    /')"
+    fi
+  }
+  export -f diff_one
+  ls -d "$D"/*/ | sed 's:/$::' | timeout 120 xargs -P "$J" -I{} bash -c 'diff_one "$1"' _ {} >"$OUT/differential.log" 2>&1
+  say "differential: $(count "$OUT/differential.log") ($(elapsed) s)"
+else
+  say "differential: skipped (no python3)"
+fi
+
+# ---- compute-sanitizer ----
+CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+if [ -n "$CS" ]; then
+  : >"$OUT/sanitizer.log"
+  for case in "memcheck gemm.py -D M=200 -D N=136 -D K=96" "memcheck softmax.py -D m=37 -D N=300" \
+              "memcheck flash_attention.py -D seq_len=100 -D is_causal=False" "racecheck gemm.py" \
+              "racecheck softmax.py -D m=37 -D N=300" "racecheck flash_attention.py -D seq_len=100"; do
+    tool=${case%% *}; rest=${case#* }; file=${rest%% *}; args=${rest#"$file"}
+    # shellcheck disable=SC2086
+    timeout 60 "$CS" --tool "$tool" --error-exitcode 9 "$T" run "examples/$file" $args --target cuda \
+      >"$D/cs.out" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ]; then echo "PASS $tool $file$args"
+    elif grep -q -i "not supported\|Device not supported" "$D/cs.out"; then echo "SKIP $tool: the sanitizer does not support this device"
+    else echo "FAIL $tool $file$args (exit $rc)"; fi
+    tail -n 12 "$D/cs.out" | sed 's/^/    /'
+  done >>"$OUT/sanitizer.log" 2>&1
+  say "sanitizer: $(count "$OUT/sanitizer.log") ($(elapsed) s)"
+else
+  say "sanitizer: skipped (compute-sanitizer not found)"
+fi
+
+# ---- SASS of the tensor-core kernels ----
+. tests/e2e/find_cuobjdump
+S=$(mktemp -d /tmp/tilec-gpu-sass-XXXXXX)
+if cuobj=$(find_cuobjdump); then
+  line="sass:"
+  for ex in gemm flash_attention; do
+    if timeout 60 "$T" compile "examples/$ex.py" --target cuda -o "$S/$ex.cubin" >"$S/$ex.err" 2>&1 &&
+       "$cuobj" -sass "$S/$ex.cubin" >"$S/$ex.sass" 2>&1; then
+      line="$line $ex $(grep -c 'HMMA' "$S/$ex.sass") HMMA, $(grep -c 'LDSM' "$S/$ex.sass") LDSM, $(grep -c 'LDGSTS' "$S/$ex.sass") LDGSTS;"
+    else
+      line="$line $ex FAILED ($(head -c 200 "$S/$ex.err"));"
+    fi
+  done
+  tar -czf "$OUT/sass.tar.gz" -C "$S" . 2>/dev/null
+  say "$line"
+else
+  say "sass: skipped (no cuobjdump)"
+fi
+
+# ---- benchmarks ----
+{ timeout 150 build/bench/bench_cuda; echo "[bench_cuda exit $?]"
+  timeout 60 python3 bench/attention_peer.py; echo "[attention_peer exit $?]"; } >"$OUT/bench.log" 2>&1
+figures=$(grep -E 'ratio|x device copy|TFLOP/s|no CUDA device|no torch|failed' "$OUT/bench.log" | tr -s ' ' | tr '\n' ';')
+say "bench: $(echo "${figures:-see bench.log}" | head -c 900)"
+
+rm -rf "$D" "$S" "$TILEC_CACHE_DIR"
+say "total: $(elapsed) s"

@@ -1,0 +1,275 @@
+/* test_cuda.c: the cuda runtime pieces that need no GPU: NVRTC compiling a hand-written kernel
+ * to a cubin for sm_80 and sm_90a, the artifact container and its metadata, NVRTC's log on a bad
+ * source, the arch rule and target options, generate without the code generator, the driver's absence reported as such, and a
+ * build-only compile through the public API. NVRTC tests are skipped, saying so, where NVRTC
+ * is absent. */
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#include "harness.h"
+#include "target/cuda/cuda_internal.h"
+#include "util/diag.h"
+
+static const char k_kernel[] =
+    "extern \"C\" __global__ void axpy(float *y, const float *x, float a, int n) {\n"
+    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (i < n) y[i] += a * x[i];\n"
+    "}\n";
+
+static const char k_meta[] = "entry=axpy\nblock=128,1,1\nsmem=0\narch=sm_80\n";
+
+/* Run first: finding NVRTC and computing its identity (what a warm cache hit does) must not
+ * load the library. */
+TEST(identity_does_not_load_nvrtc) {
+  char path[PATH_MAX];
+  CHECK(tc_nvrtc_locate(path, sizeof path));
+  tilec_error err = {0};
+  char *id = tc_nvrtc_identity(&err);
+  CHECK(id != NULL);
+  CHECK(strncmp(id, "nvrtc=/", 7) == 0);
+  CHECK(strstr(id, "libnvrtc") && strstr(id, " size=") && strstr(id, " mtime="));
+  free(id);
+  void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+  if (h) dlclose(h);
+  CHECK(h == NULL);
+}
+
+static void compile_for(const char *arch) {
+  void *cubin = NULL;
+  size_t n = 0;
+  tilec_error err = {0};
+  if (tc_nvrtc_compile(k_kernel, arch, &cubin, &n, &err) != TILEC_OK) printf("  %s\n", err.message);
+  CHECK(cubin != NULL && n > 64);
+  CHECK(memcmp(cubin, "\177ELF", 4) == 0);
+  /* the container round-trips */
+  void *art = NULL;
+  size_t an = 0;
+  CHECK_INT(tc_cuda_artifact_pack(k_meta, cubin, n, &art, &an, &err), TILEC_OK);
+  CHECK_INT(an, TC_CUDA_ARTIFACT_HEADER + strlen(k_meta) + n);
+  const char *meta;
+  size_t mlen, cn;
+  const void *c;
+  CHECK_INT(tc_cuda_artifact_unpack(art, an, &meta, &mlen, &c, &cn, &err), TILEC_OK);
+  CHECK(mlen == strlen(k_meta) && memcmp(meta, k_meta, mlen) == 0);
+  CHECK(cn == n && memcmp(c, cubin, n) == 0);
+  size_t pn = 0;
+  CHECK(tc_cuda_payload(art, an, &pn) == c && pn == n);
+  /* truncated, corrupted and foreign containers are errors, not crashes */
+  CHECK_INT(tc_cuda_artifact_unpack(art, an - 1, &meta, &mlen, &c, &cn, &err), TILEC_ERROR_TARGET);
+  ((unsigned char *)art)[8] = 99; /* format version */
+  tc_error_clear(&err);
+  CHECK_INT(tc_cuda_artifact_unpack(art, an, &meta, &mlen, &c, &cn, &err), TILEC_ERROR_TARGET);
+  CHECK(strstr(err.message, "format version") != NULL);
+  CHECK_INT(tc_cuda_artifact_unpack(cubin, n, &meta, &mlen, &c, &cn, &err), TILEC_ERROR_TARGET);
+  CHECK(tc_cuda_payload(cubin, n, &pn) == NULL);
+  free(art);
+  free(cubin);
+}
+
+TEST(nvrtc_sm80) { compile_for("sm_80"); }
+TEST(nvrtc_sm90a) { compile_for("sm_90a"); }
+
+TEST(nvrtc_error_carries_the_log) {
+  void *cubin = (void *)1;
+  size_t n = 7;
+  tilec_error err = {0};
+  CHECK_INT(tc_nvrtc_compile("extern \"C\" __global__ void f() { undefined_name(); }\n", "sm_80", &cubin, &n, &err),
+            TILEC_ERROR_TARGET);
+  CHECK(cubin == NULL && n == 0);
+  CHECK(strstr(err.message, "NVRTC failed to compile the kernel for sm_80") != NULL);
+  CHECK(strstr(err.message, "undefined_name") != NULL); /* NVRTC's own words */
+  /* a long log is cut to whole lines with a count of the rest */
+  char big[20000] = "extern \"C\" __global__ void f() {\n";
+  for (int i = 0; i < 200; i++) sprintf(big + strlen(big), "  nope%d();\n", i); /* 200 distinct errors */
+  strcat(big, "}\n");
+  tc_error_clear(&err);
+  CHECK_INT(tc_nvrtc_compile(big, "sm_80", &cubin, &n, &err), TILEC_ERROR_TARGET);
+  CHECK(strstr(err.message, "more lines)") != NULL);
+  CHECK(strlen(err.message) < sizeof err.message - 1);
+}
+
+TEST(build_stores_nothing_on_failure) {
+  tc_backend_env env = {.cc = "cc", .num_threads = 1, .build_only = true};
+  CHECK(tc_cuda_describe_arch("sm_80", &env.desc, NULL));
+  tc_generated g = {"", "this is not CUDA\n", (char *)k_meta};
+  void *art = (void *)1;
+  size_t an = 5;
+  tilec_error err = {0};
+  CHECK_INT(tc_cuda_nvrtc_build(&env, &g, &art, &an, &err), TILEC_ERROR_TARGET);
+  CHECK(art == NULL && an == 0);
+  g.full_source = (char *)k_kernel;
+  CHECK_INT(tc_cuda_nvrtc_build(&env, &g, &art, &an, &err), TILEC_OK);
+  tc_cuda_meta m;
+  const char *meta;
+  size_t mlen, cn;
+  const void *c;
+  CHECK_INT(tc_cuda_artifact_unpack(art, an, &meta, &mlen, &c, &cn, &err), TILEC_OK);
+  CHECK_INT(tc_cuda_meta_parse(meta, mlen, &m, &err), TILEC_OK);
+  CHECK_STR(m.entry, "axpy");
+  free(art);
+}
+
+TEST(meta_parsing) {
+  tc_cuda_meta m;
+  tilec_error err = {0};
+  const char *ok = "entry=gemm_kernel\nblock=128,2,1\nsmem=98304\narch=sm_90a\nfuture_key=1\n";
+  CHECK_INT(tc_cuda_meta_parse(ok, strlen(ok), &m, &err), TILEC_OK);
+  CHECK_STR(m.entry, "gemm_kernel");
+  CHECK(m.block[0] == 128 && m.block[1] == 2 && m.block[2] == 1);
+  CHECK_INT(m.smem, 98304);
+  CHECK_STR(m.arch, "sm_90a");
+  static const char *const bad[] = {
+      "block=1,1,1\narch=sm_80\n",                      /* no entry */
+      "entry=k\narch=sm_80\n",                          /* no block */
+      "entry=k\nblock=1,1,1\n",                         /* no arch */
+      "entry=k;rm\nblock=1,1,1\narch=sm_80\n",          /* not an identifier */
+      "entry=k\nblock=2048,1,1\narch=sm_80\n",          /* too many threads */
+      "entry=k\nblock=32,1\narch=sm_80\n",              /* two numbers */
+      "entry=k\nblock=32,1,1\nsmem=-1\narch=sm_80\n",   /* negative */
+      "entry=k\nblock=32,1,1\narch=compute_80\n",       /* not a real arch */
+      "entry=k\nblock=32,1,1\narch=sm_80\njunk\n",      /* not key=value */
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    tc_error_clear(&err);
+    EXPECT(tc_cuda_meta_parse(bad[i], strlen(bad[i]), &m, &err) == TILEC_ERROR_INTERNAL);
+    EXPECT(strncmp(err.message, "cuda meta: ", 11) == 0);
+  }
+}
+
+/* The cuda description for target string `text`, or false with err filled. */
+static bool describe(const char *text, tc_target_desc *d, tilec_error *err) {
+  tc_target_spec spec;
+  tc_error_clear(err);
+  return tc_target_spec_parse(text, &spec, err) && tc_target_describe(&tc_cuda_target, &spec, d, err);
+}
+
+TEST(arch_rule_and_options) {
+  CHECK(tc_cuda_arch_known("sm_80") && tc_cuda_arch_known("sm_90a") && tc_cuda_arch_known("sm_89"));
+  CHECK(!tc_cuda_arch_known("sm_8") && !tc_cuda_arch_known("compute_90") && !tc_cuda_arch_known("sm_90x") &&
+        !tc_cuda_arch_known(""));
+  tc_target_desc d;
+  tilec_error err = {0};
+  unsetenv("TILEC_CUDA_ARCH");
+  CHECK(describe("cuda,arch=sm_90a", &d, &err));
+  CHECK_STR(d.arch, "sm_90a");
+  CHECK(!describe("cuda,arch=sm_9", &d, &err));
+  CHECK_STR(err.message, "unknown cuda arch 'sm_9' (supported: sm_80, sm_86, sm_89, sm_90, sm_90a)");
+  CHECK(!describe("cuda,fast=1", &d, &err));
+  CHECK_STR(err.message, "unknown option 'fast' for target 'cuda' (valid options: arch)");
+  setenv("TILEC_CUDA_ARCH", "sm_89", 1);
+  CHECK(describe("cuda", &d, &err));
+  CHECK_STR(d.arch, "sm_89");
+  CHECK(describe("cuda,arch=sm_80", &d, &err)); /* the option wins */
+  CHECK_STR(d.arch, "sm_80");
+  setenv("TILEC_CUDA_ARCH", "sm_9", 1);
+  CHECK(!describe("cuda", &d, &err));
+  CHECK_STR(err.message,
+            "unknown cuda arch 'sm_9' from TILEC_CUDA_ARCH (supported: sm_80, sm_86, sm_89, sm_90, sm_90a)");
+  setenv("TILEC_CUDA_ARCH", "", 1); /* empty: as if unset */
+  CHECK(describe("cuda", &d, &err));
+  unsetenv("TILEC_CUDA_ARCH");
+  /* neither: the device's arch, or the documented default without one */
+  char why[256];
+  const tc_cu_api *cu = tc_cu_api_get(why, sizeof why);
+  CHECK(describe("cuda", &d, &err));
+  if (!cu || cu->device_count == 0) CHECK_STR(d.arch, TC_CUDA_DEFAULT_ARCH);
+  else CHECK(tc_cuda_arch_known(d.arch));
+}
+
+/* The backends' generate goes through tc_cuda_generate_for; until the code generator lands its
+ * stand-in says so and nothing is left allocated. */
+TEST(generate_without_the_code_generator) {
+  tc_arena a;
+  tc_arena_init(&a);
+  tc_kernel_ir k = {0};
+  k.name = "none";
+  tc_target_desc d;
+  CHECK(tc_cuda_describe_arch("sm_90a", &d, NULL));
+  tc_lowered lw = {&a, &k, &d, NULL};
+  tc_generated g = {(char *)1, (char *)1, (char *)1};
+  tilec_error err = {0};
+  CHECK_INT(tc_cuda_nvrtc_backend.generate(&lw, &g, &err), TILEC_ERROR_TARGET);
+  CHECK_STR(err.message, "cuda code generator not built yet");
+  CHECK(!g.kernel_source && !g.full_source && !g.meta);
+  tc_arena_free(&a);
+}
+
+/* Without a driver the reason says so; with one, the table is complete. */
+TEST(driver_presence_is_reported) {
+  char why[256] = "";
+  const tc_cu_api *cu = tc_cu_api_get(why, sizeof why);
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    CHECK(cu == NULL);
+    CHECK_STR(why, "no NVIDIA driver: libcuda.so.1 cannot be loaded");
+  } else {
+    dlclose(lib);
+    if (cu) CHECK(cu->LaunchKernel && cu->ModuleLoadData && cu->EventElapsedTime && cu->PointerGetAttribute);
+    else CHECK(why[0] != 0);
+  }
+}
+
+/* The public build-only path: a cubin for an explicit arch, or the emitter's absence said. */
+TEST(compile_artifact_public_api) {
+  tilec_error err = {0};
+  tilec_context_options o = {.flags = TILEC_CONTEXT_NO_DISK_CACHE};
+  tilec_context *ctx = tilec_context_create(&o, &err);
+  CHECK(ctx != NULL);
+  static const char src[] =
+      "import tilelang.language as T\n"
+      "@T.prim_func\n"
+      "def add_one(A: T.Tensor((256,), \"float32\"), B: T.Tensor((256,), \"float32\")):\n"
+      "    with T.Kernel(2, threads=128) as bx:\n"
+      "        for i in T.Parallel(128):\n"
+      "            B[bx * 128 + i] = A[bx * 128 + i] + 1.0\n";
+  tilec_program *p = tilec_program_from_string(ctx, "add_one.py", src, strlen(src), &err);
+  if (!p) printf("  %s", err.rendered);
+  CHECK(p != NULL);
+  tilec_compile_options co = {.target = "cuda,arch=sm_80"};
+  void *out = NULL;
+  size_t n = 0;
+  tilec_status st = tilec_compile_artifact(p, &co, &out, &n, &err);
+  if (st == TILEC_OK) {
+    EXPECT(n > 4 && memcmp(out, "\177ELF", 4) == 0); /* the cubin alone */
+  } else {
+    EXPECT(st == TILEC_ERROR_TARGET);
+    EXPECT(strcmp(err.message, "cuda code generator not built yet") == 0);
+    if (strcmp(err.message, "cuda code generator not built yet") != 0) printf("  %s\n", err.message);
+  }
+  tilec_free(out);
+  tc_error_clear(&err);
+  co.target = "cuda,arch=sm_1";
+  EXPECT(tilec_compile_artifact(p, &co, &out, &n, &err) == TILEC_ERROR_USAGE);
+  tc_error_clear(&err);
+  co.target = "cpu,arch=sm_80";
+  EXPECT(tilec_compile_artifact(p, &co, &out, &n, &err) == TILEC_ERROR_USAGE);
+  EXPECT(strcmp(err.message, "unknown option 'arch' for target 'cpu' (cpu takes no options)") == 0);
+  co.target = "cpu";
+  EXPECT(tilec_compile_artifact(p, &co, &out, &n, &err) == TILEC_OK);
+  EXPECT(out && n > 4 && memcmp(out, "\177ELF", 4) == 0); /* the shared object */
+  tilec_free(out);
+  tilec_program_destroy(p);
+  tilec_context_destroy(ctx);
+}
+
+int main(void) {
+  char why[512] = "";
+  char path[PATH_MAX];
+  bool have_nvrtc = tc_nvrtc_locate(path, sizeof path);
+  if (have_nvrtc) RUN(identity_does_not_load_nvrtc); /* before anything loads it */
+  if (tc_nvrtc_available(why, sizeof why)) {
+    RUN(nvrtc_sm80);
+    RUN(nvrtc_sm90a);
+    RUN(nvrtc_error_carries_the_log);
+    RUN(build_stores_nothing_on_failure);
+    RUN(compile_artifact_public_api);
+  } else {
+    printf("SKIP NVRTC tests: %s\n", why);
+  }
+  RUN(meta_parsing);
+  RUN(arch_rule_and_options);
+  RUN(generate_without_the_code_generator);
+  RUN(driver_presence_is_reported);
+  TEST_MAIN_END();
+}
