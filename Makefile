@@ -119,7 +119,7 @@ fuzz: build-fuzz/libtilec.a
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer \
 	  -o build-fuzz/fuzz_reader tests/fuzz/fuzz_reader.c build-fuzz/libtilec.a $(LDLIBS)
 	mkdir -p build-fuzz/corpus && cp tests/fuzz/corpus/*.py examples/*.py tests/diag/*.py build-fuzz/corpus/ 2>/dev/null || true
-	build-fuzz/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=8192 build-fuzz/corpus
+	build-fuzz/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=8192 build-fuzz/corpus $(FUZZ_SEEDS)
 
 bench:
 	@sh tools/deps.sh bench

@@ -129,6 +129,11 @@ typedef struct tilec_compile_options {
 TILEC_API char *tilec_program_ir(tilec_program *prog, const tilec_compile_options *opts, int lowered,
                        tilec_error *err);
 
+/* The code the target's backend generates for the kernel (the kernel alone when `kernel_only`
+ * is nonzero), without building or loading it: no compiler runs. Freed with tilec_free. */
+TILEC_API char *tilec_program_source(tilec_program *prog, const tilec_compile_options *opts, int kernel_only,
+                           tilec_error *err);
+
 typedef struct tilec_kernel tilec_kernel;
 
 TILEC_API tilec_kernel *tilec_compile(tilec_program *prog, const tilec_compile_options *opts,

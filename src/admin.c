@@ -47,9 +47,15 @@ tilec_status tilec_cache_report(tilec_context *ctx, const char *what, char **out
                    e->description ? e->description : "", e->valid ? "" : " [invalid]");
     }
   } else {
-    tc_sb_printf(&sb, "directory: %s\nentries: %zu\nbytes: %" PRIu64 "\nlimit: %" PRIu64 " bytes\ntemp files: %zu (%" PRIu64 " bytes)\nenabled: %s\n",
-                 tc_disk_cache_dir(dc), l.count, l.total_bytes, tc_disk_cache_max_bytes(dc), l.temp_files, l.temp_bytes,
-                 (ctx->flags & TILEC_CONTEXT_NO_DISK_CACHE) ? "no (TILEC_DISABLE_CACHE)" : tc_disk_cache_enabled(dc) ? "yes" : "no (see the warning)");
+    char why[600];
+    const char *enabled = (ctx->flags & TILEC_CONTEXT_NO_DISK_CACHE) ? "no (TILEC_DISABLE_CACHE)"
+                          : !tc_disk_cache_enabled(dc)                ? "no (see the warning)"
+                          : tc_disk_cache_writable(dc, why, sizeof why) ? "yes"
+                                                                        : NULL;
+    tc_sb_printf(&sb, "directory: %s\nentries: %zu\nbytes: %" PRIu64 "\nlimit: %" PRIu64 " bytes\ntemp files: %zu (%" PRIu64 " bytes)\n",
+                 tc_disk_cache_dir(dc), l.count, l.total_bytes, tc_disk_cache_max_bytes(dc), l.temp_files, l.temp_bytes);
+    if (enabled) tc_sb_printf(&sb, "enabled: %s\n", enabled);
+    else tc_sb_printf(&sb, "enabled: read-only (%s; entries are read, new kernels are not stored)\n", why);
   }
   tc_cache_listing_free(&l);
   tc_disk_cache_close(dc);

@@ -99,8 +99,12 @@ tilec_program *tilec_program_from_string(tilec_context *ctx, const char *name, c
     tc_error(err, TILEC_ERROR_USAGE, "tilec_program_from_string: %s is NULL", ctx ? "text" : "context");
     return NULL;
   }
-  if (memchr(text, 0, len)) {
-    tc_error(err, TILEC_ERROR_PROGRAM, "%s: source contains a NUL byte", name ? name : "<string>");
+  const char *nul = memchr(text, 0, len);
+  if (nul) { /* CPython's error, with the place of the byte */
+    tc_source at = {name ? name : "<string>", text, len};
+    tc_loc loc = {&at, 1, 1};
+    for (const char *q = text; q < nul; q++) loc.line += *q == '\n', loc.col = *q == '\n' ? 1 : loc.col + 1;
+    tc_error_at(err, TILEC_ERROR_PROGRAM, loc, "source code cannot contain null bytes");
     return NULL;
   }
   tilec_program *p = calloc(1, sizeof *p);

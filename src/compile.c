@@ -276,18 +276,27 @@ char *tilec_program_ir(tilec_program *prog, const tilec_compile_options *opts, i
   return text;
 }
 
+/* The pipeline up to emission (evaluate, passes, target passes, backend), for `tilec compile`
+ * and `tilec source`; lw->k is the lowered kernel. */
+static bool lower_for_emit(tilec_program *prog, const tilec_compile_options *opts, tc_arena *arena,
+                           tc_backend_env *env, const tc_backend **be, tc_lowered *lw, tilec_error *err) {
+  ARENA_GUARD(arena, err, false);
+  *lw = (tc_lowered){arena, NULL, &env->desc, NULL};
+  const tc_target *t = NULL;
+  bool ok = evaluate(prog, opts, arena, &lw->k, err) && run_passes(arena, lw->k, err);
+  if (ok) ok = (t = target_of(opts, &env->desc, err)) != NULL && tc_run_target_passes(t, lw, err);
+  if (ok) ok = (*be = backend_of(env, t, opts, err)) != NULL;
+  arena->oom_jmp = saved_;
+  return ok;
+}
+
 /* Lowering for `tilec compile`: the pipeline up to emission, then the build; no load. */
 static tilec_status lower_and_build(tilec_program *prog, const tilec_compile_options *opts, tc_arena *arena,
                                     tc_backend_env *env, const tc_backend **be, tc_generated *gen, void **artifact,
                                     size_t *size, tilec_error *err) {
-  ARENA_GUARD(arena, err, TILEC_ERROR_NOMEM);
-  tc_lowered lw = {arena, NULL, &env->desc, NULL};
-  const tc_target *t = NULL;
-  bool ok = evaluate(prog, opts, arena, &lw.k, err) && run_passes(arena, lw.k, err);
-  if (ok) ok = (t = target_of(opts, &env->desc, err)) != NULL && tc_run_target_passes(t, &lw, err);
-  if (ok) ok = (*be = backend_of(env, t, opts, err)) != NULL;
-  arena->oom_jmp = saved_;
-  if (!ok) return err && err->status != TILEC_OK ? err->status : TILEC_ERROR_PROGRAM;
+  tc_lowered lw;
+  if (!lower_for_emit(prog, opts, arena, env, be, &lw, err))
+    return err && err->status != TILEC_OK ? err->status : TILEC_ERROR_PROGRAM;
   tilec_status st = (*be)->generate(&lw, gen, err);
   if (st == TILEC_OK) st = (*be)->build(env, gen, artifact, size, err);
   return st;
@@ -329,4 +338,30 @@ done:
   tc_generated_free(&gen);
   tc_arena_free(&arena);
   return st;
+}
+
+/* ---- the generated code alone, for `tilec source`: the pipeline up to emit, no build ---- */
+
+char *tilec_program_source(tilec_program *prog, const tilec_compile_options *opts, int kernel_only, tilec_error *err) {
+  static const tilec_compile_options none = {0};
+  if (!prog) {
+    tc_error(err, TILEC_ERROR_USAGE, "tilec_program_source: program is NULL");
+    return NULL;
+  }
+  tc_arena arena;
+  tc_arena_init(&arena);
+  tc_backend_env env = prog->ctx->env;
+  env.build_only = true; /* generation needs no device, as `tilec compile` needs none */
+  const tc_backend *be = NULL;
+  tc_lowered lw;
+  tc_generated gen = {0};
+  char *text = NULL;
+  if (lower_for_emit(prog, opts ? opts : &none, &arena, &env, &be, &lw, err) && be->generate(&lw, &gen, err) == TILEC_OK) {
+    const char *s = kernel_only ? gen.kernel_source : gen.full_source;
+    text = strdup(s ? s : "");
+    if (!text) tc_error(err, TILEC_ERROR_NOMEM, "out of memory");
+  }
+  tc_generated_free(&gen);
+  tc_arena_free(&arena);
+  return text;
 }

@@ -223,17 +223,26 @@ bool tc_compile_cached(tilec_kernel *kern, const tilec_compile_options *opts, ti
   /* 2. the disk has it */
   if (disk_on) {
     tc_cache_entry e = {0};
-    if (tc_disk_cache_get(c->disk, be, &key, &e, NULL, 0) == TC_CACHE_HIT) {
+    char why[256];
+    tc_cache_result r = tc_disk_cache_get(c->disk, be, &key, &e, why, sizeof why);
+    if (r == TC_CACHE_HIT) {
       kern->module = module_from_entry(kern, &e, ptext, err);
       tc_cache_entry_release(&e);
       if (kern->module) kern->cache_status = "hit";
+      else snprintf(why, sizeof why, "its code does not load");
     }
+    /* A damaged entry is removed and rebuilt; say so (the context keeps the first warning). */
+    if (r == TC_CACHE_INVALID || (r == TC_CACHE_HIT && !kern->module))
+      tc_warn(&ctx->warnings, "kernel cache: the entry for '%s' in %s was damaged (%s); it was removed and is rebuilt",
+                      kern->ir->name, tc_disk_cache_dir(c->disk), why[0] ? why : "invalid");
   }
   /* 3. compile, and store */
   if (!kern->module) {
     kern->module = build_module(kern, &artifact, &artifact_size, err);
     if (!kern->module) goto done;
-    kern->cache_status = "miss";
+    /* "miss": compiled now and stored on disk (or memory only, by design); "miss-not-stored":
+     * the disk cache should have kept it but could not (the warning says why). */
+    bool stored = !(c->disk && !tc_disk_cache_off_by_choice(c->disk) && tc_cache_disk_allowed(be));
     if (disk_on && artifact) {
       char desc[512];
       snprintf(desc, sizeof desc, "%s (%s/%s) from %s", kern->ir->name, be->target, be->name,
@@ -252,10 +261,12 @@ bool tc_compile_cached(tilec_kernel *kern, const tilec_compile_options *opts, ti
       tilec_error perr = {0};
       if (tc_disk_cache_put(c->disk, be, &key, &e, &perr) != TILEC_OK)
         tc_warn(&ctx->warnings, "kernel cache: %s", perr.message);
+      else stored = tc_disk_cache_enabled(c->disk); /* a write fault switches the cache off */
       char *w = tc_disk_cache_take_warning(c->disk);
       if (w) tc_warn(&ctx->warnings, "%s", w);
       free(w);
     }
+    kern->cache_status = stored ? "miss" : "miss-not-stored";
   }
   if (mem_on) {
     tc_module *shared = tc_mem_cache_insert(c->mem, &key, kern->module);

@@ -122,6 +122,10 @@ static tilec_status check_args(tilec_kernel *k, DLTensor *const *args, size_t na
       tc_error(err, TILEC_ERROR_USAGE, "argument '%s' has %d dimensions, expected %d", pn, t->ndim, m->info.ndim);
       goto bad;
     }
+    if (t->ndim > 0 && !t->shape) {
+      tc_error(err, TILEC_ERROR_USAGE, "argument '%s' has %d dimensions but its shape is NULL", pn, t->ndim);
+      goto bad;
+    }
     int64_t numel = 1, stride = 1;
     for (int d = t->ndim - 1; d >= 0; d--) {
       int64_t got = t->shape[d];
@@ -189,8 +193,9 @@ static int32_t target_device(const tilec_kernel *k) {
   return kDLCPU;
 }
 
+typedef struct flop_env flop_env;
 static bool eval_int(const tc_kernel_ir *ir, const tc_expr *e, const int64_t *syms, const int64_t *scalars,
-                     int64_t *out);
+                     const flop_env *locals, int64_t *out);
 
 static tilec_status launch(tilec_kernel *k, DLTensor *const *args, size_t nargs, void *stream, bool async,
                            const char *fn, tilec_error *err) {
@@ -210,7 +215,7 @@ static tilec_status launch(tilec_kernel *k, DLTensor *const *args, size_t nargs,
   tc_launch_args la = {st.data, st.scalars, st.fscalars, st.syms, k->ir->nparams, k->ir->nsyms,
                        st.device, stream, async, {1, 1, 1}, true};
   for (int i = 0; i < k->ir->grid_ndim && la.grid_known; i++)
-    la.grid_known = eval_int(k->ir, k->ir->grid[i], st.syms, st.scalars, &la.grid[i]);
+    la.grid_known = eval_int(k->ir, k->ir->grid[i], st.syms, st.scalars, NULL, &la.grid[i]);
   rc = k->backend->launch(&k->env, k->module->mod, &la, err);
   launch_state_free(&st);
   return rc;
@@ -240,10 +245,32 @@ tilec_status tilec_kernel_run_reference(tilec_kernel *k, DLTensor *const *args, 
 
 /* ---- operation counts, for GFLOP/s and GB/s ---- */
 
-/* Evaluate an integer expression of constants, symbolic dims and (when `scalars` is given)
- * scalar parameters; false if it involves more or divides by zero. */
+/* Counting GEMM work (below) also binds the block indices, loop variables and scalar LETs of one
+ * block: a causal flash attention's loop bound depends on the block index. */
+enum { FLOP_ENV_MAX = 64, FLOP_LOOP_MAX = 4096, FLOP_BLOCKS_MAX = 2048 };
+struct flop_env {
+  int n;
+  const tc_var *var[FLOP_ENV_MAX];
+  int64_t val[FLOP_ENV_MAX];
+};
+
+static void env_set(flop_env *env, const tc_var *v, int64_t x) {
+  for (int i = env->n - 1; i >= 0; i--)
+    if (env->var[i] == v) {
+      env->val[i] = x;
+      return;
+    }
+  if (env->n < FLOP_ENV_MAX) {
+    env->var[env->n] = v;
+    env->val[env->n++] = x;
+  }
+}
+
+/* Evaluate an integer expression of constants, symbolic dims, (when `scalars` is given) scalar
+ * parameters and (when `locals` is given) bound variables; false if it involves more or divides
+ * by zero. */
 static bool eval_int(const tc_kernel_ir *ir, const tc_expr *e, const int64_t *syms, const int64_t *scalars,
-                     int64_t *out) {
+                     const flop_env *locals, int64_t *out) {
   int64_t a, b, c;
   switch (e->op) {
   case TC_OP_CONST_INT: *out = e->ival; return true;
@@ -258,47 +285,76 @@ static bool eval_int(const tc_kernel_ir *ir, const tc_expr *e, const int64_t *sy
         *out = scalars[i];
         return true;
       }
+    for (int i = locals ? locals->n - 1 : -1; i >= 0; i--)
+      if (locals->var[i] == e->var) {
+        *out = locals->val[i];
+        return true;
+      }
     return false;
-  case TC_OP_CAST: return tc_dtype_is_int(e->dtype) && eval_int(ir, e->args[0], syms, scalars, out);
+  case TC_OP_CAST: return tc_dtype_is_int(e->dtype) && eval_int(ir, e->args[0], syms, scalars, locals, out);
   case TC_OP_NEG:
-    if (!eval_int(ir, e->args[0], syms, scalars, &a)) return false;
+    if (!eval_int(ir, e->args[0], syms, scalars, locals, &a)) return false;
     *out = -a;
     return true;
   case TC_OP_SELECT:
-    if (!eval_int(ir, e->args[0], syms, scalars, &c) || !eval_int(ir, e->args[1], syms, scalars, &a) ||
-        !eval_int(ir, e->args[2], syms, scalars, &b))
+    if (!eval_int(ir, e->args[0], syms, scalars, locals, &c) || !eval_int(ir, e->args[1], syms, scalars, locals, &a) ||
+        !eval_int(ir, e->args[2], syms, scalars, locals, &b))
       return false;
     *out = c ? a : b;
     return true;
   default: break;
   }
-  if (e->nargs != 2 || !eval_int(ir, e->args[0], syms, scalars, &a) || !eval_int(ir, e->args[1], syms, scalars, &b) ||
-      !tc_fold_int(e->op, a, b, out))
+  if (e->nargs != 2 || !eval_int(ir, e->args[0], syms, scalars, locals, &a) ||
+      !eval_int(ir, e->args[1], syms, scalars, locals, &b) || !tc_fold_int(e->op, a, b, out))
     return false;
   *out = tc_wrap_int(*out, e->dtype);
   return true;
 }
 
-static bool eval_static(const tc_kernel_ir *ir, const tc_expr *e, const int64_t *syms, int64_t *out) {
-  return eval_int(ir, e, syms, NULL, out);
+typedef struct flop_ctx {
+  const tc_kernel_ir *ir;
+  const int64_t *syms;
+  flop_env env;
+} flop_ctx;
+
+static bool eval_local(const flop_ctx *fc, const tc_expr *e, int64_t *out) {
+  return eval_int(fc->ir, e, fc->syms, NULL, &fc->env, out);
 }
 
-/* Sum over the statement tree of gemm flops, times the trip counts of enclosing loops. */
-static double stmt_flops(const tc_kernel_ir *ir, const tc_stmt *s, const int64_t *syms) {
+/* GEMM flops of a statement tree for one block, loops run (or, when long, multiplied out). */
+static double stmt_flops(flop_ctx *fc, const tc_stmt *s) {
   if (!s) return 0;
   switch (s->kind) {
   case TC_ST_SEQ: {
     double f = 0;
-    for (int i = 0; i < s->u.seq.n; i++) f += stmt_flops(ir, s->u.seq.items[i], syms);
+    for (int i = 0; i < s->u.seq.n; i++) f += stmt_flops(fc, s->u.seq.items[i]);
     return f;
   }
-  case TC_ST_FOR: {
-    int64_t n;
-    double body = stmt_flops(ir, s->u.loop.body, syms);
-    if (body == 0) return 0;
-    return eval_static(ir, s->u.loop.extent, syms, &n) ? body * (double)(n > 0 ? n : 0) : 0;
+  case TC_ST_LET:
+  case TC_ST_ASSIGN: {
+    int64_t x;
+    if (tc_dtype_is_int(s->u.let.value->dtype) && eval_local(fc, s->u.let.value, &x)) env_set(&fc->env, s->u.let.var, x);
+    return 0;
   }
-  case TC_ST_IF: return stmt_flops(ir, s->u.if_.then_s, syms);
+  case TC_ST_FOR: {
+    int64_t lo, n;
+    if (!eval_local(fc, s->u.loop.min, &lo) || !eval_local(fc, s->u.loop.extent, &n) || n <= 0) return 0;
+    if (n > FLOP_LOOP_MAX) {
+      env_set(&fc->env, s->u.loop.var, lo);
+      return stmt_flops(fc, s->u.loop.body) * (double)n;
+    }
+    double f = 0;
+    for (int64_t i = 0; i < n; i++) {
+      env_set(&fc->env, s->u.loop.var, lo + i);
+      f += stmt_flops(fc, s->u.loop.body);
+    }
+    return f;
+  }
+  case TC_ST_IF: {
+    int64_t c;
+    if (eval_local(fc, s->u.if_.cond, &c)) return stmt_flops(fc, c ? s->u.if_.then_s : s->u.if_.else_s);
+    return stmt_flops(fc, s->u.if_.then_s);
+  }
   case TC_ST_GEMM: {
     int64_t sa[4], sc[4];
     int na = tc_region_squeezed(&s->u.gemm.a, sa, 4), nc = tc_region_squeezed(&s->u.gemm.c, sc, 4);
@@ -315,7 +371,7 @@ static bool syms_from_args(const tilec_kernel *k, DLTensor *const *args, size_t 
   for (int s = 0; s < ir->nsyms; s++) syms[s] = -1;
   if (nargs != (size_t)ir->nparams) return false;
   for (int i = 0; i < ir->nparams; i++) {
-    if (!args[i] || args[i]->ndim != k->params[i].info.ndim) return false;
+    if (!args[i] || args[i]->ndim != k->params[i].info.ndim || (args[i]->ndim > 0 && !args[i]->shape)) return false;
     for (int d = 0; d < args[i]->ndim; d++)
       if (k->params[i].sym_of_dim[d] >= 0) syms[k->params[i].sym_of_dim[d]] = args[i]->shape[d];
   }
@@ -327,21 +383,30 @@ static bool syms_from_args(const tilec_kernel *k, DLTensor *const *args, size_t 
 double tilec_kernel_flops(const tilec_kernel *k, DLTensor *const *args, size_t nargs) {
   if (!k) return 0;
   int64_t syms[64];
-  if (k->ir->nsyms > 64 || !syms_from_args(k, args, nargs, syms)) return 0;
-  double blocks = 1;
-  for (int i = 0; i < k->ir->grid_ndim; i++) {
-    int64_t g;
-    if (!eval_static(k->ir, k->ir->grid[i], syms, &g)) return 0;
-    blocks *= (double)g;
+  const tc_kernel_ir *ir = k->ir;
+  if (ir->nsyms > 64 || !syms_from_args(k, args, nargs, syms)) return 0;
+  flop_ctx fc = {ir, syms, {0, {0}, {0}}};
+  int64_t g[3] = {1, 1, 1};
+  for (int i = 0; i < ir->grid_ndim; i++)
+    if (!eval_local(&fc, ir->grid[i], &g[i]) || g[i] <= 0) return 0;
+  /* Every block when there are few; otherwise evenly spaced blocks, scaled to the grid. */
+  double blocks = (double)g[0] * (double)g[1] * (double)g[2], f = 0;
+  int64_t total = g[0] * g[1] * g[2], step = total > FLOP_BLOCKS_MAX ? total / FLOP_BLOCKS_MAX : 1, counted = 0;
+  for (int64_t b = 0; b < total; b += step, counted++) {
+    fc.env.n = 0;
+    int64_t idx[3] = {b % g[0], (b / g[0]) % g[1], b / (g[0] * g[1])};
+    for (int a = 0; a < 3; a++)
+      if (ir->block_idx[a]) env_set(&fc.env, ir->block_idx[a], idx[a]);
+    f += stmt_flops(&fc, ir->body);
   }
-  return blocks * stmt_flops(k->ir, k->ir->body, syms);
+  return counted ? f * blocks / (double)counted : 0;
 }
 
 double tilec_kernel_bytes(const tilec_kernel *k, DLTensor *const *args, size_t nargs) {
   if (!k || nargs != (size_t)k->ir->nparams) return 0;
   double bytes = 0;
   for (size_t i = 0; i < nargs; i++) {
-    if (!args[i] || !k->ir->params[i].buf) continue;
+    if (!args[i] || !k->ir->params[i].buf || (args[i]->ndim > 0 && !args[i]->shape)) continue;
     size_t n = 1;
     for (int d = 0; d < args[i]->ndim; d++) n *= (size_t)args[i]->shape[d];
     bytes += (double)tc_dtype_storage_bytes(k->ir->params[i].buf->dtype, n);

@@ -3,7 +3,7 @@
 #   unit tests:   BUILD/tests/test_*        (each prints PASS/FAIL lines)
 #   diagnostics:  tests/diag/*.py           (exact stderr and exit code, see tests/diag/README)
 #   end to end:   tests/e2e/*.sh            (each prints PASS/FAIL lines; TILEC names the CLI)
-# The last line is "N passed, N failed".
+# Each suite prints one progress line as it finishes; the last line is "N passed, N failed".
 passed=0
 failed=0
 tmp=$(mktemp -d)
@@ -17,12 +17,16 @@ count() { # $1: output file, $2: exit code, $3: what
   fi
   grep -A12 '^FAIL' "$1" | grep -v '^PASS' | head -n 60
   passed=$((passed + p)); failed=$((failed + f))
+  # progress: one line per suite, as it finishes
+  echo "  $3: $p passed, $f failed ($(( $(date +%s) - started ))s)"
 }
+started=$(date +%s)
 for B in "$@"; do
   [ "$B" = build ] && label="" || label="[$B] "
   echo "== ${label}unit tests"
   for t in "$B"/tests/test_*; do
     [ -x "$t" ] || continue
+    started=$(date +%s)
     TILEC_BUILD="$B" "$t" >"$tmp/out" 2>&1
     count "$tmp/out" $? "$label$t"
   done
@@ -30,6 +34,7 @@ for B in "$@"; do
   [ -x "$B/tilec" ] || continue
   echo "== ${label}diagnostics"
   : >"$tmp/diag"
+  started=$(date +%s)
   for f in tests/diag/*.py; do
     [ -f "$f" ] || continue
     exp="${f%.py}.expected"
@@ -49,6 +54,7 @@ for B in "$@"; do
   echo "== ${label}end to end"
   for s in tests/e2e/*.sh; do
     [ -f "$s" ] || continue
+    started=$(date +%s)
     TILEC="$B/tilec" TILEC_BUILD="$B" sh "$s" >"$tmp/out" 2>&1
     count "$tmp/out" $? "$label$s"
   done

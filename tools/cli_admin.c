@@ -29,7 +29,8 @@ int cli_cache(int argc, char **argv) {
   int rc = 0;
   if (strcmp(argv[0], "clear") == 0) {
     size_t n = 0;
-    if (tilec_cache_clear(ctx, &n, &err) != TILEC_OK) rc = cli_report(&err);
+    /* a directory that cannot be changed is a runtime failure (4), not a bad command line */
+    if (tilec_cache_clear(ctx, &n, &err) != TILEC_OK) rc = err.status == TILEC_ERROR_IO ? (cli_report(&err), CLI_EXIT_TARGET) : cli_report(&err);
     else printf("removed %zu files\n", n);
   } else {
     char *out = NULL;

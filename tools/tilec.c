@@ -11,6 +11,7 @@
  * Exit codes: 0 ok, 1 error in the program, 2 bad command line, 3 verification failed,
  * 4 target unavailable or runtime failure. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,8 @@ static const char usage_text[] =
     "\n"
     "options:\n"
     "  --kernel NAME      the kernel to use when FILE defines several\n"
-    "  -D NAME=VALUE      bind a kernel parameter, T.const name or symbolic dimension\n"
+    "  -D NAME=VALUE      bind a kernel parameter, T.const name, symbolic dimension or\n"
+    "                     module-level constant\n"
     "                     (VALUE: an int, a float, True/False, or a word such as bfloat16)\n"
     "  --lowered          (ir) print the IR after the target-independent passes\n"
     "  --target T         cpu, cuda, metal or auto (default auto: cpu); options may\n"
@@ -52,10 +54,80 @@ static const char usage_text[] =
     "  --perturb NAME     (run) testing aid: add 1 to element 0 of output NAME after the\n"
     "                     run, before verification, to see --verify fail\n"
     "  --kernel-only      (source) print the kernel without host code\n"
-    "  --help, --version\n"
+    "  --help, --version  (tilec CMD --help: the help of one command)\n"
     "\n"
     "exit status: 0 ok, 1 error in the program, 2 bad command line, 3 verification failed,\n"
     "4 target unavailable or runtime failure\n";
+
+/* Each command's own help: `tilec CMD --help`, `tilec CMD -h`, `tilec help CMD`. */
+static const struct {
+  const char *cmd, *text;
+} command_help[] = {
+    {"ir", "usage: tilec ir FILE [--kernel NAME] [-D NAME=VALUE]... [--lowered]\n"
+           "\n"
+           "Read FILE, evaluate one kernel with its bindings and print its tile IR.\n"
+           "\n"
+           "  --kernel NAME   the kernel to use when FILE defines several\n"
+           "  -D NAME=VALUE   bind a kernel parameter, a T.const name, a symbolic dimension or a\n"
+           "                  module-level constant (VALUE: int, float, True/False or a word such as bfloat16)\n"
+           "  --lowered       print the IR after the target-independent passes\n"},
+    {"run", "usage: tilec run FILE [--kernel NAME] [-D NAME=VALUE]... [--target T] [--backend B]\n"
+            "                 [--verify] [--bench] [--seed N] [--load DIR] [--save DIR] [--json]\n"
+            "\n"
+            "Compile one kernel, run it on seeded random inputs and report.\n"
+            "\n"
+            "  --kernel NAME   the kernel to use when FILE defines several\n"
+            "  -D NAME=VALUE   bind a parameter, T.const name, symbolic dimension or module constant\n"
+            "  --target T      cpu, cuda[,arch=sm_XX], metal or auto (default auto: cpu)\n"
+            "  --backend B     execution backend of the target (default: the target's default)\n"
+            "  --verify        compare every output with the reference interpreter\n"
+            "                  (cuda: with the cpu backend's result on the same inputs)\n"
+            "  --bench         time repeated runs; print median, min, max and GFLOP/s or GB/s\n"
+            "                  (cuda: CUDA events, L2 flushed between runs)\n"
+            "  --seed N        seed of the random inputs (default 0)\n"
+            "  --load DIR      read inputs from DIR/NAME.npy where present\n"
+            "  --save DIR      write every tensor after the run to DIR/NAME.npy\n"
+            "  --json          print one JSON object on stdout\n"
+            "  --perturb NAME  testing aid: add 1 to element 0 of output NAME before verification\n"},
+    {"source", "usage: tilec source FILE [--kernel NAME] [-D NAME=VALUE]... [--target T] [--backend B]\n"
+               "                    [--kernel-only]\n"
+               "\n"
+               "Print the code the target's backend generates for one kernel (no compiler runs).\n"
+               "\n"
+               "  --kernel NAME   the kernel to use when FILE defines several\n"
+               "  -D NAME=VALUE   bind a parameter, T.const name, symbolic dimension or module constant\n"
+               "  --target T      cpu, cuda[,arch=sm_XX], metal or auto (default auto: cpu)\n"
+               "  --backend B     execution backend of the target\n"
+               "  --kernel-only   print the kernel without host code\n"},
+    {"compile", "usage: tilec compile FILE -o OUT [--kernel NAME] [-D NAME=VALUE]... [--target T] [--backend B]\n"
+                "\n"
+                "Build one kernel's artifact without running it and write it to OUT (whole or not at all):\n"
+                "the shared object for cpu, the cubin for cuda (NVRTC or nvcc only: no GPU needed).\n"
+                "\n"
+                "  -o OUT          where the artifact goes\n"
+                "  --kernel NAME   the kernel to use when FILE defines several\n"
+                "  -D NAME=VALUE   bind a parameter, T.const name, symbolic dimension or module constant\n"
+                "  --target T      cpu, cuda[,arch=sm_XX], metal or auto\n"
+                "  --backend B     execution backend of the target\n"},
+    {"backends", "usage: tilec backends\n\nList the execution backends, the default of each target, and whether\n"
+                 "each is available on this machine (and why not).\n"},
+    {"cache", "usage: tilec cache ls|stats|clear\n"
+              "\n"
+              "  ls      list the entries of the disk kernel cache\n"
+              "  stats   the directory, entry count, size, limit and whether it is enabled\n"
+              "  clear   remove every entry (exit 4 when the directory cannot be changed)\n"
+              "\n"
+              "The directory is $TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else ~/.cache/tilec;\n"
+              "TILEC_DISABLE_CACHE=1 turns it off, TILEC_CACHE_MAX_MB sets its size limit.\n"},
+};
+
+static const char *help_of(const char *cmd) {
+  for (size_t i = 0; i < sizeof command_help / sizeof command_help[0]; i++)
+    if (strcmp(command_help[i].cmd, cmd) == 0) return command_help[i].text;
+  return NULL;
+}
+
+static bool is_help_flag(const char *a) { return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0; }
 
 static int usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "tilec: error: ");
@@ -173,18 +245,17 @@ static int cmd_source(const cli_options *o) {
   if (!ctx) return cli_report(&err);
   int rc = 0;
   tilec_program *prog = tilec_program_from_file(ctx, o->file, &err);
-  tilec_kernel *k = NULL;
   if (!prog) {
     rc = cli_report(&err);
   } else {
     tilec_compile_options co;
     cli_compile_options(o, &co);
-    k = tilec_compile(prog, &co, &err);
-    if (!k) rc = cli_report(&err);
-    else fputs(tilec_kernel_source(k, o->kernel_only), stdout);
+    char *text = tilec_program_source(prog, &co, o->kernel_only, &err); /* generation only: no compiler runs */
+    if (!text) rc = cli_report(&err);
+    else fputs(text, stdout);
+    tilec_free(text);
   }
   cli_print_warning(ctx);
-  tilec_kernel_destroy(k);
   tilec_program_destroy(prog);
   tilec_context_destroy(ctx);
   return rc;
@@ -202,10 +273,18 @@ int main(int argc, char **argv) {
     return CLI_EXIT_USAGE;
   }
   const char *cmd = argv[1];
-  if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
-    fputs(usage_text, stdout);
+  if (is_help_flag(cmd) || strcmp(cmd, "help") == 0) {
+    const char *h = strcmp(cmd, "help") == 0 && argc > 2 ? help_of(argv[2]) : NULL;
+    if (strcmp(cmd, "help") == 0 && argc > 2 && !h) return usage_error("no help for unknown command '%s'", argv[2]);
+    fputs(h ? h : usage_text, stdout);
     return 0;
   }
+  if (help_of(cmd)) /* `tilec CMD ... --help` prints CMD's help, whatever else is on the line */
+    for (int i = 2; i < argc; i++)
+      if (is_help_flag(argv[i])) {
+        fputs(help_of(cmd), stdout);
+        return 0;
+      }
   if (strcmp(cmd, "--version") == 0) {
     printf("tilec %s\n", tilec_version());
     return 0;

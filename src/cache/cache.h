@@ -117,6 +117,9 @@ tc_disk_cache *tc_disk_cache_open(const char *dir, unsigned flags, tilec_error *
 void tc_disk_cache_close(tc_disk_cache *c);
 
 bool tc_disk_cache_enabled(tc_disk_cache *c); /* false: disabled, or switched off by a fault */
+bool tc_disk_cache_off_by_choice(const tc_disk_cache *c); /* disabled by flag or TILEC_DISABLE_CACHE */
+/* Whether new entries could be written now (false with the reason, e.g. a read-only mount). */
+bool tc_disk_cache_writable(const tc_disk_cache *c, char *why, size_t why_cap);
 /* The resolved directory ("" when none could be resolved). Valid while c is open. */
 const char *tc_disk_cache_dir(const tc_disk_cache *c);
 uint64_t tc_disk_cache_max_bytes(const tc_disk_cache *c);

@@ -25,6 +25,7 @@ struct tc_disk_cache {
   uint64_t max_bytes;
   char *warning;      /* guarded by mu; one warning, taken by the caller */
   bool warned;        /* a warning was recorded once; later faults add none */
+  bool by_choice;     /* disabled on purpose (TC_DISK_CACHE_DISABLE, TILEC_DISABLE_CACHE) */
   tc_cache_write_fn write_hook;
   void *write_hook_user;
 };
@@ -132,7 +133,10 @@ tc_disk_cache *tc_disk_cache_open(const char *dir, unsigned flags, tilec_error *
     record_warning_locked(c, "disk cache disabled: no cache directory (set TILEC_CACHE_DIR or HOME)");
     return c;
   }
-  if ((flags & TC_DISK_CACHE_DISABLE) || env_set("TILEC_DISABLE_CACHE")) return c;
+  if ((flags & TC_DISK_CACHE_DISABLE) || env_set("TILEC_DISABLE_CACHE")) {
+    c->by_choice = true;
+    return c;
+  }
   if (strlen(c->dir) + ENTRY_NAME_LEN + 32 >= PATH_MAX) { /* room for entry and temp names */
     record_warning_locked(c, "disk cache disabled: the cache directory path is too long");
     return c;
@@ -185,6 +189,14 @@ bool tc_disk_cache_enabled(tc_disk_cache *c) {
 }
 
 const char *tc_disk_cache_dir(const tc_disk_cache *c) { return c->dir; }
+bool tc_disk_cache_off_by_choice(const tc_disk_cache *c) { return c->by_choice; }
+
+bool tc_disk_cache_writable(const tc_disk_cache *c, char *why, size_t why_cap) {
+  /* access() sees a read-only filesystem even for root, whom permissions do not stop */
+  if (*c->dir && access(c->dir, W_OK | X_OK) == 0) return true;
+  snprintf(why, why_cap, "cannot write in %s: %s", *c->dir ? c->dir : "(no directory)", *c->dir ? strerror(errno) : "unset");
+  return false;
+}
 uint64_t tc_disk_cache_max_bytes(const tc_disk_cache *c) { return c->max_bytes; }
 
 char *tc_disk_cache_take_warning(tc_disk_cache *c) {

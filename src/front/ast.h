@@ -116,16 +116,20 @@ typedef struct tc_ast_params {
 } tc_ast_params;
 
 struct tc_ast {
+  /* Laid out to 176 bytes (a multiple of the arena's 16): the tree is what the reader keeps per
+   * source byte. */
   tc_ast_kind kind;
-  tc_loc loc;      /* the node's first token */
-  tc_loc end_loc;  /* one past its last token (line/col of the end), for ranges in diagnostics */
-  const char *str;
-  size_t str_len;
-  const char *str2;
-  int64_t ival;
-  double fval;
   int op;
   int flag;
+  uint32_t str_len;
+  tc_loc loc;               /* the node's first token */
+  int end_line, end_col;    /* one past its last token, for ranges in diagnostics */
+  const char *str;
+  const char *str2;
+  union {
+    int64_t ival;
+    double fval;            /* FLOAT, IMAG */
+  };
   tc_ast *a, *b, *c;
   tc_ast_list list, list2, list3, list4;
   tc_cmp_op *ops;     /* COMPARE: list.n entries */

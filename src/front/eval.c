@@ -179,6 +179,8 @@ tc_val *tv_module(tc_ev *ev, int id) {
   return v;
 }
 tc_val *tv_opaque(tc_ev *ev, const char *name) {
+  const tc_builtin *b = ev_compat_builtin(name); /* a helper tilec implements, however it was imported */
+  if (b) return tv_builtin(ev, b, NULL);
   tc_val *v = tv_new(ev, TV_OPAQUE);
   v->u.opaque.name = tc_arena_strdup(&ev->tmp, name);
   return v;
@@ -313,7 +315,7 @@ static size_t loc_offset(const tc_source *src, int line, int col) {
 const char *ev_node_text(tc_ev *ev, const tc_ast *node) {
   if (!node || !ev->src || !ev->src->text) return "?";
   size_t a = loc_offset(ev->src, node->loc.line, node->loc.col);
-  size_t b = node->end_loc.line > 0 ? loc_offset(ev->src, node->end_loc.line, node->end_loc.col) : a;
+  size_t b = node->end_line > 0 ? loc_offset(ev->src, node->end_line, node->end_col) : a;
   if (b < a) b = a;
   if (b - a > 200) b = a + 200;
   /* collapse newlines and runs of spaces (continuation lines) */
@@ -733,6 +735,29 @@ static bool contains_prim_func(const tc_ast_list *body, int depth) {
   return false;
 }
 
+/* Whether a `@x.jit` decorator is TileLang's (not @triton.jit or @numba.jit in the same file):
+ * x must be a name the module binds to tilelang (import tilelang [as x]); a bare @jit counts. */
+static bool is_tilelang_jit(const tc_ast *module, const tc_ast *def) {
+  for (int i = 0; i < def->list2.n; i++) {
+    const tc_ast *d = def->list2.v[i];
+    if (strcmp(decorator_name(d), "jit") != 0) continue;
+    if (d->kind == TC_AST_CALL) d = d->a;
+    if (d->kind == TC_AST_NAME) return true;
+    if (d->kind != TC_AST_ATTRIBUTE || !d->a || d->a->kind != TC_AST_NAME) continue;
+    const char *base = d->a->str;
+    if (strcmp(base, "tilelang") == 0) return true;
+    for (int j = 0; j < module->list.n; j++) {
+      const tc_ast *s = module->list.v[j];
+      if (s->kind != TC_AST_IMPORT) continue;
+      for (int k = 0; k < s->list.n; k++) {
+        const tc_ast *al = s->list.v[k];
+        if (strcmp(al->str, "tilelang") == 0 && al->str2 && strcmp(al->str2, base) == 0) return true;
+      }
+    }
+  }
+  return false;
+}
+
 tc_kernel_defs tc_front_find_kernels(tc_arena *arena, const tc_ast *module) {
   tc_kernel_defs out = {0, NULL};
   if (!module || module->kind != TC_AST_MODULE) return out;
@@ -745,7 +770,7 @@ tc_kernel_defs tc_front_find_kernels(tc_arena *arena, const tc_ast *module) {
     if (has_decorator(s, "prim_func")) style = TC_STYLE_PRIM_FUNC;
     else if (has_decorator(s, "macro")) continue;
     else if (contains_prim_func(&s->list, 0)) style = TC_STYLE_FACTORY;
-    else if (has_decorator(s, "jit")) style = TC_STYLE_EAGER;
+    else if (is_tilelang_jit(module, s)) style = TC_STYLE_EAGER;
     else continue;
     int j;
     for (j = 0; j < out.n; j++) /* a redefinition replaces the earlier one, as in Python */
@@ -858,6 +883,43 @@ static void scan_names(tc_ev *ev, const tc_ast *n, name_set *s, int depth) {
   for (int i = 0; i < n->list2.n; i++) scan_names(ev, n->list2.v[i], s, depth + 1);
 }
 
+/* Every parameter without a value at once, with its annotation, and the defaults of the rest. */
+static _Noreturn void fail_missing_params(tc_ev *ev, const char *kernel, const tc_ast *def, const tc_func *f, int missing) {
+  tc_strbuf sb, rest;
+  tc_sb_init_arena(&sb, &ev->tmp);
+  tc_sb_init_arena(&rest, &ev->tmp);
+  const char *only = NULL;
+  for (int i = 0; i < def->params.n; i++) {
+    const tc_ast_param *p = &def->params.v[i];
+    if (p->kind == TC_PARAM_VARARGS || p->kind == TC_PARAM_KWARGS) continue;
+    tc_val *v;
+    if (ev_find_define(ev, p->name, &v)) continue;
+    if (!f->defaults[i]) {
+      only = p->name;
+      tc_sb_printf(&sb, "\n  -D %s=VALUE", p->name);
+      if (p->annotation) tc_sb_printf(&sb, "   (%s)", ev_node_text(ev, p->annotation));
+    } else if (p->default_) {
+      tc_sb_printf(&rest, "%s%s=%s", rest.len ? ", " : "", p->name, ev_node_text(ev, p->default_));
+    }
+  }
+  if (rest.len) tc_sb_printf(&sb, "\nthe other parameters have defaults: %s", tc_sb_cstr(&rest));
+  if (missing == 1)
+    ev_fail_usage(ev, "kernel '%s' needs a value for parameter '%s'; give it with:%s", kernel, only, tc_sb_cstr(&sb));
+  ev_fail_usage(ev, "kernel '%s' needs values for %d parameters; give them with:%s", kernel, missing, tc_sb_cstr(&sb));
+}
+
+static bool is_param_name(const tc_ast *def, const char *name) {
+  for (int i = 0; i < def->params.n; i++)
+    if (strcmp(def->params.v[i].name, name) == 0) return true;
+  return false;
+}
+
+static bool is_module_assign_name(const tc_ev *ev, const char *name) {
+  for (int i = 0; i < ev->npending; i++)
+    if (ev->pending[i].stmt->kind == TC_AST_ASSIGN && strcmp(ev->pending[i].name, name) == 0) return true;
+  return false;
+}
+
 static void check_defines(tc_ev *ev, const tc_ast *def) {
   name_set s = {0};
   if (ev->style == TC_STYLE_PRIM_FUNC) {
@@ -869,6 +931,9 @@ static void check_defines(tc_ev *ev, const tc_ast *def) {
     for (int i = 0; i < def->params.n; i++)
       if (def->params.v[i].kind != TC_PARAM_VARARGS && def->params.v[i].kind != TC_PARAM_KWARGS)
         names_add(ev, &s, def->params.v[i].name);
+    for (int i = 0; i < ev->npending; i++) /* a module constant (M = 8192) can be overridden too */
+      if (ev->pending[i].stmt->kind == TC_AST_ASSIGN && !is_param_name(def, ev->pending[i].name))
+        names_add(ev, &s, ev->pending[i].name);
   }
   scan_const_list(ev, &def->list, &s, 0);
   for (int i = 0; i < def->params.n; i++) scan_const_names(ev, def->params.v[i].annotation, &s, 0);
@@ -945,7 +1010,8 @@ static void record_jit(tc_ev *ev, const tc_ast *call, tc_val *out_idx) {
     const tc_ast *first = call->list.n ? call->list.v[0] : call->list2.v[0];
     const tc_ast *last = call->list2.n ? call->list2.v[call->list2.n - 1] : call->list.v[call->list.n - 1];
     tc_ast span = *first;
-    span.end_loc = last->end_loc;
+    span.end_line = last->end_line;
+    span.end_col = last->end_col;
     k->jit_args = tc_arena_strdup(ev->ir, ev_node_text(ev, &span));
     for (int i = 0; i < call->list2.n; i++)
       if (call->list2.v[i]->str && strcmp(call->list2.v[i]->str, "out_idx") == 0) {
@@ -998,13 +1064,15 @@ static tc_kernel_ir *eval_kernel(tc_ev *ev, const tc_kernel_def *kd) {
   ev->style = kd->style;
   ev->kernel_name = kd->name;
   check_defines(ev, kd->def);
-  if (kd->style == TC_STYLE_PRIM_FUNC)
-    for (size_t i = 0; i < ev->ndefines; i++) { /* -D overrides a module constant */
-      if (binds_symbolic(ev, ev->defines[i].name)) continue; /* n = T.symbolic("n") stays symbolic */
-      tc_val *v;
-      ev_find_define(ev, ev->defines[i].name, &v);
-      scope_set(ev, ev->globals, ev->defines[i].name, v);
-    }
+  for (size_t i = 0; i < ev->ndefines; i++) { /* -D overrides a module constant */
+    if (kd->style != TC_STYLE_PRIM_FUNC &&
+        (is_param_name(kd->def, ev->defines[i].name) || !is_module_assign_name(ev, ev->defines[i].name)))
+      continue; /* a factory's parameter, or a T.const name */
+    if (binds_symbolic(ev, ev->defines[i].name)) continue; /* n = T.symbolic("n") stays symbolic */
+    tc_val *v;
+    ev_find_define(ev, ev->defines[i].name, &v);
+    scope_set(ev, ev->globals, ev->defines[i].name, v);
+  }
   bool found;
   tc_val *fv = ev_lookup_global(ev, kd->name, kd->def->loc, &found);
   if (!found || fv->kind != TV_FUNC) ev_fail(ev, kd->def->loc, "'%s' is not a function", kd->name);
@@ -1018,6 +1086,7 @@ static tc_kernel_ir *eval_kernel(tc_ev *ev, const tc_kernel_def *kd) {
     a.kw = EV_NEW_ARRAY(ev, const char *, def->params.n);
     a.kv = EV_NEW_ARRAY(ev, tc_val *, def->params.n);
     a.knode = EV_NEW_ARRAY(ev, const tc_ast *, def->params.n);
+    int missing = 0;
     for (int i = 0; i < def->params.n; i++) {
       const tc_ast_param *p = &def->params.v[i];
       if (p->kind == TC_PARAM_VARARGS || p->kind == TC_PARAM_KWARGS) continue;
@@ -1026,10 +1095,10 @@ static tc_kernel_ir *eval_kernel(tc_ev *ev, const tc_kernel_def *kd) {
         a.kw[a.nkw] = p->name;
         a.kv[a.nkw++] = v;
       } else if (!f->defaults[i]) {
-        ev_fail_usage(ev, "kernel '%s' needs a value for parameter '%s'; give it with -D %s=VALUE", kd->name, p->name,
-                      p->name);
+        missing++;
       }
     }
+    if (missing) fail_missing_params(ev, kd->name, def, f, missing);
     tc_val *r = ev_call_func(ev, f, &a, kd->def->loc);
     if (r->kind != TV_FUNC || !r->u.func->is_prim_func)
       ev_fail(ev, kd->def->loc, "kernel factory '%s' must return a @T.prim_func, but it returned %s", kd->name,
@@ -1084,10 +1153,13 @@ static tc_kernel_ir *eval_guarded(tc_ev *ev, const char *name) {
       ev_fail_usage(ev, "program has no kernel named '%s'; kernels: %s", name, list);
     }
   } else if (defs.n == 0) {
-    tc_error(ev->err, TILEC_ERROR_PROGRAM,
-             "%s: program defines no kernel (a @T.prim_func, a kernel factory returning one, or a "
-             "@tilelang.jit function)",
-             ev->src && ev->src->name ? ev->src->name : "<input>");
+    /* placed at 1:1 so the message has the file:line:col every other one has */
+    tc_loc top = {ev->src, 1, 1};
+    if (ev->module->list.n == 0) tc_error_at(ev->err, TILEC_ERROR_PROGRAM, top, "the file is empty: there is no kernel to compile");
+    else
+      tc_error_at(ev->err, TILEC_ERROR_PROGRAM, top,
+                  "program defines no kernel (a @T.prim_func, a kernel factory returning one, or a "
+                  "@tilelang.jit function)");
     return NULL;
   } else if (defs.n > 1) {
     tc_strbuf sb;

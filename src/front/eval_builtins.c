@@ -779,6 +779,13 @@ static tc_val *m_values(tc_ev *ev, tc_val *self, tc_args *a) {
 
 tc_val *ev_astype(tc_ev *ev, tc_val *self, tc_args *a);
 
+static tc_val *m_isdigit(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)a;
+  bool r = self->u.str.n > 0;
+  for (size_t i = 0; i < self->u.str.n && r; i++) r = self->u.str.s[i] >= '0' && self->u.str.s[i] <= '9';
+  return tv_bool(ev, r);
+}
+
 static const tc_builtin list_methods[] = {
     {"list.append", "x", m_append, 0},   {"list.extend", "iterable", m_extend, 0}, {"list.pop", "index?", m_pop, 0},
     {"list.insert", "index x", m_insert, 0}, {"list.index", "x", m_index, 0},  {"list.count", "x", m_count, 0},
@@ -793,7 +800,7 @@ static const tc_builtin str_methods[] = {
     {"str.lower", "", m_lower, 0},               {"str.upper", "", m_upper, 0},
     {"str.startswith", "prefix", m_startswith, 0}, {"str.endswith", "suffix", m_endswith, 0},
     {"str.replace", "old new", m_replace, 0},    {"str.join", "iterable", m_join, 0},
-    {"str.format", "*args | **", m_format, 0},
+    {"str.format", "*args | **", m_format, 0},  {"str.isdigit", "", m_isdigit, 0},
     {NULL, NULL, NULL, 0},
 };
 static const tc_builtin dict_methods[] = {
@@ -821,7 +828,15 @@ tc_val *ev_method(tc_ev *ev, tc_val *obj, const char *attr, tc_loc loc) {
   case TV_LIST: t = list_methods; break;
   case TV_TUPLE: t = tuple_methods; break;
   case TV_STR: t = str_methods; break;
+  case TV_DTYPE: { /* str methods on a dtype act on its name (dtype.startswith("float")) */
+    const char *name = ev_dtype_name(obj->u.dt);
+    obj = tv_str(ev, name, strlen(name));
+    t = str_methods;
+    break;
+  }
   case TV_DICT: t = dict_methods; break;
+  case TV_INT:
+  case TV_BOOL: return ev_compat_int_method(ev, obj, attr);
   case TV_EXPR:
   case TV_ELEM: t = expr_methods; break;
   case TV_BUFFER:

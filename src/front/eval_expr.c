@@ -391,6 +391,11 @@ void ev_iterate(tc_ev *ev, tc_val *it, tc_loc loc, tc_iter_fn fn, void *ctx) {
     for (size_t i = 0; i < it->u.str.n; i++)
       if (!fn(ev, tv_str(ev, it->u.str.s + i, 1), ctx)) return;
     return;
+  case TV_DTYPE: { /* a dtype is its name, as in TileLang, where dtypes are strings */
+    const char *name = ev_dtype_name(it->u.dt);
+    ev_iterate(ev, tv_str(ev, name, strlen(name)), loc, fn, ctx);
+    return;
+  }
   case TV_RANGE:
     if (it->u.range.kind == TR_PY_RANGE || it->u.range.kind == TR_SERIAL || it->u.range.kind == TR_UNROLL ||
         it->u.range.kind == TR_VECTORIZED) {
@@ -655,9 +660,11 @@ tc_val *ev_getattr(tc_ev *ev, tc_val *obj, const char *attr, tc_loc loc) {
   switch (obj->kind) {
   case TV_MODULE: return ev_module_attr(ev, obj->u.mod.id, attr, loc);
   case TV_OPAQUE: {
-    if (ev->cur) ev_fail(ev, loc, "unsupported: use of '%s' inside a kernel", obj->u.opaque.name);
     char buf[256];
     snprintf(buf, sizeof buf, "%s.%s", obj->u.opaque.name, attr);
+    /* torch.cuda.is_available() inside a kernel is a compile-time answer; torch.relu is not */
+    if (ev->cur && !ev_compat_builtin(buf) && !(strcmp(buf, "torch.cuda") == 0))
+      ev_fail(ev, loc, "unsupported: use of '%s' inside a kernel", obj->u.opaque.name);
     return tv_opaque(ev, buf);
   }
   case TV_BUFFER: {

@@ -169,6 +169,8 @@ struct tc_ev {
 
   tc_env *globals;
   tc_pending *pending;
+  const tc_var **const_dims; /* T.const dimensions left symbolic: a -D binds them */
+  int nconst_dims;
   int npending;
   const tc_ast **error_stmts;
   int nerror_stmts;
@@ -300,6 +302,11 @@ void ev_rt_leave(tc_ev *ev, int mark, bool kill);
 /* ---- eval_tl.c: T.*, tilelang, math ---- */
 tc_val *ev_module_attr(tc_ev *ev, int mod, const char *attr, tc_loc loc);
 tc_val *ev_module_attr_try(tc_ev *ev, int mod, const char *attr);
+/* eval_compat.c: helpers reached by dotted name (tilelang.math.next_power_of_2, device queries),
+ * int methods, and the "needs an sm_100 target" diagnostic for Blackwell-only attributes. */
+const tc_builtin *ev_compat_builtin(const char *dotted);
+tc_val *ev_compat_int_method(tc_ev *ev, tc_val *obj, const char *attr);
+void ev_compat_check_attr(tc_ev *ev, const char *module, const char *attr, tc_loc loc);
 tc_region ev_region(tc_ev *ev, tc_val *v, const tc_region *other, const tc_ast *node, tc_loc loc,
                     const char *what);
 void ev_kernel_enter(tc_ev *ev, tc_val *frame, const tc_ast *target, const tc_ast_list *body,

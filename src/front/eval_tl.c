@@ -391,6 +391,11 @@ static tc_val *symbolic_dim(tc_ev *ev, const char *name, tc_dtype dt, tc_loc loc
   for (int i = 0; i < k->nsyms; i++)
     if (strcmp(k->syms[i]->name, name) == 0) return tv_expr(ev, tc_ir_var_ref(ev->ir, k->syms[i], loc));
   tc_var *v = tc_ir_new_var(ev->ir, k, tc_arena_strdup(ev->ir, name), dt, TC_VAR_SYMBOLIC, loc);
+  if (define_binds) { /* so a diagnostic can say that -D NAME=... fixes it */
+    ev->const_dims = tc_arena_grow(&ev->tmp, ev->const_dims, sizeof(tc_var *) * (size_t)ev->nconst_dims,
+                                   sizeof(tc_var *) * (size_t)(ev->nconst_dims + 1));
+    ev->const_dims[ev->nconst_dims++] = v;
+  }
   k->syms = tc_arena_grow(ev->ir, k->syms, sizeof(tc_var *) * (size_t)k->nsyms, sizeof(tc_var *) * (size_t)(k->nsyms + 1));
   k->syms[k->nsyms++] = v;
   return tv_expr(ev, tc_ir_var_ref(ev->ir, v, loc));
@@ -1359,6 +1364,7 @@ tc_val *ev_module_attr_try(tc_ev *ev, int mod, const char *attr) {
 tc_val *ev_module_attr(tc_ev *ev, int mod, const char *attr, tc_loc loc) {
   tc_val *v = ev_module_attr_try(ev, mod, attr);
   if (v) return v;
+  ev_compat_check_attr(ev, mod == TM_LANGUAGE ? "T" : "tilelang", attr, loc);
   const char *best = NULL;
   int bestd = 4;
   const char *modname = mod == TM_LANGUAGE ? "T" : mod == TM_MATH ? "math" : mod == TM_POLICY ? "T.GemmWarpPolicy"

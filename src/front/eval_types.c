@@ -147,6 +147,15 @@ static void unify_ex(tc_ev *ev, tc_val *x, tc_val *y, tc_expr **ex, tc_expr **ey
   y = ev_scalar(ev, y, loc);
   if (!is_lit(x) && x->kind != TV_EXPR) not_scalar(ev, x, loc);
   if (!is_lit(y) && y->kind != TV_EXPR) not_scalar(ev, y, loc);
+  if (is_lit(x) && is_lit(y)) {
+    /* Two Python literals meet only where a runtime value chooses between them
+     * (T.if_then_else(i < 64, 0, 1)): each takes its default dtype, then they promote. */
+    tc_expr *a = ev_to_expr(ev, x, loc), *b = ev_to_expr(ev, y, loc);
+    tc_dtype d = ev_promote(a->dtype, b->dtype);
+    *ex = ev_cast(ev, a, d, loc);
+    *ey = ev_cast(ev, b, d, loc);
+    return;
+  }
   if (x->kind == TV_EXPR && y->kind == TV_EXPR) {
     tc_dtype d = ev_promote(x->u.e->dtype, y->u.e->dtype);
     *ex = ev_cast(ev, x->u.e, d, loc);
@@ -340,7 +349,12 @@ const char *ev_runtime_reason(tc_ev *ev, tc_val *v) {
   case TC_VAR_BLOCK_IDX: return "depends on the kernel's block index";
   case TC_VAR_THREAD_IDX: return "depends on the thread index";
   case TC_VAR_LOOP: return tc_arena_printf(&ev->tmp, "depends on the loop variable '%s'", var->name);
-  case TC_VAR_SYMBOLIC: return tc_arena_printf(&ev->tmp, "depends on the symbolic dimension '%s'", var->name);
+  case TC_VAR_SYMBOLIC:
+    for (int i = 0; i < ev->nconst_dims; i++)
+      if (ev->const_dims[i] == var)
+        return tc_arena_printf(&ev->tmp, "depends on the symbolic dimension '%s' (a T.const size with no value; give it one with -D %s=...)",
+                               var->name, var->name);
+    return tc_arena_printf(&ev->tmp, "depends on the symbolic dimension '%s'", var->name);
   case TC_VAR_PARAM: return tc_arena_printf(&ev->tmp, "depends on the scalar parameter '%s'", var->name);
   case TC_VAR_LOCAL: return tc_arena_printf(&ev->tmp, "depends on the runtime variable '%s'", var->name);
   case TC_VAR_LAYOUT_INDEX: return tc_arena_printf(&ev->tmp, "depends on the layout index '%s'", var->name);

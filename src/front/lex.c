@@ -94,10 +94,45 @@ static int hex_value(int c) {
   return -1;
 }
 
+/* The first byte of [p, e) that does not begin a valid UTF-8 sequence, with CPython's reason
+ * ('utf-8' codec: overlong forms and surrogates are invalid too), or NULL. */
+static const char *bad_utf8(const char *p, const char *e, const char **why, int *nbad) {
+  *nbad = 1;
+  while (p < e) {
+    unsigned char c = (unsigned char)*p;
+    if (c < 0x80) {
+      p++;
+      continue;
+    }
+    int need = c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2 : c >= 0xF0 && c <= 0xF4 ? 3 : 0;
+    if (!need) {
+      *why = "invalid start byte";
+      return p;
+    }
+    unsigned char lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80, hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+    for (int i = 1; i <= need; i++) {
+      unsigned char d = p + i < e ? (unsigned char)p[i] : 0;
+      if (p + i >= e || d < (i == 1 ? lo : 0x80) || d > (i == 1 ? hi : 0xBF)) {
+        *why = p + i >= e ? "unexpected end of data" : "invalid continuation byte";
+        *nbad = i;
+        return p;
+      }
+    }
+    p += need + 1;
+  }
+  return NULL;
+}
+
 static tc_token *push(lexer *L, tc_token_kind kind, tc_loc loc, const char *start, size_t len) {
   if (L->n == L->cap) {
-    size_t ncap = L->cap ? L->cap * 2 : 256;
-    L->toks = tc_arena_grow(L->arena, L->toks, L->cap * sizeof(tc_token), ncap * sizeof(tc_token));
+    /* realloc, not the arena: a grown arena array would keep every smaller copy alive */
+    size_t ncap = L->cap + L->cap / 2 + 256;
+    tc_token *v = realloc(L->toks, ncap * sizeof(tc_token));
+    if (!v) {
+      tc_error(L->err, TILEC_ERROR_NOMEM, "out of memory while reading %s", L->src->name ? L->src->name : "<input>");
+      longjmp(L->jb, 1);
+    }
+    L->toks = v;
     L->cap = ncap;
   }
   tc_token *t = &L->toks[L->n++];
@@ -416,6 +451,11 @@ static void decode_string(lexer *L, tc_token *t, const str_scan *s, const char *
   bool raw = t->str_flags & TC_STR_RAW, bytes = t->str_flags & TC_STR_BYTES;
   char *out = tc_arena_alloc(L->arena, (size_t)(e - b) + 1);
   size_t k = 0;
+  /* A bad escape stops decoding, but the token may still reach the parser (tc_read parses the
+   * tokens before a lexing error): it must hold a string, never NULL. */
+  out[0] = 0;
+  t->str = out;
+  t->str_len = 0;
   const char *codec = bytes ? "(value error)" : "(unicode error) 'unicodeescape' codec can't decode bytes in";
   for (const char *q = b; q < e;) {
     unsigned char c = (unsigned char)*q;
@@ -690,7 +730,19 @@ static void lex_all(lexer *L) {
     tc_loc loc = loc_at(L, q);
     if (is_id_start(c)) {
       const char *r = q;
-      while (is_id_char(at(L, r))) r++;
+      bool high = false;
+      while (is_id_char(at(L, r))) high |= (unsigned char)*r++ >= 0x80;
+      const char *why;
+      int nbad, pos;
+      const char *bad = high ? bad_utf8(q, r, &why, &nbad) : NULL;
+      if (bad) { /* CPython decodes the file first; bad bytes never reach the IR or generated code */
+        pos = (int)(bad - L->line_start);
+        if (nbad == 1)
+          lex_error(L, loc_at(L, bad), "(unicode error) 'utf-8' codec can't decode byte 0x%02x in position %d: %s",
+                    (unsigned char)*bad, pos, why);
+        lex_error(L, loc_at(L, bad), "(unicode error) 'utf-8' codec can't decode bytes in position %d-%d: %s", pos,
+                  pos + nbad - 1, why);
+      }
       int qc = at(L, r);
       if (qc == '\'' || qc == '"') {
         int flags = string_prefix_flags(q, (size_t)(r - q));
@@ -754,10 +806,16 @@ static void lex_all(lexer *L) {
   push(L, TC_TK_EOF, eof, L->end, 0);
 }
 
-bool tc_lex(tc_arena *arena, const tc_source *src, tc_token_array *out, tilec_error *err) {
-  lexer *L = calloc(1, sizeof *L);
+bool tc_lex_heap(tc_arena *arena, const tc_source *src, tc_token_array *out, tilec_error *err) {
   out->v = NULL;
   out->n = 0;
+  if (src->len > TC_MAX_SOURCE_BYTES) {
+    tc_error_at(err, TILEC_ERROR_PROGRAM, (tc_loc){src, 1, 1},
+                "the file is %zu bytes; tilec reads programs of at most %zu bytes (%zu MiB)", src->len,
+                TC_MAX_SOURCE_BYTES, TC_MAX_SOURCE_BYTES >> 20);
+    return false;
+  }
+  lexer *L = calloc(1, sizeof *L);
   if (!L) {
     tc_error(err, TILEC_ERROR_NOMEM, "out of memory");
     return false;
@@ -770,7 +828,6 @@ bool tc_lex(tc_arena *arena, const tc_source *src, tc_token_array *out, tilec_er
   /* A UTF-8 byte order mark is skipped, as CPython does; columns count from after it. */
   if (src->len >= 3 && memcmp(src->text, "\xEF\xBB\xBF", 3) == 0) L->p += 3;
   L->line_start = L->p;
-  L->cap = src->len / 4 + 64; /* about one token per 4 bytes of Python; grows if needed */
   tilec_error local;
   tc_error_clear(&local);
   L->err = err ? err : &local;
@@ -778,18 +835,42 @@ bool tc_lex(tc_arena *arena, const tc_source *src, tc_token_array *out, tilec_er
   arena->oom_jmp = &L->jb;
   volatile bool ok = false;
   if (setjmp(L->jb) == 0) {
-    L->toks = tc_arena_alloc(arena, L->cap * sizeof(tc_token));
-    lex_all(L);
-    out->v = L->toks;
-    out->n = L->n;
-    ok = true;
-  } else {
-    out->v = L->toks;
-    out->n = L->n;
-    if (L->err->status == TILEC_OK)
+    L->cap = src->len / 6 + 64; /* real code has about one token per 5-6 bytes; grows if needed */
+    L->toks = malloc(L->cap * sizeof(tc_token));
+    if (!L->toks) {
       tc_error(L->err, TILEC_ERROR_NOMEM, "out of memory while reading %s", src->name ? src->name : "<input>");
+      longjmp(L->jb, 1);
+    }
+    lex_all(L);
+    ok = true;
+  } else if (L->err->status == TILEC_OK) {
+    tc_error(L->err, TILEC_ERROR_NOMEM, "out of memory while reading %s", src->name ? src->name : "<input>");
   }
+  out->v = L->toks;
+  out->n = L->n;
   arena->oom_jmp = saved;
   free(L);
+  return ok;
+}
+
+bool tc_lex(tc_arena *arena, const tc_source *src, tc_token_array *out, tilec_error *err) {
+  tc_token_array heap;
+  bool ok = tc_lex_heap(arena, src, &heap, err);
+  out->v = NULL;
+  out->n = 0;
+  if (heap.n > 0) {
+    jmp_buf *saved = arena->oom_jmp; /* no longjmp past the heap array */
+    arena->oom_jmp = NULL;
+    out->v = tc_arena_alloc(arena, heap.n * sizeof(tc_token));
+    arena->oom_jmp = saved;
+    if (out->v) {
+      memcpy(out->v, heap.v, heap.n * sizeof(tc_token));
+      out->n = heap.n;
+    } else {
+      tc_error(err, TILEC_ERROR_NOMEM, "out of memory while reading %s", src->name ? src->name : "<input>");
+      ok = false;
+    }
+  }
+  free(heap.v);
   return ok;
 }

@@ -66,18 +66,20 @@ typedef enum tc_token_kind {
 enum { TC_STR_BYTES = 1, TC_STR_RAW = 2, TC_STR_FORMAT = 4, TC_STR_TRIPLE = 8 };
 
 typedef struct tc_token {
-  tc_token_kind kind;
-  tc_loc loc;          /* where the token starts */
-  const char *start;   /* into the source text */
-  size_t len;          /* source bytes */
-  tc_keyword kw;
-  tc_punct punct;
+  /* 64 bytes: the reader holds one per token until the parse ends, so its size is most of the
+   * reader's memory per source byte (sources are at most TC_MAX_SOURCE_BYTES, so lengths fit 32 bits). */
+  tc_token_kind kind : 8;
+  tc_keyword kw : 8;
+  tc_punct punct : 8;
+  unsigned overflow : 1;
+  unsigned str_flags : 7; /* TC_STR_* */
+  uint32_t len;           /* source bytes */
+  uint32_t str_len;
+  tc_loc loc;             /* where the token starts */
+  const char *start;      /* into the source text */
   int64_t ival;
-  bool overflow;
   double fval;
-  const char *str;     /* decoded string literal (arena), NUL-terminated; may contain NULs */
-  size_t str_len;
-  int str_flags;       /* TC_STR_* */
+  const char *str;        /* decoded string literal (arena), NUL-terminated; may contain NULs */
 } tc_token;
 
 typedef struct tc_token_array {
@@ -90,5 +92,12 @@ typedef struct tc_token_array {
  * Tokens and decoded strings are allocated from the arena. On failure `out` holds the tokens
  * before the error (not ended by EOF), so a caller can look for an earlier syntax error. */
 bool tc_lex(tc_arena *arena, const tc_source *src, tc_token_array *out, tilec_error *err);
+
+/* The same, but the token array is malloc'd (the caller frees out->v, also on failure) while
+ * decoded strings stay in the arena: tc_read frees the tokens once the tree is built. */
+bool tc_lex_heap(tc_arena *arena, const tc_source *src, tc_token_array *out, tilec_error *err);
+
+/* The largest source the reader accepts (an error at 1:1 beyond it), which bounds its memory. */
+#define TC_MAX_SOURCE_BYTES ((size_t)8 << 20)
 
 #endif

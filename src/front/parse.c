@@ -94,7 +94,8 @@ tc_ast *tc_p_node(tc_parser *P, tc_ast_kind kind, tc_loc loc) {
   tc_ast *n = TC_NEW(P->arena, tc_ast);
   n->kind = kind;
   n->loc = loc;
-  n->end_loc = loc;
+  n->end_line = loc.line;
+  n->end_col = loc.col;
   return n;
 }
 
@@ -116,7 +117,9 @@ tc_ast *tc_p_finish(tc_parser *P, tc_ast *node) {
   while (i > 0) {
     const tc_token *t = &P->t[i - 1];
     if (t->kind != TC_TK_NEWLINE && t->kind != TC_TK_INDENT && t->kind != TC_TK_DEDENT) {
-      node->end_loc = tc_tok_end(t);
+      tc_loc end = tc_tok_end(t);
+      node->end_line = end.line;
+      node->end_col = end.col;
       break;
     }
     i--;
@@ -906,27 +909,26 @@ static bool lex_error_overrides(const char *msg) {
   return false;
 }
 
-tc_ast *tc_read(tc_arena *arena, const tc_source *src, tilec_error *err) {
-  tc_token_array toks;
-  tilec_error lex_err;
-  tc_error_clear(&lex_err);
-  if (tc_lex(arena, src, &toks, &lex_err)) return tc_parse(arena, src, &toks, err);
-  if (lex_err.status == TILEC_ERROR_PROGRAM && toks.n > 0) {
+/* tc_read's work on the lexer's malloc'd tokens; it may grow toks->v, and tc_read frees it. */
+static tc_ast *read_tokens(tc_arena *arena, const tc_source *src, tc_token_array *toks, bool lexed,
+                           const tilec_error *lex_err, tilec_error *err) {
+  if (lexed) return tc_parse(arena, src, toks, err);
+  if (lex_err->status == TILEC_ERROR_PROGRAM && toks->n > 0 && !lex_error_overrides(lex_err->message)) {
     /* Otherwise a syntax error before the lexer's error (an unclosed bracket's error is placed
      * at the bracket) is the one CPython reports. */
-    bool unclosed = strstr(lex_err.message, "was never closed") != NULL;
-    tc_loc at = unclosed ? end_of_source(src) : (tc_loc){src, lex_err.line, lex_err.col};
-    if (lex_error_overrides(lex_err.message)) goto lexing_error;
-    tc_token *v = tc_arena_alloc(arena, (toks.n + 2) * sizeof(tc_token));
+    bool unclosed = strstr(lex_err->message, "was never closed") != NULL;
+    tc_loc at = unclosed ? end_of_source(src) : (tc_loc){src, lex_err->line, lex_err->col};
+    size_t n = toks->n;
+    tc_token *v = realloc(toks->v, (n + 2) * sizeof(tc_token));
     if (v) {
-      memcpy(v, toks.v, toks.n * sizeof(tc_token));
-      for (size_t i = toks.n; i < toks.n + 2; i++) {
+      toks->v = v;
+      for (size_t i = n; i < n + 2; i++) {
         memset(&v[i], 0, sizeof v[i]);
-        v[i].kind = i == toks.n ? TC_TK_NEWLINE : TC_TK_EOF;
+        v[i].kind = i == n ? TC_TK_NEWLINE : TC_TK_EOF;
         v[i].loc = at;
-        v[i].start = toks.v[toks.n - 1].start + toks.v[toks.n - 1].len;
+        v[i].start = v[n - 1].start + v[n - 1].len;
       }
-      tc_token_array prefix = {v, toks.n + 2};
+      tc_token_array prefix = {v, n + 2};
       tilec_error first;
       tc_error_clear(&first);
       tc_ast *m = tc_parse(arena, src, &prefix, &first);
@@ -939,13 +941,22 @@ tc_ast *tc_read(tc_arena *arena, const tc_source *src, tilec_error *err) {
           break;
         }
       }
-      if (first.status == TILEC_ERROR_PROGRAM && loc_before(first.line, first.col, lex_err.line, lex_err.col)) {
+      if (first.status == TILEC_ERROR_PROGRAM && loc_before(first.line, first.col, lex_err->line, lex_err->col)) {
         if (err && err->status == TILEC_OK) *err = first;
         return NULL;
       }
     }
   }
-lexing_error:
-  if (err && err->status == TILEC_OK) *err = lex_err;
+  if (err && err->status == TILEC_OK) *err = *lex_err;
   return NULL;
+}
+
+tc_ast *tc_read(tc_arena *arena, const tc_source *src, tilec_error *err) {
+  tc_token_array toks;
+  tilec_error lex_err;
+  tc_error_clear(&lex_err);
+  bool lexed = tc_lex_heap(arena, src, &toks, &lex_err);
+  tc_ast *m = read_tokens(arena, src, &toks, lexed, &lex_err, err);
+  free(toks.v); /* the tree keeps no token: only the decoded strings, which live in the arena */
+  return m;
 }

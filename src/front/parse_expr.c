@@ -534,7 +534,6 @@ static tc_ast *atom(tc_parser *P) {
   case TC_TK_INT:
     e = tc_p_node(P, TC_AST_INT, t->loc);
     e->ival = t->ival;
-    e->fval = t->fval;
     e->flag = t->overflow;
     tc_p_advance(P);
     return tc_p_finish(P, e);

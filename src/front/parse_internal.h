@@ -67,7 +67,7 @@ _Noreturn void tc_p_unexpected_indent(tc_parser *P);
 
 /* ---- nodes ---- */
 tc_ast *tc_p_node(tc_parser *P, tc_ast_kind kind, tc_loc loc);
-/* Set node->end_loc to the end of the last real token consumed. Returns node. */
+/* Set node->end_line/end_col to the end of the last real token consumed. Returns node. */
 tc_ast *tc_p_finish(tc_parser *P, tc_ast *node);
 tc_loc tc_tok_end(const tc_token *t);
 char *tc_p_ident(tc_parser *P, const tc_token *t);

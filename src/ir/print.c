@@ -236,8 +236,30 @@ enum { P_OR = 1, P_AND, P_NOT, P_CMP, P_BOR, P_BXOR, P_BAND, P_SHIFT, P_ADD, P_M
 
 static bool is_default_dtype(tc_dtype d, tc_scalar_type t) { return d.code == t && d.lanes == 1; }
 
+/* T.ceildiv(x, y) reaches the IR as (x + y - 1) // y; print it the way it was written. */
+static bool same_expr(const tc_expr *a, const tc_expr *b) {
+  if (a == b) return true;
+  if (!a || !b || a->op != b->op || a->nargs != b->nargs || !tc_dtype_eq(a->dtype, b->dtype)) return false;
+  if (a->op == TC_OP_CONST_INT) return a->ival == b->ival;
+  if (a->op == TC_OP_VAR) return a->var == b->var;
+  if (a->op != TC_OP_ADD && a->op != TC_OP_SUB && a->op != TC_OP_MUL && a->op != TC_OP_FLOORDIV && a->op != TC_OP_CAST)
+    return false;
+  for (int i = 0; i < a->nargs; i++)
+    if (!same_expr(a->args[i], b->args[i])) return false;
+  return true;
+}
+
+static bool is_ceildiv(const tc_expr *e) {
+  if (e->op != TC_OP_FLOORDIV || e->nargs != 2) return false;
+  const tc_expr *s = e->args[0];
+  if (!s || s->op != TC_OP_SUB || s->nargs != 2 || !s->args[1] || s->args[1]->op != TC_OP_CONST_INT || s->args[1]->ival != 1)
+    return false;
+  const tc_expr *add = s->args[0];
+  return add && add->op == TC_OP_ADD && add->nargs == 2 && same_expr(add->args[1], e->args[1]);
+}
+
 static int expr_prec(const tc_expr *e) {
-  if (!e) return P_ATOM;
+  if (!e || is_ceildiv(e)) return P_ATOM;
   switch (e->op) {
   case TC_OP_CONST_INT:
     return (is_default_dtype(e->dtype, TC_DT_INT32) && e->ival < 0) ? P_UNARY : P_ATOM;
@@ -311,6 +333,15 @@ static void print_expr(pctx *pc, const tc_expr *e, int min_prec) {
   if (arity >= 0 && e->nargs != arity && e->op != TC_OP_CONST_INT && e->op != TC_OP_CONST_FLOAT && e->op != TC_OP_VAR) {
     /* malformed: show what is there, for the verifier's messages */
     print_call(pc, tc_expr_op_name(e->op), e);
+    if (paren) tc_sb_putc(sb, ')');
+    return;
+  }
+  if (is_ceildiv(e)) {
+    tc_sb_puts(sb, "T.ceildiv(");
+    print_expr(pc, e->args[0]->args[0]->args[0], 0);
+    tc_sb_puts(sb, ", ");
+    print_arg(pc, e, 1, 0);
+    tc_sb_putc(sb, ')');
     if (paren) tc_sb_putc(sb, ')');
     return;
   }

@@ -112,6 +112,13 @@ TEST(bad_arguments_write_nothing) {
   tilec_error e2 = {0};
   EXPECT(tilec_kernel_launch(k, null_arg, 2, &e2) == TILEC_ERROR_USAGE);
   EXPECT(strstr(e2.message, "argument 1 ('B') is NULL") != NULL);
+  tensor no_shape = tb;
+  no_shape.t.shape = NULL;
+  DLTensor *null_shape[2] = {&ta.t, &no_shape.t};
+  tilec_error e7 = {0};
+  EXPECT(tilec_kernel_launch(k, null_shape, 2, &e7) == TILEC_ERROR_USAGE);
+  EXPECT(strstr(e7.message, "argument 'B' has 2 dimensions but its shape is NULL") != NULL);
+  EXPECT(tilec_kernel_bytes(k, null_shape, 2) > 0); /* the shapeless tensor is left out, never read */
   tensor half = tb;
   half.t.shape = half.shape;
   half.t.dtype.code = kDLFloat;
@@ -377,6 +384,43 @@ TEST(threads_share_a_context_with_disk_cache) {
   for (int i = 0; i < 4; i++) CHECK(args[i].ok);
 }
 
+/* GEMM flops are counted per block: a loop bound that depends on the block index (a causal
+ * attention's) counts the iterations each block runs (issue 10: --bench had no FLOP/s). */
+static const char *triangular_src =
+    "import tilelang\nimport tilelang.language as T\n"
+    "def k(M=256):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((M, 64), 'float32'), B: T.Tensor((64, 64), 'float32'), C: T.Tensor((M, 64), 'float32')):\n"
+    "        with T.Kernel(M // 64, threads=128) as bx:\n"
+    "            As = T.alloc_shared((64, 64), 'float32')\n"
+    "            Bs = T.alloc_shared((64, 64), 'float32')\n"
+    "            Cl = T.alloc_fragment((64, 64), 'float32')\n"
+    "            T.clear(Cl)\n"
+    "            n = T.min(bx + 1, 8)\n"
+    "            for k in T.Pipelined(n, num_stages=1):\n"
+    "                T.copy(A[bx * 64, 0], As)\n"
+    "                T.copy(B[0, 0], Bs)\n"
+    "                T.gemm(As, Bs, Cl)\n"
+    "            T.copy(Cl, C[bx * 64, 0])\n"
+    "    return main\n";
+
+TEST(flops_follow_block_dependent_loops) {
+  tilec_error err = {0};
+  tilec_kernel *k = compile_src(triangular_src, NULL, 0, &err);
+  if (!k) printf("  %s", err.rendered);
+  CHECK(k != NULL);
+  tensor a, b, c;
+  make_tensor(&a, NULL, 256, 64);
+  make_tensor(&b, NULL, 64, 64);
+  make_tensor(&c, NULL, 256, 64);
+  DLTensor *args[3] = {&a.t, &b.t, &c.t};
+  double want = 2.0 * 64 * 64 * 64 * (1 + 2 + 3 + 4);
+  double got = tilec_kernel_flops(k, args, 3);
+  if (got != want) printf("  flops %.0f, expected %.0f\n", got, want);
+  EXPECT(got == want);
+  tilec_kernel_destroy(k);
+}
+
 int main(void) {
   tilec_error err = {0};
   tilec_context_options o = {0};
@@ -386,6 +430,7 @@ int main(void) {
     printf("FAIL context: %s", err.rendered);
     return 1;
   }
+  RUN(flops_follow_block_dependent_loops);
   RUN(compile_query_launch);
   RUN(bad_arguments_write_nothing);
   RUN(symbolic_dims_bound_from_tensors);

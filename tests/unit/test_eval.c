@@ -342,8 +342,15 @@ TEST(eager_implicit_shape_names_and_dtype_hints) {
   CHECK(eval_full(&r, "t.py", with_const, NULL, NULL, 0));
   CHECK_INT(r.k->nsyms, 0);
   run_free(&r);
-  CHECK(!eval_full(&r, "t.py", with_const, NULL, d, 1));
+  /* -D overrides a module constant (issue 10: a user shrinks an example) */
+  tilec_define d32[] = {{"N", "32"}};
+  CHECK(eval_full(&r, "t.py", with_const, NULL, d32, 1));
+  CHECK(tc_expr_const_int(r.k->params[0].buf->shape[1], &n) && n == 32);
+  run_free(&r);
+  tilec_define typo[] = {{"Q", "32"}};
+  CHECK(!eval_full(&r, "t.py", with_const, NULL, typo, 1));
   CHECK(r.err.status == TILEC_ERROR_USAGE);
+  CHECK_STR(r.err.message, "kernel 'softmax' has no parameter 'Q'; parameters: X, BLOCK_N, dtype, M, N");
   run_free(&r);
 }
 
@@ -360,6 +367,16 @@ TEST(tilelang_cdiv_is_ceildiv) {
   int64_t g = 0;
   CHECK(tc_expr_const_int(r.k->grid[0], &g));
   CHECK_INT(g, 4);
+  run_free(&r);
+  /* A runtime T.ceildiv prints as written (it was `(M + 1 - 1) // 1`); other floor divisions do not. */
+  CHECK_EVAL(&r, HDR
+      "M = T.symbolic('M')\n"
+      "@T.prim_func\n"
+      "def g(A: T.Tensor((M,), 'int32')):\n"
+      "    with T.Kernel(T.ceildiv(M, 1), threads=32) as bx:\n"
+      "        A[bx] = T.ceildiv(M, bx + 2) + (M + 3 - 1) // 2 + T.ceildiv(M - bx, 16) * 2\n");
+  EXPECT_LINE(&r, "with T.Kernel(T.ceildiv(M, 1), threads=32) as bx:");
+  EXPECT_LINE(&r, "A[bx] = T.ceildiv(M, bx + 2) + (M + 3 - 1) // 2 + T.ceildiv(M - bx, 16) * 2");
   run_free(&r);
 }
 
@@ -517,6 +534,71 @@ TEST(symbolic_dims_and_slices) {
   run_free(&r);
 }
 
+/* A runtime condition choosing between two Python literals (issue 10: a null dereference while
+ * unifying the branches): each literal takes its default dtype, then the two promote. */
+TEST(select_between_two_literals) {
+  run r;
+  const char *src = HDR
+      "def k(M=128):\n"
+      "    @T.prim_func\n"
+      "    def main(A: T.Tensor((M,), 'float32'), I: T.Tensor((M,), 'int32')):\n"
+      "        with T.Kernel(1, threads=128) as bx:\n"
+      "            for i in T.Parallel(M):\n"
+      "                I[i] = T.if_then_else(i < 64, 0, 1)\n"
+      "                I[i] = (0 if i < 64 else 1)\n"
+      "                A[i] = T.if_then_else(A[i] > 0.5, 0.0, -1e9)\n"
+      "                A[i] = T.if_then_else(i < 3, 0, 1.5)\n"
+      "                A[i] = T.if_then_else(i < 3, True, 2)\n"
+      "    return main\n";
+  CHECK_EVAL(&r, src);
+  EXPECT_LINE(&r, "I[i] = if_then_else(i < 64, 0, 1)");
+  EXPECT_LINE(&r, "A[i] = if_then_else(A[i] > 0.5, 0.0, -1e+09)");
+  EXPECT_LINE(&r, "A[i] = if_then_else(i < 3, 0.0, 1.5)");
+  EXPECT_LINE(&r, "A[i] = cast(float32, if_then_else(i < 3, 1, 2))");
+  run_free(&r);
+}
+
+/* Compile-time helpers and device queries of TileLang's examples (issue 10), however imported;
+ * device queries answer for the default CUDA target (sm_90, 132 SMs) on every target. */
+TEST(compile_time_helpers_and_device_queries) {
+  run r;
+  const char *src = HDR
+      "from tilelang.carver.arch import driver\n"
+      "from tilelang.language.fp8 import determine_fp8_type\n"
+      "from tilelang.math import next_power_of_2\n"
+      "import tilelang as tl\n"
+      "import torch\n"
+      "def k(n=100):\n"
+      "    assert tilelang.math.next_power_of_2(n) == 128 and tl.math.next_power_of_2(64) == 64\n"
+      "    assert next_power_of_2(1) == 1 and next_power_of_2(0) == 2 and next_power_of_2(3) == 4\n"
+      "    assert n.bit_length() == 7 and (0).bit_length() == 0 and (-8).bit_length() == 4 and True.bit_length() == 1\n"
+      "    assert 64 == 2 ** ((64).bit_length() - 1)\n"
+      "    sm_major, sm_minor = torch.cuda.get_device_capability()\n"
+      "    assert (sm_major, sm_minor) == (9, 0) and torch.cuda.get_device_capability(0)[0] >= 9\n"
+      "    dtype = determine_fp8_type()\n"
+      "    @T.prim_func\n"
+      "    def main(A: T.Tensor((driver.get_num_sms(),), dtype)):\n"
+      "        with T.Kernel(1) as bx:\n"
+      "            T.clear(A)\n"
+      "    return main\n";
+  CHECK_EVAL(&r, src);
+  EXPECT_LINE(&r, "kernel k(A: float8_e4m3fn[132] output):");
+  run_free(&r);
+  /* a dtype used as a string: iterated, str methods, compared with names */
+  CHECK_EVAL(&r, HDR
+      "def k(d='int8', storage_dtype=T.uint8):\n"
+      "    assert d in [T.float16, T.int8] and T.int8 in ['int8'] and d == T.int8\n"
+      "    nbit = int(''.join(c for c in storage_dtype if c.isdigit()))\n"
+      "    assert nbit == 8 and storage_dtype.startswith('uint') and not 'a8'.isdigit() and str(T.int8) == 'int8'\n"
+      "    @T.prim_func\n"
+      "    def main(A: T.Tensor((nbit,), d)):\n"
+      "        with T.Kernel(1) as bx:\n"
+      "            T.clear(A)\n"
+      "    return main\n");
+  EXPECT_LINE(&r, "kernel k(A: int8[8] output):");
+  run_free(&r);
+}
+
 typedef struct diag_case {
   const char *body; /* kernel body lines, 12 spaces deep */
   const char *message;
@@ -582,6 +664,25 @@ TEST(examples_evaluate_and_verify) {
     free(text);
   }
   CHECK(found >= 12);
+}
+
+/* The fuzzer's TileLang-style seeds (tests/fuzz/corpus/tl_*.py) have defaults for every size, so
+ * evaluating them with their defaults reaches the evaluator's deeper paths; each must evaluate. */
+TEST(fuzz_seeds_evaluate) {
+  static const char *const files[] = {"tl_flash_attn_causal.py", "tl_masked_select.py", "tl_norm.py"};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    char path[256];
+    snprintf(path, sizeof path, "tests/fuzz/corpus/%s", files[i]);
+    char *text = read_file(path);
+    CHECK(text != NULL);
+    run r;
+    if (!eval_full(&r, path, text, NULL, NULL, 0)) {
+      printf("  %s:\n%s", path, r.err.rendered);
+      tc_t_fail(__FILE__, __LINE__, "seed evaluates");
+    }
+    run_free(&r);
+    free(text);
+  }
 }
 
 /* Every prefix of every example (cut at line ends) and byte-flipped copies must give IR or a
@@ -724,7 +825,7 @@ TEST(tilelang_idioms) {
   run r;
   CHECK_EVAL(&r, tilelang_style_src);
   EXPECT_LINE(&r, "T.copy(Q[bz, bx * 64 : +64, by, 0 : +64], Q_shared)");
-  EXPECT_LINE(&r, "loop_range: int32 = min(2, ((bx + 1) * 64 + 64 - 1) // 64)");
+  EXPECT_LINE(&r, "loop_range: int32 = min(2, T.ceildiv((bx + 1) * 64, 64))");
   EXPECT_LINE(&r, "for k in pipelined(0, loop_range, stages=1, order=[-1, 0, 3, 1, -1, 2], stage=[-1, 0, 0, 1, -1, 1], group=[[0], [1, 2], [3, 4, 5, 6, 7, 8, 9, 10], [11], [12], [13]]):");
   EXPECT_LINE(&r, "acc_s[i, j] = if_then_else(bx * 64 + i >= k * 64 + j, 0.0, -inf)");
   EXPECT_LINE(&r, "T.gemm(Q_shared, K_shared, acc_s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)");
@@ -750,8 +851,11 @@ int main(void) {
   RUN(defines_are_typed_like_the_command_line);
   RUN(types_promote_and_casts_are_explicit);
   RUN(symbolic_dims_and_slices);
+  RUN(select_between_two_literals);
+  RUN(compile_time_helpers_and_device_queries);
   RUN(diagnostics_are_values_with_places);
   RUN(examples_evaluate_and_verify);
+  RUN(fuzz_seeds_evaluate);
   RUN(malformed_programs_never_crash);
   RUN(runaway_compile_time_loops_are_bounded);
   RUN(tilelang_idioms);

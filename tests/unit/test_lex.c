@@ -311,6 +311,16 @@ TEST(stray_characters) {
   CHECK_STR(lex("x = `y`"), "ERR 1:5: invalid character '`' (U+0060)");
   CHECK_STR(lex("a ! b"), "ERR 1:3: invalid syntax");
   CHECK_STR(lex("a\x01"), "ERR 1:2: invalid non-printable character U+0001");
+  /* Invalid UTF-8 in an identifier: CPython's decoder error and place (it never reaches the IR). */
+  CHECK_STR(lex("x\xff = 1"), "ERR 1:2: (unicode error) 'utf-8' codec can't decode byte 0xff in position 1: invalid start byte");
+  CHECK_STR(lex("y = 1\nab\xc3 = 1"),
+            "ERR 2:3: (unicode error) 'utf-8' codec can't decode byte 0xc3 in position 2: unexpected end of data");
+  CHECK_STR(lex("caf\xc3\xa9\xe2\x82x"),
+            "ERR 1:6: (unicode error) 'utf-8' codec can't decode bytes in position 5-6: invalid continuation byte");
+  CHECK_STR(lex("ab\xe2\x82"), "ERR 1:3: (unicode error) 'utf-8' codec can't decode bytes in position 2-3: unexpected end of data");
+  CHECK_STR(lex("\xc0\x80"), "ERR 1:1: (unicode error) 'utf-8' codec can't decode byte 0xc0 in position 0: invalid start byte");
+  CHECK_STR(lex("a\xed\xa0\x80"), /* a surrogate */
+            "ERR 1:2: (unicode error) 'utf-8' codec can't decode byte 0xed in position 1: invalid continuation byte");
   tc_source src = {"t.py", "a\0b", 3};
   tc_arena arena;
   tc_arena_init(&arena);

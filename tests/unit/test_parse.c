@@ -281,8 +281,8 @@ static tc_ast *parse_tree(tc_arena *arena, tc_source *src, const char *text) {
     CHECK((node) != NULL);                  \
     CHECK_INT((node)->loc.line, l1);        \
     CHECK_INT((node)->loc.col, c1);         \
-    CHECK_INT((node)->end_loc.line, l2);    \
-    CHECK_INT((node)->end_loc.col, c2);     \
+    CHECK_INT((node)->end_line, l2);      \
+    CHECK_INT((node)->end_col, c2);    \
   } while (0)
 
 TEST(node_places) {
@@ -540,6 +540,11 @@ TEST(fuzz_regressions) {
   /* A UTF-8 byte order mark is skipped. */
   CHECK_STR(parse("\xEF\xBB\xBF" "from . import util\n"), "(from . (alias util))");
   CHECK_STR(error_of("\xEF\xBB\xBF" "x = (\n"), "1:5: '(' was never closed");
+  /* A bad escape, then more adjacent literals: the concatenation read a NULL string (UBSan). */
+  CHECK_STR(read_error("x = 'a' '\\u'\n"),
+            "1:9: (unicode error) 'unicodeescape' codec can't decode bytes in position 0-1: truncated \\uXXXX escape");
+  CHECK_STR(read_error("x = 'a' '\\x' 'b'\n"),
+            "1:9: (unicode error) 'unicodeescape' codec can't decode bytes in position 0-1: truncated \\xXX escape");
   /* Stray NUL and high bytes. */
   CHECK(read_any("x = \xff\xfe\n", 7, 0));
   CHECK(read_any("if x:\n\0", 7, 0));
@@ -758,6 +763,41 @@ TEST(out_of_memory_is_an_error) {
   }
 }
 
+/* The reader's memory per source byte is a small constant: the tokens (64 bytes each, about one
+ * per 5 bytes of real code) live only while the parse runs, and what stays is the tree. Sources
+ * past TC_MAX_SOURCE_BYTES are refused with a located error before anything is allocated. */
+TEST(reader_memory_per_byte_is_bounded) {
+  CHECK_INT(sizeof(tc_token), 64);
+  size_t one = strlen(py_sample_flash_attn), copies = (1u << 20) / one + 1;
+  char *text = malloc(one * copies + 1);
+  CHECK(text != NULL);
+  for (size_t i = 0; i < copies; i++) memcpy(text + i * one, py_sample_flash_attn, one);
+  text[one * copies] = 0;
+  tc_source src = {"big.py", text, one * copies};
+  tc_arena arena;
+  tc_arena_init(&arena);
+  tilec_error err;
+  tc_error_clear(&err);
+  tc_ast *m = tc_read(&arena, &src, &err);
+  double per_byte = (double)arena.total / (double)src.len;
+  tc_arena_free(&arena);
+  free(text);
+  if (!m || per_byte > 32) printf("  %s; %.1f arena bytes per source byte\n", m ? "read" : err.message, per_byte);
+  CHECK(m != NULL);
+  CHECK(per_byte <= 32);
+  /* Too large: refused at 1:1, without reading the text (it is never touched here). */
+  static const char tiny[] = "x = 1\n";
+  tc_source huge = {"huge.py", tiny, TC_MAX_SOURCE_BYTES + 1};
+  tc_arena_init(&arena);
+  tc_error_clear(&err);
+  CHECK(tc_read(&arena, &huge, &err) == NULL);
+  CHECK_INT(err.status, TILEC_ERROR_PROGRAM);
+  CHECK_INT(err.line, 1);
+  CHECK_INT(err.col, 1);
+  CHECK_STR(err.message, "the file is 8388609 bytes; tilec reads programs of at most 8388608 bytes (8 MiB)");
+  tc_arena_free(&arena);
+}
+
 int main(void) {
   RUN(kernel_constructs);
   RUN(precedence);
@@ -784,5 +824,6 @@ int main(void) {
   RUN(mutated_files);
   RUN(deep_nesting_is_bounded);
   RUN(out_of_memory_is_an_error);
+  RUN(reader_memory_per_byte_is_bounded);
   TEST_MAIN_END();
 }

@@ -1,0 +1,107 @@
+/* eval_compat.c: the compile-time helpers and device queries TileLang's examples call from
+ * Python (issue 10), and the diagnostics for constructs that need hardware tilec has no target
+ * for. Each helper is looked up by the dotted name the program reaches it by
+ * (tilelang.math.next_power_of_2, driver.get_num_sms through `from tilelang.carver.arch import
+ * driver`, ...), so an import alias or a from-import finds the same entry.
+ *
+ * Device queries are answered for tilec's default CUDA target (sm_90, 132 SMs) on every target:
+ * the cpu target is the reference the GPU kernels are checked against, so a kernel must take the
+ * same code path (the same persistent grid, the same fp8 type) whichever target builds it. */
+#include "front/eval_int.h"
+
+#include <string.h>
+
+enum { DEVICE_SM_MAJOR = 9, DEVICE_SM_MINOR = 0, DEVICE_NUM_SMS = 132 };
+
+static int64_t int_arg(tc_ev *ev, tc_args *a, int i, const char *fn) {
+  tc_val *v = a->p[i];
+  if (v->kind == TV_INT) return v->u.i;
+  if (v->kind == TV_BOOL) return v->u.b;
+  ev_fail(ev, arg_loc(a, i), "%s expects an int known at compile time, not %s", fn, tv_kind_name(v));
+}
+
+/* tilelang.math.next_power_of_2(x) is `1 << (x - 1).bit_length()`, so 0 gives 2 and 1 gives 1. */
+static tc_val *c_next_power_of_2(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  int64_t x = int_arg(ev, a, 0, "next_power_of_2"), m = x - 1;
+  if (m < 0) m = -m; /* bit_length of a negative number is that of its magnitude */
+  int bits = 0;
+  while (bits < 63 && (m >> bits) != 0) bits++;
+  if (bits >= 62) ev_fail(ev, arg_loc(a, 0), "next_power_of_2(%lld) does not fit in 64 bits", (long long)x);
+  return tv_int(ev, (int64_t)1 << bits);
+}
+
+static tc_val *c_num_sms(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self, (void)a;
+  return tv_int(ev, DEVICE_NUM_SMS);
+}
+
+static tc_val *c_capability(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self, (void)a;
+  tc_val **v = EV_NEW_ARRAY(ev, tc_val *, 2);
+  v[0] = tv_int(ev, DEVICE_SM_MAJOR);
+  v[1] = tv_int(ev, DEVICE_SM_MINOR);
+  return tv_tuple(ev, 2, v);
+}
+
+static tc_val *c_fp8_type(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self, (void)a;
+  return tv_str(ev, "float8_e4m3fn", strlen("float8_e4m3fn")); /* NVIDIA's (AMD's would be e4m3fnuz) */
+}
+
+static tc_val *c_true(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self, (void)a;
+  return tv_bool(ev, true);
+}
+
+static const tc_builtin compat_builtins[] = {
+    {"tilelang.math.next_power_of_2", "x", c_next_power_of_2, 0},
+    {"tilelang.next_power_of_2", "x", c_next_power_of_2, 0},
+    {"tilelang.carver.arch.driver.get_num_sms", "device_id?", c_num_sms, 0},
+    {"tilelang.carver.arch.driver.cuda_driver.get_num_sms", "device_id?", c_num_sms, 0},
+    {"torch.cuda.get_device_capability", "device?", c_capability, 0},
+    {"tilelang.language.fp8.determine_fp8_type", "fp8_format?", c_fp8_type, 0},
+    {"torch.cuda.is_available", "", c_true, 0},
+    {NULL, NULL, NULL, 0},
+};
+
+const tc_builtin *ev_compat_builtin(const char *dotted) {
+  for (const tc_builtin *b = compat_builtins; b->name; b++)
+    if (strcmp(b->name, dotted) == 0) return b;
+  return NULL;
+}
+
+/* int.bit_length(), a compile-time int method. */
+static tc_val *m_bit_length(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)a;
+  int64_t x = self->kind == TV_BOOL ? self->u.b : self->u.i;
+  uint64_t m = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
+  int bits = 0;
+  while (m) m >>= 1, bits++;
+  return tv_int(ev, bits);
+}
+
+static const tc_builtin int_methods[] = {
+    {"int.bit_length", "", m_bit_length, 0},
+    {NULL, NULL, NULL, 0},
+};
+
+tc_val *ev_compat_int_method(tc_ev *ev, tc_val *obj, const char *attr) {
+  for (const tc_builtin *b = int_methods; b->name; b++)
+    if (strcmp(b->name + 4, attr) == 0) return tv_builtin(ev, b, obj);
+  return NULL;
+}
+
+/* Constructs of Blackwell (sm_100) GPUs: tensor memory, tcgen05 MMA, thread-block clusters. */
+static const char *const blackwell_attrs[] = {"alloc_tmem", "tcgen05_gemm", "ClusterKernel", "tcgen05_mma", "tcgen05_commit",
+                                              "tcgen05_ld", "tcgen05_st", "tcgen05_cp", "gemm_tcgen05", "alloc_tmem_barrier",
+                                              NULL};
+
+void ev_compat_check_attr(tc_ev *ev, const char *module, const char *attr, tc_loc loc) {
+  for (int i = 0; blackwell_attrs[i]; i++)
+    if (strcmp(attr, blackwell_attrs[i]) == 0)
+      ev_fail(ev, loc,
+              "%s.%s needs an sm_100 (Blackwell) target: tensor memory and tcgen05 exist only there, and tilec's "
+              "targets (cpu, and cuda up to sm_90) have no meaning for it",
+              module, attr);
+}
