@@ -2,7 +2,9 @@
  * whatever order backends are listed in; unknown and unavailable backends are errors that
  * name the alternatives; the cuda/metal probes tell the truth about this machine. */
 #include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "harness.h"
 #include "target/cuda/cuda.h"
@@ -100,16 +102,36 @@ TEST(unknown_names) {
   tc_error_clear(&err);
 }
 
-/* The real cpu backend with a compiler that does not exist: unavailable, and nothing else can
- * compile (cuda and metal have no code generator yet, wherever this runs). */
+/* The backends that can compile and run on this machine, "cuda/nvrtc, cuda/nvcc" on one with an
+ * NVIDIA driver and "none" on one without: the list the registry's errors must name. Probed
+ * backend by backend here, independently of the registry's own listing. */
+static void usable_here(const tc_backend_env *env, char *out, size_t cap) {
+  size_t len = 0;
+  out[0] = 0;
+  for (size_t i = 0; i < tc_backend_count(); i++) {
+    const tc_backend *b = tc_backend_at(i);
+    char why[256] = "";
+    if (!b->generate || !b->available(env, why, sizeof why)) continue;
+    len += (size_t)snprintf(out + len, cap - len, "%s%s/%s", len ? ", " : "", b->target, b->name);
+  }
+  if (!len) snprintf(out, cap, "none");
+}
+
+/* The real cpu backend with a compiler that does not exist: unavailable, and the error names
+ * the backends that are available instead (none without a GPU; cuda's where the driver is). */
 TEST(cpu_without_compiler) {
   tc_backend_env env = {.cc = "/nonexistent/tilec-cc", .num_threads = 1};
   tilec_error err = {0};
   CHECK(tc_backend_resolve(&env, "auto", NULL, &err) == NULL);
   CHECK_INT(err.status, TILEC_ERROR_TARGET);
-  CHECK_STR(err.message, "backend 'cc' of target 'cpu' is not available: C compiler "
-                         "'/nonexistent/tilec-cc' not found: set CC or install gcc "
-                         "(available backends: none)");
+  char usable[512], want[1024];
+  usable_here(&env, usable, sizeof usable);
+  CHECK(strstr(usable, "cpu/") == NULL); /* cc cannot be among them: its compiler is missing */
+  snprintf(want, sizeof want,
+           "backend 'cc' of target 'cpu' is not available: C compiler '/nonexistent/tilec-cc' not "
+           "found: set CC or install gcc (available backends: %s)",
+           usable);
+  CHECK_STR(err.message, want);
   char *r = tc_backends_report(&env);
   CHECK(r && strstr(r, "\ncpu     cc        yes      no         C compiler '/nonexistent/tilec-cc' not found"));
   free(r);
