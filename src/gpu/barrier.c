@@ -49,7 +49,9 @@ static bool visible(const tc_buffer *b) { return b && (b->scope == TC_SCOPE_SHAR
 static void acc_expr(bctx *C, bset *s, const tc_expr *e) {
   if (!e) return;
   if (e->op == TC_OP_LOAD && visible(e->buf) && e->buf->id < C->n) s->r[e->buf->id] = 1;
-  if (e->op == TC_OP_ADDRESS_OF && visible(e->buf) && e->buf->id < C->n) s->r[e->buf->id] = 1, s->w[e->buf->id] = 1;
+  /* an address alone touches no memory (aligned16 tests it); the intrinsics that take one say
+   * what they do with it (acc_stmt) */
+  if (e->op == TC_OP_ADDRESS_OF && (!e->buf || !visible(e->buf) || e->buf->id >= C->n)) return;
   for (int i = 0; i < e->nargs; i++) acc_expr(C, s, e->args[i]);
 }
 
@@ -81,9 +83,19 @@ static void acc_stmt(bctx *C, bset *s, const tc_stmt *st) {
     break;
   case TC_ST_LET: case TC_ST_ASSIGN: acc_expr(C, s, st->u.let.value); break;
   case TC_ST_EVALUATE: acc_expr(C, s, st->u.evaluate.value); break;
-  case TC_ST_INTRINSIC:
-    for (int i = 0; i < st->u.intrinsic.nargs; i++) acc_expr(C, s, st->u.intrinsic.args[i]);
+  case TC_ST_INTRINSIC: {
+    /* copy16 / cp_async16 (&dst, &src) write dst and read src; gemm_block reads A and B */
+    bool copy = !strcmp(st->u.intrinsic.name, "copy16") || !strcmp(st->u.intrinsic.name, "cp_async16");
+    for (int i = 0; i < st->u.intrinsic.nargs; i++) {
+      const tc_expr *x = st->u.intrinsic.args[i];
+      acc_expr(C, s, x);
+      if (x->op == TC_OP_ADDRESS_OF && visible(x->buf) && x->buf->id < C->n) {
+        if (copy && i == 0) s->w[x->buf->id] = 1;
+        else s->r[x->buf->id] = 1;
+      }
+    }
     break;
+  }
   case TC_ST_ASSERT: acc_expr(C, s, st->u.assert_.cond); break;
   case TC_ST_PRINT: acc_expr(C, s, st->u.print.value); break;
   default: break;
@@ -128,7 +140,9 @@ static bool is_async(const tc_gpu_plan *P, const tc_stmt *st) {
 static tc_stmt *place(bctx *C, tc_stmt *st, bset *state) {
   tc_gpu_plan *P = C->P;
   if (is_async(P, st)) return st; /* ordered by the pipeline's own waits and barriers */
-  switch (st->kind) {
+  bool unit = false;
+  for (int i = 0; i < P->nunits && !unit; i++) unit = P->units[i] == st;
+  switch (unit ? TC_ST_STORE : st->kind) { /* a unit is one access, like a store */
   case TC_ST_SEQ: return place_seq(C, st, state);
   case TC_ST_BARRIER:
     bs_clear(state);

@@ -66,6 +66,9 @@ int64_t tc_gl_elem(const tc_gpu_layout *L, int64_t thread, int64_t reg, int64_t 
  * condition under which that register holds an element (NULL: always). */
 void tc_gl_index_exprs(tc_arena *a, const tc_gpu_layout *L, tc_expr *tid, int64_t reg, tc_expr **idx,
                        tc_expr **valid, tc_loc loc);
+/* The same with the register as an expression (a loop counter the target unrolls). */
+void tc_gl_index_exprs_at(tc_arena *a, const tc_gpu_layout *L, tc_expr *tid, tc_expr *reg, tc_expr **idx,
+                          tc_expr **valid, tc_loc loc);
 /* Replica number of the calling thread as an expression (0 for unreplicated layouts). */
 tc_expr *tc_gl_rep_expr(tc_arena *a, const tc_gpu_layout *L, tc_expr *tid, tc_loc loc);
 bool tc_gl_equal(const tc_gpu_layout *a, const tc_gpu_layout *b);
@@ -109,6 +112,8 @@ typedef struct tc_gpu_plan {
   tc_buffer *restage_from[64], *restage_to[64];
   int nrestage;
   bool async_copy;           /* while lowering a producer: its 16-byte copies are cp.async */
+  tc_stmt **units;           /* lowered tile operations the barrier pass takes as one access */
+  int nunits, capunits;
 } tc_gpu_plan;
 
 bool tc_gpu_fail(tc_gpu_plan *P, tc_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

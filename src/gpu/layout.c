@@ -187,7 +187,6 @@ static tc_expr *divc(tc_arena *a, tc_expr *x, int64_t d, tc_loc loc) {
 static tc_expr *modc(tc_arena *a, tc_expr *x, int64_t d, tc_loc loc) {
   return d == 1 ? ci(a, 0, loc) : bin(a, TC_OP_FLOORMOD, x, ci(a, d, loc), loc);
 }
-static tc_expr *addc(tc_arena *a, tc_expr *x, int64_t c, tc_loc loc) { return c ? bin(a, TC_OP_ADD, x, ci(a, c, loc), loc) : x; }
 static tc_expr *mulc(tc_arena *a, tc_expr *x, int64_t c, tc_loc loc) {
   return c == 1 ? x : c == 0 ? ci(a, 0, loc) : bin(a, TC_OP_MUL, x, ci(a, c, loc), loc);
 }
@@ -202,48 +201,59 @@ static void split_linear(tc_arena *a, const tc_gpu_layout *L, tc_expr *e, tc_exp
   }
 }
 
-void tc_gl_index_exprs(tc_arena *a, const tc_gpu_layout *L, tc_expr *tid, int64_t r, tc_expr **idx, tc_expr **valid,
-                       tc_loc loc) {
+/* r is an expression: a constant, or the counter of a loop over the registers (the target
+ * unrolls it; the expressions fold to constants per register then). */
+void tc_gl_index_exprs_at(tc_arena *a, const tc_gpu_layout *L, tc_expr *tid, tc_expr *r, tc_expr **idx, tc_expr **valid,
+                          tc_loc loc) {
   *valid = NULL;
   switch (L->kind) {
   case TC_GL_ACC: {
     int64_t TM = L->M / L->wm, TN = L->N / L->wn, NT = TN / 8;
-    int64_t c = r % 2, ni = (r / 2) % NT, h = (r / (2 * NT)) % 2, mi = r / (4 * NT);
+    tc_expr *c = modc(a, r, 2, loc), *ni = modc(a, divc(a, r, 2, loc), NT, loc);
+    tc_expr *h = modc(a, divc(a, r, 2 * NT, loc), 2, loc), *mi = divc(a, r, 4 * NT, loc);
     tc_expr *w = divc(a, tid, 32, loc), *l = modc(a, tid, 32, loc);
-    tc_expr *row = addc(a, bin(a, TC_OP_ADD, mulc(a, divc(a, w, L->wn, loc), TM, loc), divc(a, l, 4, loc), loc),
-                        mi * 16 + h * 8, loc);
-    tc_expr *col = addc(a, bin(a, TC_OP_ADD, mulc(a, modc(a, w, L->wn, loc), TN, loc), mulc(a, modc(a, l, 4, loc), 2, loc), loc),
-                        ni * 8 + c, loc);
+    tc_expr *row = bin(a, TC_OP_ADD, bin(a, TC_OP_ADD, mulc(a, divc(a, w, L->wn, loc), TM, loc), divc(a, l, 4, loc), loc),
+                       bin(a, TC_OP_ADD, mulc(a, mi, 16, loc), mulc(a, h, 8, loc), loc), loc);
+    tc_expr *col = bin(a, TC_OP_ADD, bin(a, TC_OP_ADD, mulc(a, modc(a, w, L->wn, loc), TN, loc), mulc(a, modc(a, l, 4, loc), 2, loc), loc),
+                       bin(a, TC_OP_ADD, mulc(a, ni, 8, loc), c, loc), loc);
     idx[0] = row, idx[1] = col;
     return;
   }
   case TC_GL_ROWS_ACC: {
     int64_t TM = L->M / L->wm;
     tc_expr *w = divc(a, tid, 32, loc), *l = modc(a, tid, 32, loc);
-    idx[0] = addc(a, bin(a, TC_OP_ADD, mulc(a, divc(a, w, L->wn, loc), TM, loc), divc(a, l, 4, loc), loc),
-                  (r / 2) * 16 + (r % 2) * 8, loc);
+    tc_expr *slot = bin(a, TC_OP_ADD, mulc(a, divc(a, r, 2, loc), 16, loc), mulc(a, modc(a, r, 2, loc), 8, loc), loc);
+    idx[0] = bin(a, TC_OP_ADD, bin(a, TC_OP_ADD, mulc(a, divc(a, w, L->wn, loc), TM, loc), divc(a, l, 4, loc), loc), slot, loc);
     return;
   }
   case TC_GL_CYCLIC: {
-    int64_t base = (r / L->vec) * L->threads * L->vec + r % L->vec;
-    tc_expr *e = addc(a, mulc(a, tid, L->vec, loc), base, loc);
+    /* e = ((r / vec) * threads + tid) * vec + r % vec */
+    tc_expr *e = bin(a, TC_OP_ADD, mulc(a, bin(a, TC_OP_ADD, mulc(a, divc(a, r, L->vec, loc), L->threads, loc), tid, loc), L->vec, loc),
+                     modc(a, r, L->vec, loc), loc);
     split_linear(a, L, e, idx, loc);
-    /* the last registers of the last threads may hold nothing */
-    if ((r / L->vec + 1) * L->threads * L->vec > L->numel)
-      *valid = bin(a, TC_OP_LT, e, ci(a, L->numel, loc), loc);
+    int64_t rc;
+    bool constant = tc_expr_const_int(r, &rc);
+    if (constant ? (rc / L->vec + 1) * L->threads * L->vec > L->numel : L->numel % ((int64_t)L->threads * L->vec) != 0)
+      *valid = bin(a, TC_OP_LT, tc_ir_clone_expr(a, e), ci(a, L->numel, loc), loc);
     return;
   }
   case TC_GL_ROWS_CYCLIC: {
-    int64_t per = L->threads / L->group;
-    tc_expr *e = addc(a, divc(a, tid, L->group, loc), r * per, loc);
+    int64_t per = L->threads / L->group, rc;
+    tc_expr *e = bin(a, TC_OP_ADD, divc(a, tid, L->group, loc), mulc(a, r, per, loc), loc);
     idx[0] = e;
-    if ((r + 1) * per > L->numel) *valid = bin(a, TC_OP_LT, e, ci(a, L->numel, loc), loc);
+    bool constant = tc_expr_const_int(r, &rc);
+    if (constant ? (rc + 1) * per > L->numel : L->numel % per != 0) *valid = bin(a, TC_OP_LT, tc_ir_clone_expr(a, e), ci(a, L->numel, loc), loc);
     return;
   }
   case TC_GL_REPL:
-    split_linear(a, L, ci(a, r, loc), idx, loc);
+    split_linear(a, L, r, idx, loc);
     return;
   }
+}
+
+void tc_gl_index_exprs(tc_arena *a, const tc_gpu_layout *L, tc_expr *tid, int64_t r, tc_expr **idx, tc_expr **valid,
+                       tc_loc loc) {
+  tc_gl_index_exprs_at(a, L, tid, ci(a, r, loc), idx, valid, loc);
 }
 
 tc_expr *tc_gl_rep_expr(tc_arena *a, const tc_gpu_layout *L, tc_expr *tid, tc_loc loc) {

@@ -6,6 +6,7 @@
 
 #include "gpu/gpu_internal.h"
 #include "ir/walk.h"
+#include "pass/pass.h"
 
 bool tc_gpu_swizzle_applies(int64_t cols, int elem_bytes) {
   int64_t R = cols * elem_bytes;
@@ -262,5 +263,7 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
   if (!verify_step(P, "gpu-lower-tileops")) return NULL;
   /* 4. barriers */
   if (!tc_gpu_insert_barriers(P) || !verify_step(P, "gpu-insert-barriers")) return NULL;
+  /* 5. fold what the unrolling left constant (register numbers, tile offsets) */
+  if (!tc_pass_simplify(a, k, err) || !verify_step(P, "gpu-simplify")) return NULL;
   return k;
 }

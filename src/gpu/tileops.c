@@ -143,14 +143,100 @@ typedef struct iter_ctx {
   tc_var **ren_from, **ren_to;
   bool runtime;         /* iterations are not tied to registers: fragments must be replicated */
   bool failed;
+  /* drive(): first every register is transformed once to record which register each fragment
+   * access uses (rec), then, when those fit simple formulas of the register number, the body is
+   * transformed once more for a loop over the registers (loop_r) */
+  struct access_rec *rec;
+  int nrec, caprec;
+  int64_t cur_r, nregs;
+  tc_expr *loop_r;
 } iter_ctx;
+
+typedef struct access_rec {
+  const void *node;     /* the access in the original body (a LOAD expression or a STORE) */
+  int64_t *reg;         /* by driver register: the accessed fragment's register, -1 unknown */
+  int64_t div, mod, scale, offset; /* fitted: ((r / div) % mod) * scale + offset (mod 0: none) */
+  bool runtime;         /* a replicated fragment indexed at run time */
+} access_rec;
 
 static tc_expr *xform_expr(iter_ctx *I, const tc_expr *e);
 static tc_expr *repl_index(tc_gpu_plan *P, const tc_buffer *b, int n, tc_expr *const *idx, tc_loc loc);
 
 /* The constant register of fragment b at indices idx (written in the loop vars) for this
  * iteration, checked to be the same in every thread; -1 (and an error) otherwise. */
-static int64_t frag_reg(iter_ctx *I, const tc_buffer *b, int nidx, tc_expr *const *idx, tc_loc loc) {
+static access_rec *rec_of(iter_ctx *I, const void *node) {
+  for (int i = 0; i < I->nrec; i++)
+    if (I->rec[i].node == node) return &I->rec[i];
+  if (I->nrec == I->caprec) {
+    int cap = I->caprec ? I->caprec * 2 : 8;
+    I->rec = tc_arena_grow(I->P->a, I->rec, sizeof(access_rec) * (size_t)I->nrec, sizeof(access_rec) * (size_t)cap);
+    I->caprec = cap;
+  }
+  access_rec *r = &I->rec[I->nrec++];
+  memset(r, 0, sizeof *r);
+  r->node = node;
+  r->reg = TC_NEW_ARRAY(I->P->a, int64_t, I->nregs > 0 ? I->nregs : 1);
+  for (int64_t k = 0; k < I->nregs; k++) r->reg[k] = -1;
+  return r;
+}
+
+/* Fit ((r / div) % mod) * scale + offset to the recorded registers. */
+static bool fit(access_rec *a, int64_t n) {
+  int64_t base = -1;
+  for (int64_t r = 0; r < n; r++)
+    if (a->reg[r] >= 0) base = base < 0 ? r : base;
+  if (base < 0) { /* never used */
+    a->div = 1, a->mod = 0, a->scale = 0, a->offset = 0;
+    return true;
+  }
+  for (int64_t div = 1; div <= n; div *= 2)
+    for (int64_t mod = 0; mod <= n; mod = mod ? mod * 2 : 2)
+      for (int64_t scale = 0; scale <= 1; scale++) {
+        int64_t q = base / div;
+        if (mod) q %= mod;
+        int64_t off = a->reg[base] - q * scale;
+        bool ok = true;
+        for (int64_t r = 0; r < n && ok; r++) {
+          if (a->reg[r] < 0) continue;
+          int64_t v = r / div;
+          if (mod) v %= mod;
+          ok = v * scale + off == a->reg[r];
+        }
+        if (ok) {
+          a->div = div, a->mod = mod, a->scale = scale, a->offset = off;
+          return true;
+        }
+      }
+  return false;
+}
+
+static tc_expr *fitted(iter_ctx *I, const access_rec *a, tc_loc loc) {
+  tc_gpu_plan *P = I->P;
+  tc_expr *v = tc_ir_clone_expr(P->a, I->loop_r);
+  if (a->div > 1) v = bin(P, TC_OP_FLOORDIV, v, ci(P, a->div, loc), loc);
+  if (a->mod) v = bin(P, TC_OP_FLOORMOD, v, ci(P, a->mod, loc), loc);
+  if (!a->scale) v = ci(P, a->offset, loc);
+  else if (a->offset) v = bin(P, TC_OP_ADD, v, ci(P, a->offset, loc), loc);
+  return v;
+}
+
+static int64_t frag_reg_at(iter_ctx *I, const tc_buffer *b, int nidx, tc_expr *const *idx, tc_loc loc);
+/* Record or look up: in loop mode returns -4 and the register expression in *out. */
+static int64_t frag_reg(iter_ctx *I, const tc_buffer *b, int nidx, tc_expr *const *idx, tc_loc loc, const void *node,
+                        tc_expr **out) {
+  if (I->loop_r) {
+    access_rec *a = rec_of(I, node);
+    if (a->runtime) return -3;
+    *out = fitted(I, a, loc);
+    return -4;
+  }
+  int64_t r = frag_reg_at(I, b, nidx, idx, loc);
+  if (I->nregs && r >= 0) rec_of(I, node)->reg[I->cur_r] = r;
+  if (I->nregs && r == -3) rec_of(I, node)->runtime = true;
+  return r;
+}
+
+static int64_t frag_reg_at(iter_ctx *I, const tc_buffer *b, int nidx, tc_expr *const *idx, tc_loc loc) {
   tc_gpu_plan *P = I->P;
   const tc_gpu_layout *F = P->frag[b->id];
   int64_t reg = -2;
@@ -198,7 +284,9 @@ static tc_expr *xform_expr(iter_ctx *I, const tc_expr *e) {
     return (tc_expr *)e;
   }
   if (e->op == TC_OP_LOAD && is_frag(e->buf)) {
-    int64_t r = I->runtime ? -3 : frag_reg(I, e->buf, e->nargs, e->args, e->loc);
+    tc_expr *rx = NULL;
+    int64_t r = I->runtime ? -3 : frag_reg(I, e->buf, e->nargs, e->args, e->loc, e, &rx);
+    if (r == -4) return tc_ir_load(P->a, P->regs[e->buf->id], 1, idx1(P, rx), e->loc);
     if (r == -3 && P->frag[e->buf->id]->kind != TC_GL_REPL) {
       char ld[96];
       tc_gl_describe(P->frag[e->buf->id], ld, sizeof ld);
@@ -248,7 +336,9 @@ static tc_stmt *xform_stmt(iter_ctx *I, const tc_stmt *s) {
                    c->u.store.value, s->loc);
     }
     if (is_frag(s->u.store.buf)) {
-      int64_t r = I->runtime ? -3 : frag_reg(I, s->u.store.buf, s->u.store.nidx, s->u.store.idx, s->loc);
+      tc_expr *rx = NULL;
+      int64_t r = I->runtime ? -3 : frag_reg(I, s->u.store.buf, s->u.store.nidx, s->u.store.idx, s->loc, s, &rx);
+      if (r == -4) return store(P, P->regs[s->u.store.buf->id], 1, idx1(P, rx), c->u.store.value, s->loc);
       if (r == -3) {
         tc_gpu_fail(P, s->loc, "fragment '%s' is replicated in every thread and cannot be written from this T.Parallel loop "
                                "on %s; write it in a loop over its own shape", s->u.store.buf->name, P->desc->target);
@@ -338,6 +428,11 @@ static tc_stmt *xform_stmt(iter_ctx *I, const tc_stmt *s) {
   return c;
 }
 
+static bool has_loop_cb(void *ctx, tc_stmt *s) {
+  if (s->kind == TC_ST_FOR) *(bool *)ctx = true;
+  return true;
+}
+
 static bool has_side_effects_cb(void *ctx, tc_stmt *s) {
   if (s->kind == TC_ST_ATOMIC_ADD || s->kind == TC_ST_PRINT) *(bool *)ctx = true;
   return true;
@@ -374,7 +469,43 @@ static tc_stmt *drive(tc_gpu_plan *P, const driven *dv, const tc_stmt *body, tc_
     }
   }
   tc_expr *tid = tid_ref(P, loc);
+  /* pass 1 records each fragment access's register per driver register; when every access
+   * fits a formula of the register number, pass 2 emits one loop over the registers (small
+   * source; the target unrolls it) instead of a copy of the body per register */
+  I.nregs = D->num_regs;
+  bool loop_ok = D->num_regs > 1;
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1) {
+      for (int i = 0; i < I.nrec && loop_ok; i++) loop_ok = I.rec[i].runtime || fit(&I.rec[i], D->num_regs);
+      if (!loop_ok) break;
+      /* the loop */
+      tc_var *rv = new_var(P, "r", tc_index_dtype(), TC_VAR_LOOP, loc);
+      I.loop_r = tc_ir_var_ref(P->a, rv, loc);
+      tc_expr *idx[TC_GL_MAXDIM], *valid;
+      tc_gl_index_exprs_at(P->a, D, tid, I.loop_r, idx, &valid, loc);
+      tc_expr *cond = valid;
+      int k = 0;
+      for (int d = 0; d < D->ndim; d++) {
+        if (dv->region && (starts[d] != 0 || exts[d] != D->shape[d])) {
+          cond = and_expr(P, cond, bin(P, TC_OP_GE, idx[d], ci(P, starts[d], loc), loc), loc);
+          cond = and_expr(P, cond, bin(P, TC_OP_LT, tc_ir_clone_expr(P->a, idx[d]), ci(P, starts[d] + exts[d], loc), loc), loc);
+        }
+        if (!dv->region) I.subst[d] = idx[d];
+        else if (exts[d] != 1 && k < dv->nvars) I.subst[k++] = starts[d] ? bin(P, TC_OP_SUB, idx[d], ci(P, starts[d], loc), loc) : idx[d];
+      }
+      I.nren = 0;
+      tc_stmt *b = xform_stmt(&I, body);
+      if (I.failed || !b) return NULL;
+      if (dv->once && D->reps > 1)
+        cond = and_expr(P, cond, bin(P, TC_OP_EQ, tc_gl_rep_expr(P->a, D, tid, loc), ci(P, 0, loc), loc), loc);
+      /* a body with a loop of its own (a reduction's fold) stays rolled: unrolling both
+       * multiplies the code the target compiles for no gain */
+      bool inner = false;
+      tc_visit_stmts(b, has_loop_cb, &inner);
+      return for_loop(P, rv, D->num_regs, inner ? TC_LOOP_SERIAL : TC_LOOP_UNROLL, if_then(P, cond, b, loc), loc);
+    }
   for (int64_t r = 0; r < D->num_regs; r++) {
+    I.cur_r = r;
     tc_expr *idx[TC_GL_MAXDIM], *valid;
     tc_gl_index_exprs(P->a, D, tid, r, idx, &valid, loc);
     /* the iteration values of each thread for this register */
@@ -410,6 +541,8 @@ static tc_stmt *drive(tc_gpu_plan *P, const driven *dv, const tc_stmt *body, tc_
     if (dv->once && D->reps > 1)
       cond = and_expr(P, cond, bin(P, TC_OP_EQ, tc_gl_rep_expr(P->a, D, tid, loc), ci(P, 0, loc), loc), loc);
     tc_stmt_list_push(P->a, &out, if_then(P, cond, b, loc));
+  }
+  if (!loop_ok) break;
   }
   return tc_stmt_list_seq(P->a, &out, loc);
 }
@@ -1113,6 +1246,29 @@ static tc_stmt *lower_seq(tc_gpu_plan *P, tc_stmt *s) {
   return tc_stmt_list_seq(P->a, &out, s->loc);
 }
 
+static bool has_barrier_cb(void *ctx, tc_stmt *s) {
+  if (s->kind == TC_ST_BARRIER) *(bool *)ctx = true;
+  return true;
+}
+
+/* The lowered form of one tile operation touches each element from one thread only, so no
+ * barrier is needed inside it: the barrier pass takes it as one access (unless the lowering
+ * placed barriers in it itself, as reductions through shared memory do). */
+static tc_stmt *as_unit(tc_gpu_plan *P, tc_stmt *c) {
+  if (!c) return c;
+  bool inner = false;
+  tc_visit_stmts(c, has_barrier_cb, &inner);
+  if (!inner) {
+    if (P->nunits == P->capunits) {
+      int cap = P->capunits ? P->capunits * 2 : 16;
+      P->units = tc_arena_grow(P->a, P->units, sizeof(tc_stmt *) * (size_t)P->nunits, sizeof(tc_stmt *) * (size_t)cap);
+      P->capunits = cap;
+    }
+    P->units[P->nunits++] = c;
+  }
+  return c;
+}
+
 static tc_stmt *lower_stmt(tc_gpu_plan *P, tc_stmt *s) {
   if (!s) return NULL;
   switch (s->kind) {
@@ -1128,20 +1284,20 @@ static tc_stmt *lower_stmt(tc_gpu_plan *P, tc_stmt *s) {
     bool async = false;
     for (int i = 0; i < P->nasync; i++) async |= P->async[i] == s;
     P->async_copy = async;
-    tc_stmt *c = lower_copy(P, s);
+    tc_stmt *c = as_unit(P, lower_copy(P, s));
     P->async_copy = false;
     if (c && async) mark_async(P, c);
     return c;
   }
-  case TC_ST_FILL: return lower_fill(P, s);
+  case TC_ST_FILL: return as_unit(P, lower_fill(P, s));
   case TC_ST_REDUCE: return lower_reduce(P, s);
   case TC_ST_CUMSUM: return lower_cumsum(P, s);
   case TC_ST_GEMM: return lower_gemm(P, s);
   case TC_ST_ATOMIC_ADD:
-    if (!s->u.atomic.buf) return lower_atomic_tile(P, s);
+    if (!s->u.atomic.buf) return as_unit(P, lower_atomic_tile(P, s));
     break;
   case TC_ST_FOR:
-    if (s->u.loop.kind == TC_LOOP_PARALLEL) return lower_parallel(P, s);
+    if (s->u.loop.kind == TC_LOOP_PARALLEL) return as_unit(P, lower_parallel(P, s));
     {
       tc_stmt *c = tc_ir_stmt(P->a, TC_ST_FOR, s->loc);
       *c = *s;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "gpu/gpu.h"
+#include "ir/walk.h"
 #include "target/cuda/codegen.h"
 #include "target/cuda/prelude/cuda_prelude.h"
 
@@ -27,6 +28,9 @@ typedef struct cg {
   int ind;
   int64_t smem;      /* bytes of dynamic shared memory so far */
   int nasserts;
+  bool *nonneg;      /* by var id: known to be >= 0 (loop counters from 0, thread indices, ...) */
+  bool *assigned;    /* by var id: target of an ASSIGN */
+  int nvars;
 } cg;
 
 static void fail(cg *g, tc_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -213,6 +217,37 @@ static const char *math_fn(tc_expr_op op) {
   }
 }
 
+/* Whether an integer expression is known to be >= 0: then floor division and modulo by a
+ * positive constant are C's / and %, in 32 bits (index arithmetic, which the lowering writes
+ * with // and %, must not pay for 64-bit or sign-correcting division). */
+static bool nonneg(const cg *g, const tc_expr *e) {
+  if (!tc_dtype_is_int(e->dtype)) return false;
+  switch (e->op) {
+  case TC_OP_CONST_INT: return e->ival >= 0;
+  case TC_OP_VAR:
+    if (e->var->kind == TC_VAR_THREAD_IDX || e->var->kind == TC_VAR_BLOCK_IDX || e->var->kind == TC_VAR_SYMBOLIC) return true;
+    return e->var->id >= 0 && e->var->id < g->nvars && g->nonneg[e->var->id];
+  case TC_OP_ADD: case TC_OP_MUL: case TC_OP_MIN: case TC_OP_BIT_OR: case TC_OP_BIT_XOR:
+    return nonneg(g, e->args[0]) && nonneg(g, e->args[1]);
+  case TC_OP_MAX: return nonneg(g, e->args[0]) || nonneg(g, e->args[1]);
+  case TC_OP_FLOORDIV: case TC_OP_SHR: return nonneg(g, e->args[0]) && nonneg(g, e->args[1]);
+  case TC_OP_FLOORMOD: return nonneg(g, e->args[1]) && e->args[1]->op == TC_OP_CONST_INT && e->args[1]->ival > 0;
+  case TC_OP_BIT_AND: return nonneg(g, e->args[0]) || nonneg(g, e->args[1]);
+  case TC_OP_CAST: return tc_dtype_is_int(e->args[0]->dtype) && tc_dtype_bits(e->dtype) >= tc_dtype_bits(e->args[0]->dtype) && nonneg(g, e->args[0]);
+  default: return false;
+  }
+}
+static void mark_nonneg(cg *g, const tc_var *v, bool yes) {
+  if (v->id >= 0 && v->id < g->nvars && !g->assigned[v->id]) g->nonneg[v->id] = yes;
+}
+/* Variables assigned after their LET are never assumed non-negative (a loop's back edge can
+ * bring a later value to an earlier use). */
+static bool note_assigned(void *ctx, tc_stmt *s) {
+  cg *g = ctx;
+  if (s->kind == TC_ST_ASSIGN && s->u.let.var->id >= 0 && s->u.let.var->id < g->nvars) g->assigned[s->u.let.var->id] = true;
+  return true;
+}
+
 static void sub(cg *g, tc_strbuf *sb, const tc_expr *e) {
   tc_sb_putc(sb, '(');
   expr(g, sb, e);
@@ -311,9 +346,17 @@ static void expr(cg *g, tc_strbuf *sb, const tc_expr *e) {
     else rounded(g, sb, e, "tcg_udiv(", ", ", ")");
     return;
   case TC_OP_FLOORDIV:
+  case TC_OP_FLOORMOD:
+    if (!fl && tc_dtype_bits(d) <= 32 && e->args[1]->op == TC_OP_CONST_INT && e->args[1]->ival > 0 && nonneg(g, e->args[0])) {
+      tc_sb_printf(sb, "((%s)((uint32_t)", ctype(d));
+      sub(g, sb, e->args[0]);
+      tc_sb_printf(sb, " %s %lldu))", e->op == TC_OP_FLOORDIV ? "/" : "%", (long long)e->args[1]->ival);
+      return;
+    }
+    if (e->op == TC_OP_FLOORMOD) goto floormod;
     rounded(g, sb, e, fl ? (d.code == TC_DT_FLOAT64 ? "tcg_floordiv_d(" : "tcg_floordiv_f(") : tc_dtype_is_signed(d) ? "tcg_floordiv_i(" : "tcg_udiv(", ", ", ")");
     return;
-  case TC_OP_FLOORMOD:
+  floormod:
     rounded(g, sb, e, fl ? (d.code == TC_DT_FLOAT64 ? "tcg_floormod_d(" : "tcg_floormod_f(") : tc_dtype_is_signed(d) ? "tcg_floormod_i(" : "tcg_umod(", ", ", ")");
     return;
   case TC_OP_MIN: rounded(g, sb, e, fl ? (d.code == TC_DT_FLOAT64 ? "tcg_min_d(" : "tcg_min_f(") : "tcg_min_i(", ", ", ")"); return;
@@ -480,6 +523,7 @@ static void stmt(cg *g, const tc_stmt *s) {
     var_name(g, &v, s->u.loop.var);
     expr(g, &mn, s->u.loop.min);
     expr(g, &ext, s->u.loop.extent);
+    mark_nonneg(g, s->u.loop.var, nonneg(g, s->u.loop.min));
     if (s->u.loop.kind == TC_LOOP_UNROLL) line(g, "#pragma unroll");
     line(g, "for (int32_t %s = %s; %s < (%s) + (%s); %s++) {", tc_sb_cstr(&v), tc_sb_cstr(&mn), tc_sb_cstr(&v), tc_sb_cstr(&mn),
          tc_sb_cstr(&ext), tc_sb_cstr(&v));
@@ -511,8 +555,13 @@ static void stmt(cg *g, const tc_stmt *s) {
     tc_sb_init(&v);
     var_name(g, &v, s->u.let.var);
     expr(g, &t, s->u.let.value);
-    if (s->kind == TC_ST_LET) line(g, "%s %s = %s;", ctype(s->u.let.var->dtype), tc_sb_cstr(&v), tc_sb_cstr(&t));
-    else line(g, "%s = %s;", tc_sb_cstr(&v), tc_sb_cstr(&t));
+    if (s->kind == TC_ST_LET) {
+      mark_nonneg(g, s->u.let.var, nonneg(g, s->u.let.value));
+      line(g, "%s %s = %s;", ctype(s->u.let.var->dtype), tc_sb_cstr(&v), tc_sb_cstr(&t));
+    } else {
+      mark_nonneg(g, s->u.let.var, false); /* reassigned: no longer known */
+      line(g, "%s = %s;", tc_sb_cstr(&v), tc_sb_cstr(&t));
+    }
     tc_sb_free(&v);
     break;
   }
@@ -642,6 +691,10 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
   tc_sb_init(&kern);
   tc_sb_init(&full);
   cg g = {.a = a, .sb = &kern, .k = k, .err = err};
+  g.nvars = k->next_id + 1;
+  g.nonneg = TC_NEW_ARRAY(a, bool, g.nvars);
+  g.assigned = TC_NEW_ARRAY(a, bool, g.nvars);
+  tc_visit_stmts(k->body, note_assigned, &g);
   snprintf(entry, entry_cap, "tilec_%s", k->name);
   for (char *p = entry; *p; p++)
     if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'))) *p = '_';
