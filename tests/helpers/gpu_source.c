@@ -2,7 +2,9 @@
  * C++ it becomes, or check the GPU lowering on the CPU: run the lowered SIMT IR in the
  * reference interpreter beside the original tile IR on the same random inputs and compare
  * every output. Used by tests/e2e/gpu_lower.sh.
- *   gpu_source FILE ARCH [--compile | --interp] [-D name=value ...] */
+ *   gpu_source FILE ARCH [--compile | --interp [--perturb]] [-D name=value ...]
+ * --perturb changes one element of the lowered run's last tensor before the comparison, so
+ * that the check must report FAIL (tests/e2e/gpu_lower.sh holds that it can). */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,13 +36,13 @@ static int nvrtc_compile(const char *src, const char *arch) {
   if (create(&prog, src, "k.cu", 0, NULL, NULL)) return 1;
   char opt[64];
   snprintf(opt, sizeof opt, "--gpu-architecture=%s", arch);
-  const char *opts[] = {opt, "-std=c++17"};
-  int r = compile(prog, 2, opts);
+  const char *opts[] = {opt, "-std=c++17", "--ptxas-options=-v"};
+  int r = compile(prog, getenv("TILEC_PTXAS_V") ? 3 : 2, opts);
   size_t n = 0;
   logsize(prog, &n);
   char *log = malloc(n + 1);
   getlog(prog, log);
-  if (r) fprintf(stderr, "%s\n", log);
+  if (r || getenv("TILEC_PTXAS_V")) fprintf(stderr, "%s\n", log);
   free(log);
   return r;
 }
@@ -52,7 +54,7 @@ static double frand(void) {
 }
 
 /* Run k (original) and the GPU lowering of k on the same inputs in the interpreter. */
-static int interp_check(const char *file, tc_kernel_ir *k, const tilec_define *defs, size_t nd) {
+static int interp_check(const char *file, tc_kernel_ir *k, const tilec_define *defs, size_t nd, int perturb) {
   int64_t syms[16] = {0};
   for (int s = 0; s < k->nsyms && s < 16; s++) {
     syms[s] = 64;
@@ -106,6 +108,13 @@ static int interp_check(const char *file, tc_kernel_ir *k, const tilec_define *d
     goto out;
   }
   tc_arena_free(&ar);
+  for (int i = (k->nparams < 64 ? k->nparams : 64) - 1; perturb && i >= 0; i--) {
+    if (!k->params[i].buf || numel[i] == 0) continue;
+    tc_dtype dt = k->params[i].buf->dtype;
+    double v = tc_dtype_load_f64(dt, b[i], 0);
+    tc_dtype_store_f64(dt, b[i], 0, v + 1 + fabs(v)); /* beyond any tolerance */
+    break;
+  }
   for (int i = 0; i < k->nparams && i < 64; i++) {
     tc_param *p = &k->params[i];
     if (!p->buf) continue;
@@ -136,10 +145,11 @@ int main(int argc, char **argv) {
   if (argc < 3) return 2;
   tilec_define defs[32];
   size_t nd = 0;
-  int do_compile = 0, do_interp = 0;
+  int do_compile = 0, do_interp = 0, perturb = 0;
   for (int i = 3; i < argc; i++) {
     if (!strcmp(argv[i], "--compile")) do_compile = 1;
     else if (!strcmp(argv[i], "--interp")) do_interp = 1;
+    else if (!strcmp(argv[i], "--perturb")) perturb = 1;
     else if (!strcmp(argv[i], "-D") && i + 1 < argc && nd < 32) {
       char *eq = strchr(argv[++i], '=');
       if (!eq) return 2;
@@ -162,7 +172,7 @@ int main(int argc, char **argv) {
   tc_kernel_ir *k = tc_lower_kernel(prog, &o, 1, &a, &err);
   int rc = 1;
   if (k && do_interp) {
-    rc = interp_check(argv[1], k, defs, nd);
+    rc = interp_check(argv[1], k, defs, nd, perturb);
   } else if (k) {
     tc_generated g = {0};
     char entry[128];

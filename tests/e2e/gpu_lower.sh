@@ -1,0 +1,74 @@
+#!/bin/sh
+# The GPU lowering checked on the CPU, no GPU needed (run by tests/run.sh with TILEC_BUILD set):
+#  - every line of tests/e2e/examples.list: the kernel lowered for cuda (sm_90a) runs as SIMT IR
+#    in the reference interpreter beside the original tile IR, on the same random inputs, and
+#    every tensor must agree (tests/helpers/gpu_source --interp; docs/gpu.md);
+#  - one planted wrong element in the lowered run's output must be caught (--perturb);
+#  - where NVRTC is installed, a handful of small kernels are printed as CUDA C++ and compiled
+#    by NVRTC for sm_90a, each within 60 s (the first H200 run timed out in NVRTC on a 312 KB
+#    reduce_sum) and each kernel source under 100 KB.
+# About 1 minute on 2 cores (plain build), 2 minutes under ASan.
+B=${TILEC_BUILD:-build}
+H=$B/tests/helpers/gpu_source
+if [ ! -x "$H" ]; then
+  echo "FAIL gpu_lower: $H is not built (make $H)"
+  exit 1
+fi
+J=$(nproc 2>/dev/null || echo 2)
+
+# One case: "interp FILE ARGS..." or "compile FILE ARGS...". One printf per case, so parallel
+# cases never interleave their lines.
+case_sh='
+H=$1; mode=$2; line=$3
+file=${line%% *}; args=${line#"$file"}
+if [ "$mode" = interp ]; then
+  # shellcheck disable=SC2086
+  out=$(timeout 300 "$H" "examples/$file" sm_90a --interp $args 2>&1); rc=$?
+  if [ $rc -eq 0 ] && echo "$out" | grep -q "^PASS"; then
+    printf "PASS gpu_lower interp %s\n" "$line"
+  else
+    printf "FAIL gpu_lower interp %s (exit %s)\n%s\n" "$line" "$rc" "$(echo "$out" | head -n 8 | sed "s/^/    /")"
+  fi
+else
+  # shellcheck disable=SC2086
+  size=$("$H" "examples/$file" sm_90a $args 2>/dev/null | wc -c)
+  out=$(timeout 60 "$H" "examples/$file" sm_90a --compile $args 2>&1); rc=$?
+  if [ $rc -eq 0 ] && echo "$out" | grep -q "^OK" && ! echo "$out" | grep -q "^SKIP" && [ "$size" -gt 0 ] && [ "$size" -lt 102400 ]; then
+    printf "PASS gpu_lower nvrtc %s (%s bytes)\n" "$line" "$size"
+  else
+    printf "FAIL gpu_lower nvrtc %s (exit %s, %s bytes of kernel source)\n%s\n" "$line" "$rc" "$size" \
+      "$(echo "$out" | head -n 12 | sed "s/^/    /")"
+  fi
+fi'
+
+grep -v -e '^#' -e '^$' tests/e2e/examples.list |
+  sed 's/[[:space:]]*$//' | xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$H" interp {}
+
+# The comparison can fail: one changed output element is reported.
+out=$("$H" examples/softmax.py sm_90a --interp --perturb -D m=37 -D N=300 2>&1)
+rc=$?
+if [ $rc -ne 0 ] && echo "$out" | grep -q "^FAIL examples/softmax.py: LSE: 1 of 37 elements differ"; then
+  echo "PASS gpu_lower perturb: a planted wrong element is caught"
+else
+  echo "FAIL gpu_lower perturb: a planted wrong element went unnoticed (exit $rc)"
+  echo "$out" | head -n 5 | sed 's/^/    /'
+fi
+
+# NVRTC: small kernels of several kinds (gemm, attention, reductions, scans, casts).
+if ! { [ -e /usr/local/cuda/lib64/libnvrtc.so ] || ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so '; }; then
+  echo "gpu_lower: NVRTC not installed, CUDA compilation not checked"
+  exit 0
+fi
+xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$H" compile {} <<'EOF'
+softmax.py -D m=37 -D N=300
+rms_norm.py -D M=33 -D N=96
+layer_norm.py -D M=7 -D D=200
+cumsum.py -D M=5 -D N=130
+reduce_sum.py -D M=5 -D N=100
+elementwise.py -D activation=gelu_tanh -D M=64 -D N=100
+fp8_cast.py -D M=1 -D N=100
+cross_entropy.py -D M=16 -D V=256 -D dtype=float16
+atomic_add_hist.py
+gemm.py -D M=64 -D N=64 -D K=64 -D block_M=64 -D block_N=64 -D num_stages=0
+flash_attention.py -D seq_len=100 -D heads=1 -D dim=32
+EOF
