@@ -181,12 +181,11 @@ TEST(arch_rule_and_options) {
 /* The backends' generate lowers and prints through tc_cuda_generate_for and describes the
  * launch in the metadata; a kernel that cannot map onto the GPU is a program error at its line,
  * before NVRTC runs, and leaves nothing allocated. */
-static tc_kernel_ir *kernel_from(tc_arena *a, tilec_context *ctx, const char *name, const char *src, tilec_error *err) {
-  tilec_program *p = tilec_program_from_string(ctx, name, src, strlen(src), err);
-  if (!p) return NULL;
-  tc_kernel_ir *k = tc_lower_kernel(p, NULL, 1, a, err);
-  tilec_program_destroy(p);
-  return k;
+/* The program must outlive its IR: locations in errors point into its source. */
+static tc_kernel_ir *kernel_from(tc_arena *a, tilec_context *ctx, const char *name, const char *src, tilec_program **keep,
+                                 tilec_error *err) {
+  *keep = tilec_program_from_string(ctx, name, src, strlen(src), err);
+  return *keep ? tc_lower_kernel(*keep, NULL, 1, a, err) : NULL;
 }
 
 TEST(generate_lowers_prints_and_describes_the_launch) {
@@ -206,7 +205,8 @@ TEST(generate_lowers_prints_and_describes_the_launch) {
       "        T.reduce_max(x, m, dim=1)\n"
       "        for i, j in T.Parallel(32, 64):\n"
       "            B[bx * 32 + i, j] = x[i, j] / m[i]\n";
-  tc_kernel_ir *k = kernel_from(&a, ctx, "scale.py", ok_src, &err);
+  tilec_program *p1 = NULL, *p2 = NULL;
+  tc_kernel_ir *k = kernel_from(&a, ctx, "scale.py", ok_src, &p1, &err);
   if (!k) printf("  %s", err.rendered);
   CHECK(k != NULL);
   tc_target_desc d;
@@ -233,7 +233,7 @@ TEST(generate_lowers_prints_and_describes_the_launch) {
       "        T.copy(B, b)\n"
       "        T.gemm(a, b, c, clear_accum=True)\n"
       "        T.copy(c, C)\n";
-  k = kernel_from(&a, ctx, "small.py", bad_src, &err);
+  k = kernel_from(&a, ctx, "small.py", bad_src, &p2, &err);
   CHECK(k != NULL);
   lw.k = k;
   tc_error_clear(&err);
@@ -242,6 +242,8 @@ TEST(generate_lowers_prints_and_describes_the_launch) {
   CHECK(strstr(err.message, "cannot be split over 256 threads") != NULL);
   CHECK(!g.kernel_source && !g.full_source && !g.meta);
   tc_arena_free(&a);
+  tilec_program_destroy(p1);
+  tilec_program_destroy(p2);
   tilec_context_destroy(ctx);
 }
 
