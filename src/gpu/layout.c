@@ -48,10 +48,13 @@ bool tc_gl_make_acc(tc_gpu_layout *L, int64_t M, int64_t N, int wm, int wn, int 
   set_shape(L, 2, shape, threads);
   L->kind = TC_GL_ACC;
   L->M = M, L->N = N, L->wm = wm, L->wn = wn;
-  if (wm * wn * 32 != threads) {
-    snprintf(why, cap, "%d x %d warps do not make %d threads", wm, wn, threads);
+  /* a tile too small for every warp is held by the first wm x wn warps and replicated in the
+   * others (they compute the same values: the block GEMM takes the warp index modulo) */
+  if (threads % (wm * wn * 32)) {
+    snprintf(why, cap, "%d x %d warps do not divide %d threads", wm, wn, threads);
     return false;
   }
+  L->reps = threads / (wm * wn * 32);
   if (M % (16 * wm) || N % (8 * wn)) {
     snprintf(why, cap,
              "a %lld x %lld tile cannot be split over %d x %d warps in 16 x 8 tensor-core tiles",
@@ -87,7 +90,7 @@ void tc_gl_make_rows(tc_gpu_layout *L, const tc_gpu_layout *tile, int threads) {
     L->kind = TC_GL_ROWS_ACC;
     L->M = tile->M, L->N = tile->N, L->wm = tile->wm, L->wn = tile->wn;
     L->num_regs = (tile->M / tile->wm / 16) * 2;
-    L->reps = 4 * tile->wn;
+    L->reps = 4 * tile->wn * tile->reps;
     return;
   }
   if (tile->kind == TC_GL_CYCLIC && tile->ndim == 2) {
@@ -114,13 +117,13 @@ void tc_gl_owner(const tc_gpu_layout *L, int64_t e, int64_t rep, int64_t *thread
     int64_t row = e / L->N, col = e % L->N;
     int64_t wmi = row / TM, rr = row % TM, mi = rr / 16, h = (rr % 16) / 8, g = rr % 8;
     int64_t wni = col / TN, cc = col % TN, ni = cc / 8, q = (cc % 8) / 2, c = cc % 2;
-    *thread = (wmi * L->wn + wni) * 32 + g * 4 + q;
+    *thread = (wmi * L->wn + wni) * 32 + g * 4 + q + rep * 32 * L->wm * L->wn;
     *reg = ((mi * 2 + h) * NT + ni) * 2 + c;
     return;
   }
   case TC_GL_ROWS_ACC: {
-    int64_t TM = L->M / L->wm, row = e, rr = row % TM;
-    *thread = ((row / TM) * L->wn + rep / 4) * 32 + (rr % 8) * 4 + rep % 4;
+    int64_t TM = L->M / L->wm, row = e, rr = row % TM, per = 4 * L->wn;
+    *thread = ((row / TM) * L->wn + (rep % per) / 4) * 32 + (rr % 8) * 4 + rep % 4 + (rep / per) * 32 * L->wm * L->wn;
     *reg = (rr / 16) * 2 + (rr % 16) / 8;
     return;
   }
@@ -148,15 +151,19 @@ int64_t tc_gl_elem(const tc_gpu_layout *L, int64_t t, int64_t r, int64_t *rep) {
   if (r < 0 || r >= L->num_regs || t < 0 || t >= L->threads) return -1;
   switch (L->kind) {
   case TC_GL_ACC: {
-    int64_t TM = L->M / L->wm, TN = L->N / L->wn, NT = TN / 8;
+    int64_t TM = L->M / L->wm, TN = L->N / L->wn, NT = TN / 8, W = 32 * L->wm * L->wn;
+    *rep = t / W;
+    t %= W;
     int64_t w = t / 32, l = t % 32, c = r % 2, ni = (r / 2) % NT, h = (r / (2 * NT)) % 2, mi = r / (4 * NT);
     int64_t row = (w / L->wn) * TM + mi * 16 + h * 8 + l / 4;
     int64_t col = (w % L->wn) * TN + ni * 8 + (l % 4) * 2 + c;
     return row * L->N + col;
   }
   case TC_GL_ROWS_ACC: {
+    int64_t W = 32 * L->wm * L->wn, outer = t / W;
+    t %= W;
     int64_t TM = L->M / L->wm, w = t / 32, l = t % 32;
-    *rep = (w % L->wn) * 4 + l % 4;
+    *rep = outer * 4 * L->wn + (w % L->wn) * 4 + l % 4;
     return (w / L->wn) * TM + (r / 2) * 16 + (r % 2) * 8 + l / 4;
   }
   case TC_GL_CYCLIC: {
@@ -209,6 +216,7 @@ void tc_gl_index_exprs_at(tc_arena *a, const tc_gpu_layout *L, tc_expr *tid, tc_
   switch (L->kind) {
   case TC_GL_ACC: {
     int64_t TM = L->M / L->wm, TN = L->N / L->wn, NT = TN / 8;
+    if (L->reps > 1) tid = modc(a, tid, 32 * L->wm * L->wn, loc);
     tc_expr *c = modc(a, r, 2, loc), *ni = modc(a, divc(a, r, 2, loc), NT, loc);
     tc_expr *h = modc(a, divc(a, r, 2 * NT, loc), 2, loc), *mi = divc(a, r, 4 * NT, loc);
     tc_expr *w = divc(a, tid, 32, loc), *l = modc(a, tid, 32, loc);
@@ -221,6 +229,7 @@ void tc_gl_index_exprs_at(tc_arena *a, const tc_gpu_layout *L, tc_expr *tid, tc_
   }
   case TC_GL_ROWS_ACC: {
     int64_t TM = L->M / L->wm;
+    if (L->reps > 4 * L->wn) tid = modc(a, tid, 32 * L->wm * L->wn, loc);
     tc_expr *w = divc(a, tid, 32, loc), *l = modc(a, tid, 32, loc);
     tc_expr *slot = bin(a, TC_OP_ADD, mulc(a, divc(a, r, 2, loc), 16, loc), mulc(a, modc(a, r, 2, loc), 8, loc), loc);
     idx[0] = bin(a, TC_OP_ADD, bin(a, TC_OP_ADD, mulc(a, divc(a, w, L->wn, loc), TM, loc), divc(a, l, 4, loc), loc), slot, loc);
@@ -258,8 +267,13 @@ void tc_gl_index_exprs(tc_arena *a, const tc_gpu_layout *L, tc_expr *tid, int64_
 
 tc_expr *tc_gl_rep_expr(tc_arena *a, const tc_gpu_layout *L, tc_expr *tid, tc_loc loc) {
   switch (L->kind) {
-  case TC_GL_ROWS_ACC:
-    return bin(a, TC_OP_ADD, mulc(a, modc(a, divc(a, tid, 32, loc), L->wn, loc), 4, loc), modc(a, tid, 4, loc), loc);
+  case TC_GL_ACC: return L->reps > 1 ? divc(a, tid, 32 * L->wm * L->wn, loc) : ci(a, 0, loc);
+  case TC_GL_ROWS_ACC: {
+    int64_t W = 32 * L->wm * L->wn;
+    tc_expr *inner = bin(a, TC_OP_ADD, mulc(a, modc(a, divc(a, tid, 32, loc), L->wn, loc), 4, loc), modc(a, tid, 4, loc), loc);
+    if (L->reps > 4 * L->wn) inner = bin(a, TC_OP_ADD, inner, mulc(a, divc(a, tid, W, loc), 4 * L->wn, loc), loc);
+    return inner;
+  }
   case TC_GL_ROWS_CYCLIC: return modc(a, tid, L->group, loc);
   case TC_GL_REPL: return tid;
   default: return ci(a, 0, loc);
@@ -275,7 +289,9 @@ bool tc_gl_equal(const tc_gpu_layout *x, const tc_gpu_layout *y) {
 
 void tc_gl_describe(const tc_gpu_layout *L, char *out, size_t cap) {
   switch (L->kind) {
-  case TC_GL_ACC: snprintf(out, cap, "acc(%lldx%lld, warps %dx%d)", (long long)L->M, (long long)L->N, L->wm, L->wn); break;
+  case TC_GL_ACC:
+    snprintf(out, cap, "acc(%lldx%lld, warps %dx%d%s)", (long long)L->M, (long long)L->N, L->wm, L->wn, L->reps > 1 ? ", replicated" : "");
+    break;
   case TC_GL_ROWS_ACC: snprintf(out, cap, "rows of acc(%lldx%lld, warps %dx%d)", (long long)L->M, (long long)L->N, L->wm, L->wn); break;
   case TC_GL_CYCLIC: snprintf(out, cap, "cyclic(vec %d)", L->vec); break;
   case TC_GL_ROWS_CYCLIC: snprintf(out, cap, "rows of cyclic(groups of %lld threads)", (long long)L->group); break;
@@ -299,7 +315,8 @@ bool tc_gpu_warp_partition(tc_gemm_policy policy, int64_t M, int64_t N, int warp
     }
     if (score < best_score) best_score = score, best_m = m, best_n = n;
   }
-  if (!best_m) return false;
+  if (!best_m) /* too small for every warp: the largest partition that fits (the rest replicate) */
+    return warps > 1 && tc_gpu_warp_partition(policy, M, N, warps / 2, wm, wn);
   *wm = best_m, *wn = best_n;
   return true;
 }

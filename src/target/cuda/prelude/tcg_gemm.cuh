@@ -186,7 +186,7 @@ struct tcg__gemm_simt {
   TCG_SDEV void ss(const void *Av, const void *Bv, typename TC::T *acc) {
     const typename TA::T *A = (const typename TA::T *)Av;
     const typename TB::T *B = (const typename TB::T *)Bv;
-    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, wm = w / WARPS_N, wn = w % WARPS_N;
+    const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) % (WARPS_M * WARPS_N), wm = w / WARPS_N, wn = w % WARPS_N;
     const int g = lane >> 2, q = lane & 3;
     CT c[G::MT * G::NT * 4];
 #pragma unroll
@@ -210,7 +210,7 @@ struct tcg__gemm_simt {
   TCG_SDEV void rs(const typename TA::T *Ar, const void *Bv, typename TC::T *acc) {
     static_assert(WARPS_N == 1, "tcg_gemm_rs: WARPS_N must be 1");
     const typename TB::T *B = (const typename TB::T *)Bv;
-    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, wn = 0;
+    const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) % (WARPS_M * WARPS_N), wn = 0;
     const int q = lane & 3;
     (void)w;
     enum { KT = K / 8 };
@@ -279,7 +279,7 @@ struct tcg__gemm_mma16 {
       }
   }
   TCG_SDEV void ss(const void *Av, const void *Bv, float *acc) {
-    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, wm = w / WARPS_N, wn = w % WARPS_N;
+    const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) % (WARPS_M * WARPS_N), wm = w / WARPS_N, wn = w % WARPS_N;
     const int i = lane >> 3, r = lane & 7;
     const uint32_t sA = tcg_smem_addr(Av), sB = tcg_smem_addr(Bv);
 #pragma unroll
@@ -371,7 +371,7 @@ struct tcg__gemm_mma8 {
     }
   }
   TCG_SDEV void ss(const void *Av, const void *Bv, CS *acc) {
-    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, wm = w / WARPS_N, wn = w % WARPS_N;
+    const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) % (WARPS_M * WARPS_N), wm = w / WARPS_N, wn = w % WARPS_N;
     const int i = lane >> 3, r = lane & 7, g = lane >> 2, q = lane & 3;
     const uint8_t *A = (const uint8_t *)Av, *B = (const uint8_t *)Bv;
     const uint32_t sA = tcg_smem_addr(Av), sB = tcg_smem_addr(Bv);
