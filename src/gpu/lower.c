@@ -72,6 +72,17 @@ static bool swizzle_cb(void *ctx, tc_stmt *s) {
 static tc_expr *flat_offset(tc_gpu_plan *P, const tc_buffer *b, int n, tc_expr *const *idx, tc_loc loc) {
   int64_t shape[TC_GL_MAXDIM];
   tc_buffer_const_shape(b, shape);
+  /* Tiles stacked along leading dimensions (the stages of a pipelined tile): each tile is
+   * swizzled on its own rows, which is the same placement when the rows are a multiple of the
+   * swizzle's period of 8, and keeps the per-thread part of an address free of the stage, so
+   * the target computes it once outside the loop. */
+  if (P->swizzle[b->id] && n >= 3 && shape[n - 2] % 8 == 0) {
+    tc_expr *lead = NULL;
+    for (int d = 0; d + 2 < n; d++)
+      lead = lead ? tc_ir_binary(P->a, TC_OP_ADD, tc_ir_binary(P->a, TC_OP_MUL, lead, ci(P->a, shape[d], loc), loc), idx[d], loc) : idx[d];
+    tc_expr *tile = tc_gpu_swizzle_offset(P->a, idx[n - 2], idx[n - 1], shape[n - 1], tc_dtype_bits(b->dtype) / 8, loc);
+    return tc_ir_binary(P->a, TC_OP_ADD, tc_ir_binary(P->a, TC_OP_MUL, lead, ci(P->a, shape[n - 2] * shape[n - 1], loc), loc), tile, loc);
+  }
   tc_expr *row = NULL;
   for (int d = 0; d + 1 < n; d++) row = row ? tc_ir_binary(P->a, TC_OP_ADD, tc_ir_binary(P->a, TC_OP_MUL, row, ci(P->a, shape[d], loc), loc), idx[d], loc) : idx[d];
   tc_expr *col = n ? idx[n - 1] : ci(P->a, 0, loc);
