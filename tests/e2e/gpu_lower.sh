@@ -72,3 +72,37 @@ atomic_add_hist.py
 gemm.py -D M=64 -D N=64 -D K=64 -D block_M=64 -D block_N=64 -D num_stages=0
 flash_attention.py -D seq_len=100 -D heads=1 -D dim=32
 EOF
+
+# Every example at its default sizes compiles for sm_80 (mma.sync) and sm_90a, through the CLI
+# (tilec compile: lowering, printing, NVRTC, the cubin).
+T=$B/tilec
+C=$(mktemp -d)
+compile_sh='
+T=$1; C=$2; f=$3; arch=$4; n=$(basename "$f" .py)
+if out=$(timeout 120 "$T" compile "$f" --target "cuda,arch=$arch" -o "$C/$n.$arch.cubin" 2>&1) && [ -s "$C/$n.$arch.cubin" ]; then
+  printf "PASS gpu_lower compile %s %s\n" "$arch" "$n"
+else
+  printf "FAIL gpu_lower compile %s %s\n%s\n" "$arch" "$n" "$(echo "$out" | head -n 8 | sed "s/^/    /")"
+fi'
+for arch in sm_80 sm_90a; do
+  for f in examples/*.py; do echo "$f $arch"; done
+done | xargs -P "$J" -n 2 sh -c "$compile_sh" _ "$T" "$C"
+# The gemm and attention examples run on the tensor cores: their SASS has HMMA and LDSM, and
+# the pipelined gemm loads with cp.async (LDGSTS).
+. tests/e2e/find_cuobjdump
+if cuobj=$(find_cuobjdump); then
+  for n in gemm flash_attention eager_gemm; do
+    for arch in sm_80 sm_90a; do
+      [ -s "$C/$n.$arch.cubin" ] || continue
+      sass=$("$cuobj" -sass "$C/$n.$arch.cubin" 2>&1)
+      h=$(echo "$sass" | grep -c HMMA); l=$(echo "$sass" | grep -c LDSM)
+      if [ "$h" -gt 0 ] && [ "$l" -gt 0 ]; then echo "PASS gpu_lower sass $n $arch: $h HMMA, $l LDSM"
+      else echo "FAIL gpu_lower sass $n $arch: $h HMMA, $l LDSM (tensor cores expected)"; fi
+    done
+  done
+  if "$cuobj" -sass "$C/gemm.sm_90a.cubin" 2>&1 | grep -q LDGSTS; then echo "PASS gpu_lower sass gemm sm_90a: cp.async (LDGSTS) pipeline"
+  else echo "FAIL gpu_lower sass gemm sm_90a: no LDGSTS"; fi
+else
+  echo "gpu_lower: no cuobjdump, SASS not checked"
+fi
+rm -rf "$C"

@@ -102,7 +102,10 @@ static void var_name(cg *g, tc_strbuf *sb, const tc_var *v) {
   static const char axes[] = "xyz";
   switch (v->kind) {
   case TC_VAR_THREAD_IDX: tc_sb_printf(sb, "((int)threadIdx.%c)", axes[v->axis % 3]); return;
-  case TC_VAR_BLOCK_IDX: tc_sb_printf(sb, "((int)blockIdx.%c)", axes[v->axis % 3]); return;
+  case TC_VAR_BLOCK_IDX:
+    if (g->k->swizzle_panel > 0 && g->k->swizzle_enable && v->axis < 2) tc_sb_printf(sb, "tcg_b%c", axes[v->axis]);
+    else tc_sb_printf(sb, "((int)blockIdx.%c)", axes[v->axis % 3]);
+    return;
   case TC_VAR_SYMBOLIC: tc_sb_printf(sb, "tcg_sym_%d", v->id); return;
   case TC_VAR_PARAM: tc_sb_printf(sb, "tcg_p_%d", v->id); return;
   default: tc_sb_printf(sb, "v%d_", v->id); break;
@@ -685,6 +688,23 @@ static void narrow_helpers(tc_strbuf *sb) {
   }
 }
 
+/* T.use_swizzle: blocks that run at the same time cover a panel of `panel` block rows (or
+ * columns) instead of whole rows, so they share tiles in L2. A permutation of the blocks: each
+ * (bx, by) still runs once. Linear id L (x fastest) walks the panels in order; inside a panel of
+ * h rows (fewer in the last) block L takes row L % h and column L / h. */
+static void rasterize(cg *g, int panel, bool column) {
+  const char *x = column ? "y" : "x", *y = column ? "x" : "y";
+  line(g, "int tcg_bx, tcg_by;");
+  line(g, "{");
+  line(g, "  const int gx = (int)gridDim.%s, gy = (int)gridDim.%s;", x, y);
+  line(g, "  const int lin = (int)blockIdx.%s + gx * (int)blockIdx.%s;", x, y);
+  line(g, "  const int p = lin / (%d * gx), in_p = lin %% (%d * gx);", panel, panel);
+  line(g, "  const int h = min(%d, gy - p * %d);", panel, panel);
+  line(g, "  tcg_b%s = in_p / h;", x);
+  line(g, "  tcg_b%s = p * %d + in_p %% h;", y, panel);
+  line(g, "}");
+}
+
 tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out, char *entry, size_t entry_cap,
                           int64_t *smem_bytes, tilec_error *err) {
   tc_strbuf kern, full;
@@ -721,6 +741,7 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
   tc_sb_puts(&kern, ") {\n");
   g.ind = 1;
   line(&g, "extern __shared__ __align__(128) unsigned char tcg_smem[];");
+  if (k->swizzle_panel > 0 && k->swizzle_enable) rasterize(&g, k->swizzle_panel, k->swizzle_order != TC_SWIZZLE_ROW);
   stmt(&g, k->body);
   tc_sb_puts(&kern, "}\n");
   if (g.failed) {

@@ -26,7 +26,7 @@ bool tc_nvcc_locate(char *out, size_t cap);
 char *tc_nvcc_identity(tilec_error *err);
 tilec_status tc_nvcc_compile(const char *src, const char *arch, void **cubin, size_t *size, tilec_error *err);
 
-/* The CUDA C++ code generator (codegen.c; codegen_stub.c until it lands): lowers and prints k
+/* The CUDA C++ code generator (src/gpu/ lowers, codegen.c prints; generate.c joins them): lowers and prints k
  * for `arch` ("sm_80", "sm_90a": the compile's tc_target_desc.arch), filling
  * out->kernel_source and out->full_source (malloc'd), the entry's name (a C identifier, at most
  * entry_cap - 1 bytes), its dynamic shared memory in bytes and its threads per block. */
