@@ -97,6 +97,8 @@ typedef struct tc_gpu_plan {
   tc_gpu_layout **frag;      /* by buffer id: the layout of a fragment, else NULL */
   bool *swizzle;             /* by buffer id: shared buffer stored with the XOR swizzle */
   bool *demote;              /* by buffer id: a fragment kept in shared memory instead */
+  const tc_layout **annotated; /* by buffer id: a shared buffer's T.annotate_layout (not the swizzle) */
+  bool failed;
   tc_buffer **regs;          /* by buffer id: a fragment's register array (LOCAL) */
   tc_buffer **flat;          /* by buffer id: a shared buffer's flat storage */
   tc_var *tid;               /* the flat thread index (a LET at the top of the body) */

@@ -360,7 +360,9 @@ static bool whole_region(const tc_region *r) {
 
 bool tc_gpu_parallel_nest(const tc_stmt *s, par_nest *out) {
   out->n = 0;
-  while (s && s->kind == TC_ST_FOR && s->u.loop.kind == TC_LOOP_PARALLEL && out->n < TC_GL_MAXDIM) {
+  /* a T.vectorized loop directly inside a T.Parallel nest is one more parallel dimension */
+  while (s && s->kind == TC_ST_FOR && (s->u.loop.kind == TC_LOOP_PARALLEL || (out->n > 0 && s->u.loop.kind == TC_LOOP_VECTORIZED)) &&
+         out->n < TC_GL_MAXDIM) {
     int64_t mn, ext;
     if (!tc_expr_const_int(s->u.loop.min, &mn) || mn != 0 || !tc_expr_const_int(s->u.loop.extent, &ext)) return false;
     out->var[out->n] = s->u.loop.var;

@@ -54,6 +54,24 @@ static bool collect_allocs(void *ctx, tc_stmt *s) {
   return true;
 }
 
+/* T.annotate_layout on a shared buffer: make_swizzled_layout is this target's swizzle; another
+ * layout (T.Layout) places the elements as written. */
+static bool annotated_cb(void *ctx, tc_stmt *s) {
+  tc_gpu_plan *P = ctx;
+  if (s->kind != TC_ST_ALLOC) return true;
+  const tc_buffer *b = s->u.alloc.buf;
+  int64_t cols;
+  if (b->scope != TC_SCOPE_SHARED || !b->layout || b->layout->kind != TC_LAYOUT_SHARED || b->id >= P->nbufs) return true;
+  if (b->layout->name && !strcmp(b->layout->name, "swizzle")) {
+    int bits = tc_dtype_bits(b->dtype);
+    if (b->ndim >= 2 && bits >= 8 && tc_expr_const_int(b->shape[b->ndim - 1], &cols) && tc_gpu_swizzle_applies(cols, bits / 8))
+      P->swizzle[b->id] = true;
+  } else {
+    P->annotated[b->id] = b->layout;
+  }
+  return true;
+}
+
 static bool swizzle_cb(void *ctx, tc_stmt *s) {
   tc_gpu_plan *P = ctx;
   if (s->kind != TC_ST_GEMM) return true;
@@ -63,15 +81,38 @@ static bool swizzle_cb(void *ctx, tc_stmt *s) {
     int64_t cols;
     int bits = tc_dtype_bits(b->dtype);
     if (b->scope != TC_SCOPE_SHARED || b->ndim < 2 || !tc_expr_const_int(b->shape[b->ndim - 1], &cols)) continue;
+    if (b->id < P->nbufs && P->annotated[b->id]) {
+      tc_gpu_fail(P, s->loc, "T.gemm on %s reads its operands row-major or in its own swizzle; '%s' has an annotated "
+                             "layout (use tilelang.layout.make_swizzled_layout, or none)", P->desc->target, b->name);
+      P->failed = true;
+      return false;
+    }
     if ((bits == 16 || bits == 8) && tc_gpu_swizzle_applies(cols, bits / 8)) P->swizzle[b->id] = true;
   }
   return true;
 }
 
 /* ---- flat shared storage ---- */
+typedef struct layout_subst {
+  tc_arena *a;
+  const tc_layout *L;
+  tc_expr *const *idx;
+} layout_subst;
+static tc_expr *layout_subst_cb(void *ctx, tc_expr *e) {
+  layout_subst *S = ctx;
+  if (e->op == TC_OP_VAR)
+    for (int d = 0; d < S->L->ndim; d++)
+      if (S->L->index[d] == e->var) return tc_ir_clone_expr(S->a, S->idx[d]);
+  return e;
+}
+
 static tc_expr *flat_offset(tc_gpu_plan *P, const tc_buffer *b, int n, tc_expr *const *idx, tc_loc loc) {
   int64_t shape[TC_GL_MAXDIM];
   tc_buffer_const_shape(b, shape);
+  if (P->annotated[b->id] && P->annotated[b->id]->ndim == n) {
+    layout_subst S = {P->a, P->annotated[b->id], idx};
+    return tc_rewrite_expr(tc_ir_clone_expr(P->a, P->annotated[b->id]->offset), layout_subst_cb, &S);
+  }
   /* Tiles stacked along leading dimensions (the stages of a pipelined tile): each tile is
    * swizzled on its own rows, which is the same placement when the rows are a multiple of the
    * swizzle's period of 8, and keeps the per-thread part of an address free of the stage, so
@@ -241,7 +282,10 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
     shape[0] = ci(a, P->frag[id]->num_regs > 0 ? P->frag[id]->num_regs : 1, b->loc);
     P->regs[id] = tc_ir_new_buffer(a, k, b->name, b->dtype, TC_SCOPE_LOCAL, 1, shape, b->loc);
   }
+  P->annotated = TC_NEW_ARRAY(a, const tc_layout *, P->nbufs + 1);
+  tc_visit_stmts(k->body, annotated_cb, P);
   tc_visit_stmts(k->body, swizzle_cb, P);
+  if (P->failed) return NULL;
   /* 2. tile operations */
   if (!tc_gpu_lower_tileops(P)) return NULL;
   /* 3. flat shared storage */
@@ -253,6 +297,8 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
     tc_expr **shape = TC_NEW_ARRAY(a, tc_expr *, 1);
     shape[0] = ci(a, n, b->loc);
     P->flat[id] = tc_ir_new_buffer(a, k, b->name, b->dtype, TC_SCOPE_SHARED, 1, shape, b->loc);
+    if (P->annotated[id]) n = P->annotated[id]->storage_elems > n ? P->annotated[id]->storage_elems : n;
+    shape[0]->ival = n;
     smem += ((int64_t)tc_dtype_storage_bytes(b->dtype, (size_t)n) + 127) / 128 * 128;
     if (smem > desc->max_smem) {
       tc_gpu_fail(P, b->loc, "shared memory: the block needs %lld bytes by '%s', more than %s allows (%lld)",

@@ -44,6 +44,22 @@ fi'
 grep -v -e '^#' -e '^$' tests/e2e/examples.list |
   sed 's/[[:space:]]*$//' | xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$H" interp {}
 
+# The differential suite's random kernels (elementwise trees, tiled gemms of every operand
+# dtype and transpose, reductions, scans), lowered for the GPU, against the reference too.
+D=$(mktemp -d)
+for gen in diff_gen diff_gen_tile; do
+  for seed in $(seq 1 15); do
+    mkdir -p "$D/$gen-$seed" && python3 tests/e2e/$gen.py "$seed" "$D/$gen-$seed" >/dev/null 2>&1
+  done
+done
+diff_sh='
+H=$1; d=$2; f=$(ls "$d"/*.py 2>/dev/null | head -n 1); g=$(basename "$d")
+out=$(timeout 300 "$H" "$f" sm_90a --interp 2>&1); rc=$?
+if [ $rc -eq 0 ] && echo "$out" | grep -q "^PASS"; then printf "PASS gpu_lower differential %s\n" "$g"
+else printf "FAIL gpu_lower differential %s (regenerate: python3 tests/e2e/%s.py %s DIR)\n%s\n" "$g" "${g%-*}" "${g##*-}" "$(echo "$out" | head -n 6 | sed "s/^/    /")"; fi'
+ls -d "$D"/*/ | sed 's:/$::' | xargs -P "$J" -I{} sh -c "$diff_sh" _ "$H" {}
+rm -rf "$D"
+
 # The comparison can fail: one changed output element is reported.
 out=$("$H" examples/softmax.py sm_90a --interp --perturb -D m=37 -D N=300 2>&1)
 rc=$?
