@@ -742,6 +742,23 @@ static tc_stmt *lower_copy(tc_gpu_plan *P, tc_stmt *s) {
   tc_expr *val = tc_ir_load(P->a, src->buf, src->ndim, region_at(P, src, it, s->loc), s->loc);
   tc_stmt *body = store(P, dst->buf, dst->ndim, region_at(P, dst, it, s->loc), tc_ir_cast(P->a, dst->buf->dtype, val, s->loc), s->loc);
   tc_stmt *fast = is_frag(src->buf) || is_frag(dst->buf) ? NULL : vector_copy(P, src, dst, n, ext, s->loc);
+  /* between a fragment and a global tensor: a path without bounds checks when the tile is
+   * inside the tensor (tested once at run time) */
+  const tc_region *g = src->buf->scope == TC_SCOPE_GLOBAL ? src : dst->buf->scope == TC_SCOPE_GLOBAL ? dst : NULL;
+  if (!fast && g && (is_frag(src->buf) || is_frag(dst->buf))) {
+    tc_stmt *quick = tc_ir_clone_stmt(P->a, body);
+    if (g == src) quick->u.store.value->args[0]->in_bounds = true; /* cast(load) */
+    else quick->u.store.in_bounds = true;
+    const tc_region *over = is_frag(dst->buf) ? dst : src;
+    tc_stmt *a = over_region(P, over, n, vars, ext, quick, over == src, s->loc);
+    tc_stmt *b = over_region(P, over, n, vars, ext, body, over == src, s->loc);
+    if (!a || !b) return NULL;
+    tc_stmt *c = tc_ir_stmt(P->a, TC_ST_IF, s->loc);
+    c->u.if_.cond = global_in_bounds(P, g, s->loc);
+    c->u.if_.then_s = a;
+    c->u.if_.else_s = b;
+    return c;
+  }
   if (fast) {
     tc_stmt *slow = over_region(P, dst, n, vars, ext, body, false, s->loc);
     if (!slow) return NULL;

@@ -99,6 +99,7 @@ struct tc_expr {
   tc_var *var;      /* VAR */
   tc_buffer *buf;   /* LOAD, ADDRESS_OF */
   const char *callee; /* CALL: an expression intrinsic's name (intrinsics.def) */
+  bool in_bounds;     /* LOAD of a global tensor proven inside it (set by lowering): no check */
   int nargs;
   tc_expr **args;   /* operands; LOAD, ADDRESS_OF: indices; CALL: arguments */
 };
@@ -194,7 +195,7 @@ struct tc_stmt {
       tc_stmt *body;
     } loop;
     struct { tc_expr *cond; tc_stmt *then_s, *else_s; } if_;
-    struct { tc_buffer *buf; int nidx; tc_expr **idx; tc_expr *value; } store;
+    struct { tc_buffer *buf; int nidx; tc_expr **idx; tc_expr *value; bool in_bounds; /* as LOAD's */ } store;
     struct { tc_var *var; tc_expr *value; } let; /* LET and ASSIGN */
     struct {
       tc_region src, dst;

@@ -181,7 +181,7 @@ static void load(cg *g, tc_strbuf *sb, const tc_expr *e) {
   tc_strbuf off;
   tc_sb_init(&off);
   offset_text(g, &off, b, e->nargs, e->args);
-  if (b->scope == TC_SCOPE_GLOBAL) {
+  if (b->scope == TC_SCOPE_GLOBAL && !e->in_bounds) {
     tc_sb_puts(sb, "(");
     bounds_text(g, sb, b, e->nargs, e->args);
     tc_sb_puts(sb, " ? ");
@@ -410,7 +410,7 @@ static void expr(cg *g, tc_strbuf *sb, const tc_expr *e) {
 }
 
 /* ---- statements ---- */
-static void store_text(cg *g, const tc_buffer *b, int n, tc_expr *const *idx, const tc_expr *value, tc_loc loc) {
+static void store_text(cg *g, const tc_buffer *b, int n, tc_expr *const *idx, const tc_expr *value, bool in_bounds, tc_loc loc) {
   if (is4(b->dtype)) {
     fail(g, loc, "4-bit dtypes are not supported on cuda yet");
     return;
@@ -426,7 +426,7 @@ static void store_text(cg *g, const tc_buffer *b, int n, tc_expr *const *idx, co
   tc_dtype d = b->dtype;
   if (narrow(d)) tc_sb_printf(&conv, "tcg_f32_to_%s%s(%s)", dtname(d), tc_dtype_store_saturates(d) ? "_sat" : "", tc_sb_cstr(&val));
   else tc_sb_printf(&conv, "(%s)(%s)", stype(d), tc_sb_cstr(&val));
-  if (b->scope == TC_SCOPE_GLOBAL) {
+  if (b->scope == TC_SCOPE_GLOBAL && !in_bounds) {
     tc_strbuf bd;
     tc_sb_init(&bd);
     bounds_text(g, &bd, b, n, idx);
@@ -505,7 +505,7 @@ static void alloc(cg *g, const tc_buffer *b) {
       zero[0] = &z;
       tc_buffer tmp = *b;
       tmp.ndim = 1;
-      store_text(g, &tmp, 1, zero, b->init, b->loc);
+      store_text(g, &tmp, 1, zero, b->init, false, b->loc);
     }
   }
   tc_sb_free(&n);
@@ -551,7 +551,9 @@ static void stmt(cg *g, const tc_stmt *s) {
     }
     line(g, "}");
     break;
-  case TC_ST_STORE: store_text(g, s->u.store.buf, s->u.store.nidx, s->u.store.idx, s->u.store.value, s->loc); break;
+  case TC_ST_STORE:
+    store_text(g, s->u.store.buf, s->u.store.nidx, s->u.store.idx, s->u.store.value, s->u.store.in_bounds, s->loc);
+    break;
   case TC_ST_LET:
   case TC_ST_ASSIGN: {
     tc_strbuf v;
