@@ -131,17 +131,10 @@ static tc_stmt *place_seq(bctx *C, tc_stmt *st, bset *state) {
 
 /* Returns the statement with barriers placed; `state` is updated to what is accessed since the
  * last barrier when it ends. */
-static bool is_async(const tc_gpu_plan *P, const tc_stmt *st) {
-  for (int i = 0; i < P->nasync; i++)
-    if (P->async[i] == st) return true;
-  return false;
-}
-
 static tc_stmt *place(bctx *C, tc_stmt *st, bset *state) {
   tc_gpu_plan *P = C->P;
-  if (is_async(P, st)) return st; /* ordered by the pipeline's own waits and barriers */
-  bool unit = false;
-  for (int i = 0; i < P->nunits && !unit; i++) unit = P->units[i] == st;
+  if (tc_stmt_set_has(&P->async, st)) return st; /* ordered by the pipeline's own waits and barriers */
+  bool unit = tc_stmt_set_has(&P->units, st);
   switch (unit ? TC_ST_STORE : st->kind) { /* a unit is one access, like a store */
   case TC_ST_SEQ: return place_seq(C, st, state);
   case TC_ST_BARRIER:

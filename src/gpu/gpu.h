@@ -86,6 +86,14 @@ void tc_gl_make_rows(tc_gpu_layout *L, const tc_gpu_layout *tile, int threads);
 /* The warp partition TileLang's GemmWarpPolicy gives a gemm tile. */
 bool tc_gpu_warp_partition(tc_gemm_policy policy, int64_t M, int64_t N, int warps, int *wm, int *wn);
 
+/* A set of statements (by identity) the passes mark for later ones. */
+typedef struct tc_stmt_set {
+  tc_stmt **v;
+  int n, cap;
+} tc_stmt_set;
+void tc_stmt_set_add(tc_arena *a, tc_stmt_set *s, tc_stmt *st);
+bool tc_stmt_set_has(const tc_stmt_set *s, const tc_stmt *st);
+
 /* ---- the plan the passes share ---- */
 typedef struct tc_gpu_plan {
   tc_arena *a;
@@ -109,13 +117,11 @@ typedef struct tc_gpu_plan {
   tc_buffer *scratch_i32, *scratch_i64; /* the same for integer reductions */
   int uniq;
   /* pipelining (pipeline.c): copies issued ahead asynchronously, and the tiles it staged */
-  tc_stmt **async;
-  int nasync, capasync;
+  tc_stmt_set async;
   tc_buffer *restage_from[64], *restage_to[64];
   int nrestage;
   bool async_copy;           /* while lowering a producer: its 16-byte copies are cp.async */
-  tc_stmt **units;           /* lowered tile operations the barrier pass takes as one access */
-  int nunits, capunits;
+  tc_stmt_set units;         /* lowered tile operations the barrier pass takes as one access */
 } tc_gpu_plan;
 
 bool tc_gpu_fail(tc_gpu_plan *P, tc_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

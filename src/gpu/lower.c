@@ -8,6 +8,21 @@
 #include "ir/walk.h"
 #include "pass/pass.h"
 
+void tc_stmt_set_add(tc_arena *a, tc_stmt_set *s, tc_stmt *st) {
+  if (s->n == s->cap) {
+    int cap = s->cap ? s->cap * 2 : 16;
+    s->v = tc_arena_grow(a, s->v, sizeof(tc_stmt *) * (size_t)s->n, sizeof(tc_stmt *) * (size_t)cap);
+    s->cap = cap;
+  }
+  s->v[s->n++] = st;
+}
+
+bool tc_stmt_set_has(const tc_stmt_set *s, const tc_stmt *st) {
+  for (int i = 0; i < s->n; i++)
+    if (s->v[i] == st) return true;
+  return false;
+}
+
 bool tc_gpu_swizzle_applies(int64_t cols, int elem_bytes) {
   int64_t R = cols * elem_bytes;
   return elem_bytes >= 1 && (R % 128 == 0 || R == 64 || R == 32);
@@ -240,7 +255,7 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
   /* 0. software pipelines (creates the staged tiles, so it runs before the tables are sized) */
   tc_gpu_plan pre = {.a = a, .k = k, .desc = desc, .err = err};
   if (!tc_gpu_pipeline(&pre)) return NULL;
-  P->async = pre.async, P->nasync = pre.nasync, P->capasync = pre.capasync;
+  P->async = pre.async;
   P->nbufs = k->next_id;
   P->frag = TC_NEW_ARRAY(a, tc_gpu_layout *, P->nbufs + 1);
   P->swizzle = TC_NEW_ARRAY(a, bool, P->nbufs + 1);

@@ -157,15 +157,6 @@ static tc_stmt *if_then(tc_arena *a, tc_expr *c, tc_stmt *t, tc_loc loc) {
   return s;
 }
 
-static void note_async(tc_gpu_plan *P, tc_stmt *s) {
-  if (P->nasync == P->capasync) {
-    int cap = P->capasync ? P->capasync * 2 : 16;
-    P->async = tc_arena_grow(P->a, P->async, sizeof(tc_stmt *) * (size_t)P->nasync, sizeof(tc_stmt *) * (size_t)cap);
-    P->capasync = cap;
-  }
-  P->async[P->nasync++] = s;
-}
-
 /* Producers of iteration `it` (an expression), into stage `stage`, marked asynchronous. */
 static tc_stmt *producers_at(tc_gpu_plan *P, tc_stmt **prod, int np, const tc_var *v, tc_expr *it, tc_buffer **from,
                              tc_buffer **to, tc_expr *stage, tc_loc loc) {
@@ -174,7 +165,7 @@ static tc_stmt *producers_at(tc_gpu_plan *P, tc_stmt **prod, int np, const tc_va
     tc_stmt *c = with_var(P->a, prod[i], v, it);
     stage_ctx S = {P->a, from[i], to[i], stage};
     stage_stmt_cb(&S, c);
-    note_async(P, c);
+    tc_stmt_set_add(P->a, &P->async, c);
     tc_stmt_list_push(P->a, &out, c);
   }
   return tc_stmt_list_seq(P->a, &out, loc);

@@ -317,6 +317,22 @@ static tc_expr *xform_expr(iter_ctx *I, const tc_expr *e) {
 
 static tc_stmt *lower_stmt(tc_gpu_plan *P, tc_stmt *s);
 
+/* A variable declared in a body that is copied (once per register) gets a new one per copy;
+ * later references in the copy are renamed to it. */
+static tc_var *fresh_var(iter_ctx *I, const tc_var *v) {
+  tc_gpu_plan *P = I->P;
+  if (I->nren == I->capren) {
+    int cap = I->capren ? I->capren * 2 : 8;
+    I->ren_from = tc_arena_grow(P->a, I->ren_from, sizeof(tc_var *) * (size_t)I->nren, sizeof(tc_var *) * (size_t)cap);
+    I->ren_to = tc_arena_grow(P->a, I->ren_to, sizeof(tc_var *) * (size_t)I->nren, sizeof(tc_var *) * (size_t)cap);
+    I->capren = cap;
+  }
+  tc_var *nv = tc_ir_new_var(P->a, P->k, v->name, v->dtype, v->kind, v->loc);
+  I->ren_from[I->nren] = (tc_var *)v;
+  I->ren_to[I->nren++] = nv;
+  return nv;
+}
+
 static tc_stmt *xform_stmt(iter_ctx *I, const tc_stmt *s) {
   tc_gpu_plan *P = I->P;
   if (!s || I->failed) return NULL;
@@ -358,16 +374,7 @@ static tc_stmt *xform_stmt(iter_ctx *I, const tc_stmt *s) {
   case TC_ST_ASSIGN:
     c->u.let.value = xform_expr(I, s->u.let.value);
     if (s->kind == TC_ST_LET) {
-      if (I->nren == I->capren) {
-        int cap = I->capren ? I->capren * 2 : 8;
-        I->ren_from = tc_arena_grow(P->a, I->ren_from, sizeof(tc_var *) * (size_t)I->nren, sizeof(tc_var *) * (size_t)cap);
-        I->ren_to = tc_arena_grow(P->a, I->ren_to, sizeof(tc_var *) * (size_t)I->nren, sizeof(tc_var *) * (size_t)cap);
-        I->capren = cap;
-      }
-      tc_var *nv = tc_ir_new_var(P->a, P->k, s->u.let.var->name, s->u.let.var->dtype, s->u.let.var->kind, s->u.let.var->loc);
-      I->ren_from[I->nren] = s->u.let.var;
-      I->ren_to[I->nren++] = nv;
-      c->u.let.var = nv;
+      c->u.let.var = fresh_var(I, s->u.let.var);
     } else {
       for (int i = I->nren - 1; i >= 0; i--)
         if (I->ren_from[i] == s->u.let.var) {
@@ -384,16 +391,7 @@ static tc_stmt *xform_stmt(iter_ctx *I, const tc_stmt *s) {
   case TC_ST_FOR: {
     c->u.loop.min = xform_expr(I, s->u.loop.min);
     c->u.loop.extent = xform_expr(I, s->u.loop.extent);
-    if (I->nren == I->capren) {
-      int cap = I->capren ? I->capren * 2 : 8;
-      I->ren_from = tc_arena_grow(P->a, I->ren_from, sizeof(tc_var *) * (size_t)I->nren, sizeof(tc_var *) * (size_t)cap);
-      I->ren_to = tc_arena_grow(P->a, I->ren_to, sizeof(tc_var *) * (size_t)I->nren, sizeof(tc_var *) * (size_t)cap);
-      I->capren = cap;
-    }
-    tc_var *nv = tc_ir_new_var(P->a, P->k, s->u.loop.var->name, s->u.loop.var->dtype, s->u.loop.var->kind, s->u.loop.var->loc);
-    I->ren_from[I->nren] = s->u.loop.var;
-    I->ren_to[I->nren++] = nv;
-    c->u.loop.var = nv;
+    c->u.loop.var = fresh_var(I, s->u.loop.var);
     c->u.loop.body = xform_stmt(I, s->u.loop.body);
     return c;
   }
@@ -1243,16 +1241,6 @@ static tc_stmt *lower_gemm(tc_gpu_plan *P, tc_stmt *s) {
 }
 
 /* ---- the walk ---- */
-/* The lowered form of an asynchronous producer: the barrier pass leaves it out (pipeline.c). */
-static void mark_async(tc_gpu_plan *P, tc_stmt *c) {
-  if (P->nasync == P->capasync) {
-    int cap = P->capasync ? P->capasync * 2 : 16;
-    P->async = tc_arena_grow(P->a, P->async, sizeof(tc_stmt *) * (size_t)P->nasync, sizeof(tc_stmt *) * (size_t)cap);
-    P->capasync = cap;
-  }
-  P->async[P->nasync++] = c;
-}
-
 static tc_stmt *lower_seq(tc_gpu_plan *P, tc_stmt *s) {
   tc_stmt_list out = {0};
   for (int i = 0; i < s->u.seq.n; i++) {
@@ -1275,14 +1263,7 @@ static tc_stmt *as_unit(tc_gpu_plan *P, tc_stmt *c) {
   if (!c) return c;
   bool inner = false;
   tc_visit_stmts(c, has_barrier_cb, &inner);
-  if (!inner) {
-    if (P->nunits == P->capunits) {
-      int cap = P->capunits ? P->capunits * 2 : 16;
-      P->units = tc_arena_grow(P->a, P->units, sizeof(tc_stmt *) * (size_t)P->nunits, sizeof(tc_stmt *) * (size_t)cap);
-      P->capunits = cap;
-    }
-    P->units[P->nunits++] = c;
-  }
+  if (!inner) tc_stmt_set_add(P->a, &P->units, c);
   return c;
 }
 
@@ -1298,12 +1279,11 @@ static tc_stmt *lower_stmt(tc_gpu_plan *P, tc_stmt *s) {
     return c;
   }
   case TC_ST_COPY: {
-    bool async = false;
-    for (int i = 0; i < P->nasync; i++) async |= P->async[i] == s;
+    bool async = tc_stmt_set_has(&P->async, s);
     P->async_copy = async;
     tc_stmt *c = as_unit(P, lower_copy(P, s));
     P->async_copy = false;
-    if (c && async) mark_async(P, c);
+    if (c && async) tc_stmt_set_add(P->a, &P->async, c); /* the barrier pass leaves it out (pipeline.c) */
     return c;
   }
   case TC_ST_FILL: return as_unit(P, lower_fill(P, s));
