@@ -4,7 +4,9 @@
  *   flash attention fwd fp16 B=8 H=16 S=4096 D=128          (peer: bench/attention_peer.py, torch)
  * Each figure is the median of timed runs (CUDA events) after warm-up, with the L2 cache flushed
  * (a memset of twice its size) before every run. Without a CUDA device it says so and exits 0.
- *   build/bench/bench_cuda [filter]     run only cases whose name contains `filter` */
+ *   build/bench/bench_cuda [filter [KEY=VALUE ...]]
+ *     runs only the cases whose name contains `filter`; KEY=VALUE bind the GEMM example's
+ *     parameters (block_M=128 block_N=256 block_K=64 threads=256 num_stages=3) */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,8 @@ static tc_cu_event ev0, ev1;
 static tc_cu_devptr flush_buf;
 static size_t flush_bytes;
 static int failures;
+static const char *gemm_extra[16]; /* KEY=VALUE bindings for the GEMM example from the command line */
+static int ngemm_extra;
 
 static int cmp_d(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -214,7 +218,9 @@ static void bench_gemm(tilec_context *ctx, int size, const char *dtype) {
   snprintf(n, sizeof n, "N=%d", size);
   snprintf(k, sizeof k, "K=%d", size);
   snprintf(dt, sizeof dt, "dtype=%s", dtype);
-  const char *defs[] = {m, n, k, dt, NULL};
+  const char *defs[24] = {m, n, k, dt};
+  for (int i = 0; i < ngemm_extra; i++) defs[4 + i] = gemm_extra[i];
+  defs[4 + ngemm_extra] = NULL;
   double flops = 2.0 * size * size * (double)size;
   printf("gemm %s %d^3\n", dtype, size);
   tk x;
@@ -266,6 +272,7 @@ static void bench_memory(tilec_context *ctx, const char *name, const char *file,
 
 int main(int argc, char **argv) {
   const char *filter = argc > 1 ? argv[1] : "";
+  for (int i = 2; i < argc && ngemm_extra < 16; i++) gemm_extra[ngemm_extra++] = argv[i];
   char why[256];
   cu = tc_cu_api_get(why, sizeof why);
   if (!cu || cu->device_count == 0) {

@@ -27,6 +27,7 @@ typedef struct tc_gpu_desc {
   bool mma_i8;            /* m16n8k32 int8 */
   bool mma_fp8;           /* m16n8k32 e4m3/e5m2 (sm_89+) */
   bool cp_async;          /* asynchronous global->shared copies (sm_80+) */
+  bool wgmma;             /* warpgroup MMA from shared-memory descriptors (sm_90a) */
 } tc_gpu_desc;
 
 /* ---- fragment layouts (layout.c) ----
@@ -83,6 +84,14 @@ void tc_gl_make_repl(tc_gpu_layout *L, int ndim, const int64_t *shape, int threa
  * to REPL when the tile's rows are not held by fixed thread groups. */
 void tc_gl_make_rows(tc_gpu_layout *L, const tc_gpu_layout *tile, int threads);
 
+/* The matrix instruction of a T.gemm (gemm.c), and in `why` the reason for it. */
+typedef enum tc_gpu_gemm_instr { TC_GPU_GEMM_MMA = 0, TC_GPU_GEMM_WGMMA = 1 } tc_gpu_gemm_instr;
+struct tc_gpu_plan;
+tc_gpu_gemm_instr tc_gpu_gemm_choose(const struct tc_gpu_plan *P, const tc_stmt *gemm, char *why, size_t cap);
+/* Rows of a shared buffer's 2-D tile as the swizzle sees it (lower.c): the next-to-last
+ * dimension when leading dimensions stack tiles, else all rows; 0 when not constant. */
+int64_t tc_gpu_tile_rows(const tc_buffer *b);
+
 /* The warp partition TileLang's GemmWarpPolicy gives a gemm tile. */
 bool tc_gpu_warp_partition(tc_gemm_policy policy, int64_t M, int64_t N, int warps, int *wm, int *wn);
 
@@ -118,6 +127,7 @@ typedef struct tc_gpu_plan {
   int uniq;
   /* pipelining (pipeline.c): copies issued ahead asynchronously, and the tiles it staged */
   tc_stmt_set async;
+  tc_stmt_set async_mma;     /* gemms of a pipelined mainloop that leave their wgmma running */
   tc_buffer *restage_from[64], *restage_to[64];
   int nrestage;
   bool async_copy;           /* while lowering a producer: its 16-byte copies are cp.async */
@@ -136,9 +146,10 @@ bool tc_gpu_insert_barriers(tc_gpu_plan *P);  /* barrier.c */
  * Returns the lowered kernel (a new kernel sharing params with `k`), or NULL. */
 tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k, const tc_gpu_desc *desc, tilec_error *err);
 
-/* Shared-memory layout (the XOR swizzle) of a 2-D tile, as an element offset expression. */
+/* Shared-memory layout (the XOR swizzle, lower.c) of a 2-D tile, as an element offset
+ * expression; whether a rows x cols tile can have it. */
 tc_expr *tc_gpu_swizzle_offset(tc_arena *a, tc_expr *row, tc_expr *col, int64_t cols, int elem_bytes, tc_loc loc);
-bool tc_gpu_swizzle_applies(int64_t cols, int elem_bytes);
+bool tc_gpu_swizzle_applies(int64_t rows, int64_t cols, int elem_bytes);
 /* The same placement as a number: element offset of (row, col). */
 int64_t tc_gpu_swizzle_index(int64_t row, int64_t col, int64_t cols, int elem_bytes);
 

@@ -441,7 +441,10 @@ static void infer_gemm(infer_ctx *C, tc_stmt *s) {
   if (P->frag[cb->id]) return;
   int wm, wn, warps = P->threads / P->desc->warp_size;
   char why[160];
-  if (P->threads % 32 || !tc_gpu_warp_partition(s->u.gemm.policy, shape[0], shape[1], warps, &wm, &wn)) {
+  char instr_why[200];
+  if (tc_gpu_gemm_choose(P, s, instr_why, sizeof instr_why) == TC_GPU_GEMM_WGMMA) {
+    wm = warps, wn = 1; /* warpgroups split M in 64-row blocks, each warp 16 rows of them */
+  } else if (P->threads % 32 || !tc_gpu_warp_partition(s->u.gemm.policy, shape[0], shape[1], warps, &wm, &wn)) {
     tc_gpu_fail(P, s->loc,
                 "T.gemm: a %lld x %lld accumulator cannot be split over %d threads in 16 x 8 tensor-core tiles "
                 "(on %s the threads must be a multiple of %d and each warp needs 16 x 8 elements)",

@@ -23,17 +23,30 @@ bool tc_stmt_set_has(const tc_stmt_set *s, const tc_stmt *st) {
   return false;
 }
 
-bool tc_gpu_swizzle_applies(int64_t cols, int elem_bytes) {
+/* The swizzle works on 16-byte chunks within rows of R = cols * elem_bytes bytes. Rows of 32,
+ * 64 or 128 bytes: chunk ^= a few bits of the row, which is what the hardware's 32/64/128-byte
+ * swizzle modes do to addresses. Wider rows (R a multiple of 128) are cut into 8-row x 128-byte
+ * atoms laid out one after another along the row (atom (row / 8, panel) at element
+ * (row / 8) * 8 * cols + panel * 8 * P, P = 128 / elem_bytes), each swizzled as a 128-byte-row
+ * tile: ldmatrix stays conflict-free and the tile is one that a wgmma descriptor can describe
+ * whichever way it is read (K-major: 8-row groups 8 * R bytes apart; MN-major: 64-element panels
+ * 1024 bytes apart). Atoms need the rows to be a multiple of 8. */
+bool tc_gpu_swizzle_applies(int64_t rows, int64_t cols, int elem_bytes) {
   int64_t R = cols * elem_bytes;
-  return elem_bytes >= 1 && (R % 128 == 0 || R == 64 || R == 32);
+  if (elem_bytes < 1) return false;
+  if (R > 128 && R % 128 == 0) return rows % 8 == 0;
+  return R == 128 || R == 64 || R == 32;
 }
 
 int64_t tc_gpu_swizzle_index(int64_t row, int64_t col, int64_t cols, int b) {
-  int64_t per = 16 / b, R = cols * b, c = col / per, e = col % per, sw;
-  if (R % 128 == 0) sw = (c & ~7ll) | ((c ^ row) & 7);
-  else if (R == 64) sw = c ^ ((row >> 1) & 3);
+  int64_t per = 16 / b, R = cols * b, c = col / per, e = col % per;
+  if (R % 128 == 0) {
+    int64_t P = 128 / b, panel = col / P, cp = (col % P) / per;
+    return (row >> 3) * 8 * cols + panel * 8 * P + (row & 7) * P + ((cp ^ row) & 7) * per + e;
+  }
+  int64_t sw = c;
+  if (R == 64) sw = c ^ ((row >> 1) & 3);
   else if (R == 32) sw = c ^ ((row >> 2) & 1);
-  else sw = c;
   return row * cols + sw * per + e;
 }
 
@@ -41,20 +54,26 @@ static tc_expr *ci(tc_arena *a, int64_t v, tc_loc loc) { return tc_ir_int(a, v, 
 
 tc_expr *tc_gpu_swizzle_offset(tc_arena *a, tc_expr *row, tc_expr *col, int64_t cols, int b, tc_loc loc) {
   int64_t per = 16 / b, R = cols * b;
-  tc_expr *c = tc_ir_binary(a, TC_OP_FLOORDIV, col, ci(a, per, loc), loc);
-  tc_expr *e = tc_ir_binary(a, TC_OP_FLOORMOD, tc_ir_clone_expr(a, col), ci(a, per, loc), loc);
-  tc_expr *sw;
+#define B2(op, x, y) tc_ir_binary(a, TC_OP_##op, x, y, loc)
+#define CL(x) tc_ir_clone_expr(a, x)
+  tc_expr *e = B2(FLOORMOD, CL(col), ci(a, per, loc));
   if (R % 128 == 0) {
-    tc_expr *x = tc_ir_binary(a, TC_OP_BIT_AND, tc_ir_binary(a, TC_OP_BIT_XOR, c, tc_ir_clone_expr(a, row), loc), ci(a, 7, loc), loc);
-    sw = tc_ir_binary(a, TC_OP_BIT_OR, tc_ir_binary(a, TC_OP_BIT_AND, tc_ir_clone_expr(a, c), ci(a, ~7ll, loc), loc), x, loc);
-  } else if (R == 64) {
-    sw = tc_ir_binary(a, TC_OP_BIT_XOR, c, tc_ir_binary(a, TC_OP_BIT_AND, tc_ir_binary(a, TC_OP_SHR, tc_ir_clone_expr(a, row), ci(a, 1, loc), loc), ci(a, 3, loc), loc), loc);
-  } else {
-    sw = tc_ir_binary(a, TC_OP_BIT_XOR, c, tc_ir_binary(a, TC_OP_BIT_AND, tc_ir_binary(a, TC_OP_SHR, tc_ir_clone_expr(a, row), ci(a, 2, loc), loc), ci(a, 1, loc), loc), loc);
+    int64_t P = 128 / b;
+    tc_expr *r7 = B2(BIT_AND, CL(row), ci(a, 7, loc));
+    tc_expr *cp = B2(FLOORDIV, B2(FLOORMOD, CL(col), ci(a, P, loc)), ci(a, per, loc));
+    tc_expr *sw = B2(BIT_XOR, cp, r7);
+    tc_expr *off = B2(MUL, B2(SHR, CL(row), ci(a, 3, loc)), ci(a, 8 * cols, loc));
+    if (R > 128) off = B2(ADD, off, B2(MUL, B2(FLOORDIV, CL(col), ci(a, P, loc)), ci(a, 8 * P, loc)));
+    off = B2(ADD, off, B2(MUL, CL(r7), ci(a, P, loc)));
+    return B2(ADD, B2(ADD, off, B2(MUL, sw, ci(a, per, loc))), e);
   }
-  tc_expr *off = tc_ir_binary(a, TC_OP_ADD, tc_ir_binary(a, TC_OP_MUL, tc_ir_clone_expr(a, row), ci(a, cols, loc), loc),
-                              tc_ir_binary(a, TC_OP_MUL, sw, ci(a, per, loc), loc), loc);
-  return tc_ir_binary(a, TC_OP_ADD, off, e, loc);
+  tc_expr *c = B2(FLOORDIV, CL(col), ci(a, per, loc));
+  tc_expr *sw = R == 64 ? B2(BIT_XOR, c, B2(BIT_AND, B2(SHR, CL(row), ci(a, 1, loc)), ci(a, 3, loc)))
+                        : B2(BIT_XOR, c, B2(BIT_AND, B2(SHR, CL(row), ci(a, 2, loc)), ci(a, 1, loc)));
+  tc_expr *off = B2(ADD, B2(MUL, CL(row), ci(a, cols, loc)), B2(MUL, sw, ci(a, per, loc)));
+  return B2(ADD, off, e);
+#undef B2
+#undef CL
 }
 
 /* ---- buffers by id ---- */
@@ -69,6 +88,17 @@ static bool collect_allocs(void *ctx, tc_stmt *s) {
   return true;
 }
 
+/* Rows of a shared buffer's 2-D tile as the swizzle sees them: the next-to-last dimension when
+ * leading dimensions stack tiles (stages) and it is a multiple of 8 (flat_offset), else all the
+ * rows before the last dimension; 0 when not constant. */
+int64_t tc_gpu_tile_rows(const tc_buffer *b) {
+  int64_t shape[TC_GL_MAXDIM], rows = 1;
+  if (b->ndim > TC_GL_MAXDIM || !tc_buffer_const_shape(b, shape)) return 0;
+  if (b->ndim >= 3 && shape[b->ndim - 2] % 8 == 0) return shape[b->ndim - 2];
+  for (int d = 0; d + 1 < b->ndim; d++) rows *= shape[d];
+  return rows;
+}
+
 /* T.annotate_layout on a shared buffer: make_swizzled_layout is this target's swizzle; another
  * layout (T.Layout) places the elements as written. */
 static bool annotated_cb(void *ctx, tc_stmt *s) {
@@ -79,7 +109,8 @@ static bool annotated_cb(void *ctx, tc_stmt *s) {
   if (b->scope != TC_SCOPE_SHARED || !b->layout || b->layout->kind != TC_LAYOUT_SHARED || b->id >= P->nbufs) return true;
   if (b->layout->name && !strcmp(b->layout->name, "swizzle")) {
     int bits = tc_dtype_bits(b->dtype);
-    if (b->ndim >= 2 && bits >= 8 && tc_expr_const_int(b->shape[b->ndim - 1], &cols) && tc_gpu_swizzle_applies(cols, bits / 8))
+    if (b->ndim >= 2 && bits >= 8 && tc_expr_const_int(b->shape[b->ndim - 1], &cols) &&
+        tc_gpu_swizzle_applies(tc_gpu_tile_rows(b), cols, bits / 8))
       P->swizzle[b->id] = true;
   } else {
     P->annotated[b->id] = b->layout;
@@ -102,7 +133,7 @@ static bool swizzle_cb(void *ctx, tc_stmt *s) {
       P->failed = true;
       return false;
     }
-    if ((bits == 16 || bits == 8) && tc_gpu_swizzle_applies(cols, bits / 8)) P->swizzle[b->id] = true;
+    if ((bits == 16 || bits == 8) && tc_gpu_swizzle_applies(tc_gpu_tile_rows(b), cols, bits / 8)) P->swizzle[b->id] = true;
   }
   return true;
 }
@@ -253,9 +284,10 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
     return NULL;
   }
   /* 0. software pipelines (creates the staged tiles, so it runs before the tables are sized) */
-  tc_gpu_plan pre = {.a = a, .k = k, .desc = desc, .err = err};
+  tc_gpu_plan pre = {.a = a, .k = k, .desc = desc, .err = err, .threads = P->threads};
   if (!tc_gpu_pipeline(&pre)) return NULL;
   P->async = pre.async;
+  P->async_mma = pre.async_mma;
   P->nbufs = k->next_id;
   P->frag = TC_NEW_ARRAY(a, tc_gpu_layout *, P->nbufs + 1);
   P->swizzle = TC_NEW_ARRAY(a, bool, P->nbufs + 1);

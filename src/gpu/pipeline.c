@@ -10,6 +10,14 @@
  *              consumers(iteration k), reading stage k % N
  *   drain:    wait for every group; barrier
  *
+ * A mainloop whose consumers are only gemms that run on wgmma (a GEMM's K loop) also leaves
+ * each iteration's wgmma running into the next one: producers go D = N - 2 iterations ahead
+ * instead of N - 1, every gemm returns once the previous iteration's has finished (gemm_block
+ * with wait 1), and wgmma_wait(0) follows the loop. The stage that iteration k's producers
+ * overwrite was read by the gemms of iteration k - 2, which every thread has waited for before
+ * the barrier at the top of iteration k; the tensor cores keep the running gemm busy while the
+ * block waits at that barrier and issues the next copies.
+ *
  * The barrier at the top of an iteration is both the wait for stage k and the guarantee that
  * every thread is done reading the stage the new producers overwrite, so the barrier pass
  * leaves the producers out of its bookkeeping (tc_gpu_plan.async). A loop that does not fit
@@ -218,6 +226,16 @@ static tc_stmt *pipeline_loop(tc_gpu_plan *P, tc_stmt *loop, tc_stmt *root) {
     np++;
   }
   if (!np) return loop;
+  /* an asynchronous wgmma mainloop: every consumer is a gemm on wgmma */
+  bool async_mma = N >= 3;
+  for (int i = 0; i < nitems && async_mma; i++) {
+    bool is_prod = false;
+    for (int j = 0; j < np; j++) is_prod |= items[i] == prod[j];
+    char why[200];
+    if (!is_prod && (items[i]->kind != TC_ST_GEMM || tc_gpu_gemm_choose(P, items[i], why, sizeof why) != TC_GPU_GEMM_WGMMA))
+      async_mma = false;
+  }
+  int D = async_mma ? N - 2 : N - 1; /* how many iterations ahead the producers run */
   /* consumers: the other statements, with the staged tiles at stage k % N */
   tc_var *k = tc_ir_new_var(a, P->k, "k_pipe", tc_index_dtype(), TC_VAR_LOOP, loc);
   tc_var *n = tc_ir_new_var(a, P->k, "n_pipe", tc_index_dtype(), TC_VAR_LOCAL, loc);
@@ -225,9 +243,9 @@ static tc_stmt *pipeline_loop(tc_gpu_plan *P, tc_stmt *loop, tc_stmt *root) {
   tc_expr *iter_k = tc_ir_binary(a, TC_OP_ADD, loop->u.loop.min, kr, loc);
   tc_expr *stage_k = tc_ir_binary(a, TC_OP_FLOORMOD, kr, ci(a, N, loc), loc);
   tc_stmt_list cons = {0};
-  tc_stmt_list_push(a, &cons, intrin(a, "cp_async_wait", N - 2, true, loc));
+  tc_stmt_list_push(a, &cons, intrin(a, "cp_async_wait", D - 1, true, loc));
   tc_stmt_list_push(a, &cons, tc_ir_stmt(a, TC_ST_BARRIER, loc));
-  tc_expr *ahead = tc_ir_binary(a, TC_OP_ADD, kr, ci(a, N - 1, loc), loc);
+  tc_expr *ahead = tc_ir_binary(a, TC_OP_ADD, kr, ci(a, D, loc), loc);
   tc_stmt_list_push(a, &cons,
                     if_then(a, tc_ir_binary(a, TC_OP_LT, ahead, nr, loc),
                             producers_at(P, prod, np, loop->u.loop.var, tc_ir_binary(a, TC_OP_ADD, loop->u.loop.min, ahead, loc),
@@ -243,6 +261,7 @@ static tc_stmt *pipeline_loop(tc_gpu_plan *P, tc_stmt *loop, tc_stmt *root) {
       stage_ctx S = {a, from[j], to[j], stage_k};
       tc_visit_stmts(c, stage_stmt_cb, &S);
     }
+    if (async_mma) tc_stmt_set_add(a, &P->async_mma, c);
     tc_stmt_list_push(a, &cons, c);
   }
   tc_stmt *kloop = tc_ir_stmt(a, TC_ST_FOR, loc);
@@ -256,7 +275,7 @@ static tc_stmt *pipeline_loop(tc_gpu_plan *P, tc_stmt *loop, tc_stmt *root) {
   ln->u.let.var = n;
   ln->u.let.value = loop->u.loop.extent;
   tc_stmt_list_push(a, &out, ln);
-  for (int s = 0; s < N - 1; s++) {
+  for (int s = 0; s < D; s++) {
     tc_stmt_list_push(a, &out,
                       if_then(a, tc_ir_binary(a, TC_OP_LT, ci(a, s, loc), nr, loc),
                               producers_at(P, prod, np, loop->u.loop.var, tc_ir_binary(a, TC_OP_ADD, loop->u.loop.min, ci(a, s, loc), loc),
@@ -265,6 +284,7 @@ static tc_stmt *pipeline_loop(tc_gpu_plan *P, tc_stmt *loop, tc_stmt *root) {
     tc_stmt_list_push(a, &out, intrin(a, "cp_async_commit", 0, false, loc));
   }
   tc_stmt_list_push(a, &out, kloop);
+  if (async_mma) tc_stmt_list_push(a, &out, intrin(a, "wgmma_wait", 0, true, loc));
   tc_stmt_list_push(a, &out, intrin(a, "cp_async_wait", 0, true, loc));
   tc_stmt_list_push(a, &out, tc_ir_stmt(a, TC_ST_BARRIER, loc));
   /* the tiles' allocations become the staged ones */

@@ -1178,9 +1178,10 @@ static bool tile_of_buffer(const tc_region *r) {
 }
 
 /* T.gemm -> the target's block GEMM intrinsic. Arguments (all int32 constants but the last
- * three): M, N, K, warps_m, warps_n, trans_a, trans_b, 0 (clear_accum is done by stores before
- * the call), swizzle_a, swizzle_b,
- * then the addresses of A (flat shared tile, or the register array for A in registers), B, C. */
+ * three): M, N, K, warps_m, warps_n, trans_a, trans_b, the instruction (tc_gpu_gemm_instr;
+ * clear_accum is done by stores before the call), swizzle_a, swizzle_b,
+ * then the addresses of A (flat shared tile, or the register array for A in registers), B, C,
+ * and the wgmma wait depth (1 for the gemms of an asynchronous mainloop, pipeline.c). */
 static tc_stmt *lower_gemm(tc_gpu_plan *P, tc_stmt *s) {
   tc_loc loc = s->loc;
   const tc_region *ra = &s->u.gemm.a, *rb = &s->u.gemm.b, *rc = &s->u.gemm.c;
@@ -1217,9 +1218,14 @@ static tc_stmt *lower_gemm(tc_gpu_plan *P, tc_stmt *s) {
       return NULL;
     }
   }
-  int64_t v[10] = {M, N, K, Lc->wm, Lc->wn, s->u.gemm.trans_a, s->u.gemm.trans_b, 0,
+  char instr_why[200];
+  tc_gpu_gemm_instr instr = tc_gpu_gemm_choose(P, s, instr_why, sizeof instr_why);
+  if (instr == TC_GPU_GEMM_WGMMA && (Lc->wm * 32 != P->threads || Lc->wn != 1 || !P->swizzle[rb->buf->id] ||
+                                     (ra->buf->scope == TC_SCOPE_SHARED && !P->swizzle[ra->buf->id])))
+    instr = TC_GPU_GEMM_MMA; /* the accumulator was laid out for another gemm's partition */
+  int64_t v[10] = {M, N, K, Lc->wm, Lc->wn, s->u.gemm.trans_a, s->u.gemm.trans_b, instr,
                    ra->buf->scope == TC_SCOPE_SHARED && P->swizzle[ra->buf->id], P->swizzle[rb->buf->id]};
-  tc_expr **args = TC_NEW_ARRAY(P->a, tc_expr *, 13);
+  tc_expr **args = TC_NEW_ARRAY(P->a, tc_expr *, 14);
   for (int i = 0; i < 10; i++) args[i] = ci(P, v[i], loc);
   const tc_buffer *ops[3] = {ra->buf, rb->buf, rc->buf};
   for (int i = 0; i < 3; i++) {
@@ -1230,7 +1236,8 @@ static tc_stmt *lower_gemm(tc_gpu_plan *P, tc_stmt *s) {
     for (int d = 0; d < b->ndim; d++) start[d] = b == r->buf ? r->r[d].start : ci(P, 0, loc);
     args[10 + i] = tc_ir_address_of(P->a, b, b->ndim, start, loc);
   }
-  tc_stmt *ev = tc_ir_intrinsic_stmt(P->a, "gemm_block", 13, args, loc);
+  args[13] = ci(P, instr == TC_GPU_GEMM_WGMMA && tc_stmt_set_has(&P->async_mma, s) ? 1 : 0, loc);
+  tc_stmt *ev = tc_ir_intrinsic_stmt(P->a, "gemm_block", 14, args, loc);
   if (!s->u.gemm.clear_accum) return ev;
   /* clear_accum: the accumulator is zeroed here, so the intrinsic always accumulates */
   tc_stmt_list out = {0};

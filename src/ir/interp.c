@@ -1066,7 +1066,8 @@ static void exec_stmt(ictx *c, const tc_stmt *s, mask m, int depth) {
       for (int j = 0; j < m.n; j++) run_copy16(c, s->u.intrinsic.args, m.ids[j]);
       return;
     }
-    if (id == TC_INTRIN_CP_ASYNC_COMMIT || id == TC_INTRIN_CP_ASYNC_WAIT) return; /* copies land at once here */
+    /* copies land and gemms finish at once here */
+    if (id == TC_INTRIN_CP_ASYNC_COMMIT || id == TC_INTRIN_CP_ASYNC_WAIT || id == TC_INTRIN_WGMMA_WAIT) return;
     if (id == TC_INTRIN_GEMM_BLOCK) {
       for (int j = 0; j < m.n; j++) run_gpu_gemm(c, s->u.intrinsic.args, m.ids[j], s->loc);
       return;

@@ -115,19 +115,22 @@ static char *read_file(const char *path) {
 TEST(prelude_is_embedded) {
   const char *p = tc_cuda_prelude();
   CHECK(p && strstr(p, "#ifndef TCG_CUDA_PRELUDE") && strstr(p, "TCG_DEV void tcg_gemm_ss(") &&
-        strstr(p, "TCG_DEV void tcg_gemm_rs(") && strstr(p, "tcg_swizzle_offset"));
+        strstr(p, "TCG_DEV void tcg_gemm_rs(") && strstr(p, "tcg_swizzle_offset") &&
+        strstr(p, "wgmma"));
   /* the embedded text is the files, byte for byte (the Makefile's quoting undone by the C compiler) */
-  char *base = read_file("src/target/cuda/prelude/tcg_base.cuh"), *gemm = read_file("src/target/cuda/prelude/tcg_gemm.cuh");
-  if (base && gemm) {
-    char *both = concat3(base, gemm, "");
-    int same = both && strcmp(both, p) == 0;
-    free(both);
+  char *base = read_file("src/target/cuda/prelude/tcg_base.cuh"), *gemm = read_file("src/target/cuda/prelude/tcg_gemm.cuh"),
+       *wgmma = read_file("src/target/cuda/prelude/tcg_wgmma.cuh");
+  if (base && gemm && wgmma) {
+    char *all = concat3(base, gemm, wgmma);
+    int same = all && strcmp(all, p) == 0;
+    free(all);
     EXPECT(same);
   } else {
     printf("note: prelude sources not found (run from the repository root); text not compared\n");
   }
   free(base);
   free(gemm);
+  free(wgmma);
   CHECK(strstr(p, "#include") == NULL);  /* no headers: NVRTC runs with no include path */
   CHECK(strstr(tc_dtype_c_prelude(), "TCG_FN uint16_t tcg_f32_to_float16(float v)") != NULL);
 }

@@ -31,6 +31,9 @@ typedef struct cg {
   bool *nonneg;      /* by var id: known to be >= 0 (loop counters from 0, thread indices, ...) */
   bool *assigned;    /* by var id: target of an ASSIGN */
   int nvars;
+  tc_strbuf *ops;    /* wgmma instruction specializations the kernel needs (wgmma.c) */
+  char op_keys[16][24];
+  int nop_keys;
 } cg;
 
 static void fail(cg *g, tc_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -458,9 +461,47 @@ static void gemm_tag(tc_strbuf *sb, tc_dtype d) {
   }
 }
 
+/* The wgmma path (prelude/tcg_wgmma.cuh): tcg_wgmma_ss / tcg_wgmma_rs and the instruction's
+ * specialization, emitted once per shape. */
+static void wgmma_call(cg *g, const int64_t *v, tc_expr *const *args) {
+  const tc_buffer *A = args[10]->buf, *B = args[11]->buf;
+  bool rs = A->scope == TC_SCOPE_LOCAL, bf16 = B->dtype.code == TC_DT_BFLOAT16;
+  int64_t M = v[0], N = v[1], K = v[2];
+  int ta = (int)v[5], tb = (int)v[6];
+  char key[24];
+  snprintf(key, sizeof key, "%lld%c%c%d%d", (long long)N, bf16 ? 'b' : 'h', rs ? 'r' : 's', ta, tb);
+  bool seen = false;
+  for (int i = 0; i < g->nop_keys; i++) seen = seen || !strcmp(g->op_keys[i], key);
+  if (!seen && g->nop_keys < 16) {
+    snprintf(g->op_keys[g->nop_keys++], sizeof g->op_keys[0], "%s", key);
+    tc_cuda_wgmma_op(g->ops, (int)N, bf16, ta, !tb, rs);
+  }
+  /* columns of the stored tiles: A is M x K (K x M transposed), B K x N (N x K transposed) */
+  int64_t acols = ta ? M : K, bcols = tb ? K : N;
+  tc_strbuf t, ea, eb, ec;
+  tc_sb_init(&t), tc_sb_init(&ea), tc_sb_init(&eb), tc_sb_init(&ec);
+  expr(g, &ea, args[10]);
+  expr(g, &eb, args[11]);
+  expr(g, &ec, args[12]);
+  if (rs)
+    line(g, "tcg_wgmma_rs<%lld, %lld, %lld, %lld, %d, %lld, %s, %lld>((const uint16_t *)%s, %s, %s);", (long long)M, (long long)N,
+         (long long)K, (long long)v[3], tb, (long long)bcols, bf16 ? "tcg_bf16" : "tcg_f16", (long long)v[13], tc_sb_cstr(&ea),
+         tc_sb_cstr(&eb), tc_sb_cstr(&ec));
+  else
+    line(g, "tcg_wgmma_ss<%lld, %lld, %lld, %lld, %d, %d, %lld, %lld, %s, %lld>(%s, %s, %s);", (long long)M, (long long)N,
+         (long long)K, (long long)v[3], ta, tb, (long long)acols, (long long)bcols, bf16 ? "tcg_bf16" : "tcg_f16", (long long)v[13],
+         tc_sb_cstr(&ea), tc_sb_cstr(&eb), tc_sb_cstr(&ec));
+  tc_sb_free(&t), tc_sb_free(&ea), tc_sb_free(&eb), tc_sb_free(&ec);
+}
+
 static void gemm_call(cg *g, tc_expr *const *args) {
-  int64_t v[10];
+  int64_t v[14] = {0};
   for (int i = 0; i < 10; i++) tc_expr_const_int(args[i], &v[i]);
+  tc_expr_const_int(args[13], &v[13]);
+  if (v[7] == TC_GPU_GEMM_WGMMA) {
+    wgmma_call(g, v, args);
+    return;
+  }
   const tc_buffer *A = args[10]->buf, *B = args[11]->buf, *C = args[12]->buf;
   tc_strbuf t;
   tc_sb_init(&t);
@@ -495,8 +536,12 @@ static void alloc(cg *g, const tc_buffer *b) {
     return;
   }
   if (b->scope == TC_SCOPE_SHARED) {
+    /* tiles of 1 KiB and more start on a 1 KiB boundary: the period of the 128-byte swizzle,
+     * which wgmma's descriptors assume */
+    int64_t bytes = (int64_t)tc_dtype_storage_bytes(b->dtype, (size_t)numel);
+    if (bytes >= 1024) g->smem = (g->smem + 1023) / 1024 * 1024;
     line(g, "%s *%s = (%s *)(tcg_smem + %lld);", stype(b->dtype), tc_sb_cstr(&n), stype(b->dtype), (long long)g->smem);
-    g->smem += ((int64_t)tc_dtype_storage_bytes(b->dtype, (size_t)numel) + 127) / 128 * 128;
+    g->smem += (bytes + 127) / 128 * 128;
   } else {
     line(g, "%s %s[%lld];", stype(b->dtype), tc_sb_cstr(&n), (long long)(numel > 0 ? numel : 1));
     if (b->init) {
@@ -594,6 +639,11 @@ static void stmt(cg *g, const tc_stmt *s) {
       line(g, "tcg_cp_async_wait<%lld>();", (long long)nw);
     }
     else if (!strcmp(s->u.intrinsic.name, "warp_sync")) line(g, "__syncwarp();");
+    else if (!strcmp(s->u.intrinsic.name, "wgmma_wait")) {
+      int64_t nw = 0;
+      tc_expr_const_int(s->u.intrinsic.args[0], &nw);
+      line(g, "tcg_wgmma_wait<%lld>();", (long long)nw);
+    }
     else fail(g, s->loc, "intrinsic '%s' has no CUDA spelling", s->u.intrinsic.name);
     break;
   case TC_ST_ATOMIC_ADD: {
@@ -712,7 +762,9 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
   tc_strbuf kern, full;
   tc_sb_init(&kern);
   tc_sb_init(&full);
-  cg g = {.a = a, .sb = &kern, .k = k, .err = err};
+  tc_strbuf ops;
+  tc_sb_init(&ops);
+  cg g = {.a = a, .sb = &kern, .k = k, .err = err, .ops = &ops};
   g.nvars = k->next_id + 1;
   g.nonneg = TC_NEW_ARRAY(a, bool, g.nvars);
   g.assigned = TC_NEW_ARRAY(a, bool, g.nvars);
@@ -742,13 +794,14 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
   }
   tc_sb_puts(&kern, ") {\n");
   g.ind = 1;
-  line(&g, "extern __shared__ __align__(128) unsigned char tcg_smem[];");
+  line(&g, "extern __shared__ __align__(1024) unsigned char tcg_smem[];");
   if (k->swizzle_panel > 0 && k->swizzle_enable) rasterize(&g, k->swizzle_panel, k->swizzle_order != TC_SWIZZLE_ROW);
   stmt(&g, k->body);
   tc_sb_puts(&kern, "}\n");
   if (g.failed) {
     tc_sb_free(&kern);
     tc_sb_free(&full);
+    tc_sb_free(&ops);
     return err->status;
   }
   *smem_bytes = g.smem;
@@ -758,7 +811,9 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
   tc_sb_puts(&full, cuda_helpers);
   narrow_helpers(&full);
   tc_sb_puts(&full, "\n");
+  tc_sb_puts(&full, tc_sb_cstr(&ops));
   tc_sb_puts(&full, tc_sb_cstr(&kern));
+  tc_sb_free(&ops);
   out->kernel_source = tc_sb_take(&kern);
   out->full_source = tc_sb_take(&full);
   return TILEC_OK;

@@ -10,6 +10,9 @@
 tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out, char *entry, size_t entry_cap,
                           int64_t *smem_bytes, tilec_error *err);
 /* The GPU description of an arch ("sm_80", "sm_90a", ...); false when unknown. */
+/* The specialization of the prelude's tcg__wgmma_ss_op (rs: tcg__wgmma_rs_op) for m64nNk16
+ * (wgmma.c). */
+void tc_cuda_wgmma_op(tc_strbuf *sb, int n, bool bf16, int tnsp_a, int tnsp_b, bool rs);
 bool tc_cuda_desc_for_arch(const char *arch, tc_gpu_desc *out);
 /* Lower and print one kernel for an arch: the whole CUDA path before NVRTC. */
 tilec_status tc_cuda_generate_for(const tc_kernel_ir *k, const char *arch, tc_generated *out, char *entry, size_t entry_cap,

@@ -18,6 +18,9 @@ bool tc_cuda_desc_for_arch(const char *arch, tc_gpu_desc *d) {
   d->mma_i8 = sm >= 80;
   d->mma_fp8 = sm >= 89;
   d->cp_async = sm >= 80;
+  /* wgmma needs the arch-specific feature set: sm_90a, not sm_90 */
+  size_t n = strlen(arch);
+  d->wgmma = sm == 90 && n > 0 && arch[n - 1] == 'a';
   return true;
 }
 

@@ -58,9 +58,12 @@ TCG_PLAIN_TAG(tcg_u64, uint64_t, uint64_t, TCG_KIND_UINT)
 template <class A, class B> struct tcg_same { enum { value = 0 }; };
 template <class A> struct tcg_same<A, A> { enum { value = 1 }; };
 
-/* ---- shared-memory swizzle (the lowering's T.copy writes tiles with the same function) ----
- * A tile is rows x COLS, row-major, BYTES per element; 16-byte chunks are permuted within a
- * row by the row's low three bits only, so tcg__swizzle_chunk takes row & 7. */
+/* ---- shared-memory swizzle (the lowering's T.copy writes tiles with the same placement:
+ * tc_gpu_swizzle_index in src/gpu/lower.c) ----
+ * A tile is rows x COLS, BYTES per element, R = COLS * BYTES bytes a row. Rows of 32, 64 or 128
+ * bytes are stored row-major with their 16-byte chunks permuted by the row's low bits. Wider rows
+ * (R a multiple of 128) are cut into 8-row x 128-byte atoms stored one after another along the
+ * row, each permuted like a 128-byte-row tile: the layout wgmma descriptors can describe. */
 template <int COLS, int BYTES> TCG_DEV int tcg__swizzle_chunk(int chunk, int row7) {
   enum { R = COLS * BYTES };
   if (R % 128 == 0) return (chunk & ~7) | ((chunk ^ row7) & 7);
@@ -71,7 +74,9 @@ template <int COLS, int BYTES> TCG_DEV int tcg__swizzle_chunk(int chunk, int row
 /* Element offset of (row, col) where row = row8 + row7, row8 a multiple of 8, row7 < 8. */
 template <int COLS, int BYTES, int SWZ> TCG_DEV int tcg__tile_offset(int row8, int row7, int col) {
   if (!SWZ) return (row8 + row7) * COLS + col;
-  enum { E = 16 / BYTES };
+  enum { E = 16 / BYTES, R = COLS * BYTES, P = 128 / BYTES };
+  if (R % 128 == 0)
+    return row8 * COLS + (col / P) * 8 * P + row7 * P + ((((col % P) / E) ^ row7) & 7) * E + col % E;
   return (row8 + row7) * COLS + tcg__swizzle_chunk<COLS, BYTES>(col / E, row7) * E + col % E;
 }
 template <int COLS, int BYTES> TCG_DEV int tcg_swizzle_offset(int row, int col) {

@@ -1,0 +1,89 @@
+/* gemm.c: which matrix instruction a T.gemm runs on, decided once, before layout inference,
+ * because the instruction fixes the accumulator's warp partition.
+ *
+ * The table, in order of preference:
+ *   wgmma (sm_90a): f16 x f16 or bf16 x bf16 into float32, B in shared memory, A in shared
+ *     memory or in registers, every warp owning a 16-row slice of the tile (M == 16 * warps,
+ *     so the warpgroups split M in 64-row blocks), N a multiple of 8 up to 256, K of 16, and
+ *     shared tiles the swizzle can lay out (rows of 32, 64 or a multiple of 128 bytes);
+ *   mma.sync (sm_80+) with the warp partition of the gemm's policy: everything else.
+ * tc_gpu_gemm_choose says why a gemm did not get wgmma, for `tilec source --explain`. */
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu/gpu_internal.h"
+
+static bool shared_tile_ok(const tc_buffer *b, char *why, size_t cap, const char *which) {
+  int64_t shape[TC_GL_MAXDIM];
+  if (b->ndim < 2 || b->ndim > TC_GL_MAXDIM || !tc_buffer_const_shape(b, shape)) {
+    snprintf(why, cap, "%s is not a constant 2-D shared tile", which);
+    return false;
+  }
+  if (b->layout && b->layout->kind == TC_LAYOUT_SHARED && !(b->layout->name && !strcmp(b->layout->name, "swizzle"))) {
+    snprintf(why, cap, "%s has an annotated layout", which);
+    return false;
+  }
+  int64_t rows = tc_gpu_tile_rows(b), cols = shape[b->ndim - 1];
+  if (!tc_gpu_swizzle_applies(rows, cols, 2)) {
+    snprintf(why, cap, "%s's rows are %lld bytes (wgmma's shared layouts need 32, 64 or a multiple of 128)", which,
+             (long long)(cols * 2));
+    return false;
+  }
+  return true;
+}
+
+tc_gpu_gemm_instr tc_gpu_gemm_choose(const tc_gpu_plan *P, const tc_stmt *s, char *why, size_t cap) {
+  snprintf(why, cap, "mma.sync");
+  if (!P->desc->wgmma) {
+    snprintf(why, cap, "the arch has no wgmma (sm_90a only)");
+    return TC_GPU_GEMM_MMA;
+  }
+  const tc_buffer *A = s->u.gemm.a.buf, *B = s->u.gemm.b.buf, *C = s->u.gemm.c.buf;
+  int64_t cs[2];
+  if (!C || C->ndim != 2 || !tc_buffer_const_shape(C, cs) || C->dtype.code != TC_DT_FLOAT32) {
+    snprintf(why, cap, "wgmma here accumulates into a float32 2-D fragment");
+    return TC_GPU_GEMM_MMA;
+  }
+  bool f16 = A->dtype.code == TC_DT_FLOAT16 && B->dtype.code == TC_DT_FLOAT16;
+  bool bf16 = A->dtype.code == TC_DT_BFLOAT16 && B->dtype.code == TC_DT_BFLOAT16;
+  if (!f16 && !bf16) {
+    snprintf(why, cap, "wgmma here takes float16 or bfloat16 operands");
+    return TC_GPU_GEMM_MMA;
+  }
+  int warps = P->threads / 32;
+  if (P->threads % 128 || cs[0] != 16 * (int64_t)warps) {
+    snprintf(why, cap, "wgmma needs whole warpgroups with a 16-row slice of the %lld-row tile per warp (%d threads would need M = %d)",
+             (long long)cs[0], P->threads, 16 * warps);
+    return TC_GPU_GEMM_MMA;
+  }
+  if (cs[1] % 8 || cs[1] > 256) {
+    snprintf(why, cap, "wgmma's N is a multiple of 8 up to 256 (the tile has %lld)", (long long)cs[1]);
+    return TC_GPU_GEMM_MMA;
+  }
+  if (B->scope != TC_SCOPE_SHARED || !shared_tile_ok(B, why, cap, "B")) {
+    if (B->scope != TC_SCOPE_SHARED) snprintf(why, cap, "wgmma reads B from shared memory");
+    return TC_GPU_GEMM_MMA;
+  }
+  int64_t as[TC_GL_MAXDIM];
+  if (A->ndim < 2 || A->ndim > TC_GL_MAXDIM || !tc_buffer_const_shape(A, as)) {
+    snprintf(why, cap, "A is not a constant 2-D tile");
+    return TC_GPU_GEMM_MMA;
+  }
+  int64_t K = s->u.gemm.trans_a ? as[A->ndim - 2] : as[A->ndim - 1];
+  if (K % 16) {
+    snprintf(why, cap, "wgmma's K step is 16 (the tile's K is %lld)", (long long)K);
+    return TC_GPU_GEMM_MMA;
+  }
+  if (A->scope == TC_SCOPE_FRAGMENT) {
+    if (s->u.gemm.trans_a) {
+      snprintf(why, cap, "A in registers cannot be transposed");
+      return TC_GPU_GEMM_MMA;
+    }
+  } else if (A->scope != TC_SCOPE_SHARED || !shared_tile_ok(A, why, cap, "A")) {
+    if (A->scope != TC_SCOPE_SHARED) snprintf(why, cap, "A is neither in shared memory nor a fragment");
+    return TC_GPU_GEMM_MMA;
+  }
+  snprintf(why, cap, "wgmma m64n%lldk16 %s, %d warpgroup%s, A from %s", (long long)cs[1], f16 ? "f16" : "bf16", warps / 4,
+           warps > 4 ? "s" : "", A->scope == TC_SCOPE_FRAGMENT ? "registers" : "shared memory");
+  return TC_GPU_GEMM_WGMMA;
+}

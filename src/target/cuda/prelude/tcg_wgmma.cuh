@@ -1,0 +1,110 @@
+/* tcg_wgmma.cuh: tilec's CUDA device prelude, part 3: block GEMM on sm_90a's warpgroup MMA
+ * (wgmma.mma_async), operands described by shared-memory matrix descriptors.
+ *
+ * The lowering (src/gpu/gemm.c) picks this path for f16/bf16 operands into a float32
+ * accumulator when every warp owns 16 rows of the tile (M == 16 * WARPS, warps along M only):
+ * warpgroup g (threads 128g .. 128g + 127) then runs m64nNk16 instructions on rows 64g .. 64g + 63,
+ * and the accumulator registers are the same ACC layout as the mma.sync path (docs/cuda-prelude.md),
+ * so everything around the gemm is unchanged.
+ *
+ * Shared tiles are the lowering's swizzled tiles (tcg__tile_offset): rows of 32, 64 or 128 bytes
+ * are the hardware's 32/64/128-byte swizzle modes with 8-row groups R * 8 bytes apart; wider rows
+ * are 8-row x 128-byte atoms side by side, 1024 bytes apart along the row. Tiles start on a
+ * 1024-byte boundary (the code generator aligns shared buffers).
+ *
+ * The instruction itself (one asm statement per N, dtype and transposition, listing N / 2
+ * accumulator registers) is emitted by the code generator as a specialization of
+ * tcg__wgmma_ss_op / tcg__wgmma_rs_op, for the shapes the kernel uses. */
+#ifndef TCG_CUDA_WGMMA
+#define TCG_CUDA_WGMMA 1
+
+template <int N, class T, int TNSP_A, int TNSP_B> struct tcg__wgmma_ss_op; /* run(float *d, uint64_t da, uint64_t db) */
+template <int N, class T, int TNSP_B> struct tcg__wgmma_rs_op;             /* run(float *d, const uint32_t *a, uint64_t db) */
+
+/* descriptor: start address, leading and stride byte offsets (16-byte units), swizzle mode */
+TCG_DEV uint64_t tcg__wg_desc(uint32_t addr, uint32_t lbo, uint32_t sbo, uint32_t mode) {
+  return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)((lbo >> 4) & 0x3FFF) << 16) |
+         ((uint64_t)((sbo >> 4) & 0x3FFF) << 32) | ((uint64_t)mode << 62);
+}
+/* swizzle mode of a tile whose rows are R bytes: 1 = 128-byte, 2 = 64-byte, 3 = 32-byte */
+template <int R> struct tcg__wg_mode {
+  enum { value = R % 128 == 0 ? 1 : R == 64 ? 2 : R == 32 ? 3 : 0, W = R < 128 ? R : 128 };
+  static_assert(value != 0, "tcg_wgmma: shared tile rows must be 32, 64 or a multiple of 128 bytes");
+};
+/* K-major operand (stored rows x K, K contiguous): rows row0 .. row0 + 63 (A) or all (B), k0 .. k0 + 15 */
+template <int COLS, int BYTES> TCG_DEV uint64_t tcg__wg_desc_k(uint32_t base, int row0, int k0) {
+  enum { R = COLS * BYTES };
+  const uint32_t kb = (uint32_t)(k0 * BYTES);
+  const uint32_t addr = base + (uint32_t)(row0 * R) + (R > 128 ? (kb / 128) * 1024 + kb % 128 : kb);
+  return tcg__wg_desc(addr, 16, 8 * R, tcg__wg_mode<R>::value);
+}
+/* MN-major operand (stored K x COLS, M or N contiguous): k rows k0 .. k0 + 15, from element mn0 */
+template <int COLS, int BYTES> TCG_DEV uint64_t tcg__wg_desc_mn(uint32_t base, int k0, int mn0) {
+  enum { R = COLS * BYTES };
+  const uint32_t addr = base + (uint32_t)(k0 * R) + (uint32_t)(mn0 * BYTES / 128) * 1024;
+  return tcg__wg_desc(addr, 1024, 8 * R, tcg__wg_mode<R>::value);
+}
+
+TCG_DEV void tcg__wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+TCG_DEV void tcg__wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N> TCG_DEV void tcg_wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory"); }
+/* shared memory written by ordinary stores and cp.async (the generic proxy) is read by wgmma
+ * through the async proxy */
+TCG_DEV void tcg__fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+/* keeps the compiler from moving accesses to the accumulator across the asynchronous MMA */
+template <int NREG> TCG_DEV void tcg__wg_pin(float *acc) {
+#pragma unroll
+  for (int i = 0; i < NREG; i++) asm volatile("" : "+f"(acc[i])::"memory");
+}
+
+/* WAIT: how many of this warpgroup's gemms may still run when it returns (0: acc is final; 1: the
+ * asynchronous mainloop, closed by tcg_wgmma_wait<0>()). */
+template <int M, int N, int K, int WARPS, int TRANS_A, int TRANS_B, int ACOLS, int BCOLS, class TA, int WAIT>
+TCG_DEV void tcg_wgmma_ss(const void *A, const void *B, float *acc) {
+  static_assert(WARPS % 4 == 0 && M == 16 * WARPS, "tcg_wgmma: one 16-row slice of the tile per warp");
+  static_assert(N % 8 == 0 && N <= 256 && K % 16 == 0, "tcg_wgmma: N a multiple of 8 up to 256, K of 16");
+  const int wg = (int)(threadIdx.x >> 7) % (WARPS / 4);
+  const uint32_t sa = tcg_smem_addr(A), sb = tcg_smem_addr(B);
+  tcg__fence_proxy_async();
+  tcg__wg_pin<N / 2>(acc);
+  tcg__wg_fence();
+#pragma unroll
+  for (int ks = 0; ks < K / 16; ks++) {
+    const uint64_t da = TRANS_A ? tcg__wg_desc_mn<ACOLS, 2>(sa, ks * 16, 64 * wg) : tcg__wg_desc_k<ACOLS, 2>(sa, 64 * wg, ks * 16);
+    const uint64_t db = TRANS_B ? tcg__wg_desc_k<BCOLS, 2>(sb, 0, ks * 16) : tcg__wg_desc_mn<BCOLS, 2>(sb, ks * 16, 0);
+    tcg__wgmma_ss_op<N, TA, TRANS_A, !TRANS_B>::run(acc, da, db);
+  }
+  tcg__wg_commit();
+  tcg_wgmma_wait<WAIT>();
+  tcg__wg_pin<N / 2>(acc);
+}
+
+/* A in registers: the thread's registers in the ACC layout of the M x K tile (the same warps) */
+template <int M, int N, int K, int WARPS, int TRANS_B, int BCOLS, class TA, int WAIT>
+TCG_DEV void tcg_wgmma_rs(const uint16_t *Ar, const void *B, float *acc) {
+  static_assert(WARPS % 4 == 0 && M == 16 * WARPS, "tcg_wgmma: one 16-row slice of the tile per warp");
+  static_assert(N % 8 == 0 && N <= 256 && K % 16 == 0, "tcg_wgmma: N a multiple of 8 up to 256, K of 16");
+  enum { KT = K / 8 };
+  const uint32_t sb = tcg_smem_addr(B);
+  uint32_t af[K / 16][4];
+#pragma unroll
+  for (int ks = 0; ks < K / 16; ks++)
+#pragma unroll
+    for (int j = 0; j < 4; j++) { /* j: row half j & 1, k half j >> 1 (the mma.sync A fragment) */
+      const int x = TCG_ACC(0, j & 1, ks * 2 + (j >> 1), 0, KT);
+      af[ks][j] = (uint32_t)Ar[x] | ((uint32_t)Ar[x + 1] << 16);
+    }
+  tcg__fence_proxy_async();
+  tcg__wg_pin<N / 2>(acc);
+  tcg__wg_fence();
+#pragma unroll
+  for (int ks = 0; ks < K / 16; ks++) {
+    const uint64_t db = TRANS_B ? tcg__wg_desc_k<BCOLS, 2>(sb, 0, ks * 16) : tcg__wg_desc_mn<BCOLS, 2>(sb, ks * 16, 0);
+    tcg__wgmma_rs_op<N, TA, !TRANS_B>::run(acc, af[ks], db);
+  }
+  tcg__wg_commit();
+  tcg_wgmma_wait<WAIT>();
+  tcg__wg_pin<N / 2>(acc);
+}
+
+#endif
