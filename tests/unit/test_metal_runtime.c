@@ -1,0 +1,396 @@
+/* test_metal_runtime: the Metal runtime (src/target/metal/runtime.h) driven through the
+ * simulated device (sim.h), checked by the calls the device recorded: the storage-mode bits
+ * given to newBufferWithLength:options:, the language version chosen for given OS / SDK /
+ * GPU-family answers (and the one compiles are given), compile errors carrying the compiler's
+ * log, blits for private buffers and `contents` for shared ones, chained dispatches in one
+ * command buffer, the fault mode that serves stale private data after N dispatches (and
+ * shared storage avoiding it), GPU timestamps, and no object left alive after closing. Needs a
+ * C++ compiler for the kernels (the emulator); without one those tests say so. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "target/metal/emu.h"
+#include "target/metal/runtime.h"
+#include "target/metal/sim.h"
+
+static int have_cxx(void) {
+  char why[256];
+  if (tc_emu_available(NULL, why, sizeof why)) return 1;
+  printf("  (skipped: %s)\n", why);
+  return 0;
+}
+
+static int count_lines(const char *log, const char *prefix) {
+  int n = 0;
+  for (const char *p = log; p && *p;) {
+    if (strncmp(p, prefix, strlen(prefix)) == 0) n++;
+    const char *nl = strchr(p, '\n');
+    p = nl ? nl + 1 : NULL;
+  }
+  return n;
+}
+
+static tc_mtl_rt *open_with(const tc_mtl_sim_config *c) {
+  tc_mtl_sim_configure(c);
+  tc_mtl_rt *rt = NULL;
+  tilec_error err = {0};
+  if (tc_mtl_rt_open(tc_objc_sim(), &rt, &err) != TILEC_OK) printf("  open failed: %s\n", err.message);
+  return rt;
+}
+
+static tc_mtl_rt *open_default(void) {
+  tc_mtl_sim_config c;
+  tc_mtl_sim_config_defaults(&c);
+  return open_with(&c);
+}
+
+TEST(storage_mode_bits_reach_newBufferWithLength) {
+  long live0 = tc_mtl_sim_live_objects();
+  tc_mtl_rt *rt = open_default();
+  CHECK(rt);
+  tilec_error err = {0};
+  tc_id priv = NULL, shared = NULL;
+  CHECK(tc_mtl_buffer_new(rt, 4096, TC_MTL_STORAGE_PRIVATE, &priv, &err) == TILEC_OK);
+  CHECK(tc_mtl_buffer_new(rt, 256, TC_MTL_STORAGE_SHARED, &shared, &err) == TILEC_OK);
+  char *log = tc_mtl_sim_calls();
+  EXPECT(strstr(log, "newBufferWithLength:options: 4096 0x20 (private)\n"));
+  EXPECT(strstr(log, "newBufferWithLength:options: 256 0x0 (shared)\n"));
+  free(log);
+  size_t len;
+  tc_mtl_storage m;
+  CHECK(tc_mtl_buffer_info(rt, priv, &len, &m) && len == 4096 && m == TC_MTL_STORAGE_PRIVATE);
+  CHECK(tc_mtl_buffer_info(rt, shared, &len, &m) && len == 256 && m == TC_MTL_STORAGE_SHARED);
+  int not_a_buffer = 0;
+  CHECK(!tc_mtl_buffer_info(rt, &not_a_buffer, NULL, NULL));
+  /* A private buffer's contents is NULL, as on a Mac: the runtime copies through a blit. */
+  const tc_objc_api *api = tc_objc_sim();
+  CHECK(api->msg_p(priv, api->registerName("contents")) == NULL);
+  CHECK(api->msg_p(shared, api->registerName("contents")) != NULL);
+  tc_mtl_sim_clear_calls();
+  unsigned char in[4096], out[4096];
+  for (int i = 0; i < 4096; i++) in[i] = (unsigned char)(i * 7 + 3);
+  CHECK(tc_mtl_upload(rt, NULL, priv, 0, in, sizeof in, &err) == TILEC_OK);
+  CHECK(tc_mtl_download(rt, NULL, priv, 0, out, sizeof out, &err) == TILEC_OK);
+  CHECK(memcmp(in, out, sizeof in) == 0);
+  log = tc_mtl_sim_calls();
+  EXPECT(count_lines(log, "blitCommandEncoder") == 2);
+  EXPECT(count_lines(log, "commit ") == 1); /* upload and download in one command buffer */
+  EXPECT(!strstr(log, "UNRECOGNIZED"));
+  free(log);
+  tc_mtl_sim_clear_calls();
+  CHECK(tc_mtl_upload(rt, NULL, shared, 16, in, 100, &err) == TILEC_OK);
+  CHECK(tc_mtl_download(rt, NULL, shared, 16, out, 100, &err) == TILEC_OK);
+  CHECK(memcmp(in, out, 100) == 0);
+  log = tc_mtl_sim_calls();
+  EXPECT(count_lines(log, "blitCommandEncoder") == 0); /* shared: through contents */
+  EXPECT(count_lines(log, "contents buffer#") == 2);
+  free(log);
+  /* out of range is an error, nothing copied */
+  err = (tilec_error){0};
+  CHECK(tc_mtl_upload(rt, NULL, shared, 200, in, 100, &err) == TILEC_ERROR_USAGE);
+  CHECK(strstr(err.message, "outside the buffer"));
+  tc_mtl_buffer_release(rt, priv);
+  tc_mtl_buffer_release(rt, shared);
+  tc_mtl_rt_close(rt);
+  CHECK_INT(tc_mtl_sim_live_objects(), live0);
+}
+
+TEST(storage_mode_option_beats_environment) {
+  tc_mtl_storage m;
+  const char *src;
+  tilec_error err = {0};
+  unsetenv("TILEC_METAL_STORAGE_MODE");
+  CHECK(tc_mtl_storage_resolve(TC_MTL_STORAGE_UNSET, &m, &src, &err) == TILEC_OK);
+  CHECK(m == TC_MTL_STORAGE_PRIVATE && strcmp(src, "default") == 0);
+  setenv("TILEC_METAL_STORAGE_MODE", "shared", 1);
+  CHECK(tc_mtl_storage_resolve(TC_MTL_STORAGE_UNSET, &m, &src, &err) == TILEC_OK);
+  CHECK(m == TC_MTL_STORAGE_SHARED && strcmp(src, "TILEC_METAL_STORAGE_MODE") == 0);
+  CHECK(tc_mtl_storage_resolve(TC_MTL_STORAGE_PRIVATE, &m, &src, &err) == TILEC_OK);
+  CHECK(m == TC_MTL_STORAGE_PRIVATE && strcmp(src, "target option storage_mode") == 0);
+  setenv("TILEC_METAL_STORAGE_MODE", "managed", 1);
+  CHECK(tc_mtl_storage_resolve(TC_MTL_STORAGE_UNSET, &m, &src, &err) == TILEC_ERROR_USAGE);
+  CHECK(strstr(err.message, "TILEC_METAL_STORAGE_MODE='managed' is not a storage mode"));
+  err = (tilec_error){0};
+  CHECK(tc_mtl_storage_resolve(TC_MTL_STORAGE_SHARED, &m, &src, &err) == TILEC_OK); /* the option wins */
+  unsetenv("TILEC_METAL_STORAGE_MODE");
+  CHECK(!tc_mtl_storage_parse("Private", &m) && !tc_mtl_storage_parse("", &m) && !tc_mtl_storage_parse(NULL, &m));
+}
+
+static const char k_add[] =
+    "#include <metal_stdlib>\n"
+    "using namespace metal;\n"
+    "kernel void add_k(const device float *__restrict in [[buffer(0)]], device float *__restrict out [[buffer(1)]],\n"
+    "    constant int &n [[buffer(2)]], constant float &k [[buffer(3)]],\n"
+    "    uint3 tid [[thread_position_in_threadgroup]], uint3 gid [[threadgroup_position_in_grid]],\n"
+    "    threadgroup float *stage [[threadgroup(0)]]) {\n"
+    "  int i = int(gid.x) * 64 + int(tid.x);\n"
+    "  stage[tid.x] = i < n ? in[i] : 0.0f;\n"
+    "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+    "  if (i < n) out[i] = stage[tid.x] + k;\n"
+    "}\n";
+
+static const uint32_t k_threads[3] = {64, 1, 1};
+
+/* Runs `chain` dispatches of add_k (k = 1) ping-ponging between two buffers of `mode`, all in
+ * one command buffer, and returns how many of the n results are not x + chain. */
+static int chain(tc_mtl_rt *rt, tc_mtl_kernel *kern, tc_mtl_storage mode, int chain_len, int *commits) {
+  enum { N = 300 };
+  float host[N], out[N];
+  for (int i = 0; i < N; i++) host[i] = (float)i;
+  tilec_error err = {0};
+  tc_id a = NULL, b = NULL;
+  if (tc_mtl_buffer_new(rt, sizeof host, mode, &a, &err) || tc_mtl_buffer_new(rt, sizeof host, mode, &b, &err)) return -1;
+  tc_mtl_sim_clear_calls();
+  int n = N;
+  float one = 1.0f;
+  uint32_t groups[3] = {(N + 63) / 64, 1, 1};
+  int bad = -1;
+  if (tc_mtl_upload(rt, NULL, a, 0, host, sizeof host, &err) != TILEC_OK) goto done;
+  for (int d = 0; d < chain_len; d++) {
+    tc_mtl_arg args[4] = {{d % 2 ? b : a, 0, NULL, 0}, {d % 2 ? a : b, 0, NULL, 0}, {NULL, 0, &n, sizeof n}, {NULL, 0, &one, sizeof one}};
+    if (tc_mtl_dispatch(rt, NULL, kern, args, 4, groups, false, &err) != TILEC_OK) goto done;
+  }
+  if (tc_mtl_download(rt, NULL, chain_len % 2 ? b : a, 0, out, sizeof out, &err) != TILEC_OK) goto done;
+  bad = 0;
+  for (int i = 0; i < N; i++) bad += out[i] != (float)i + (float)chain_len;
+done:
+  if (bad < 0) printf("  chain failed: %s\n", err.message);
+  char *log = tc_mtl_sim_calls();
+  *commits = count_lines(log, "commit ");
+  free(log);
+  tc_mtl_buffer_release(rt, a);
+  tc_mtl_buffer_release(rt, b);
+  return bad;
+}
+
+TEST(chained_dispatches_run_in_one_command_buffer) {
+  if (!have_cxx()) return;
+  long live0 = tc_mtl_sim_live_objects();
+  tc_mtl_rt *rt = open_default();
+  CHECK(rt);
+  tilec_error err = {0};
+  tc_mtl_kernel *k = NULL;
+  CHECK(tc_mtl_kernel_create(rt, "add", k_add, "add_k", TC_MTL_LANGUAGE(3, 0), k_threads, 64 * sizeof(float), &k, &err) ==
+        TILEC_OK);
+  int commits = 0;
+  CHECK_INT(chain(rt, k, TC_MTL_STORAGE_PRIVATE, 12, &commits), 0);
+  CHECK_INT(commits, 1);
+  CHECK_INT(chain(rt, k, TC_MTL_STORAGE_SHARED, 12, &commits), 0);
+  /* the recorded encoding of one dispatch */
+  tc_mtl_sim_clear_calls();
+  tc_id a, b;
+  CHECK(tc_mtl_buffer_new(rt, 256, TC_MTL_STORAGE_PRIVATE, &a, &err) == TILEC_OK);
+  CHECK(tc_mtl_buffer_new(rt, 256, TC_MTL_STORAGE_PRIVATE, &b, &err) == TILEC_OK);
+  int n = 64;
+  float kk = 2;
+  tc_mtl_arg args[4] = {{a, 0, NULL, 0}, {b, 0, NULL, 0}, {NULL, 0, &n, sizeof n}, {NULL, 0, &kk, sizeof kk}};
+  uint32_t groups[3] = {1, 1, 1};
+  double ms = -1;
+  CHECK(tc_mtl_dispatch(rt, NULL, k, args, 4, groups, false, &err) == TILEC_OK);
+  CHECK(tc_mtl_flush(rt, NULL, &ms, &err) == TILEC_OK);
+  CHECK(ms > 0); /* GPUEndTime - GPUStartTime */
+  char *log = tc_mtl_sim_calls();
+  EXPECT(strstr(log, "setComputePipelineState: add_k\n"));
+  EXPECT(strstr(log, "setBytes:length:atIndex: 4 2\n"));
+  EXPECT(strstr(log, "setBytes:length:atIndex: 4 3\n"));
+  EXPECT(strstr(log, "setThreadgroupMemoryLength:atIndex: 256 0\n"));
+  EXPECT(strstr(log, "dispatchThreadgroups:threadsPerThreadgroup: 1,1,1 64,1,1 tg_mem=256\n"));
+  EXPECT(!strstr(log, "UNRECOGNIZED") && !strstr(log, "LEAK") && !strstr(log, "ERROR"));
+  free(log);
+  /* nothing pending: a flush is a no-op */
+  CHECK(tc_mtl_flush(rt, NULL, &ms, &err) == TILEC_OK && ms == 0);
+  tc_mtl_buffer_release(rt, a);
+  tc_mtl_buffer_release(rt, b);
+  tc_mtl_kernel_free(k);
+  tc_mtl_rt_close(rt);
+  CHECK_INT(tc_mtl_sim_live_objects(), live0);
+}
+
+TEST(fault_mode_serves_stale_private_data_and_shared_avoids_it) {
+  if (!have_cxx()) return;
+  tc_mtl_sim_config c;
+  tc_mtl_sim_config_defaults(&c);
+  c.fault_after = 10;
+  tc_mtl_rt *rt = open_with(&c);
+  CHECK(rt);
+  tilec_error err = {0};
+  tc_mtl_kernel *k = NULL;
+  CHECK(tc_mtl_kernel_create(rt, "add", k_add, "add_k", 0, k_threads, 256, &k, &err) == TILEC_OK);
+  int commits;
+  /* 9 dispatches and the download: the download is the 10th command, fine */
+  CHECK_INT(chain(rt, k, TC_MTL_STORAGE_PRIVATE, 9, &commits), 0);
+  /* with 10, the download comes after 10 dispatches and reads the buffer's starting bytes */
+  CHECK_INT(chain(rt, k, TC_MTL_STORAGE_PRIVATE, 10, &commits), 300);
+  int bad = chain(rt, k, TC_MTL_STORAGE_PRIVATE, 12, &commits);
+  printf("  12 chained dispatches on private buffers, fault after 10: %d of 300 wrong\n", bad);
+  CHECK(bad == 300);
+  CHECK_INT(chain(rt, k, TC_MTL_STORAGE_SHARED, 12, &commits), 0);
+  CHECK_INT(chain(rt, k, TC_MTL_STORAGE_SHARED, 40, &commits), 0);
+  tc_mtl_kernel_free(k);
+  tc_mtl_rt_close(rt);
+}
+
+typedef struct lang_case {
+  long os_major, os_minor, sdk;
+  int apple;
+  bool metal3, metal4;
+  const char *expect, *why;
+} lang_case;
+
+TEST(language_version_follows_os_sdk_and_family) {
+  static const lang_case cases[] = {
+      {26, 0, 260000, 9, true, true, "4.0", "Metal 4.0: macOS 26.0, SDK 26.0"},
+      {26, 1, 150000, 9, true, true, "3.2", "the SDK is 15.0 (Metal 4 needs 26)"},
+      {15, 5, 260000, 9, true, true, "3.2", "macOS is 15.5 (Metal 4 needs 26)"},
+      {26, 1, 260100, 7, true, false, "3.2", "the GPU is not of family Metal4"},
+      {14, 6, 150000, 8, true, false, "3.1", "macOS 14.6, SDK 15.0"},
+      {13, 0, 140000, 7, true, false, "3.0", "macOS 13.0, SDK 14.0"},
+      {15, 0, 150000, 6, false, false, "2.4", "not of family Metal3"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    const lang_case *lc = &cases[i];
+    tc_mtl_sim_config c;
+    tc_mtl_sim_config_defaults(&c);
+    c.os_major = lc->os_major, c.os_minor = lc->os_minor, c.sdk_version = lc->sdk;
+    c.apple_family = lc->apple, c.metal3 = lc->metal3, c.metal4 = lc->metal4;
+    tc_mtl_rt *rt = open_with(&c);
+    CHECK(rt);
+    char t[48];
+    tc_mtl_language_text(tc_mtl_rt_language(rt), t, sizeof t);
+    if (strcmp(t, lc->expect) || !strstr(tc_mtl_rt_language_why(rt), lc->why)) {
+      printf("  case %zu: got %s (%s), expected %s (%s)\n", i, t, tc_mtl_rt_language_why(rt), lc->expect, lc->why);
+      EXPECT(0);
+    }
+    char *log = tc_mtl_sim_calls();
+    EXPECT(strstr(log, "operatingSystemVersion -> "));
+    EXPECT(strstr(log, "supportsFamily: 5002 -> "));
+    free(log);
+    /* the version reaches the compile options */
+    if (have_cxx() && lc->metal3) {
+      tc_mtl_sim_clear_calls();
+      tilec_error err = {0};
+      tc_mtl_kernel *k = NULL;
+      EXPECT(tc_mtl_kernel_create(rt, "add", k_add, "add_k", TC_MTL_LANGUAGE(3, 0), k_threads, 256, &k, &err) == TILEC_OK);
+      log = tc_mtl_sim_calls();
+      char want[64];
+      snprintf(want, sizeof want, "setLanguageVersion: %s\n", lc->expect);
+      EXPECT(strstr(log, want));
+      free(log);
+      tc_mtl_kernel_free(k);
+    }
+    tc_mtl_rt_close(rt);
+  }
+}
+
+TEST(a_kernel_needing_metal4_is_refused_clearly_without_it) {
+  tc_mtl_sim_config c;
+  tc_mtl_sim_config_defaults(&c); /* macOS 15.5, SDK 15.0: Metal 3.2 */
+  tc_mtl_rt *rt = open_with(&c);
+  CHECK(rt);
+  tc_mtl_sim_clear_calls();
+  tilec_error err = {0};
+  tc_mtl_kernel *k = NULL;
+  CHECK(tc_mtl_kernel_create(rt, "gemm", "#include <MetalPerformancePrimitives/MetalPerformancePrimitives.h>\n", "g",
+                             TC_MTL_LANGUAGE(4, 0), k_threads, 0, &k, &err) == TILEC_ERROR_TARGET);
+  CHECK(!k);
+  printf("  %s\n", err.message);
+  CHECK(strstr(err.message, "kernel 'gemm' needs Metal 4.0"));
+  CHECK(strstr(err.message, "compiles Metal 3.2 at most"));
+  CHECK(strstr(err.message, "the SDK is 15.0 (Metal 4 needs 26)"));
+  char *log = tc_mtl_sim_calls();
+  EXPECT(!strstr(log, "newLibraryWithSource")); /* refused before compiling */
+  free(log);
+  /* bfloat needs 3.1: on macOS 13 it is refused too */
+  tc_mtl_rt_close(rt);
+  c.os_major = 13, c.os_minor = 3;
+  rt = open_with(&c);
+  CHECK(rt);
+  err = (tilec_error){0};
+  CHECK(tc_mtl_kernel_create(rt, "bf", "kernel void f() {}\n", "f", TC_MTL_LANGUAGE(3, 1), k_threads, 0, &k, &err) ==
+        TILEC_ERROR_TARGET);
+  CHECK(strstr(err.message, "needs Metal 3.1, but this machine compiles Metal 3.0 at most"));
+  tc_mtl_rt_close(rt);
+  /* the device itself also refuses: Metal 4 source compiled as 3.2 fails with its log */
+  tc_mtl_sim_config_defaults(&c);
+  rt = open_with(&c);
+  err = (tilec_error){0};
+  CHECK(tc_mtl_kernel_create(rt, "gemm", "#include <MetalPerformancePrimitives/MetalPerformancePrimitives.h>\n", "g", 0,
+                             k_threads, 0, &k, &err) == TILEC_ERROR_TARGET);
+  CHECK(strstr(err.message, "MetalPerformancePrimitives requires Metal 4.0"));
+  tc_mtl_rt_close(rt);
+}
+
+TEST(compile_errors_carry_the_log) {
+  if (!have_cxx()) return;
+  long live0 = tc_mtl_sim_live_objects();
+  tc_mtl_rt *rt = open_default();
+  CHECK(rt);
+  tilec_error err = {0};
+  tc_mtl_kernel *k = NULL;
+  static const char bad[] = "#include <metal_stdlib>\nusing namespace metal;\n"
+                            "kernel void broken(device float *out [[buffer(0)]]) {\n  out[0] = undefined_name_xyz;\n}\n";
+  CHECK(tc_mtl_kernel_create(rt, "broken", bad, "broken", 0, k_threads, 0, &k, &err) == TILEC_ERROR_TARGET);
+  CHECK(!k);
+  CHECK(strstr(err.message, "Metal could not compile kernel 'broken' (MSL 3.2)"));
+  CHECK(strstr(err.message, "undefined_name_xyz")); /* the compiler's own words */
+  tc_mtl_rt_close(rt);
+  CHECK_INT(tc_mtl_sim_live_objects(), live0);
+}
+
+TEST(limits_and_faults_come_back_as_errors) {
+  if (!have_cxx()) return;
+  tc_mtl_rt *rt = open_default();
+  CHECK(rt);
+  tilec_error err = {0};
+  tc_mtl_kernel *k = NULL;
+  uint32_t big[3] = {32, 32, 2};
+  CHECK(tc_mtl_kernel_create(rt, "add", k_add, "add_k", 0, big, 0, &k, &err) == TILEC_ERROR_TARGET);
+  CHECK(strstr(err.message, "2048 threads per threadgroup"));
+  err = (tilec_error){0};
+  CHECK(tc_mtl_kernel_create(rt, "add", k_add, "add_k", 0, k_threads, 65536, &k, &err) == TILEC_ERROR_TARGET);
+  CHECK(strstr(err.message, "65536 bytes of threadgroup memory"));
+  /* an entry the library lacks fails when it runs, and the error reaches the flush */
+  err = (tilec_error){0};
+  CHECK(tc_mtl_kernel_create(rt, "missing", k_add, "no_such_kernel", 0, k_threads, 256, &k, &err) == TILEC_OK);
+  tc_id a;
+  CHECK(tc_mtl_buffer_new(rt, 256, TC_MTL_STORAGE_SHARED, &a, &err) == TILEC_OK);
+  tc_mtl_arg args[1] = {{a, 0, NULL, 0}};
+  uint32_t groups[3] = {1, 1, 1};
+  CHECK(tc_mtl_dispatch(rt, NULL, k, args, 1, groups, true, &err) == TILEC_ERROR_TARGET);
+  printf("  %s\n", err.message);
+  CHECK(strstr(err.message, "a Metal command buffer failed"));
+  CHECK(strstr(err.message, "no_such_kernel"));
+  tc_mtl_buffer_release(rt, a);
+  tc_mtl_kernel_free(k);
+  tc_mtl_rt_close(rt);
+}
+
+TEST(no_device_is_an_error_not_a_crash) {
+  tc_mtl_sim_config c;
+  tc_mtl_sim_config_defaults(&c);
+  c.device = false;
+  tc_mtl_sim_configure(&c);
+  tc_mtl_rt *rt = NULL;
+  tilec_error err = {0};
+  CHECK(tc_mtl_rt_open(tc_objc_sim(), &rt, &err) == TILEC_ERROR_TARGET);
+  CHECK(!rt);
+  CHECK(strstr(err.message, "no Metal device"));
+}
+
+int main(void) {
+  RUN(storage_mode_bits_reach_newBufferWithLength);
+  RUN(storage_mode_option_beats_environment);
+  RUN(chained_dispatches_run_in_one_command_buffer);
+  RUN(fault_mode_serves_stale_private_data_and_shared_avoids_it);
+  RUN(language_version_follows_os_sdk_and_family);
+  RUN(a_kernel_needing_metal4_is_refused_clearly_without_it);
+  RUN(compile_errors_carry_the_log);
+  RUN(limits_and_faults_come_back_as_errors);
+  RUN(no_device_is_an_error_not_a_crash);
+  tc_mtl_sim_reset();
+  printf("%d passed, %d failed\n", tc_t_passed, tc_t_failed);
+  return tc_t_failed != 0;
+}
