@@ -683,12 +683,8 @@ static void stmt(cg *g, const tc_stmt *s) {
        * pipelined producer's copy is this same synchronous one (the pipeline's barriers
        * keep it correct) */
       const tc_buffer *db = s->u.intrinsic.args[0]->buf, *xb = s->u.intrinsic.args[1]->buf;
-      const char *vt = db && db->dtype.code == TC_DT_FLOAT32 ? "float4" : db && db->dtype.code == TC_DT_FLOAT16 ? "half4" : "uint4";
-      if (!strcmp(vt, "half4")) /* half4 is 64 bits: two of them */
-        line(g, "{ %s half4 *d_ = (%s half4 *)%s; const %s half4 *s_ = (const %s half4 *)%s; d_[0] = s_[0]; d_[1] = s_[1]; }",
-             space(db), space(db), tc_sb_cstr(&d), space(xb), space(xb), tc_sb_cstr(&x));
-      else
-        line(g, "*(%s %s *)%s = *(const %s %s *)%s;", space(db), vt, tc_sb_cstr(&d), space(xb), vt, tc_sb_cstr(&x));
+      const char *vt = db && db->dtype.code == TC_DT_FLOAT32 ? "float4" : "uint4"; /* 16 bytes either way */
+      line(g, "*(%s %s *)%s = *(const %s %s *)%s;", space(db), vt, tc_sb_cstr(&d), space(xb), vt, tc_sb_cstr(&x));
       tc_sb_free(&d), tc_sb_free(&x);
     } else if (!strcmp(s->u.intrinsic.name, "cp_async_commit") || !strcmp(s->u.intrinsic.name, "cp_async_wait")) {
       /* the copies above were synchronous: nothing to wait for */
