@@ -59,7 +59,7 @@ echo "$fa" | grep -q 'tcm_gemm_rs<64, 64, 64, 4, 1, false, false, half, half, fl
 echo "$fa" | grep -q 'simd_shuffle_xor('; check "row reductions by simd_shuffle_xor" $?
 
 tg=$(src examples/gemm_transposed.py --target metal -D block_M=64 -D block_N=64 --kernel-only)
-echo "$tg" | grep -q 'tcm_gemm_ss<64, 64, 32, 2, 2, false, true, bfloat, bfloat, float>('; check "gemm with B transposed, bfloat16 operands" $?
+echo "$tg" | grep -q 'tcm_gemm_ss<64, 64, 64, 2, 2, false, true, bfloat, bfloat, float>('; check "gemm with B transposed, bfloat16 operands" $?
 
 e=$(src examples/gemm.py --target metal --explain --kernel-only | head -n 1)
 echo "$e" | grep -q '^// examples/gemm.py:[0-9]*:[0-9]*: T.gemm 128 x 128 x 32 (float16 x float16 -> float32, A in threadgroup memory): simdgroup_matrix 8x8 path over 2 x 2 simdgroups (64 x 64 per simdgroup, float accumulation); not matmul2d: metal4 is off (--target metal,metal4=1)$'
