@@ -129,8 +129,12 @@ typedef struct tilec_compile_options {
 TILEC_API char *tilec_program_ir(tilec_program *prog, const tilec_compile_options *opts, int lowered,
                        tilec_error *err);
 
-/* The code the target's backend generates for the kernel (the kernel alone when `kernel_only`
- * is nonzero), without building or loading it: no compiler runs. Freed with tilec_free. */
+/* The code the target's backend generates for the kernel, without building or loading it: no
+ * compiler runs. Freed with tilec_free. `kernel_only` holds flags: TILEC_SOURCE_KERNEL_ONLY
+ * (1: the kernel alone, without host code) and TILEC_SOURCE_EXPLAIN (2: first the target's
+ * decisions report, e.g. metal's GEMM path for each T.gemm and why, as // comment lines). */
+#define TILEC_SOURCE_KERNEL_ONLY 1
+#define TILEC_SOURCE_EXPLAIN 2
 TILEC_API char *tilec_program_source(tilec_program *prog, const tilec_compile_options *opts, int kernel_only,
                            tilec_error *err);
 

@@ -357,8 +357,19 @@ char *tilec_program_source(tilec_program *prog, const tilec_compile_options *opt
   tc_generated gen = {0};
   char *text = NULL;
   if (lower_for_emit(prog, opts ? opts : &none, &arena, &env, &be, &lw, err) && be->generate(&lw, &gen, err) == TILEC_OK) {
-    const char *s = kernel_only ? gen.kernel_source : gen.full_source;
-    text = strdup(s ? s : "");
+    const char *s = (kernel_only & TILEC_SOURCE_KERNEL_ONLY) ? gen.kernel_source : gen.full_source;
+    tc_strbuf sb;
+    tc_sb_init(&sb);
+    if (kernel_only & TILEC_SOURCE_EXPLAIN) { /* the decisions report, one comment line each */
+      if (!gen.explain || !*gen.explain) tc_sb_printf(&sb, "// the %s target reports no decisions\n", be->target);
+      for (const char *p = gen.explain; p && *p;) {
+        size_t n = strcspn(p, "\n");
+        tc_sb_printf(&sb, "// %.*s\n", (int)n, p);
+        p += n + (p[n] == '\n');
+      }
+    }
+    tc_sb_puts(&sb, s ? s : "");
+    text = tc_sb_take(&sb);
     if (!text) tc_error(err, TILEC_ERROR_NOMEM, "out of memory");
   }
   tc_generated_free(&gen);

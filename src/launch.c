@@ -188,6 +188,7 @@ bad:
 }
 
 static int32_t target_device(const tilec_kernel *k) {
+  if (k->backend->flags & TC_BACKEND_HOST_TENSORS) return kDLCPU;
   if (strcmp(k->backend->target, "cuda") == 0) return kDLCUDA;
   if (strcmp(k->backend->target, "metal") == 0) return kDLMetal;
   return kDLCPU;

@@ -9,7 +9,7 @@ enum { CLI_MAX_DEFINES = 64 };
 typedef struct cli_options {
   const char *file, *kernel, *target, *backend, *load_dir, *save_dir, *perturb, *output;
   unsigned long long seed;
-  int verify, bench, json, kernel_only, lowered;
+  int verify, bench, json, kernel_only, lowered, explain;
   int ndefines;
   tilec_define defines[CLI_MAX_DEFINES];
   char define_names[CLI_MAX_DEFINES][128];

@@ -54,6 +54,8 @@ static const char usage_text[] =
     "  --perturb NAME     (run) testing aid: add 1 to element 0 of output NAME after the\n"
     "                     run, before verification, to see --verify fail\n"
     "  --kernel-only      (source) print the kernel without host code\n"
+    "  --explain          (source) first the target's decisions (metal: the GEMM path of\n"
+    "                     each T.gemm and why), as // comment lines\n"
     "  --help, --version  (tilec CMD --help: the help of one command)\n"
     "\n"
     "exit status: 0 ok, 1 error in the program, 2 bad command line, 3 verification failed,\n"
@@ -90,7 +92,7 @@ static const struct {
             "  --json          print one JSON object on stdout\n"
             "  --perturb NAME  testing aid: add 1 to element 0 of output NAME before verification\n"},
     {"source", "usage: tilec source FILE [--kernel NAME] [-D NAME=VALUE]... [--target T] [--backend B]\n"
-               "                    [--kernel-only]\n"
+               "                    [--kernel-only] [--explain]\n"
                "\n"
                "Print the code the target's backend generates for one kernel (no compiler runs).\n"
                "\n"
@@ -98,7 +100,8 @@ static const struct {
                "  -D NAME=VALUE   bind a parameter, T.const name, symbolic dimension or module constant\n"
                "  --target T      cpu, cuda[,arch=sm_XX], metal or auto (default auto: cpu)\n"
                "  --backend B     execution backend of the target\n"
-               "  --kernel-only   print the kernel without host code\n"},
+               "  --kernel-only   print the kernel without host code\n"
+               "  --explain       first the target's decisions (metal: each T.gemm's GEMM path and why)\n"},
     {"compile", "usage: tilec compile FILE -o OUT [--kernel NAME] [-D NAME=VALUE]... [--target T] [--backend B]\n"
                 "\n"
                 "Build one kernel's artifact without running it and write it to OUT (whole or not at all):\n"
@@ -179,6 +182,7 @@ static int parse_options(int argc, char **argv, int first, cli_options *o) {
     else if (strcmp(a, "--bench") == 0) o->bench = 1;
     else if (strcmp(a, "--json") == 0) o->json = 1;
     else if (strcmp(a, "--kernel-only") == 0) o->kernel_only = 1;
+    else if (strcmp(a, "--explain") == 0) o->explain = 1;
     else if (strcmp(a, "--lowered") == 0) o->lowered = 1;
     else if (strncmp(a, "-D", 2) == 0) {
       const char *def = a[2] ? a + 2 : NULL;
@@ -250,7 +254,8 @@ static int cmd_source(const cli_options *o) {
   } else {
     tilec_compile_options co;
     cli_compile_options(o, &co);
-    char *text = tilec_program_source(prog, &co, o->kernel_only, &err); /* generation only: no compiler runs */
+    int flags = (o->kernel_only ? TILEC_SOURCE_KERNEL_ONLY : 0) | (o->explain ? TILEC_SOURCE_EXPLAIN : 0);
+    char *text = tilec_program_source(prog, &co, flags, &err); /* generation only: no compiler runs */
     if (!text) rc = cli_report(&err);
     else fputs(text, stdout);
     tilec_free(text);

@@ -27,6 +27,8 @@ typedef struct tc_gpu_desc {
   bool mma_i8;            /* m16n8k32 int8 */
   bool mma_fp8;           /* m16n8k32 e4m3/e5m2 (sm_89+) */
   bool cp_async;          /* asynchronous global->shared copies (sm_80+) */
+  bool swizzle_gemm_operands; /* store T.gemm's 8/16-bit shared operands XOR-swizzled (cuda's
+                                 ldmatrix wants it; Metal's simdgroup_load reads row-major) */
 } tc_gpu_desc;
 
 /* ---- fragment layouts (layout.c) ----

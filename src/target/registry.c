@@ -21,13 +21,20 @@ static const tc_backend *const k_backends[] = {
     &tc_cuda_nvcc_backend,
     &tc_metal_metal_backend,
     &tc_metal_metallib_backend,
+    &tc_metal_emu_backend,
 };
 
-/* The documented defaults (docs/cache.md, "Execution backends"). */
+/* The documented defaults (docs/cache.md, "Execution backends"). Metal runs on the device
+ * where Metal exists (macOS) and on the emulator everywhere else. */
+#ifdef __APPLE__
+#define METAL_DEFAULT "metal"
+#else
+#define METAL_DEFAULT "emu"
+#endif
 static const tc_default_backend k_defaults[] = {
     {"cpu", "cc"},
     {"cuda", "nvrtc"},
-    {"metal", "metal"},
+    {"metal", METAL_DEFAULT},
 };
 
 static const tc_backend_table k_registry = {

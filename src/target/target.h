@@ -110,6 +110,8 @@ typedef struct tc_generated {
   char *kernel_source; /* the kernel alone, as `tilec source --kernel-only` prints it */
   char *full_source;   /* the whole translation unit the backend builds */
   char *meta;          /* cuda: "key=value" lines for the runtime (target/cuda/cuda.h); or NULL */
+  char *explain;       /* the target's decisions report, one per line (`tilec source --explain`:
+                          metal's GEMM path per T.gemm and why); or NULL when it reports none */
 } tc_generated;
 void tc_generated_free(tc_generated *g);
 
@@ -132,8 +134,10 @@ typedef struct tc_launch_args {
 typedef struct tc_loaded tc_loaded; /* a backend's loaded module (opaque) */
 
 enum {
-  TC_BACKEND_IN_MEMORY = 1u << 0 /* the compiled kernel lives only in process memory: no artifact
+  TC_BACKEND_IN_MEMORY = 1u << 0, /* the compiled kernel lives only in process memory: no artifact
                                     bytes exist, so the disk cache must skip this backend */
+  TC_BACKEND_HOST_TENSORS = 1u << 1 /* tensors are host memory whatever the target (metal's
+                                       emulator runs the GPU code on the CPU) */
 };
 
 typedef struct tc_backend {

@@ -273,8 +273,10 @@ TEST(defines_and_errors_as_values) {
   tilec_kernel_destroy(kc);
 #ifndef __APPLE__
   tilec_error e5m = {0};
-  o.target = "metal"; /* never available off macOS */
+  o.target = "metal";
+  o.backend = "metal"; /* the device backend: never available off macOS (the emulator is) */
   EXPECT(tilec_compile(p, &o, &e5m) == NULL && e5m.status == TILEC_ERROR_TARGET);
+  o.backend = NULL;
 #endif
   tilec_error e6 = {0};
   o.target = "cpu";

@@ -18,6 +18,7 @@ bool tc_cuda_desc_for_arch(const char *arch, tc_gpu_desc *d) {
   d->mma_i8 = sm >= 80;
   d->mma_fp8 = sm >= 89;
   d->cp_async = sm >= 80;
+  d->swizzle_gemm_operands = true;
   return true;
 }
 

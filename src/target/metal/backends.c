@@ -68,6 +68,7 @@ const tc_backend tc_metal_metal_backend = {
     .flags = TC_BACKEND_IN_MEMORY,
     .description = "Metal compiles MSL source in process; the library lives in memory only",
     .available = metal_available,
+    .generate = tc_metal_emit, /* `tilec source`; building and running are the next issue */
 };
 
 const tc_backend tc_metal_metallib_backend = {
@@ -76,4 +77,5 @@ const tc_backend tc_metal_metallib_backend = {
     .flags = 0,
     .description = "the offline metal compiler builds a .metallib, loaded by the runtime",
     .available = metallib_available,
+    .generate = tc_metal_emit,
 };
