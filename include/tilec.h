@@ -197,6 +197,19 @@ TILEC_API tilec_status tilec_kernel_launch(tilec_kernel *k, DLTensor *const *arg
  * a kernel of another target is an error. */
 TILEC_API tilec_status tilec_kernel_launch_stream(tilec_kernel *k, DLTensor *const *args, size_t nargs,
                                                   void *cu_stream, tilec_error *err);
+/* Metal kernels (target "metal", backend metal): tensors are kDLMetal DLTensors whose data is
+ * an id<MTLBuffer> (as PyTorch's MPS DLPack export gives it) and byte_offset the offset into
+ * it; scalars stay 0-d host tensors. tilec_kernel_launch encodes the dispatch into the open
+ * command buffer of tilec's queue (with whatever earlier tilec_kernel_launch_stream calls put
+ * there), commits it and waits: a fault comes back as its error. tilec_kernel_launch_stream
+ * encodes into the open command buffer of `cu_stream` (an id<MTLCommandQueue>; NULL: tilec's
+ * queue) and returns: kernels launched one after another this way are chained dispatches in
+ * one command buffer, which runs at the next tilec_kernel_synchronize (or blocking launch). */
+/* Waits for what launches with tilec_kernel_launch_stream left on `stream` (the same value):
+ * cuda: cuStreamSynchronize; metal: commits the queue's open command buffer and waits, with
+ * its errors; cpu, or a backend whose launches always finish: TILEC_OK at once (a non-NULL
+ * stream is then an error). */
+TILEC_API tilec_status tilec_kernel_synchronize(tilec_kernel *k, void *stream, tilec_error *err);
 /* Run the independent reference (a float64 interpreter of the tile IR) on host tensors. */
 TILEC_API tilec_status tilec_kernel_run_reference(tilec_kernel *k, DLTensor *const *args, size_t nargs,
                                         tilec_error *err);

@@ -36,4 +36,16 @@ int cli_gpu_copy(cli_gpu *g, void *dst, const void *src, size_t n, int to_device
  * time with at least 10; times in ms. */
 int cli_gpu_bench(cli_gpu *g, tilec_kernel *k, DLTensor *const *args, size_t n, double *times, int cap, int *nruns,
                   tilec_error *err);
+
+/* Metal buffers, copies and GPU-timestamp timing for `tilec run --target metal --backend metal`
+ * (cli_metal.c), in the storage mode the target string or the environment gives. */
+typedef struct cli_mtl cli_mtl;
+cli_mtl *cli_mtl_open(const char *target, int *exit_code, char *why, size_t cap); /* NULL: exit_code, why */
+void cli_mtl_close(cli_mtl *m); /* NULL is fine */
+const char *cli_mtl_storage(const cli_mtl *m, const char **source);
+void *cli_mtl_alloc(cli_mtl *m, size_t bytes, char *why, size_t cap); /* an id<MTLBuffer> */
+void cli_mtl_free(cli_mtl *m, void *buffer);                          /* NULLs are fine */
+int cli_mtl_copy(cli_mtl *m, void *buffer, void *host, size_t n, int to_device, char *why, size_t cap);
+int cli_mtl_bench(cli_mtl *m, tilec_kernel *k, DLTensor *const *args, size_t n, double *times, int cap, int *nruns,
+                  tilec_error *err);
 #endif

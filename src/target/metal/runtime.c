@@ -102,6 +102,7 @@ struct tc_mtl_rt {
   tc_id device, queue, buffer_protocol;
   tc_nsuint lang;
   char lang_why[256];
+  size_t max_tg_mem;
   pthread_mutex_t mu;
   batch batches[MAX_BATCHES];
   int nbatches;
@@ -119,6 +120,7 @@ const tc_objc_api *tc_mtl_rt_api(const tc_mtl_rt *rt) { return rt->api; }
 tc_id tc_mtl_rt_queue(const tc_mtl_rt *rt) { return rt->queue; }
 tc_nsuint tc_mtl_rt_language(const tc_mtl_rt *rt) { return rt->lang; }
 const char *tc_mtl_rt_language_why(const tc_mtl_rt *rt) { return rt->lang_why; }
+size_t tc_mtl_rt_max_threadgroup_memory(const tc_mtl_rt *rt) { return rt->max_tg_mem; }
 
 /* An NSString (autoreleased) from C text. */
 static tc_id nsstring(const tc_mtl_rt *rt, const char *s) {
@@ -164,6 +166,7 @@ tilec_status tc_mtl_rt_open(const tc_objc_api *api, tc_mtl_rt **out, tilec_error
   tc_os_version os = pi ? api->msg_r(pi, rt->s.operatingSystemVersion) : (tc_os_version){0, 0, 0};
   bool m3 = api->msg_b_l(rt->device, rt->s.supportsFamily, TC_MTL_FAMILY_METAL3) != 0;
   bool m4 = api->msg_b_l(rt->device, rt->s.supportsFamily, TC_MTL_FAMILY_METAL4) != 0;
+  rt->max_tg_mem = api->msg_u(rt->device, rt->s.maxThreadgroupMemoryLength);
   rt->lang = tc_mtl_choose_language(os.major, os.minor, api->sdkVersion(), m3, m4, rt->lang_why, sizeof rt->lang_why);
 done:
   api->poolPop(pool);
@@ -530,10 +533,9 @@ tilec_status tc_mtl_kernel_create(tc_mtl_rt *rt, const char *name, const char *s
     st = TILEC_ERROR_TARGET;
     goto done;
   }
-  tc_nsuint max_tg = api->msg_u(rt->device, rt->s.maxThreadgroupMemoryLength);
-  if (tg_mem > max_tg) {
-    tc_error(err, TILEC_ERROR_TARGET, "kernel '%s' needs %zu bytes of threadgroup memory; the Metal device has %lu", name,
-             tg_mem, max_tg);
+  if (tg_mem > rt->max_tg_mem) {
+    tc_error(err, TILEC_ERROR_TARGET, "kernel '%s' needs %zu bytes of threadgroup memory; the Metal device has %zu", name,
+             tg_mem, rt->max_tg_mem);
     st = TILEC_ERROR_TARGET;
   }
 done:

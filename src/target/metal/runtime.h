@@ -59,6 +59,7 @@ const tc_objc_api *tc_mtl_rt_api(const tc_mtl_rt *rt);
 tc_id tc_mtl_rt_queue(const tc_mtl_rt *rt);        /* tilec's own command queue */
 tc_nsuint tc_mtl_rt_language(const tc_mtl_rt *rt);  /* the language version kernels compile with */
 const char *tc_mtl_rt_language_why(const tc_mtl_rt *rt);
+size_t tc_mtl_rt_max_threadgroup_memory(const tc_mtl_rt *rt); /* the device's, in bytes */
 
 /* ---- kernels ---- */
 typedef struct tc_mtl_kernel tc_mtl_kernel;

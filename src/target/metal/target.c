@@ -3,12 +3,15 @@
  * memory per threadgroup, 8x8 simdgroup matrices. The options say which Metal the code is for:
  *   msl=3.0|3.1|4.0   the Metal Shading Language version (default 3.1; 4.0 with metal4=1)
  *   metal4=0|1        Metal 4 (MSL 4.0): the cooperative-tensor GEMM may be chosen (docs/metal.md)
+ *   storage_mode=private|shared  the runtime's storage mode for the buffers tilec allocates
+ *                     (docs/metal-runtime.md); not part of the code, so not of the arch
  * Both are folded into the description's arch ("msl3.1", "msl4.0+metal4"), which the code
  * generator reads and the kernel cache keys on. */
 #include <stdio.h>
 #include <string.h>
 
 #include "target/metal/metal.h"
+#include "target/metal/runtime.h"
 #include "util/diag.h"
 
 static const tc_mma_shape k_mma_apple7[] = {
@@ -43,6 +46,14 @@ static bool metal_describe(const tc_target_spec *spec, tc_target_desc *out, tile
         return false;
       }
       metal4 = v[0] == '1';
+    } else if (!strcmp(k, "storage_mode")) {
+      /* the runtime's, not the code's: buffers tilec allocates for this kernel (docs/metal-runtime.md) */
+      tc_mtl_storage m;
+      if (!tc_mtl_storage_parse(v, &m)) {
+        tc_error(err, TILEC_ERROR_USAGE, "storage_mode=%s: expected storage_mode=private or storage_mode=shared", v);
+        return false;
+      }
+      out->storage_mode = (int)m;
     }
   }
   if (metal4 == 1 && msl && msl < 400) {
@@ -60,12 +71,12 @@ static bool metal_describe(const tc_target_spec *spec, tc_target_desc *out, tile
   return true;
 }
 
-static const char *const k_metal_keys[] = {"msl", "metal4"};
+static const char *const k_metal_keys[] = {"msl", "metal4", "storage_mode"};
 
 /* The GPU lowering runs inside the backends' generate (generate.c), as on cuda. */
 const tc_target tc_metal_target = {
     .name = "metal",
     .option_keys = k_metal_keys,
-    .noption_keys = 2,
+    .noption_keys = 3,
     .describe = metal_describe,
 };
