@@ -231,6 +231,12 @@ TILEC_API tilec_status tilec_compare_tensors(const DLTensor *result, const DLTen
 /* A table of every execution backend: target, name, whether it is the target's default,
  * whether it is available here and why not. The caller frees it with tilec_free. */
 TILEC_API char *tilec_backends_report(tilec_context *ctx);
+/* The same, then one line per fact an available backend reports about itself here
+ * ("metal/metal storage_mode: private", "metal/metal storage_mode_source: default", the device,
+ * the MSL version and why); as one JSON object instead when `json` is nonzero. `target` (may
+ * be NULL) is a target string whose options the facts take into account
+ * ("metal,storage_mode=shared"); a bad one is an error. Freed with tilec_free. */
+TILEC_API char *tilec_backends_report_for(tilec_context *ctx, const char *target, int json, tilec_error *err);
 /* `what` is "ls" (one line per entry, most recently used first) or "stats" (totals). The
  * caller frees *out with tilec_free. */
 TILEC_API tilec_status tilec_cache_report(tilec_context *ctx, const char *what, char **out, tilec_error *err);

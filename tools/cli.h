@@ -20,7 +20,7 @@ int cli_report(const tilec_error *err); /* prints the diagnostic, returns the ex
 void cli_compile_options(const cli_options *o, tilec_compile_options *co);
 void cli_print_warning(tilec_context *ctx);
 int cli_run(const cli_options *o);
-int cli_backends(void);
+int cli_backends(const char *target, int json);
 int cli_cache(int argc, char **argv);
 int cli_compile(const cli_options *o);
 

@@ -5,7 +5,7 @@
  *             [--bench] [--seed N] [--load DIR] [--save DIR] [--json]
  *   tilec source FILE [...] [--target T] [--backend B] [--kernel-only]
  *   tilec compile FILE -o OUT [...] [--target T] [--backend B]
- *   tilec backends
+ *   tilec backends [--json] [--target T]
  *   tilec cache ls|stats|clear
  *
  * Exit codes: 0 ok, 1 error in the program, 2 bad command line, 3 verification failed,
@@ -112,8 +112,13 @@ static const struct {
                 "  -D NAME=VALUE   bind a parameter, T.const name, symbolic dimension or module constant\n"
                 "  --target T      cpu, cuda[,arch=sm_XX], metal or auto\n"
                 "  --backend B     execution backend of the target\n"},
-    {"backends", "usage: tilec backends\n\nList the execution backends, the default of each target, and whether\n"
-                 "each is available on this machine (and why not).\n"},
+    {"backends", "usage: tilec backends [--json] [--target T]\n\nList the execution backends, the default of each target, and whether\n"
+                 "each is available on this machine (and why not), then what each available backend\n"
+                 "reports about itself (metal: the device, the storage mode in force and where it\n"
+                 "came from, the MSL version and why).\n"
+                 "\n"
+                 "  --json      one JSON object instead of the table\n"
+                 "  --target T  take T's options into account (metal,storage_mode=shared)\n"},
     {"cache", "usage: tilec cache ls|stats|clear\n"
               "\n"
               "  ls      list the entries of the disk kernel cache\n"
@@ -295,8 +300,15 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (strcmp(cmd, "backends") == 0) {
-    if (argc > 2) return usage_error("'backends' takes no arguments, got '%s'", argv[2]);
-    return cli_backends();
+    const char *target = NULL;
+    int json = 0;
+    for (int i = 2; i < argc; i++) {
+      if (strcmp(argv[i], "--json") == 0) json = 1;
+      else if (strcmp(argv[i], "--target") == 0 && i + 1 < argc) target = argv[++i];
+      else if (strncmp(argv[i], "--target=", 9) == 0) target = argv[i] + 9;
+      else return usage_error("'backends' takes --json and --target T, got '%s'", argv[i]);
+    }
+    return cli_backends(target, json);
   }
   if (strcmp(cmd, "cache") == 0) return cli_cache(argc - 2, argv + 2);
   cli_options o;

@@ -210,5 +210,6 @@ const tc_backend *tc_backend_resolve(const tc_backend_env *env, const char *targ
 
 /* Text table of every backend with its availability here (for `tilec backends`); malloc'd. */
 char *tc_backends_report(const tc_backend_env *env);
+char *tc_backends_report_json(const tc_backend_env *env);
 
 #endif

@@ -11,7 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
+#include "cache/cache.h"
 #include "harness.h"
+#include "target/metal/metal.h"
+#include "target/metal/metal_rt.h"
 #include "target/metal/emu.h"
 #include "target/metal/runtime.h"
 #include "target/metal/sim.h"
@@ -380,6 +385,194 @@ TEST(no_device_is_an_error_not_a_crash) {
   CHECK(strstr(err.message, "no Metal device"));
 }
 
+/* ---- the metal backend through the public API ---- */
+
+static const char k_addk_src[] =
+    "import tilelang.language as T\n"
+    "M = T.symbolic('M')\n"
+    "@T.prim_func\n"
+    "def addk(A: T.Tensor((M, 8), 'float32'), B: T.Tensor((M, 8), 'float32'), k: T.float32):\n"
+    "    with T.Kernel(T.ceildiv(M, 4), threads=32) as bx:\n"
+    "        for i, j in T.Parallel(4, 8):\n"
+    "            if bx * 4 + i < M:\n"
+    "                B[bx * 4 + i, j] = A[bx * 4 + i, j] + k\n";
+
+typedef struct mtensor {
+  DLTensor t;
+  int64_t shape[2];
+} mtensor;
+
+static void metal_tensor(mtensor *x, tc_id buffer, int64_t offset, int64_t m) {
+  memset(x, 0, sizeof *x);
+  x->shape[0] = m;
+  x->shape[1] = 8;
+  x->t.data = buffer;
+  x->t.byte_offset = (uint64_t)offset;
+  x->t.device.device_type = kDLMetal;
+  x->t.ndim = 2;
+  x->t.shape = x->shape;
+  x->t.dtype = (DLDataType){kDLFloat, 32, 1};
+}
+
+static tilec_kernel *compile_metal(tilec_context *ctx, const char *target, tilec_error *err) {
+  tilec_program *p = tilec_program_from_string(ctx, "addk.py", k_addk_src, strlen(k_addk_src), err);
+  if (!p) return NULL;
+  tilec_compile_options o = {0};
+  o.target = target;
+  o.backend = "metal";
+  tilec_kernel *k = tilec_compile(p, &o, err);
+  tilec_program_destroy(p);
+  return k;
+}
+
+TEST(api_launches_chain_on_kDLMetal_buffers_until_synchronize) {
+  if (!have_cxx()) return;
+  tc_mtl_sim_reset();
+  char why[512];
+  tc_mtl_rt *rt = tc_mtl_rt_shared(why, sizeof why);
+  CHECK(rt);
+  char dir[] = "/tmp/tilec-mtl-cache-XXXXXX";
+  CHECK(mkdtemp(dir));
+  tilec_context_options co = {0};
+  co.cache_dir = dir; /* the disk cache is on: the in-memory backend must skip it */
+  tilec_error err = {0};
+  tilec_context *ctx = tilec_context_create(&co, &err);
+  CHECK(ctx);
+  tilec_kernel *k = compile_metal(ctx, "metal", &err);
+  if (!k) printf("  %s\n", err.rendered);
+  CHECK(k);
+  CHECK_STR(tilec_kernel_backend(k), "metal");
+  CHECK_STR(tilec_kernel_cache_status(k), "miss"); /* compiled now, kept in memory by design */
+  enum { M = 37 };
+  float host[M * 8], out[M * 8];
+  for (int i = 0; i < M * 8; i++) host[i] = (float)i * 0.5f;
+  tc_id a, b;
+  CHECK(tc_mtl_buffer_new(rt, 64 + sizeof host, TC_MTL_STORAGE_PRIVATE, &a, &err) == TILEC_OK);
+  CHECK(tc_mtl_buffer_new(rt, sizeof host, TC_MTL_STORAGE_PRIVATE, &b, &err) == TILEC_OK);
+  CHECK(tc_mtl_upload(rt, NULL, a, 64, host, sizeof host, &err) == TILEC_OK);
+  mtensor ta, tb;
+  metal_tensor(&ta, a, 64, M); /* a byte offset into the buffer, as DLPack allows */
+  metal_tensor(&tb, b, 0, M);
+  float kval = 1.0f;
+  int64_t no_shape[1] = {0};
+  DLTensor tk = {&kval, {kDLCPU, 0}, 0, {kDLFloat, 32, 1}, no_shape, NULL, 0};
+  DLTensor *ab[3] = {&ta.t, &tb.t, &tk}, *ba[3] = {&tb.t, &ta.t, &tk};
+  tc_mtl_sim_clear_calls();
+  /* 6 launches ping-pong through the two buffers, enqueued only */
+  for (int r = 0; r < 6; r++) CHECK(tilec_kernel_launch_stream(k, r % 2 ? ba : ab, 3, NULL, &err) == TILEC_OK);
+  char *log = tc_mtl_sim_calls();
+  EXPECT(count_lines(log, "dispatchThreadgroups:") == 6);
+  EXPECT(count_lines(log, "commit ") == 0);
+  EXPECT(strstr(log, "setBuffer:offset:atIndex: buffer#"));
+  EXPECT(strstr(log, " 64 0\n")); /* A at offset 64, [[buffer(0)]] */
+  EXPECT(strstr(log, "setBytes:length:atIndex: 4 2\n")); /* k */
+  EXPECT(strstr(log, "setBytes:length:atIndex: 4 3\n")); /* the symbolic M */
+  EXPECT(strstr(log, "dispatchThreadgroups:threadsPerThreadgroup: 10,1,1 32,1,1"));
+  free(log);
+  CHECK(tilec_kernel_synchronize(k, NULL, &err) == TILEC_OK);
+  log = tc_mtl_sim_calls();
+  EXPECT(count_lines(log, "commit ") == 1); /* the upload and 6 dispatches: one command buffer */
+  EXPECT(strstr(log, "(7 commands)"));
+  free(log);
+  CHECK(tc_mtl_download(rt, NULL, a, 64, out, sizeof out, &err) == TILEC_OK);
+  int bad = 0;
+  for (int i = 0; i < M * 8; i++) bad += out[i] != host[i] + 6.0f;
+  CHECK_INT(bad, 0);
+  /* a blocking launch runs what is pending too */
+  CHECK(tilec_kernel_launch_stream(k, ab, 3, NULL, &err) == TILEC_OK);
+  CHECK(tilec_kernel_launch(k, ba, 3, &err) == TILEC_OK);
+  CHECK(tc_mtl_download(rt, NULL, a, 64, out, sizeof out, &err) == TILEC_OK);
+  for (int i = 0; i < M * 8; i++) bad += out[i] != host[i] + 8.0f;
+  CHECK_INT(bad, 0);
+  /* a host pointer, a buffer too small, a CPU tensor: errors, nothing runs */
+  float hostdata[M * 8];
+  mtensor bogus;
+  metal_tensor(&bogus, hostdata, 0, M);
+  DLTensor *bad_args[3] = {&bogus.t, &tb.t, &tk};
+  err = (tilec_error){0};
+  CHECK(tilec_kernel_launch(k, bad_args, 3, &err) == TILEC_ERROR_USAGE);
+  CHECK(strstr(err.message, "argument 'A' is not a Metal buffer"));
+  metal_tensor(&bogus, b, 16, M); /* 16 bytes in, the tensor runs past the end */
+  err = (tilec_error){0};
+  CHECK(tilec_kernel_launch(k, bad_args, 3, &err) == TILEC_ERROR_USAGE);
+  CHECK(strstr(err.message, "do not fit its Metal buffer"));
+  ta.t.device.device_type = kDLCPU;
+  err = (tilec_error){0};
+  CHECK(tilec_kernel_launch(k, ab, 3, &err) == TILEC_ERROR_USAGE);
+  ta.t.device.device_type = kDLMetal;
+  /* the user's own queue is a stream */
+  const tc_objc_api *api = tc_objc_sim();
+  tc_id dev = api->MTLCreateSystemDefaultDevice();
+  tc_id q = api->msg_o(dev, api->registerName("newCommandQueue"));
+  tc_mtl_sim_clear_calls();
+  CHECK(tilec_kernel_launch_stream(k, ab, 3, q, &err) == TILEC_OK);
+  CHECK(tilec_kernel_synchronize(k, NULL, &err) == TILEC_OK); /* tilec's queue: nothing there */
+  log = tc_mtl_sim_calls();
+  EXPECT(count_lines(log, "commit ") == 0);
+  free(log);
+  CHECK(tilec_kernel_synchronize(k, q, &err) == TILEC_OK);
+  log = tc_mtl_sim_calls();
+  EXPECT(count_lines(log, "commit ") == 1);
+  free(log);
+  api->release(q);
+  api->release(dev);
+  /* nothing reached the disk: the backend has no artifact */
+  char *stats = NULL;
+  CHECK(tilec_cache_report(ctx, "ls", &stats, &err) == TILEC_OK);
+  CHECK(!strstr(stats, "addk"));
+  tilec_free(stats);
+  /* a second compile in a fresh context: a compile again, never a disk read */
+  tilec_kernel *k2 = NULL;
+  tilec_context *ctx2 = tilec_context_create(&co, &err);
+  CHECK(ctx2);
+  CHECK((k2 = compile_metal(ctx2, "metal,storage_mode=shared", &err)) != NULL);
+  CHECK_STR(tilec_kernel_cache_status(k2), "miss");
+  tilec_kernel_destroy(k2);
+  tilec_context_destroy(ctx2);
+  tc_mtl_buffer_release(rt, a);
+  tc_mtl_buffer_release(rt, b);
+  tilec_kernel_destroy(k);
+  tilec_context_destroy(ctx);
+  size_t removed;
+  tilec_context *c3 = tilec_context_create(&co, &err);
+  tilec_cache_clear(c3, &removed, &err);
+  tilec_context_destroy(c3);
+  rmdir(dir);
+}
+
+TEST(disk_cache_skips_by_the_in_memory_property) {
+  /* never by name: the metal backend declares TC_BACKEND_IN_MEMORY, metallib has an artifact */
+  for (size_t i = 0; i < tc_backend_count(); i++) {
+    const tc_backend *b = tc_backend_at(i);
+    bool in_mem = (b->flags & TC_BACKEND_IN_MEMORY) != 0;
+    EXPECT(tc_cache_disk_allowed(b) == (!in_mem && b->build != NULL));
+  }
+  CHECK(tc_metal_metal_backend.flags & TC_BACKEND_IN_MEMORY);
+  CHECK(!tc_metal_metal_backend.build);
+  CHECK(!tc_cache_disk_allowed(&tc_metal_metal_backend));
+  CHECK(tc_cache_disk_allowed(&tc_metal_metallib_backend));
+  /* a backend like metal under another name is skipped the same way */
+  tc_backend renamed = tc_metal_metal_backend;
+  renamed.name = "anything";
+  CHECK(!tc_cache_disk_allowed(&renamed));
+  /* the metallib artifact container */
+  const char *meta;
+  const void *lib;
+  size_t n;
+  static const char art[] = "tilec-metallib 1\nentry=x\n\0MTLB";
+  CHECK(tc_metal_metallib_unpack(art, sizeof art - 1, &meta, &lib, &n) && n == 4 && memcmp(lib, "MTLB", 4) == 0);
+  CHECK(!tc_metal_metallib_unpack(art, 10, &meta, &lib, &n));
+  CHECK(!tc_metal_metallib_unpack("tilec-metallib 1\nno end", 23, &meta, &lib, &n));
+  /* the simulated device cannot load metallib bytecode: an error, not a crash */
+  tc_mtl_rt *rt = open_default();
+  CHECK(rt);
+  tilec_error err = {0};
+  tc_mtl_kernel *k = NULL;
+  CHECK(tc_mtl_kernel_from_metallib(rt, "x", "MTLB", 4, "x", 0, k_threads, 0, &k, &err) == TILEC_ERROR_TARGET);
+  CHECK(strstr(err.message, "cannot load metallib bytecode"));
+  tc_mtl_rt_close(rt);
+}
+
 int main(void) {
   RUN(storage_mode_bits_reach_newBufferWithLength);
   RUN(storage_mode_option_beats_environment);
@@ -390,6 +583,8 @@ int main(void) {
   RUN(compile_errors_carry_the_log);
   RUN(limits_and_faults_come_back_as_errors);
   RUN(no_device_is_an_error_not_a_crash);
+  RUN(disk_cache_skips_by_the_in_memory_property);
+  RUN(api_launches_chain_on_kDLMetal_buffers_until_synchronize);
   tc_mtl_sim_reset();
   printf("%d passed, %d failed\n", tc_t_passed, tc_t_failed);
   return tc_t_failed != 0;

@@ -62,18 +62,12 @@ void tc_metal_device_unload(tc_loaded *m) {
   free(m);
 }
 
-tilec_status tc_metal_device_load(const tc_backend_env *env, const tc_kernel_ir *k, const tc_generated *src,
-                                const void *artifact, size_t artifact_size, tc_loaded **out, tilec_error *err) {
-  (void)env;
-  (void)artifact;
-  (void)artifact_size;
+/* Loads a kernel from its MSL source or, when `source` is NULL, from a metallib. */
+static tilec_status load_common(const tc_kernel_ir *k, const char *meta_text, const char *source, const void *metallib,
+                                size_t metallib_size, tc_loaded **out, tilec_error *err) {
   *out = NULL;
   tc_metal_meta meta;
-  if (!src || !src->full_source) {
-    tc_error(err, TILEC_ERROR_INTERNAL, "metal load: no source");
-    return TILEC_ERROR_INTERNAL;
-  }
-  tilec_status st = tc_metal_meta_parse(src->meta, &meta, err);
+  tilec_status st = tc_metal_meta_parse(meta_text, &meta, err);
   if (st != TILEC_OK) return st;
   char why[sizeof err->message];
   tc_mtl_rt *rt = tc_mtl_rt_shared(why, sizeof why);
@@ -105,14 +99,44 @@ tilec_status tc_metal_device_load(const tc_backend_env *env, const tc_kernel_ir 
     if (!m->tensor[i]) m->scalar_dtype[i] = k->params[i].var->dtype;
     snprintf(m->pname[i], sizeof m->pname[i], "%s", k->params[i].name);
   }
-  st = tc_mtl_kernel_create(rt, k->name, src->full_source, meta.entry, tc_metal_needed_language(&meta), meta.block, 0,
-                            &m->kern, err);
+  tc_nsuint needs = tc_metal_needed_language(&meta);
+  st = source ? tc_mtl_kernel_create(rt, k->name, source, meta.entry, needs, meta.block, 0, &m->kern, err)
+              : tc_mtl_kernel_from_metallib(rt, k->name, metallib, metallib_size, meta.entry, needs, meta.block, 0,
+                                            &m->kern, err);
   if (st != TILEC_OK) {
     tc_metal_device_unload(m);
     return st;
   }
   *out = m;
   return TILEC_OK;
+}
+
+tilec_status tc_metal_device_load(const tc_backend_env *env, const tc_kernel_ir *k, const tc_generated *src,
+                                  const void *artifact, size_t artifact_size, tc_loaded **out, tilec_error *err) {
+  (void)env;
+  (void)artifact;
+  (void)artifact_size;
+  *out = NULL;
+  if (!src || !src->full_source) {
+    tc_error(err, TILEC_ERROR_INTERNAL, "metal load: no source");
+    return TILEC_ERROR_INTERNAL;
+  }
+  return load_common(k, src->meta, src->full_source, NULL, 0, out, err);
+}
+
+tilec_status tc_metal_metallib_load(const tc_backend_env *env, const tc_kernel_ir *k, const tc_generated *src,
+                                    const void *artifact, size_t artifact_size, tc_loaded **out, tilec_error *err) {
+  (void)env;
+  (void)src;
+  *out = NULL;
+  const char *meta;
+  const void *lib;
+  size_t lib_size;
+  if (!tc_metal_metallib_unpack(artifact, artifact_size, &meta, &lib, &lib_size)) {
+    tc_error(err, TILEC_ERROR_TARGET, "not a tilec metallib artifact (its header is missing or damaged)");
+    return TILEC_ERROR_TARGET;
+  }
+  return load_common(k, meta, NULL, lib, lib_size, out, err);
 }
 
 /* A scalar's bytes as its `constant T &` parameter reads them (tc_metal_scalar_type). */

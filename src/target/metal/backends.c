@@ -51,8 +51,16 @@ const tc_backend tc_metal_metal_backend = {
 const tc_backend tc_metal_metallib_backend = {
     .target = "metal",
     .name = "metallib",
-    .flags = 0,
+    .flags = TC_BACKEND_HANDLE_TENSORS, /* an artifact: the disk cache keeps it */
     .description = "the offline metal compiler builds a .metallib, loaded by the runtime",
     .available = metallib_available,
+    .toolchain_id = tc_metal_metallib_toolchain_id,
     .generate = tc_metal_emit,
+    .build = tc_metal_metallib_build,
+    .load = tc_metal_metallib_load,
+    .launch = tc_metal_device_launch,
+    .unload = tc_metal_device_unload,
+    .payload = tc_metal_metallib_payload,
+    .synchronize = tc_metal_device_synchronize,
+    .details = tc_metal_device_details,
 };

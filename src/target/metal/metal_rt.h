@@ -28,4 +28,16 @@ void tc_metal_device_unload(tc_loaded *m);
 tilec_status tc_metal_device_synchronize(const tc_backend_env *env, void *stream, tilec_error *err);
 int tc_metal_device_details(const tc_backend_env *env, tc_backend_detail *out);
 
+
+/* ---- the metallib backend (metallib.c): xcrun's offline compiler, the disk cache ----
+ * Artifact: "tilec-metallib 1\n" META-TEXT "\0" METALLIB-BYTES, so a cache hit needs neither the
+ * generator nor the compiler. */
+tilec_status tc_metal_metallib_build(const tc_backend_env *env, const tc_generated *src, void **artifact,
+                                     size_t *artifact_size, tilec_error *err);
+char *tc_metal_metallib_toolchain_id(const tc_backend_env *env, tilec_error *err);
+const void *tc_metal_metallib_payload(const void *artifact, size_t size, size_t *payload_size);
+bool tc_metal_metallib_unpack(const void *artifact, size_t size, const char **meta, const void **lib, size_t *lib_size);
+tilec_status tc_metal_metallib_load(const tc_backend_env *env, const tc_kernel_ir *k, const tc_generated *src,
+                                    const void *artifact, size_t artifact_size, tc_loaded **out, tilec_error *err);
+
 #endif

@@ -31,6 +31,7 @@ void tc_mtl_sels_init(const tc_objc_api *api, tc_mtl_sels *s) {
   S(length, "length");
   S(storageMode, "storageMode");
   S(newLibraryWithSource_options_error, "newLibraryWithSource:options:error:");
+  S(newLibraryWithData_error, "newLibraryWithData:error:");
   S(setLanguageVersion, "setLanguageVersion:");
   S(newFunctionWithName, "newFunctionWithName:");
   S(newComputePipelineStateWithFunction_error, "newComputePipelineStateWithFunction:error:");
@@ -110,6 +111,8 @@ static void load_once(void) {
   BIND(poolPush, objc, "objc_autoreleasePoolPush");
   BIND(poolPop, objc, "objc_autoreleasePoolPop");
   BIND(MTLCreateSystemDefaultDevice, metal, "MTLCreateSystemDefaultDevice");
+  BIND(dataCreate, RTLD_DEFAULT, "dispatch_data_create"); /* libSystem */
+  BIND(dataRelease, RTLD_DEFAULT, "dispatch_release");
   void *send = dlsym(objc, "objc_msgSend");
   if (!send) {
     snprintf(g_why, sizeof g_why, "objc_msgSend is missing from the system");

@@ -80,6 +80,11 @@ typedef struct tc_objc_api {
   void (*poolPop)(void *pool);
   /* Metal.framework */
   tc_id (*MTLCreateSystemDefaultDevice)(void);
+  /* libdispatch: dispatch_data_create(buffer, size, NULL, DISPATCH_DATA_DESTRUCTOR_DEFAULT),
+   * which copies the bytes, and dispatch_release (a metallib reaches newLibraryWithData:error:
+   * as dispatch data) */
+  tc_id (*dataCreate)(const void *bytes, size_t n, void *queue, void *destructor);
+  void (*dataRelease)(tc_id data);
   /* objc_msgSend, one entry per signature: msg_<result>_<arguments>, where
    * o = id, p = pointer, u = NSUInteger, l = NSInteger, s = MTLSize, v = void, b = BOOL,
    * d = double, e = id* (NSError **), r = NSOperatingSystemVersion. */
@@ -109,7 +114,7 @@ typedef struct tc_objc_api {
 
 /* The selectors the runtime sends, registered once per table. */
 typedef struct tc_mtl_sels {
-  tc_sel alloc, init, new_, release, processInfo, operatingSystemVersion, stringWithUTF8String,
+  tc_sel alloc, init, newLibraryWithData_error, new_, release, processInfo, operatingSystemVersion, stringWithUTF8String,
       UTF8String, localizedDescription, conformsToProtocol, name, supportsFamily, newCommandQueue,
       newBufferWithLength_options, contents, length, storageMode, newLibraryWithSource_options_error,
       setLanguageVersion, newFunctionWithName, newComputePipelineStateWithFunction_error,

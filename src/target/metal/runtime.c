@@ -468,8 +468,9 @@ void tc_mtl_kernel_free(tc_mtl_kernel *k) {
   free(k);
 }
 
-tilec_status tc_mtl_kernel_create(tc_mtl_rt *rt, const char *name, const char *source, const char *entry, tc_nsuint needs,
-                                  const uint32_t threads[3], size_t tg_mem, tc_mtl_kernel **out, tilec_error *err) {
+static tilec_status kernel_create(tc_mtl_rt *rt, const char *name, const char *source, const void *lib_data,
+                                  size_t lib_size, const char *entry, tc_nsuint needs, const uint32_t threads[3],
+                                  size_t tg_mem, tc_mtl_kernel **out, tilec_error *err) {
   *out = NULL;
   const tc_objc_api *api = rt->api;
   char have[48], want[48];
@@ -497,16 +498,23 @@ tilec_status tc_mtl_kernel_create(tc_mtl_rt *rt, const char *name, const char *s
   k->tg_mem = tg_mem;
   tilec_status st = TILEC_OK;
   void *pool = api->poolPush();
-  tc_id opts = api->msg_o(api->msg_o(api->getClass("MTLCompileOptions"), rt->s.alloc), rt->s.init); /* +1 */
-  if (opts) api->msg_v_u(opts, rt->s.setLanguageVersion, rt->lang);
   tc_id e = NULL;
-  tc_id src = nsstring(rt, source);
-  k->library = src ? api->msg_o_ooe(rt->device, rt->s.newLibraryWithSource_options_error, src, opts, &e) : NULL;
-  if (opts) api->release(opts);
+  if (source) {
+    tc_id opts = api->msg_o(api->msg_o(api->getClass("MTLCompileOptions"), rt->s.alloc), rt->s.init); /* +1 */
+    if (opts) api->msg_v_u(opts, rt->s.setLanguageVersion, rt->lang);
+    tc_id src = nsstring(rt, source);
+    k->library = src ? api->msg_o_ooe(rt->device, rt->s.newLibraryWithSource_options_error, src, opts, &e) : NULL;
+    if (opts) api->release(opts);
+  } else {
+    tc_id data = api->dataCreate(lib_data, lib_size, NULL, NULL);
+    k->library = data ? api->msg_o_oe(rt->device, rt->s.newLibraryWithData_error, data, &e) : NULL;
+    if (data) api->dataRelease(data);
+  }
   if (!k->library) {
     char text[3000];
     error_text(rt, e, text, sizeof text);
-    tc_error(err, TILEC_ERROR_TARGET, "Metal could not compile kernel '%s' (MSL %s):\n%s", name, have, text);
+    if (source) tc_error(err, TILEC_ERROR_TARGET, "Metal could not compile kernel '%s' (MSL %s):\n%s", name, have, text);
+    else tc_error(err, TILEC_ERROR_TARGET, "Metal could not load the metallib of kernel '%s': %s", name, text);
     st = TILEC_ERROR_TARGET;
     goto done;
   }
@@ -543,6 +551,17 @@ done:
   if (st != TILEC_OK) tc_mtl_kernel_free(k);
   else *out = k;
   return st;
+}
+
+tilec_status tc_mtl_kernel_create(tc_mtl_rt *rt, const char *name, const char *source, const char *entry, tc_nsuint needs,
+                                  const uint32_t threads[3], size_t tg_mem, tc_mtl_kernel **out, tilec_error *err) {
+  return kernel_create(rt, name, source, NULL, 0, entry, needs, threads, tg_mem, out, err);
+}
+
+tilec_status tc_mtl_kernel_from_metallib(tc_mtl_rt *rt, const char *name, const void *metallib, size_t size,
+                                         const char *entry, tc_nsuint needs, const uint32_t threads[3], size_t tg_mem,
+                                         tc_mtl_kernel **out, tilec_error *err) {
+  return kernel_create(rt, name, NULL, metallib, size, entry, needs, threads, tg_mem, out, err);
 }
 
 tilec_status tc_mtl_dispatch(tc_mtl_rt *rt, tc_id queue, tc_mtl_kernel *k, const tc_mtl_arg *args, int nargs,

@@ -71,6 +71,11 @@ typedef struct tc_mtl_kernel tc_mtl_kernel;
  * `tg_mem` against the device's. */
 tilec_status tc_mtl_kernel_create(tc_mtl_rt *rt, const char *name, const char *source, const char *entry, tc_nsuint needs,
                                   const uint32_t threads[3], size_t tg_mem, tc_mtl_kernel **out, tilec_error *err);
+/* The same from a precompiled .metallib (newLibraryWithData:error:); `needs` and the limits as
+ * above. */
+tilec_status tc_mtl_kernel_from_metallib(tc_mtl_rt *rt, const char *name, const void *metallib, size_t size,
+                                         const char *entry, tc_nsuint needs, const uint32_t threads[3], size_t tg_mem,
+                                         tc_mtl_kernel **out, tilec_error *err);
 void tc_mtl_kernel_free(tc_mtl_kernel *k);
 
 /* One [[buffer(i)]] argument: a buffer at an offset, or bytes (setBytes, at most 4 KB). */

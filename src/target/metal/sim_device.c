@@ -26,11 +26,11 @@
 
 enum cls {
   C_CLASS, C_PROTOCOL, C_DEVICE, C_QUEUE, C_CB, C_CENC, C_BENC, C_BUFFER, C_LIBRARY, C_FUNCTION, C_PSO,
-  C_OPTIONS, C_STRING, C_ERROR, C_PROCINFO
+  C_OPTIONS, C_STRING, C_ERROR, C_PROCINFO, C_DATA
 };
 static const char *const k_cls_names[] = {"class", "protocol", "device", "queue", "commandBuffer",
                                           "computeEncoder", "blitEncoder", "buffer", "library", "function",
-                                          "pipelineState", "compileOptions", "string", "error", "processInfo"};
+                                          "pipelineState", "compileOptions", "string", "error", "processInfo", "dispatchData"};
 
 typedef struct sobj sobj;
 
@@ -273,7 +273,8 @@ static void sim_release(tc_id p);
 
 static void destroy(sobj *o) {
   switch (o->cls) {
-  case C_BUFFER: free(o->mem); break;
+  case C_BUFFER:
+  case C_DATA: free(o->mem); break;
   case C_LIBRARY: tc_emu_library_free(o->lib); break;
   case C_CB:
     for (int i = 0; i < o->ncmds; i++) {
@@ -406,6 +407,20 @@ static tc_sel sim_register_name(const char *name) {
 
 static const char *sel_name(tc_sel s) { return s ? (const char *)s : "(null)"; }
 static bool is(tc_sel s, const char *name) { return s && strcmp((const char *)s, name) == 0; }
+
+static tc_id sim_data_create(const void *bytes, size_t n, void *queue, void *destructor) {
+  (void)queue;
+  (void)destructor; /* the default destructor: the bytes are copied */
+  sobj *d = make(C_DATA);
+  if (!d) return NULL;
+  d->length = n;
+  if (!(d->mem = malloc(n ? n : 1))) {
+    sim_release(d);
+    return NULL;
+  }
+  memcpy(d->mem, bytes, n);
+  return d;
+}
 
 static tc_id sim_create_device(void) {
   tc_mtl_sim_config c = config();
@@ -747,6 +762,12 @@ static tc_id sim_msg_o_ooe(tc_id self, tc_sel op, tc_id a, tc_id b, tc_id *e) {
 
 static tc_id sim_msg_o_oe(tc_id self, tc_sel op, tc_id a, tc_id *e) {
   sobj *o = obj(self), *f = obj(a);
+  if (o && o->cls == C_DEVICE && is(op, "newLibraryWithData:error:")) {
+    /* A metallib is AIR bytecode for Apple GPUs: nothing here can run it. */
+    record("newLibraryWithData:error: %zu-bytes", f && f->cls == C_DATA ? f->length : 0);
+    if (e) *e = autorelease(new_error("the simulated Metal device cannot load metallib bytecode (only MSL source)"));
+    return NULL;
+  }
   if (o && o->cls == C_DEVICE && is(op, "newComputePipelineStateWithFunction:error:")) {
     record("newComputePipelineStateWithFunction:error: %s", f && f->text ? f->text : "(nil)");
     if (e) *e = NULL;
@@ -966,6 +987,8 @@ static const tc_objc_api g_sim_api = {
     .poolPush = sim_pool_push,
     .poolPop = sim_pool_pop,
     .MTLCreateSystemDefaultDevice = sim_create_device,
+    .dataCreate = sim_data_create,
+    .dataRelease = sim_release,
     .msg_o = sim_msg_o,
     .msg_o_p = sim_msg_o_p,
     .msg_o_uu = sim_msg_o_uu,
