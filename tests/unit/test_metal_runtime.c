@@ -317,6 +317,17 @@ TEST(a_kernel_needing_metal4_is_refused_clearly_without_it) {
   CHECK(tc_mtl_kernel_create(rt, "bf", "kernel void f() {}\n", "f", TC_MTL_LANGUAGE(3, 1), k_threads, 0, &k, &err) ==
         TILEC_ERROR_TARGET);
   CHECK(strstr(err.message, "needs Metal 3.1, but this machine compiles Metal 3.0 at most"));
+  /* and the device's compiler refuses the bfloat type itself at 3.0 (not names that contain it) */
+  if (have_cxx()) {
+    err = (tilec_error){0};
+    CHECK(tc_mtl_kernel_create(rt, "bf", "#include <metal_stdlib>\nusing namespace metal;\nkernel void f(device bfloat *p [[buffer(0)]]) {}\n",
+                               "f", 0, k_threads, 0, &k, &err) == TILEC_ERROR_TARGET);
+    CHECK(strstr(err.message, "unknown type name 'bfloat'"));
+    err = (tilec_error){0};
+    CHECK(tc_mtl_kernel_create(rt, "bf16", "#include <metal_stdlib>\nusing namespace metal;\ninline float tcg_bfloat16_to_f32(ushort h) { return float(h); }\nkernel void f(device float *p [[buffer(0)]]) { p[0] = tcg_bfloat16_to_f32(1); }\n",
+                               "f", 0, k_threads, 0, &k, &err) == TILEC_OK);
+    tc_mtl_kernel_free(k);
+  }
   tc_mtl_rt_close(rt);
   /* the device itself also refuses: Metal 4 source compiled as 3.2 fails with its log */
   tc_mtl_sim_config_defaults(&c);

@@ -450,6 +450,16 @@ static tc_nsuint max_language(const tc_mtl_sim_config *c) {
   return TC_MTL_LANGUAGE(2, 4);
 }
 
+static bool ident_char(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; }
+
+/* Whether `word` occurs in `text` as a whole identifier (so "bfloat" is not found in "tcg_bfloat16"). */
+static bool has_word(const char *text, const char *word) {
+  size_t n = strlen(word);
+  for (const char *p = strstr(text, word); p; p = strstr(p + 1, word))
+    if ((p == text || !ident_char(p[-1])) && !ident_char(p[n])) return true;
+  return false;
+}
+
 static tc_id new_library(sobj *dev, tc_id srcp, tc_id optp, tc_id *errp) {
   sobj *src = obj(srcp), *opt = obj(optp);
   tc_nsuint lang = opt ? opt->lang : 0;
@@ -465,7 +475,7 @@ static tc_id new_library(sobj *dev, tc_id srcp, tc_id optp, tc_id *errp) {
              lang >> 16, lang & 0xffff, c.os_major, c.os_minor, c.sdk_version);
   else if (lang && lang < TC_MTL_LANGUAGE(4, 0) && strstr(src->text, "MetalPerformancePrimitives"))
     snprintf(msg, sizeof msg, "program_source: error: MetalPerformancePrimitives requires Metal 4.0 (-std=metal4.0)");
-  else if (lang && lang < TC_MTL_LANGUAGE(3, 1) && strstr(src->text, "bfloat"))
+  else if (lang && lang < TC_MTL_LANGUAGE(3, 1) && has_word(src->text, "bfloat"))
     snprintf(msg, sizeof msg, "program_source: error: unknown type name 'bfloat' (bfloat needs Metal 3.1)");
   if (msg[0]) {
     if (errp) *errp = autorelease(new_error(msg));
