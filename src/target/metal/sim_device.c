@@ -751,12 +751,13 @@ static tc_id sim_msg_o_uu(tc_id self, tc_sel op, tc_nsuint len, tc_nsuint option
     if (!b) return NULL;
     b->length = len;
     b->options = options;
-    /* fresh memory is not zero on a GPU either: a pattern, so reads of unwritten data show */
+    /* fresh memory is not zero on a GPU either: a pattern (finite in every float type: 0.747f,
+     * 1.81 as half), so reads of unwritten or stale data give wrong numbers, not NaNs */
     if (!(b->mem = malloc(len))) {
       sim_release(b);
       return NULL;
     }
-    memset(b->mem, 0x7f, len);
+    memset(b->mem, 0x3f, len);
     return b;
   }
   unrecognized(self, op);
