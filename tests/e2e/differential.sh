@@ -15,7 +15,7 @@ D=$(mktemp -d /tmp/tilec-e2e-diff-XXXXXX)
 trap 'rm -rf "$D"' EXIT
 export TILEC_CACHE_DIR="$D/cache"
 # targets with a usable backend: the "available" column is yes and no reason is given
-usable=$("$T" backends | awk 'NR > 1 && $4 == "yes" && $5 == "-" { print $1 }' | uniq)
+usable=$("$T" backends | awk 'NR > 1 && $4 == "yes" && $5 == "-" { print $1 }' | uniq | tr '\n' ' ')
 case " $usable " in
 *" cpu "*) ;;
 *) echo "FAIL differential: the cpu target is not usable here ($T backends)"; exit 0 ;;

@@ -121,6 +121,14 @@ check "a malformed simulator setting makes the backend unavailable, with the rea
 out=$(TILEC_METAL_SIM_DEVICE=0 "$T" run examples/softmax.py -D m=4 --target metal --backend metal 2>&1)
 [ $? -eq 4 ] && echo "$out" | grep -q "no Metal device"; check "no device: exit 4 with the reason" $?
 
+# ---- source and compile with the in-memory backend
+"$T" source examples/softmax.py -D m=4 --target metal --backend metal --kernel-only | grep -q '^\[\[kernel'
+check "tilec source --backend metal prints the MSL" $?
+out=$("$T" compile examples/softmax.py -D m=4 --target metal --backend metal -o "${TMPDIR:-/tmp}/tilec-mrt-$$.bin" 2>&1)
+[ $? -eq 4 ] && echo "$out" | grep -q "backend 'metal' of target 'metal' builds no artifact: it compiles in process"
+check "tilec compile --backend metal: no artifact, said plainly" $?
+rm -f "${TMPDIR:-/tmp}/tilec-mrt-$$.bin"
+
 # ---- timing with GPU timestamps
 out=$("$T" run examples/softmax.py -D m=8 --target metal --backend metal --bench 2>&1)
 [ $? -eq 0 ] && echo "$out" | grep -q "GPU timestamps of the command buffer"; check "--bench times with GPU timestamps" $?

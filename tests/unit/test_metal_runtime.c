@@ -525,6 +525,10 @@ TEST(api_launches_chain_on_kDLMetal_buffers_until_synchronize) {
   log = tc_mtl_sim_calls();
   EXPECT(count_lines(log, "commit ") == 1);
   free(log);
+  /* something that is not a queue as the stream */
+  err = (tilec_error){0};
+  CHECK(tilec_kernel_launch_stream(k, ab, 3, a, &err) == TILEC_ERROR_USAGE);
+  CHECK(strstr(err.message, "not an MTLCommandQueue"));
   api->release(q);
   api->release(dev);
   /* nothing reached the disk: the backend has no artifact */

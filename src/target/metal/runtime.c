@@ -99,7 +99,7 @@ typedef struct batch {
 struct tc_mtl_rt {
   const tc_objc_api *api;
   tc_mtl_sels s;
-  tc_id device, queue, buffer_protocol;
+  tc_id device, queue, buffer_protocol, queue_protocol;
   tc_nsuint lang;
   char lang_why[256];
   size_t max_tg_mem;
@@ -157,6 +157,7 @@ tilec_status tc_mtl_rt_open(const tc_objc_api *api, tc_mtl_rt **out, tilec_error
   }
   rt->queue = api->msg_o(rt->device, rt->s.newCommandQueue); /* +1 */
   rt->buffer_protocol = api->getProtocol("MTLBuffer");
+  rt->queue_protocol = api->getProtocol("MTLCommandQueue");
   if (!rt->queue) {
     tc_error(err, TILEC_ERROR_TARGET, "the Metal device gave no command queue (newCommandQueue returned nil)");
     st = TILEC_ERROR_TARGET;
@@ -226,6 +227,17 @@ tc_mtl_rt *tc_mtl_rt_shared(char *why, size_t cap) {
   return g_shared;
 }
 
+/* A caller's queue (a stream) must be an MTLCommandQueue; NULL means tilec's. */
+static tilec_status check_queue(tc_mtl_rt *rt, tc_id *queue, tilec_error *err) {
+  if (!*queue) *queue = rt->queue;
+  if (*queue != rt->queue &&
+      (!rt->queue_protocol || !rt->api->msg_b_o(*queue, rt->s.conformsToProtocol, rt->queue_protocol))) {
+    tc_error(err, TILEC_ERROR_USAGE, "the stream given for Metal is not an MTLCommandQueue");
+    return TILEC_ERROR_USAGE;
+  }
+  return TILEC_OK;
+}
+
 /* ---- batches: one open command buffer per queue (under rt->mu) ---- */
 
 static batch *batch_of(tc_mtl_rt *rt, tc_id queue, tilec_error *err) {
@@ -274,25 +286,25 @@ static bool keep_staging(batch *b, tc_id staging) {
   return true;
 }
 
-/* Takes the batch of `queue` out (under the lock) and runs it: commit, wait, status. */
-static tilec_status flush_locked_take(tc_mtl_rt *rt, tc_id queue, batch *taken) {
+/* Takes the open batch of `queue` out (under the lock); taken->cb is NULL when none is open. */
+static void take_batch(tc_mtl_rt *rt, tc_id queue, batch *taken) {
   *taken = (batch){0};
   for (int i = 0; i < rt->nbatches; i++)
     if (rt->batches[i].queue == queue && rt->batches[i].cb) {
       *taken = rt->batches[i];
       rt->batches[i] = (batch){0};
       rt->batches[i].queue = queue;
-      return TILEC_OK;
+      return;
     }
-  return TILEC_OK;
 }
 
 tilec_status tc_mtl_flush(tc_mtl_rt *rt, tc_id queue, double *gpu_ms, tilec_error *err) {
-  if (!queue) queue = rt->queue;
   if (gpu_ms) *gpu_ms = 0;
+  tilec_status qs = check_queue(rt, &queue, err);
+  if (qs != TILEC_OK) return qs;
   batch b;
   pthread_mutex_lock(&rt->mu);
-  flush_locked_take(rt, queue, &b);
+  take_batch(rt, queue, &b);
   pthread_mutex_unlock(&rt->mu);
   if (!b.cb) return TILEC_OK;
   const tc_objc_api *api = rt->api;
@@ -373,9 +385,9 @@ static tilec_status encode_blit(tc_mtl_rt *rt, batch *b, tc_id src, size_t so, t
 
 tilec_status tc_mtl_upload(tc_mtl_rt *rt, tc_id queue, tc_id buffer, size_t offset, const void *src, size_t n,
                            tilec_error *err) {
-  if (!queue) queue = rt->queue;
   tc_mtl_storage mode;
-  tilec_status st = check_range(rt, buffer, offset, n, &mode, "copying to a Metal buffer", err);
+  tilec_status st = check_queue(rt, &queue, err);
+  if (st == TILEC_OK) st = check_range(rt, buffer, offset, n, &mode, "copying to a Metal buffer", err);
   if (st != TILEC_OK || !n) return st;
   const tc_objc_api *api = rt->api;
   if (mode == TC_MTL_STORAGE_SHARED) {
@@ -415,9 +427,9 @@ tilec_status tc_mtl_upload(tc_mtl_rt *rt, tc_id queue, tc_id buffer, size_t offs
 
 tilec_status tc_mtl_download(tc_mtl_rt *rt, tc_id queue, tc_id buffer, size_t offset, void *dst, size_t n,
                              tilec_error *err) {
-  if (!queue) queue = rt->queue;
   tc_mtl_storage mode;
-  tilec_status st = check_range(rt, buffer, offset, n, &mode, "copying from a Metal buffer", err);
+  tilec_status st = check_queue(rt, &queue, err);
+  if (st == TILEC_OK) st = check_range(rt, buffer, offset, n, &mode, "copying from a Metal buffer", err);
   if (st != TILEC_OK || !n) return st;
   const tc_objc_api *api = rt->api;
   if (mode == TC_MTL_STORAGE_SHARED) {
@@ -566,7 +578,7 @@ tilec_status tc_mtl_kernel_from_metallib(tc_mtl_rt *rt, const char *name, const 
 
 tilec_status tc_mtl_dispatch(tc_mtl_rt *rt, tc_id queue, tc_mtl_kernel *k, const tc_mtl_arg *args, int nargs,
                              const uint32_t groups[3], bool wait, tilec_error *err) {
-  if (!queue) queue = rt->queue;
+  if (check_queue(rt, &queue, err) != TILEC_OK) return TILEC_ERROR_USAGE;
   const tc_objc_api *api = rt->api;
   for (int i = 0; i < nargs; i++)
     if (args[i].bytes && args[i].nbytes > 4096) {
