@@ -129,8 +129,12 @@ typedef struct tilec_compile_options {
 TILEC_API char *tilec_program_ir(tilec_program *prog, const tilec_compile_options *opts, int lowered,
                        tilec_error *err);
 
-/* The code the target's backend generates for the kernel (the kernel alone when `kernel_only`
- * is nonzero), without building or loading it: no compiler runs. Freed with tilec_free. */
+/* The code the target's backend generates for the kernel, without building or loading it: no
+ * compiler runs. Freed with tilec_free. `kernel_only` holds flags: TILEC_SOURCE_KERNEL_ONLY
+ * (1: the kernel alone, without host code) and TILEC_SOURCE_EXPLAIN (2: first the target's
+ * decisions report, e.g. metal's GEMM path for each T.gemm and why, as // comment lines). */
+#define TILEC_SOURCE_KERNEL_ONLY 1
+#define TILEC_SOURCE_EXPLAIN 2
 TILEC_API char *tilec_program_source(tilec_program *prog, const tilec_compile_options *opts, int kernel_only,
                            tilec_error *err);
 
@@ -193,6 +197,19 @@ TILEC_API tilec_status tilec_kernel_launch(tilec_kernel *k, DLTensor *const *arg
  * a kernel of another target is an error. */
 TILEC_API tilec_status tilec_kernel_launch_stream(tilec_kernel *k, DLTensor *const *args, size_t nargs,
                                                   void *cu_stream, tilec_error *err);
+/* Metal kernels (target "metal", backend metal): tensors are kDLMetal DLTensors whose data is
+ * an id<MTLBuffer> (as PyTorch's MPS DLPack export gives it) and byte_offset the offset into
+ * it; scalars stay 0-d host tensors. tilec_kernel_launch encodes the dispatch into the open
+ * command buffer of tilec's queue (with whatever earlier tilec_kernel_launch_stream calls put
+ * there), commits it and waits: a fault comes back as its error. tilec_kernel_launch_stream
+ * encodes into the open command buffer of `cu_stream` (an id<MTLCommandQueue>; NULL: tilec's
+ * queue) and returns: kernels launched one after another this way are chained dispatches in
+ * one command buffer, which runs at the next tilec_kernel_synchronize (or blocking launch). */
+/* Waits for what launches with tilec_kernel_launch_stream left on `stream` (the same value):
+ * cuda: cuStreamSynchronize; metal: commits the queue's open command buffer and waits, with
+ * its errors; cpu, or a backend whose launches always finish: TILEC_OK at once (a non-NULL
+ * stream is then an error). */
+TILEC_API tilec_status tilec_kernel_synchronize(tilec_kernel *k, void *stream, tilec_error *err);
 /* Run the independent reference (a float64 interpreter of the tile IR) on host tensors. */
 TILEC_API tilec_status tilec_kernel_run_reference(tilec_kernel *k, DLTensor *const *args, size_t nargs,
                                         tilec_error *err);
@@ -214,6 +231,12 @@ TILEC_API tilec_status tilec_compare_tensors(const DLTensor *result, const DLTen
 /* A table of every execution backend: target, name, whether it is the target's default,
  * whether it is available here and why not. The caller frees it with tilec_free. */
 TILEC_API char *tilec_backends_report(tilec_context *ctx);
+/* The same, then one line per fact an available backend reports about itself here
+ * ("metal/metal storage_mode: private", "metal/metal storage_mode_source: default", the device,
+ * the MSL version and why); as one JSON object instead when `json` is nonzero. `target` (may
+ * be NULL) is a target string whose options the facts take into account
+ * ("metal,storage_mode=shared"); a bad one is an error. Freed with tilec_free. */
+TILEC_API char *tilec_backends_report_for(tilec_context *ctx, const char *target, int json, tilec_error *err);
 /* `what` is "ls" (one line per entry, most recently used first) or "stats" (totals). The
  * caller frees *out with tilec_free. */
 TILEC_API tilec_status tilec_cache_report(tilec_context *ctx, const char *what, char **out, tilec_error *err);

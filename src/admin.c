@@ -10,6 +10,24 @@
 
 char *tilec_backends_report(tilec_context *ctx) { return ctx ? tc_backends_report(&ctx->env) : NULL; }
 
+char *tilec_backends_report_for(tilec_context *ctx, const char *target, int json, tilec_error *err) {
+  if (!ctx) {
+    tc_error(err, TILEC_ERROR_USAGE, "tilec_backends_report_for: context is NULL");
+    return NULL;
+  }
+  tc_backend_env env = ctx->env;
+  if (target && *target) { /* its options reach the backends' details (metal: storage_mode) */
+    tc_target_spec spec;
+    const tc_target *t;
+    if (!tc_target_spec_parse(target, &spec, err) || !(t = tc_target_find(spec.kind, err)) ||
+        !tc_target_describe(t, &spec, &env.desc, err))
+      return NULL;
+  }
+  char *r = json ? tc_backends_report_json(&env) : tc_backends_report(&env);
+  if (!r) tc_error(err, TILEC_ERROR_NOMEM, "out of memory listing the backends");
+  return r;
+}
+
 static tc_disk_cache *open_for_admin(tilec_context *ctx, tilec_error *err) {
   /* Administration works on the directory even when caching is disabled for compiles. */
   return tc_disk_cache_open(ctx->cache_dir, 0, err);

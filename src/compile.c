@@ -82,13 +82,23 @@ static const tc_target *target_of(const tilec_compile_options *opts, tc_target_d
   }                                                                         \
   (arena)->oom_jmp = &oom_
 
-/* The backend of the target: the one named, or the target's default ("auto"). A build-only
- * compile (tilec_compile_artifact) needs build; every other needs load and launch. */
+/* What a caller needs of a backend: generation alone (`tilec source`), an artifact
+ * (tilec_compile_artifact), or loading and launching (tilec_compile). */
+enum { NEED_GENERATE, NEED_BUILD, NEED_RUN };
+
+/* The backend of the target: the one named, or the target's default ("auto"), with what `need`
+ * asks of it. */
 static const tc_backend *backend_of(const tc_backend_env *env, const tc_target *t, const tilec_compile_options *opts,
-                                    tilec_error *err) {
+                                    int need, tilec_error *err) {
   const tc_backend *be = tc_backend_resolve(env, t->name, opts->backend, err);
-  if (be && (!be->generate || (env->build_only ? !be->build : !be->load || !be->launch))) {
+  if (be && (!be->generate || (need == NEED_RUN && (!be->load || !be->launch)))) {
     tc_error(err, TILEC_ERROR_TARGET, "target '%s' (backend '%s') has no code generator yet", be->target, be->name);
+    return NULL;
+  }
+  if (be && need == NEED_BUILD && !be->build) {
+    tc_error(err, TILEC_ERROR_TARGET, "backend '%s' of target '%s' builds no artifact: %s", be->name, be->target,
+             (be->flags & TC_BACKEND_IN_MEMORY) ? "it compiles in process and the kernel lives in memory only"
+                                                : "it has no build step");
     return NULL;
   }
   return be;
@@ -171,7 +181,7 @@ static bool compile_pipeline(tilec_kernel *kern, const tilec_compile_options *op
   if (!kern->target) goto done;
   kern->lowered = (tc_lowered){arena, kern->ir, &kern->env.desc, NULL};
   if (!tc_run_target_passes(kern->target, &kern->lowered, err)) goto done; /* each verified */
-  kern->backend = backend_of(&kern->env, kern->target, opts, err);  /* cc, nvrtc, ... */
+  kern->backend = backend_of(&kern->env, kern->target, opts, NEED_RUN, err);  /* cc, nvrtc, ... */
   if (!kern->backend) goto done;
   build_param_meta(kern);
   arena->oom_jmp = NULL;
@@ -279,13 +289,13 @@ char *tilec_program_ir(tilec_program *prog, const tilec_compile_options *opts, i
 /* The pipeline up to emission (evaluate, passes, target passes, backend), for `tilec compile`
  * and `tilec source`; lw->k is the lowered kernel. */
 static bool lower_for_emit(tilec_program *prog, const tilec_compile_options *opts, tc_arena *arena,
-                           tc_backend_env *env, const tc_backend **be, tc_lowered *lw, tilec_error *err) {
+                           tc_backend_env *env, int need, const tc_backend **be, tc_lowered *lw, tilec_error *err) {
   ARENA_GUARD(arena, err, false);
   *lw = (tc_lowered){arena, NULL, &env->desc, NULL};
   const tc_target *t = NULL;
   bool ok = evaluate(prog, opts, arena, &lw->k, err) && run_passes(arena, lw->k, err);
   if (ok) ok = (t = target_of(opts, &env->desc, err)) != NULL && tc_run_target_passes(t, lw, err);
-  if (ok) ok = (*be = backend_of(env, t, opts, err)) != NULL;
+  if (ok) ok = (*be = backend_of(env, t, opts, need, err)) != NULL;
   arena->oom_jmp = saved_;
   return ok;
 }
@@ -295,7 +305,7 @@ static tilec_status lower_and_build(tilec_program *prog, const tilec_compile_opt
                                     tc_backend_env *env, const tc_backend **be, tc_generated *gen, void **artifact,
                                     size_t *size, tilec_error *err) {
   tc_lowered lw;
-  if (!lower_for_emit(prog, opts, arena, env, be, &lw, err))
+  if (!lower_for_emit(prog, opts, arena, env, NEED_BUILD, be, &lw, err))
     return err && err->status != TILEC_OK ? err->status : TILEC_ERROR_PROGRAM;
   tilec_status st = (*be)->generate(&lw, gen, err);
   if (st == TILEC_OK) st = (*be)->build(env, gen, artifact, size, err);
@@ -356,9 +366,21 @@ char *tilec_program_source(tilec_program *prog, const tilec_compile_options *opt
   tc_lowered lw;
   tc_generated gen = {0};
   char *text = NULL;
-  if (lower_for_emit(prog, opts ? opts : &none, &arena, &env, &be, &lw, err) && be->generate(&lw, &gen, err) == TILEC_OK) {
-    const char *s = kernel_only ? gen.kernel_source : gen.full_source;
-    text = strdup(s ? s : "");
+  if (lower_for_emit(prog, opts ? opts : &none, &arena, &env, NEED_GENERATE, &be, &lw, err) &&
+      be->generate(&lw, &gen, err) == TILEC_OK) {
+    const char *s = (kernel_only & TILEC_SOURCE_KERNEL_ONLY) ? gen.kernel_source : gen.full_source;
+    tc_strbuf sb;
+    tc_sb_init(&sb);
+    if (kernel_only & TILEC_SOURCE_EXPLAIN) { /* the decisions report, one comment line each */
+      if (!gen.explain || !*gen.explain) tc_sb_printf(&sb, "// the %s target reports no decisions\n", be->target);
+      for (const char *p = gen.explain; p && *p;) {
+        size_t n = strcspn(p, "\n");
+        tc_sb_printf(&sb, "// %.*s\n", (int)n, p);
+        p += n + (p[n] == '\n');
+      }
+    }
+    tc_sb_puts(&sb, s ? s : "");
+    text = tc_sb_take(&sb);
     if (!text) tc_error(err, TILEC_ERROR_NOMEM, "out of memory");
   }
   tc_generated_free(&gen);

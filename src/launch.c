@@ -15,6 +15,7 @@ typedef struct launch_state {
   int64_t *scalars;
   double *fscalars;
   int64_t *syms;
+  int64_t *offsets, *nbytes;
 } launch_state;
 
 static void launch_state_free(launch_state *s) {
@@ -22,6 +23,8 @@ static void launch_state_free(launch_state *s) {
   free(s->scalars);
   free(s->fscalars);
   free(s->syms);
+  free(s->offsets);
+  free(s->nbytes);
 }
 
 static const char *device_name(int32_t t) {
@@ -76,7 +79,9 @@ static tilec_status check_args(tilec_kernel *k, DLTensor *const *args, size_t na
   st->scalars = calloc(np, sizeof(int64_t));
   st->fscalars = calloc(np, sizeof(double));
   st->syms = malloc(ns * sizeof(int64_t));
-  if (!st->data || !st->scalars || !st->fscalars || !st->syms) {
+  st->offsets = calloc(np, sizeof(int64_t));
+  st->nbytes = calloc(np, sizeof(int64_t));
+  if (!st->data || !st->scalars || !st->fscalars || !st->syms || !st->offsets || !st->nbytes) {
     launch_state_free(st);
     tc_error(err, TILEC_ERROR_NOMEM, "out of memory launching '%s'", ir->name);
     return TILEC_ERROR_NOMEM;
@@ -169,6 +174,12 @@ static tilec_status check_args(tilec_kernel *k, DLTensor *const *args, size_t na
     }
     void *p = t->data ? (char *)t->data + t->byte_offset : NULL;
     st->data[i] = p;
+    if (!scalar && device == kDLMetal) { /* kDLMetal: data is the id<MTLBuffer>, the offset apart */
+      int bits = tc_dtype_bits(ir->params[i].buf->dtype);
+      st->data[i] = t->data;
+      st->offsets[i] = (int64_t)t->byte_offset;
+      st->nbytes[i] = (numel * bits + 7) / 8; /* 4-bit types packed two per byte */
+    }
     if (ir->params[i].var) { /* scalar parameter: a 0-d tensor holding the value */
       tc_dtype dt = ir->params[i].var->dtype;
       st->fscalars[i] = tc_dtype_load_f64(dt, p, 0);
@@ -188,6 +199,7 @@ bad:
 }
 
 static int32_t target_device(const tilec_kernel *k) {
+  if (k->backend->flags & TC_BACKEND_HOST_TENSORS) return kDLCPU;
   if (strcmp(k->backend->target, "cuda") == 0) return kDLCUDA;
   if (strcmp(k->backend->target, "metal") == 0) return kDLMetal;
   return kDLCPU;
@@ -204,7 +216,7 @@ static tilec_status launch(tilec_kernel *k, DLTensor *const *args, size_t nargs,
     return TILEC_ERROR_USAGE;
   }
   int32_t device = target_device(k);
-  if (stream && device != kDLCUDA) {
+  if (stream && device != kDLCUDA && device != kDLMetal) {
     tc_error(err, TILEC_ERROR_USAGE, "%s: kernel '%s' runs on '%s', which has no streams", fn, k->ir->name,
              k->backend->target);
     return TILEC_ERROR_USAGE;
@@ -213,7 +225,7 @@ static tilec_status launch(tilec_kernel *k, DLTensor *const *args, size_t nargs,
   tilec_status rc = check_args(k, args, nargs, device, &st, err);
   if (rc != TILEC_OK) return rc;
   tc_launch_args la = {st.data, st.scalars, st.fscalars, st.syms, k->ir->nparams, k->ir->nsyms,
-                       st.device, stream, async, {1, 1, 1}, true};
+                       st.device, stream, async, {1, 1, 1}, true, st.offsets, st.nbytes};
   for (int i = 0; i < k->ir->grid_ndim && la.grid_known; i++)
     la.grid_known = eval_int(k->ir, k->ir->grid[i], st.syms, st.scalars, NULL, &la.grid[i]);
   rc = k->backend->launch(&k->env, k->module->mod, &la, err);
@@ -228,6 +240,22 @@ tilec_status tilec_kernel_launch(tilec_kernel *k, DLTensor *const *args, size_t 
 tilec_status tilec_kernel_launch_stream(tilec_kernel *k, DLTensor *const *args, size_t nargs, void *cu_stream,
                                         tilec_error *err) {
   return launch(k, args, nargs, cu_stream, true, "tilec_kernel_launch_stream", err);
+}
+
+tilec_status tilec_kernel_synchronize(tilec_kernel *k, void *stream, tilec_error *err) {
+  if (!k) {
+    tc_error(err, TILEC_ERROR_USAGE, "tilec_kernel_synchronize: kernel is NULL");
+    return TILEC_ERROR_USAGE;
+  }
+  if (!k->backend->synchronize) {
+    if (stream) {
+      tc_error(err, TILEC_ERROR_USAGE, "tilec_kernel_synchronize: backend %s/%s has no streams", k->backend->target,
+               k->backend->name);
+      return TILEC_ERROR_USAGE;
+    }
+    return TILEC_OK; /* its launches are finished when they return */
+  }
+  return k->backend->synchronize(&k->env, stream, err);
 }
 
 tilec_status tilec_kernel_run_reference(tilec_kernel *k, DLTensor *const *args, size_t nargs, tilec_error *err) {

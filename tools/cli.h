@@ -9,7 +9,7 @@ enum { CLI_MAX_DEFINES = 64 };
 typedef struct cli_options {
   const char *file, *kernel, *target, *backend, *load_dir, *save_dir, *perturb, *output;
   unsigned long long seed;
-  int verify, bench, json, kernel_only, lowered;
+  int verify, bench, json, kernel_only, lowered, explain;
   int ndefines;
   tilec_define defines[CLI_MAX_DEFINES];
   char define_names[CLI_MAX_DEFINES][128];
@@ -20,7 +20,7 @@ int cli_report(const tilec_error *err); /* prints the diagnostic, returns the ex
 void cli_compile_options(const cli_options *o, tilec_compile_options *co);
 void cli_print_warning(tilec_context *ctx);
 int cli_run(const cli_options *o);
-int cli_backends(void);
+int cli_backends(const char *target, int json);
 int cli_cache(int argc, char **argv);
 int cli_compile(const cli_options *o);
 
@@ -35,5 +35,17 @@ int cli_gpu_copy(cli_gpu *g, void *dst, const void *src, size_t n, int to_device
 /* Warm-up, then timed runs (L2 flushed before each) until `cap` runs or a second of kernel
  * time with at least 10; times in ms. */
 int cli_gpu_bench(cli_gpu *g, tilec_kernel *k, DLTensor *const *args, size_t n, double *times, int cap, int *nruns,
+                  tilec_error *err);
+
+/* Metal buffers, copies and GPU-timestamp timing for `tilec run --target metal --backend metal`
+ * (cli_metal.c), in the storage mode the target string or the environment gives. */
+typedef struct cli_mtl cli_mtl;
+cli_mtl *cli_mtl_open(const char *target, int *exit_code, char *why, size_t cap); /* NULL: exit_code, why */
+void cli_mtl_close(cli_mtl *m); /* NULL is fine */
+const char *cli_mtl_storage(const cli_mtl *m, const char **source);
+void *cli_mtl_alloc(cli_mtl *m, size_t bytes, char *why, size_t cap); /* an id<MTLBuffer> */
+void cli_mtl_free(cli_mtl *m, void *buffer);                          /* NULLs are fine */
+int cli_mtl_copy(cli_mtl *m, void *buffer, void *host, size_t n, int to_device, char *why, size_t cap);
+int cli_mtl_bench(cli_mtl *m, tilec_kernel *k, DLTensor *const *args, size_t n, double *times, int cap, int *nruns,
                   tilec_error *err);
 #endif

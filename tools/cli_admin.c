@@ -7,15 +7,17 @@
 
 #include "cli.h"
 
-int cli_backends(void) {
+int cli_backends(const char *target, int json) {
   tilec_error err = {0};
   tilec_context *ctx = tilec_context_create(NULL, &err);
   if (!ctx) return cli_report(&err);
-  char *text = tilec_backends_report(ctx);
+  char *text = tilec_backends_report_for(ctx, target, json, &err);
+  int rc = 0;
   if (text) fputs(text, stdout);
+  else rc = cli_report(&err);
   tilec_free(text);
   tilec_context_destroy(ctx);
-  return text ? 0 : CLI_EXIT_TARGET;
+  return rc;
 }
 
 int cli_cache(int argc, char **argv) {

@@ -20,16 +20,19 @@ typedef struct host_tensor {
   tc_dtype dt;
   size_t numel, nbytes;
   void *initial; /* copy of the inputs, for the reference run */
-  DLTensor dev;  /* cuda kernels: the device copy the kernel runs on (dev.data NULL: none) */
+  DLTensor dev;  /* cuda and metal kernels: the device copy the kernel runs on (dev.data NULL:
+                    none; metal: an id<MTLBuffer>) */
 } host_tensor;
 
-/* cuda: copy every tensor to (to_device) or from the device; 0 or an exit code. */
-static int sync_device(cli_gpu *g, host_tensor *ts, size_t np, int to_device) {
-  char why[512];
-  for (size_t i = 0; g && i < np; i++) {
+/* cuda, metal: copy every tensor to (to_device) or from the device; 0 or an exit code. */
+static int sync_device(cli_gpu *g, cli_mtl *mtl, host_tensor *ts, size_t np, int to_device) {
+  char why[1024];
+  for (size_t i = 0; (g || mtl) && i < np; i++) {
     if (!ts[i].dev.data) continue;
-    if (cli_gpu_copy(g, to_device ? ts[i].dev.data : ts[i].t.data, to_device ? ts[i].t.data : ts[i].dev.data,
-                     ts[i].nbytes, to_device, why, sizeof why) != 0) {
+    int r = mtl ? cli_mtl_copy(mtl, ts[i].dev.data, ts[i].t.data, ts[i].nbytes, to_device, why, sizeof why)
+                : cli_gpu_copy(g, to_device ? ts[i].dev.data : ts[i].t.data, to_device ? ts[i].t.data : ts[i].dev.data,
+                               ts[i].nbytes, to_device, why, sizeof why);
+    if (r != 0) {
       fprintf(stderr, "tilec: error: %s\n", why);
       return CLI_EXIT_TARGET;
     }
@@ -193,6 +196,7 @@ int cli_run(const cli_options *o) {
   double *times = NULL;
   int nruns = 0;
   cli_gpu *gpu = NULL;
+  cli_mtl *mtl = NULL; /* metal kernels on a device (not the emulator) */
   tilec_kernel *ref_k = NULL;
 
   prog = tilec_program_from_file(ctx, o->file, &err);
@@ -208,6 +212,16 @@ int cli_run(const cli_options *o) {
     if (!gpu) {
       fprintf(stderr, "tilec: error: cannot use the GPU: %s\n", why);
       rc = CLI_EXIT_TARGET;
+      goto done;
+    }
+  }
+  if (strcmp(tilec_kernel_target(k), "metal") == 0 && strcmp(tilec_kernel_backend(k), "emu") != 0) {
+    char why[1024];
+    int code;
+    mtl = cli_mtl_open(o->target, &code, why, sizeof why);
+    if (!mtl) {
+      fprintf(stderr, "tilec: error: cannot use the Metal device: %s\n", why);
+      rc = code;
       goto done;
     }
   }
@@ -257,12 +271,12 @@ int cli_run(const cli_options *o) {
       if (rc) goto done;
     }
     args[i] = &h->t;
-    if (gpu && pi.ndim > 0) { /* tensors run from device memory; scalars stay on the host */
-      char why[512];
+    if ((gpu || mtl) && pi.ndim > 0) { /* tensors run from device memory; scalars stay on the host */
+      char why[1024];
       h->dev = h->t;
-      h->dev.device.device_type = kDLCUDA;
+      h->dev.device.device_type = mtl ? kDLMetal : kDLCUDA;
       h->dev.device.device_id = 0;
-      h->dev.data = cli_gpu_alloc(gpu, h->nbytes, why, sizeof why);
+      h->dev.data = mtl ? cli_mtl_alloc(mtl, h->nbytes, why, sizeof why) : cli_gpu_alloc(gpu, h->nbytes, why, sizeof why);
       if (!h->dev.data) {
         fprintf(stderr, "tilec: error: %s\n", why);
         rc = CLI_EXIT_TARGET;
@@ -292,16 +306,22 @@ int cli_run(const cli_options *o) {
   }
 
   /* run */
-  if ((rc = sync_device(gpu, ts, np, 1)) != 0) goto done;
+  if ((rc = sync_device(gpu, mtl, ts, np, 1)) != 0) goto done;
   double t0 = now_ms();
   if (tilec_kernel_launch(k, args, np, &err) != TILEC_OK) goto report;
   double first_ms = now_ms() - t0;
-  if ((rc = sync_device(gpu, ts, np, 0)) != 0) goto done;
+  if ((rc = sync_device(gpu, mtl, ts, np, 0)) != 0) goto done;
   if (o->bench && gpu) {
     int cap = 500;
     times = malloc(sizeof(double) * (size_t)cap);
     if (!times) goto nomem;
     if (cli_gpu_bench(gpu, k, args, np, times, cap, &nruns, &err) != 0) goto report;
+    qsort(times, (size_t)nruns, sizeof(double), cmp_double);
+  } else if (o->bench && mtl) {
+    int cap = 500;
+    times = malloc(sizeof(double) * (size_t)cap);
+    if (!times) goto nomem;
+    if (cli_mtl_bench(mtl, k, args, np, times, cap, &nruns, &err) != 0) goto report;
     qsort(times, (size_t)nruns, sizeof(double), cmp_double);
   } else if (o->bench) {
     for (int w = 0; w < 2; w++)
@@ -327,8 +347,8 @@ int cli_run(const cli_options *o) {
      * the initial state, so rerun once if we benchmarked. */
     if (o->bench) {
       for (size_t i = 0; i < np; i++) memcpy(ts[i].t.data, ts[i].initial, ts[i].nbytes);
-      if ((rc = sync_device(gpu, ts, np, 1)) != 0 || tilec_kernel_launch(k, args, np, &err) != TILEC_OK ||
-          (rc = sync_device(gpu, ts, np, 0)) != 0) {
+      if ((rc = sync_device(gpu, mtl, ts, np, 1)) != 0 || tilec_kernel_launch(k, args, np, &err) != TILEC_OK ||
+          (rc = sync_device(gpu, mtl, ts, np, 0)) != 0) {
         free(after);
         if (rc) goto done;
         goto report;
@@ -340,10 +360,10 @@ int cli_run(const cli_options *o) {
       after[i].t.shape = after[i].shape;
       ref_args[i] = &after[i].t;
     }
-    /* cuda is checked against the cpu backend on the same inputs; cpu against the reference
-     * interpreter. */
+    /* cuda and metal are checked against the cpu backend on the same inputs; cpu against the
+     * reference interpreter. */
     tilec_status st;
-    if (gpu) {
+    if (gpu || mtl) {
       ref_k = cpu_reference_kernel(o, prog, &err);
       st = ref_k ? tilec_kernel_launch(ref_k, ref_args, np, &err) : err.status;
     } else {
@@ -393,6 +413,14 @@ int cli_run(const cli_options *o) {
     json_number(tilec_kernel_compile_ms(k));
     printf(", \"first_run_ms\": ");
     json_number(first_ms);
+    if (mtl) {
+      const char *src;
+      const char *mode = cli_mtl_storage(mtl, &src);
+      printf(", \"storage_mode\": ");
+      json_string(mode);
+      printf(", \"storage_mode_source\": ");
+      json_string(src);
+    }
     if (o->bench) {
       printf(", \"run_ms\": {\"median\": ");
       json_number(med);
@@ -430,12 +458,21 @@ int cli_run(const cli_options *o) {
     printf("kernel %s on %s/%s (cache %s, compile %.1f ms, first run %.3f ms)\n", tilec_kernel_name(k),
            tilec_kernel_target(k), tilec_kernel_backend(k), tilec_kernel_cache_status(k), tilec_kernel_compile_ms(k),
            first_ms);
+    if (mtl) {
+      const char *src;
+      const char *mode = cli_mtl_storage(mtl, &src);
+      printf("metal storage mode %s (%s)\n", mode, src);
+    }
     if (o->bench) {
       printf("bench: median %.4f ms, min %.4f ms, max %.4f ms over %d runs", med, times[0], times[nruns - 1], nruns);
       if (gpu) { /* both figures: a GPU kernel is judged against either roof */
         if (flops > 0) printf(", %.2f TFLOP/s", flops / (med * 1e9));
         if (bytes > 0) printf(", %.2f GB/s", bytes / (med * 1e6));
         printf(" (CUDA events, L2 flushed)");
+      } else if (mtl) {
+        if (flops > 0) printf(", %.2f GFLOP/s", flops / (med * 1e6));
+        if (bytes > 0) printf(", %.2f GB/s", bytes / (med * 1e6));
+        printf(" (GPU timestamps of the command buffer)");
       } else if (flops > 0) printf(", %.2f GFLOP/s", flops / (med * 1e6));
       else if (bytes > 0) printf(", %.2f GB/s", bytes / (med * 1e6));
       printf("\n");
@@ -446,7 +483,7 @@ int cli_run(const cli_options *o) {
         tilec_kernel_param(k, i, &pi);
         if (!pi.is_output) continue;
         printf("verify %s%s: %s max_abs_err=%.3g max_rel_err=%.3g cosine=%.9f argmax_match=%s (atol=%.3g rtol=%.3g)\n",
-               pi.name, gpu ? " (against the cpu backend)" : "", cmp[i].ok ? "ok" : "FAILED", cmp[i].max_abs_err, cmp[i].max_rel_err, cmp[i].cosine,
+               pi.name, gpu || mtl ? " (against the cpu backend)" : "", cmp[i].ok ? "ok" : "FAILED", cmp[i].max_abs_err, cmp[i].max_rel_err, cmp[i].cosine,
                cmp[i].argmax_match ? "yes" : "no", cmp[i].atol, cmp[i].rtol);
       }
     }
@@ -466,7 +503,8 @@ report:
 done:
   if (ts)
     for (size_t i = 0; i < np; i++) {
-      cli_gpu_free(gpu, ts[i].dev.data);
+      if (mtl) cli_mtl_free(mtl, ts[i].dev.data);
+      else cli_gpu_free(gpu, ts[i].dev.data);
       free(ts[i].t.data);
       free(ts[i].initial);
     }
@@ -478,6 +516,7 @@ done:
   tilec_kernel_destroy(ref_k);
   tilec_kernel_destroy(k);
   cli_gpu_close(gpu);
+  cli_mtl_close(mtl);
   tilec_program_destroy(prog);
   tilec_context_destroy(ctx);
   return rc;

@@ -5,7 +5,7 @@
  *             [--bench] [--seed N] [--load DIR] [--save DIR] [--json]
  *   tilec source FILE [...] [--target T] [--backend B] [--kernel-only]
  *   tilec compile FILE -o OUT [...] [--target T] [--backend B]
- *   tilec backends
+ *   tilec backends [--json] [--target T]
  *   tilec cache ls|stats|clear
  *
  * Exit codes: 0 ok, 1 error in the program, 2 bad command line, 3 verification failed,
@@ -54,6 +54,8 @@ static const char usage_text[] =
     "  --perturb NAME     (run) testing aid: add 1 to element 0 of output NAME after the\n"
     "                     run, before verification, to see --verify fail\n"
     "  --kernel-only      (source) print the kernel without host code\n"
+    "  --explain          (source) first the target's decisions (metal: the GEMM path of\n"
+    "                     each T.gemm and why), as // comment lines\n"
     "  --help, --version  (tilec CMD --help: the help of one command)\n"
     "\n"
     "exit status: 0 ok, 1 error in the program, 2 bad command line, 3 verification failed,\n"
@@ -90,7 +92,7 @@ static const struct {
             "  --json          print one JSON object on stdout\n"
             "  --perturb NAME  testing aid: add 1 to element 0 of output NAME before verification\n"},
     {"source", "usage: tilec source FILE [--kernel NAME] [-D NAME=VALUE]... [--target T] [--backend B]\n"
-               "                    [--kernel-only]\n"
+               "                    [--kernel-only] [--explain]\n"
                "\n"
                "Print the code the target's backend generates for one kernel (no compiler runs).\n"
                "\n"
@@ -98,7 +100,8 @@ static const struct {
                "  -D NAME=VALUE   bind a parameter, T.const name, symbolic dimension or module constant\n"
                "  --target T      cpu, cuda[,arch=sm_XX], metal or auto (default auto: cpu)\n"
                "  --backend B     execution backend of the target\n"
-               "  --kernel-only   print the kernel without host code\n"},
+               "  --kernel-only   print the kernel without host code\n"
+               "  --explain       first the target's decisions (metal: each T.gemm's GEMM path and why)\n"},
     {"compile", "usage: tilec compile FILE -o OUT [--kernel NAME] [-D NAME=VALUE]... [--target T] [--backend B]\n"
                 "\n"
                 "Build one kernel's artifact without running it and write it to OUT (whole or not at all):\n"
@@ -109,8 +112,13 @@ static const struct {
                 "  -D NAME=VALUE   bind a parameter, T.const name, symbolic dimension or module constant\n"
                 "  --target T      cpu, cuda[,arch=sm_XX], metal or auto\n"
                 "  --backend B     execution backend of the target\n"},
-    {"backends", "usage: tilec backends\n\nList the execution backends, the default of each target, and whether\n"
-                 "each is available on this machine (and why not).\n"},
+    {"backends", "usage: tilec backends [--json] [--target T]\n\nList the execution backends, the default of each target, and whether\n"
+                 "each is available on this machine (and why not), then what each available backend\n"
+                 "reports about itself (metal: the device, the storage mode in force and where it\n"
+                 "came from, the MSL version and why).\n"
+                 "\n"
+                 "  --json      one JSON object instead of the table\n"
+                 "  --target T  take T's options into account (metal,storage_mode=shared)\n"},
     {"cache", "usage: tilec cache ls|stats|clear\n"
               "\n"
               "  ls      list the entries of the disk kernel cache\n"
@@ -179,6 +187,7 @@ static int parse_options(int argc, char **argv, int first, cli_options *o) {
     else if (strcmp(a, "--bench") == 0) o->bench = 1;
     else if (strcmp(a, "--json") == 0) o->json = 1;
     else if (strcmp(a, "--kernel-only") == 0) o->kernel_only = 1;
+    else if (strcmp(a, "--explain") == 0) o->explain = 1;
     else if (strcmp(a, "--lowered") == 0) o->lowered = 1;
     else if (strncmp(a, "-D", 2) == 0) {
       const char *def = a[2] ? a + 2 : NULL;
@@ -250,7 +259,8 @@ static int cmd_source(const cli_options *o) {
   } else {
     tilec_compile_options co;
     cli_compile_options(o, &co);
-    char *text = tilec_program_source(prog, &co, o->kernel_only, &err); /* generation only: no compiler runs */
+    int flags = (o->kernel_only ? TILEC_SOURCE_KERNEL_ONLY : 0) | (o->explain ? TILEC_SOURCE_EXPLAIN : 0);
+    char *text = tilec_program_source(prog, &co, flags, &err); /* generation only: no compiler runs */
     if (!text) rc = cli_report(&err);
     else fputs(text, stdout);
     tilec_free(text);
@@ -290,8 +300,15 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (strcmp(cmd, "backends") == 0) {
-    if (argc > 2) return usage_error("'backends' takes no arguments, got '%s'", argv[2]);
-    return cli_backends();
+    const char *target = NULL;
+    int json = 0;
+    for (int i = 2; i < argc; i++) {
+      if (strcmp(argv[i], "--json") == 0) json = 1;
+      else if (strcmp(argv[i], "--target") == 0 && i + 1 < argc) target = argv[++i];
+      else if (strncmp(argv[i], "--target=", 9) == 0) target = argv[i] + 9;
+      else return usage_error("'backends' takes --json and --target T, got '%s'", argv[i]);
+    }
+    return cli_backends(target, json);
   }
   if (strcmp(cmd, "cache") == 0) return cli_cache(argc - 2, argv + 2);
   cli_options o;

@@ -6,7 +6,9 @@
  * never need one. Control flow that may differ between threads (a condition or loop bound that
  * depends on the thread index) cannot hold a barrier, so such a statement is treated as one
  * access; uniform loops and ifs are entered, and a loop's back edge is a hazard like any other.
- * Atomics do not conflict with each other. */
+ * Atomics do not conflict with each other, but do with plain reads and writes of the same
+ * buffer (clearing a shared histogram, then adding into it, needs the barrier between: the
+ * Metal emulator showed the race). */
 #include <string.h>
 
 #include "analysis/analysis.h"
@@ -14,7 +16,7 @@
 
 typedef struct bset {
   int n;
-  unsigned char *r, *w;
+  unsigned char *r, *w, *a; /* read, written, updated atomically */
 } bset;
 
 typedef struct bctx {
@@ -24,23 +26,28 @@ typedef struct bctx {
 } bctx;
 
 static bset bs_new(bctx *C) {
-  bset s = {C->n, TC_NEW_ARRAY(C->P->a, unsigned char, C->n), TC_NEW_ARRAY(C->P->a, unsigned char, C->n)};
+  bset s = {C->n, TC_NEW_ARRAY(C->P->a, unsigned char, C->n), TC_NEW_ARRAY(C->P->a, unsigned char, C->n),
+            TC_NEW_ARRAY(C->P->a, unsigned char, C->n)};
   return s;
 }
 static void bs_clear(bset *s) {
   memset(s->r, 0, (size_t)s->n);
   memset(s->w, 0, (size_t)s->n);
+  memset(s->a, 0, (size_t)s->n);
 }
 static void bs_union(bset *d, const bset *s) {
-  for (int i = 0; i < d->n; i++) d->r[i] |= s->r[i], d->w[i] |= s->w[i];
+  for (int i = 0; i < d->n; i++) d->r[i] |= s->r[i], d->w[i] |= s->w[i], d->a[i] |= s->a[i];
 }
 static void bs_copy(bset *d, const bset *s) {
   memcpy(d->r, s->r, (size_t)d->n);
   memcpy(d->w, s->w, (size_t)d->n);
+  memcpy(d->a, s->a, (size_t)d->n);
 }
 static bool bs_conflict(const bset *state, const bset *acc) {
   for (int i = 0; i < state->n; i++)
-    if ((acc->r[i] && state->w[i]) || (acc->w[i] && (state->r[i] || state->w[i]))) return true;
+    if ((acc->r[i] && (state->w[i] || state->a[i])) || (acc->w[i] && (state->r[i] || state->w[i] || state->a[i])) ||
+        (acc->a[i] && (state->r[i] || state->w[i])))
+      return true;
   return false;
 }
 
@@ -77,9 +84,10 @@ static void acc_stmt(bctx *C, bset *s, const tc_stmt *st) {
     acc_expr(C, s, st->u.store.value);
     if (visible(st->u.store.buf) && st->u.store.buf->id < C->n) s->w[st->u.store.buf->id] = 1;
     break;
-  case TC_ST_ATOMIC_ADD: /* atomics commute with each other; only their operands are reads */
+  case TC_ST_ATOMIC_ADD: /* atomics commute with each other, not with plain accesses */
     for (int i = 0; i < st->u.atomic.nidx; i++) acc_expr(C, s, st->u.atomic.idx[i]);
     acc_expr(C, s, st->u.atomic.value);
+    if (visible(st->u.atomic.buf) && st->u.atomic.buf->id < C->n) s->a[st->u.atomic.buf->id] = 1;
     break;
   case TC_ST_LET: case TC_ST_ASSIGN: acc_expr(C, s, st->u.let.value); break;
   case TC_ST_EVALUATE: acc_expr(C, s, st->u.evaluate.value); break;

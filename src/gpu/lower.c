@@ -108,6 +108,7 @@ static bool annotated_cb(void *ctx, tc_stmt *s) {
   int64_t cols;
   if (b->scope != TC_SCOPE_SHARED || !b->layout || b->layout->kind != TC_LAYOUT_SHARED || b->id >= P->nbufs) return true;
   if (b->layout->name && !strcmp(b->layout->name, "swizzle")) {
+    if (!P->desc->swizzle_gemm_operands) return true; /* a placement only: row-major gives the same results */
     int bits = tc_dtype_bits(b->dtype);
     if (b->ndim >= 2 && bits >= 8 && tc_expr_const_int(b->shape[b->ndim - 1], &cols) &&
         tc_gpu_swizzle_applies(tc_gpu_tile_rows(b), cols, bits / 8))
@@ -133,7 +134,9 @@ static bool swizzle_cb(void *ctx, tc_stmt *s) {
       P->failed = true;
       return false;
     }
-    if ((bits == 16 || bits == 8) && tc_gpu_swizzle_applies(tc_gpu_tile_rows(b), cols, bits / 8)) P->swizzle[b->id] = true;
+    if ((bits == 16 || bits == 8) && P->desc->swizzle_gemm_operands &&
+        tc_gpu_swizzle_applies(tc_gpu_tile_rows(b), cols, bits / 8))
+      P->swizzle[b->id] = true;
   }
   return true;
 }

@@ -10,7 +10,8 @@ void tc_generated_free(tc_generated *g) {
   free(g->kernel_source);
   free(g->full_source);
   free(g->meta);
-  g->kernel_source = g->full_source = g->meta = NULL;
+  free(g->explain);
+  g->kernel_source = g->full_source = g->meta = g->explain = NULL;
 }
 
 tc_module *tc_module_new(const tc_backend *be) {

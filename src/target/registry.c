@@ -14,6 +14,7 @@
 #include "target/registry.h"
 #include "util/diag.h"
 #include "util/strbuf.h"
+#include "cache/cache.h"
 
 static const tc_backend *const k_backends[] = {
     &tc_cpu_cc_backend,
@@ -21,13 +22,20 @@ static const tc_backend *const k_backends[] = {
     &tc_cuda_nvcc_backend,
     &tc_metal_metal_backend,
     &tc_metal_metallib_backend,
+    &tc_metal_emu_backend,
 };
 
-/* The documented defaults (docs/cache.md, "Execution backends"). */
+/* The documented defaults (docs/cache.md, "Execution backends"). Metal runs on the device
+ * where Metal exists (macOS) and on the emulator everywhere else. */
+#ifdef __APPLE__
+#define METAL_DEFAULT "metal"
+#else
+#define METAL_DEFAULT "emu"
+#endif
 static const tc_default_backend k_defaults[] = {
     {"cpu", "cc"},
     {"cuda", "nvrtc"},
-    {"metal", "metal"},
+    {"metal", METAL_DEFAULT},
 };
 
 static const tc_backend_table k_registry = {
@@ -204,7 +212,60 @@ char *tc_backends_report_in(const tc_backend_table *t, const tc_backend_env *env
                  b->name, (int)width[2], def && strcmp(def, b->name) == 0 ? "yes" : "no",
                  (int)width[3], avail[i] ? "yes" : "no", reasons[i]);
   }
+  /* What available backends say about themselves (the device, the storage mode in force and
+   * where it came from, the language version). */
+  for (size_t i = 0; i < n; i++) {
+    const tc_backend *b = t->backends[i];
+    tc_backend_detail d[TC_BACKEND_MAX_DETAILS];
+    int nd = avail[i] && b->details ? b->details(env, d) : 0;
+    for (int j = 0; j < nd; j++) tc_sb_printf(&sb, "%s/%s %s: %s\n", b->target, b->name, d[j].key, d[j].value);
+  }
   free(reasons);
   free(avail);
   return tc_sb_take(&sb);
 }
+
+static void json_str(tc_strbuf *sb, const char *s) {
+  tc_sb_putc(sb, '"');
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') tc_sb_printf(sb, "\\%c", c);
+    else if (c < 0x20) tc_sb_printf(sb, "\\u%04x", c);
+    else tc_sb_putc(sb, (char)c);
+  }
+  tc_sb_putc(sb, '"');
+}
+
+char *tc_backends_report_json_in(const tc_backend_table *t, const tc_backend_env *env) {
+  tc_strbuf sb;
+  tc_sb_init(&sb);
+  tc_sb_puts(&sb, "{\"backends\": [");
+  for (size_t i = 0; i < t->nbackends; i++) {
+    const tc_backend *b = t->backends[i];
+    char why[256];
+    bool avail = probe(b, env, why, sizeof why);
+    const char *def = tc_backend_table_default(t, b->target);
+    tc_sb_puts(&sb, i ? ",\n  {\"target\": " : "\n  {\"target\": ");
+    json_str(&sb, b->target);
+    tc_sb_puts(&sb, ", \"backend\": ");
+    json_str(&sb, b->name);
+    tc_sb_printf(&sb, ", \"default\": %s, \"available\": %s, \"reason\": ", def && strcmp(def, b->name) == 0 ? "true" : "false",
+                 avail ? "true" : "false");
+    if (avail) tc_sb_puts(&sb, "null");
+    else json_str(&sb, why);
+    tc_sb_printf(&sb, ", \"disk_cache\": %s", tc_cache_disk_allowed(b) ? "true" : "false");
+    tc_backend_detail d[TC_BACKEND_MAX_DETAILS];
+    int nd = avail && b->details ? b->details(env, d) : 0;
+    for (int j = 0; j < nd; j++) {
+      tc_sb_puts(&sb, ", ");
+      json_str(&sb, d[j].key);
+      tc_sb_puts(&sb, ": ");
+      json_str(&sb, d[j].value);
+    }
+    tc_sb_putc(&sb, '}');
+  }
+  tc_sb_puts(&sb, "\n]}\n");
+  return tc_sb_take(&sb);
+}
+
+char *tc_backends_report_json(const tc_backend_env *env) { return tc_backends_report_json_in(&k_registry, env); }

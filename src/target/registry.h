@@ -25,6 +25,9 @@ const char *tc_backend_table_default(const tc_backend_table *t, const char *targ
 const tc_backend *tc_backend_resolve_in(const tc_backend_table *t, const tc_backend_env *env,
                                         const char *target, const char *backend, tilec_error *err);
 char *tc_backends_report_in(const tc_backend_table *t, const tc_backend_env *env);
+/* The same as one JSON object {"backends": [{target, backend, default, available, reason,
+ * disk_cache, and each detail as a string member}]}. */
+char *tc_backends_report_json_in(const tc_backend_table *t, const tc_backend_env *env);
 /* Also declared in target.h (the registry's public side); repeated so this header stands alone. */
 char *tc_backends_report(const tc_backend_env *env);
 

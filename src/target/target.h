@@ -42,6 +42,8 @@ typedef struct tc_target_desc {
                                  maximum); 0 on cpu: shared buffers live in ordinary memory */
   int nmma;
   const tc_mma_shape *mma;    /* static table; nmma entries */
+  int storage_mode;           /* metal: the storage_mode option (1 private, 2 shared: the values of
+                                 tc_mtl_storage, target/metal/runtime.h); 0 when not given */
 } tc_target_desc;
 
 /* Environment a backend works in. The context owns one (the cpu description in `desc`);
@@ -110,6 +112,8 @@ typedef struct tc_generated {
   char *kernel_source; /* the kernel alone, as `tilec source --kernel-only` prints it */
   char *full_source;   /* the whole translation unit the backend builds */
   char *meta;          /* cuda: "key=value" lines for the runtime (target/cuda/cuda.h); or NULL */
+  char *explain;       /* the target's decisions report, one per line (`tilec source --explain`:
+                          metal's GEMM path per T.gemm and why); or NULL when it reports none */
 } tc_generated;
 void tc_generated_free(tc_generated *g);
 
@@ -127,13 +131,29 @@ typedef struct tc_launch_args {
   int64_t grid[3];         /* the kernel's grid with symbolic dims and scalars bound (1 past
                               grid_ndim), when grid_known: for backends that launch it as is */
   bool grid_known;
+  /* Backends with TC_BACKEND_HANDLE_TENSORS: data[i] is the tensor's handle as given (metal:
+   * the id<MTLBuffer>), its byte_offset is offsets[i] and its bytes from there nbytes[i]. */
+  const int64_t *offsets;
+  const int64_t *nbytes;
 } tc_launch_args;
 
 typedef struct tc_loaded tc_loaded; /* a backend's loaded module (opaque) */
 
+/* One fact a backend reports about itself here (`tilec backends`): "storage_mode" = "private". */
+typedef struct tc_backend_detail {
+  char key[32];
+  char value[1100];
+} tc_backend_detail;
+#define TC_BACKEND_MAX_DETAILS 8
+
 enum {
-  TC_BACKEND_IN_MEMORY = 1u << 0 /* the compiled kernel lives only in process memory: no artifact
+  TC_BACKEND_IN_MEMORY = 1u << 0, /* the compiled kernel lives only in process memory: no artifact
                                     bytes exist, so the disk cache must skip this backend */
+  TC_BACKEND_HOST_TENSORS = 1u << 1, /* tensors are host memory whatever the target (metal's
+                                       emulator runs the GPU code on the CPU) */
+  TC_BACKEND_HANDLE_TENSORS = 1u << 2 /* a tensor's data is an object handle (metal: an
+                                         id<MTLBuffer>, as DLPack's kDLMetal has it): the
+                                         byte offset travels apart (tc_launch_args.offsets) */
 };
 
 typedef struct tc_backend {
@@ -162,6 +182,12 @@ typedef struct tc_backend {
   /* The part of an artifact a user keeps (`tilec compile -o`): cuda's cubin inside its
    * container. NULL: the artifact itself. */
   const void *(*payload)(const void *artifact, size_t size, size_t *payload_size);
+  /* Waits for the work launches with `async` left on `stream` (metal: commits the queue's open
+   * command buffer and waits for it). NULL: launches are finished when they return. */
+  tilec_status (*synchronize)(const tc_backend_env *env, void *stream, tilec_error *err);
+  /* Facts for `tilec backends` beyond availability (the device, the storage mode in force and
+   * where it came from); at most TC_BACKEND_MAX_DETAILS, returns how many. May be NULL. */
+  int (*details)(const tc_backend_env *env, tc_backend_detail *out);
 } tc_backend;
 
 /* ---- lowering for a target (compile.c, which runs these as part of its pipeline) ---- */
@@ -184,5 +210,6 @@ const tc_backend *tc_backend_resolve(const tc_backend_env *env, const char *targ
 
 /* Text table of every backend with its availability here (for `tilec backends`); malloc'd. */
 char *tc_backends_report(const tc_backend_env *env);
+char *tc_backends_report_json(const tc_backend_env *env);
 
 #endif

@@ -273,8 +273,13 @@ TEST(defines_and_errors_as_values) {
   tilec_kernel_destroy(kc);
 #ifndef __APPLE__
   tilec_error e5m = {0};
-  o.target = "metal"; /* never available off macOS */
-  EXPECT(tilec_compile(p, &o, &e5m) == NULL && e5m.status == TILEC_ERROR_TARGET);
+  o.target = "metal";
+  o.backend = "metal"; /* the device backend: off macOS the simulated device, when a C++ compiler is */
+  tilec_kernel *km = tilec_compile(p, &o, &e5m);
+  if (backend_available("metal", "metal")) EXPECT(km && strcmp(tilec_kernel_backend(km), "metal") == 0);
+  else EXPECT(km == NULL && e5m.status == TILEC_ERROR_TARGET);
+  tilec_kernel_destroy(km);
+  o.backend = NULL;
 #endif
   tilec_error e6 = {0};
   o.target = "cpu";

@@ -17,15 +17,17 @@ static const tc_backend_env g_env = {.cc = "cc", .num_threads = 1};
 /* ---- the built-in table ---- */
 TEST(every_backend_is_listed) {
   static const char *const want[][2] = {
-      {"cpu", "cc"}, {"cuda", "nvrtc"}, {"cuda", "nvcc"}, {"metal", "metal"}, {"metal", "metallib"}};
-  CHECK_INT(tc_backend_count(), 5);
-  for (size_t i = 0; i < 5; i++) {
+      {"cpu", "cc"}, {"cuda", "nvrtc"}, {"cuda", "nvcc"}, {"metal", "metal"}, {"metal", "metallib"}, {"metal", "emu"}};
+  CHECK_INT(tc_backend_count(), 6);
+  for (size_t i = 0; i < 6; i++) {
     const tc_backend *b = tc_backend_at(i);
     CHECK(b && b->available && b->description);
     CHECK_STR(b->target, want[i][0]);
     CHECK_STR(b->name, want[i][1]);
   }
-  CHECK(tc_backend_at(5) == NULL);
+  CHECK(tc_backend_at(6) == NULL);
+  CHECK(tc_metal_emu_backend.flags & TC_BACKEND_HOST_TENSORS); /* the emulator runs on host memory */
+  CHECK(!(tc_metal_emu_backend.flags & TC_BACKEND_IN_MEMORY)); /* its shared object is cached */
   CHECK(!(tc_cuda_nvrtc_backend.flags & TC_BACKEND_IN_MEMORY)); /* NVRTC's cubins go to the disk cache */
   CHECK(tc_metal_metal_backend.flags & TC_BACKEND_IN_MEMORY);
   CHECK(!(tc_cuda_nvcc_backend.flags & TC_BACKEND_IN_MEMORY));
@@ -36,7 +38,11 @@ TEST(every_backend_is_listed) {
 TEST(documented_defaults) {
   CHECK_STR(tc_target_default_backend("cpu"), "cc");
   CHECK_STR(tc_target_default_backend("cuda"), "nvrtc");
+#ifdef __APPLE__
   CHECK_STR(tc_target_default_backend("metal"), "metal");
+#else
+  CHECK_STR(tc_target_default_backend("metal"), "emu"); /* no Metal: the emulator */
+#endif
   CHECK_STR(tc_target_default_backend("auto"), "cc");
   CHECK_STR(tc_target_default_backend(NULL), "cc");
   CHECK(tc_target_default_backend("tpu") == NULL);
@@ -52,8 +58,8 @@ TEST(documented_defaults) {
   }
 }
 
-/* auto for every target the table names: cpu resolves to cc; cuda and metal resolve to their
- * default and then refuse, for want of a code generator, naming that default. */
+/* auto for every target the table names: cpu resolves to cc; cuda to nvrtc where it can run;
+ * metal to the emulator off macOS (where a C++ compiler is), and the device backend refuses. */
 TEST(auto_for_every_target) {
   tilec_error err = {0};
   const tc_backend *b = tc_backend_resolve(&g_env, "auto", "auto", &err);
@@ -76,13 +82,21 @@ TEST(auto_for_every_target) {
   else CHECK(strncmp(err.message, prefix, strlen(prefix)) == 0);
   tc_error_clear(&err);
 
-  CHECK(tc_backend_resolve(&g_env, "metal", NULL, &err) == NULL);
+#ifndef __APPLE__
+  b = tc_backend_resolve(&g_env, "metal", NULL, &err);
+  char why[256];
+  if (tc_metal_emu_backend.available(&g_env, why, sizeof why)) CHECK(b == &tc_metal_emu_backend);
+  else CHECK(b == NULL && err.status == TILEC_ERROR_TARGET);
+  tc_error_clear(&err);
+  /* the device backend is the simulated Metal device off macOS (docs/metal-runtime.md); it
+   * runs kernels on the emulator, so it is available exactly when the emulator is */
+  b = tc_backend_resolve(&g_env, "metal", "metal", &err);
+  if (tc_metal_emu_backend.available(&g_env, why, sizeof why)) CHECK(b == &tc_metal_metal_backend);
+  else CHECK(b == NULL && err.status == TILEC_ERROR_TARGET);
+  tc_error_clear(&err);
+  CHECK(tc_backend_resolve(&g_env, "metal", "metallib", &err) == NULL);
   CHECK_INT(err.status, TILEC_ERROR_TARGET);
-#ifdef __APPLE__
-  prefix = "target 'metal' has no code generator yet (backend metal: ";
-  CHECK(strncmp(err.message, prefix, strlen(prefix)) == 0);
-#else
-  CHECK_STR(err.message, "target 'metal' has no code generator yet (backend metal: Metal is only available on macOS)");
+  CHECK(strstr(err.message, "exists only on macOS"));
 #endif
   tc_error_clear(&err);
 }
@@ -184,7 +198,7 @@ TEST(auto_ignores_listing_order) {
   tc_backend_table t = {rev, reg->nbackends, reg->defaults, reg->ndefaults};
   CHECK_STR(tc_backend_table_default(&t, "cpu"), "cc");
   CHECK_STR(tc_backend_table_default(&t, "cuda"), "nvrtc");
-  CHECK_STR(tc_backend_table_default(&t, "metal"), "metal");
+  CHECK_STR(tc_backend_table_default(&t, "metal"), tc_target_default_backend("metal"));
   tilec_error err = {0};
   const tc_backend *b = tc_backend_resolve_in(&t, &g_env, "cuda", NULL, &err);
   const char *prefix = "backend 'nvrtc' of target 'cuda' is not available: ";
@@ -246,14 +260,22 @@ TEST(report_of_this_machine) {
   CHECK(r);
   const char *head = "target  backend   default  available  reason\n";
   CHECK(strncmp(r, head, strlen(head)) == 0);
-  int lines = 0;
-  for (const char *p = r; *p; p++) lines += *p == '\n';
-  CHECK_INT(lines, 6);
+  int lines = 0; /* the table's; the facts lines after it read "target/backend key: value" */
+  for (const char *p = r; *p; p = strchr(p, '\n') + 1) {
+    const char *sp = strchr(p, ' '), *sl = strchr(p, '/');
+    lines += !(sl && sp && sl < sp);
+  }
+  CHECK_INT(lines, 7);
   CHECK(strstr(r, "\ncuda    nvrtc     yes      ") != NULL);
   CHECK(strstr(r, "\ncuda    nvcc      no       ") != NULL);
 #ifndef __APPLE__
-  CHECK(strstr(r, "\nmetal   metal     yes      no         Metal is only available on macOS\n"));
-  CHECK(strstr(r, "\nmetal   metallib  no       no         Metal is only available on macOS\n"));
+  char why[256];
+  if (tc_metal_emu_backend.available(&g_env, why, sizeof why)) {
+    CHECK(strstr(r, "\nmetal   metal     no       yes        -\n"));
+    CHECK(strstr(r, "\nmetal/metal storage_mode: "));
+  }
+  CHECK(strstr(r, "\nmetal   metallib  no       no         the offline Metal compiler (xcrun metal) exists only on macOS"));
+  CHECK(strstr(r, "\nmetal   emu       yes      "));
 #endif
   printf("%s", r); /* the table on this machine, for the log */
   free(r);

@@ -46,6 +46,7 @@ const tc_backend tc_cuda_nvrtc_backend = {
     .launch = tc_cuda_launch,
     .unload = tc_cuda_unload,
     .payload = tc_cuda_payload,
+    .synchronize = tc_cuda_synchronize,
 };
 
 const tc_backend tc_cuda_nvcc_backend = {
@@ -61,4 +62,5 @@ const tc_backend tc_cuda_nvcc_backend = {
     .launch = tc_cuda_launch,
     .unload = tc_cuda_unload,
     .payload = tc_cuda_payload,
+    .synchronize = tc_cuda_synchronize,
 };

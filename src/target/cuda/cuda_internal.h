@@ -47,6 +47,7 @@ tilec_status tc_cuda_load(const tc_backend_env *env, const tc_kernel_ir *k, cons
 tilec_status tc_cuda_launch(const tc_backend_env *env, tc_loaded *mod, const tc_launch_args *args,
                             tilec_error *err);
 void tc_cuda_unload(tc_loaded *mod);
+tilec_status tc_cuda_synchronize(const tc_backend_env *env, void *stream, tilec_error *err);
 const void *tc_cuda_payload(const void *artifact, size_t size, size_t *payload_size);
 
 #endif

@@ -332,3 +332,25 @@ done:
   cu->CtxSetCurrent(saved);
   return st;
 }
+
+/* ---- synchronize: tilec_kernel_synchronize ---- */
+
+tilec_status tc_cuda_synchronize(const tc_backend_env *env, void *stream, tilec_error *err) {
+  (void)env;
+  char why[256];
+  const tc_cu_api *cu = tc_cu_api_get(why, sizeof why);
+  if (!cu) {
+    tc_error(err, TILEC_ERROR_TARGET, "cannot synchronize: %s", why);
+    return TILEC_ERROR_TARGET;
+  }
+  /* The default stream is the current context's: device 0's primary context, as launches use. */
+  tc_cu_context saved = NULL, ctx = NULL;
+  cu->CtxGetCurrent(&saved);
+  tilec_status st = tc_cu_retain_device(cu, 0, &ctx, err);
+  if (st != TILEC_OK) return st;
+  tc_cu_result r = cu->StreamSynchronize((tc_cu_stream)stream);
+  if (r != TC_CU_SUCCESS) st = tc_cu_fail(err, cu, r, "cuStreamSynchronize");
+  tc_cu_release_device(cu, 0);
+  cu->CtxSetCurrent(saved);
+  return st;
+}

@@ -1,35 +1,14 @@
-/* backends.c: descriptors of the metal target's backends, metal and metallib. On macOS the
- * probe asks Metal.framework for the system default device (and, for metallib, xcrun for the
- * offline `metal` compiler); elsewhere Metal does not exist. */
+/* backends.c: descriptors of the metal target's device backends, metal and metallib. `metal`
+ * compiles MSL in process through tilec's Metal runtime (runtime.h): on macOS on the system
+ * default device, elsewhere on the simulated device (sim.h), which runs the kernels on the
+ * emulator. metallib also needs the offline compiler (xcrun -sdk macosx -f metal). */
 #include <stdio.h>
 
 #include "target/metal/metal.h"
 
+#include "target/metal/metal_rt.h"
+
 #ifdef __APPLE__
-#include <dlfcn.h>
-#include <stdlib.h>
-
-typedef void *(*mtl_create_device_fn)(void);
-typedef void (*objc_release_fn)(void *obj);
-
-static bool probe_device(char *why, size_t cap) {
-  void *lib = dlopen("/System/Library/Frameworks/Metal.framework/Metal", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    snprintf(why, cap, "Metal.framework cannot be loaded");
-    return false;
-  }
-  mtl_create_device_fn create = (mtl_create_device_fn)dlsym(lib, "MTLCreateSystemDefaultDevice");
-  void *device = create ? create() : NULL;
-  if (!device) {
-    snprintf(why, cap, "no Metal device (MTLCreateSystemDefaultDevice returned nil)");
-    return false;
-  }
-  /* The device comes retained (+1); give it back through the Objective-C runtime. */
-  objc_release_fn release = (objc_release_fn)dlsym(RTLD_DEFAULT, "objc_release");
-  if (release) release(device);
-  return true;
-}
-
 static bool probe_offline_compiler(char *why, size_t cap) {
   FILE *p = popen("xcrun -sdk macosx -f metal 2>/dev/null", "r");
   char line[1024] = "";
@@ -44,36 +23,44 @@ static bool probe_offline_compiler(char *why, size_t cap) {
   return true;
 }
 
-static bool metal_available(const tc_backend_env *env, char *why, size_t cap) {
-  (void)env;
-  return probe_device(why, cap);
-}
-
 static bool metallib_available(const tc_backend_env *env, char *why, size_t cap) {
-  (void)env;
-  return probe_device(why, cap) && probe_offline_compiler(why, cap);
+  return tc_metal_device_available(env, why, cap) && probe_offline_compiler(why, cap);
 }
 #else
-static bool metal_available(const tc_backend_env *env, char *why, size_t cap) {
+static bool metallib_available(const tc_backend_env *env, char *why, size_t cap) {
   (void)env;
-  snprintf(why, cap, "Metal is only available on macOS");
+  snprintf(why, cap, "the offline Metal compiler (xcrun metal) exists only on macOS; the simulated device compiles source only");
   return false;
 }
-#define metallib_available metal_available
 #endif
 
 const tc_backend tc_metal_metal_backend = {
     .target = "metal",
     .name = "metal",
-    .flags = TC_BACKEND_IN_MEMORY,
+    .flags = TC_BACKEND_IN_MEMORY | TC_BACKEND_HANDLE_TENSORS,
     .description = "Metal compiles MSL source in process; the library lives in memory only",
-    .available = metal_available,
+    .available = tc_metal_device_available,
+    .generate = tc_metal_emit,
+    .load = tc_metal_device_load, /* compiles the source in process: no build, no artifact */
+    .launch = tc_metal_device_launch,
+    .unload = tc_metal_device_unload,
+    .synchronize = tc_metal_device_synchronize,
+    .details = tc_metal_device_details,
 };
 
 const tc_backend tc_metal_metallib_backend = {
     .target = "metal",
     .name = "metallib",
-    .flags = 0,
+    .flags = TC_BACKEND_HANDLE_TENSORS, /* an artifact: the disk cache keeps it */
     .description = "the offline metal compiler builds a .metallib, loaded by the runtime",
     .available = metallib_available,
+    .toolchain_id = tc_metal_metallib_toolchain_id,
+    .generate = tc_metal_emit,
+    .build = tc_metal_metallib_build,
+    .load = tc_metal_metallib_load,
+    .launch = tc_metal_device_launch,
+    .unload = tc_metal_device_unload,
+    .payload = tc_metal_metallib_payload,
+    .synchronize = tc_metal_device_synchronize,
+    .details = tc_metal_device_details,
 };

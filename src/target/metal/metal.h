@@ -1,12 +1,22 @@
-/* metal.h: the metal target (target.c) and its execution backends (macOS only). Their available() probes for
- * a Metal device (and, for metallib, the offline compiler); the code generator is a later
- * issue, so generate, build, load and launch are NULL. */
+/* metal.h: the metal target (target.c), its code generation (generate.c, codegen.c) and its
+ * execution backends: emu (the emulator, everywhere a C++ compiler is; the default off macOS),
+ * metal and metallib (macOS: Metal.framework; their runtime is a later issue). */
 #ifndef TILEC_METAL_H
 #define TILEC_METAL_H
 #include "target/target.h"
 
 extern const tc_backend tc_metal_metal_backend;    /* compile from source in process: TC_BACKEND_IN_MEMORY */
 extern const tc_backend tc_metal_metallib_backend; /* offline metal compiler -> .metallib */
-extern const tc_target tc_metal_target;            /* description and passes (target.c) */
+extern const tc_backend tc_metal_emu_backend;      /* the generated MSL run on the CPU (emu.h) */
+extern const tc_target tc_metal_target;            /* description and options (target.c) */
+
+/* The MSL version (x100) and Metal 4 flag a description's arch ("msl3.1", "msl4.0+metal4")
+ * stands for; false when it is not one. */
+bool tc_metal_arch_parse(const char *arch, int *msl, bool *metal4);
+
+/* Emission for every metal backend: the GPU lowering, then MSL. Fills out->kernel_source,
+ * full_source, meta ("entry=", "block=x,y,z", "smem=") and explain (the GEMM path chosen for
+ * each T.gemm, and why). */
+tilec_status tc_metal_emit(const tc_lowered *lw, tc_generated *out, tilec_error *err);
 
 #endif

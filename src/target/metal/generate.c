@@ -1,0 +1,129 @@
+/* generate.c: the metal target's path from tile IR to MSL: the GPU description, the shared GPU
+ * lowering (src/gpu/), the printer (codegen.c), and the decisions report (`--explain`): which
+ * GEMM path each T.gemm takes and why (docs/metal.md, "GEMM paths"). */
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/walk.h"
+#include "target/metal/codegen.h"
+#include "target/metal/metal.h"
+#include "util/diag.h"
+#include "util/strbuf.h"
+
+/* Apple GPU family 7 and later, as the lowering sees it. No asynchronous copies (pipelined
+ * loops keep their staging with synchronous copies) and no operand swizzle (simdgroup_load
+ * reads rows at a fixed stride). */
+static void metal_gpu_desc(tc_gpu_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->target = "metal";
+  d->warp_size = 32;
+  d->max_threads = 1024;
+  d->max_smem = 32 * 1024;
+  d->cp_async = false;
+  d->swizzle_gemm_operands = false;
+}
+
+typedef struct explain_ctx {
+  tc_strbuf *sb;
+  bool metal4;
+  int msl;
+} explain_ctx;
+
+/* Why a gemm cannot take Metal 4's cooperative-tensor matmul2d, or NULL when its shape and
+ * partition would suit it (TileLang's rule: M % 16, N % 32, K % 16, and each simdgroup's
+ * sub-tile a multiple of 16 x 32). */
+static const char *matmul2d_shape_reason(int64_t M, int64_t N, int64_t K, int64_t wm, int64_t wn, char *buf, size_t cap) {
+  if (M % 16) snprintf(buf, cap, "M = %lld is not a multiple of 16", (long long)M);
+  else if (N % 32) snprintf(buf, cap, "N = %lld is not a multiple of 32", (long long)N);
+  else if (K % 16) snprintf(buf, cap, "K = %lld is not a multiple of 16", (long long)K);
+  else if ((M / wm) % 16 || (N / wn) % 32)
+    snprintf(buf, cap, "the %lld x %lld simdgroup partition gives %lld x %lld sub-tiles, not multiples of 16 x 32", (long long)wm,
+             (long long)wn, (long long)(M / wm), (long long)(N / wn));
+  else return NULL;
+  return buf;
+}
+
+static bool explain_gemm(void *ctx, tc_stmt *s) {
+  explain_ctx *X = ctx;
+  if (s->kind != TC_ST_INTRINSIC || strcmp(s->u.intrinsic.name, "gemm_block") != 0) return true;
+  int64_t v[10];
+  for (int i = 0; i < 10; i++) tc_expr_const_int(s->u.intrinsic.args[i], &v[i]);
+  const tc_buffer *A = s->u.intrinsic.args[10]->buf, *B = s->u.intrinsic.args[11]->buf, *C = s->u.intrinsic.args[12]->buf;
+  tc_strbuf *sb = X->sb;
+  if (s->loc.src) tc_sb_printf(sb, "%s:%d:%d: ", s->loc.src->name, s->loc.line, s->loc.col);
+  tc_sb_printf(sb, "T.gemm %lld x %lld x %lld (%s x %s -> %s, A %s): ", (long long)v[0], (long long)v[1], (long long)v[2],
+               tc_dtype_scalar_name((tc_scalar_type)A->dtype.code), tc_dtype_scalar_name((tc_scalar_type)B->dtype.code),
+               tc_dtype_scalar_name((tc_scalar_type)C->dtype.code), A->scope == TC_SCOPE_LOCAL ? "in registers" : "in threadgroup memory");
+  bool sg_types = true;
+  const tc_buffer *ops[2] = {A, B};
+  for (int i = 0; i < 2; i++) {
+    int c = ops[i]->dtype.code;
+    sg_types &= c == TC_DT_FLOAT16 || c == TC_DT_FLOAT32 || (c == TC_DT_BFLOAT16 && X->msl >= 310);
+  }
+  if (sg_types && v[2] % 8 == 0)
+    tc_sb_printf(sb, "simdgroup_matrix 8x8 path over %lld x %lld simdgroups (%lld x %lld per simdgroup, float accumulation)",
+                 (long long)v[3], (long long)v[4], (long long)(v[0] / v[3]), (long long)(v[1] / v[4]));
+  else
+    tc_sb_printf(sb, "SIMT path (simdgroup_matrix does not take these operand types)");
+  char why[160];
+  const char *shape = matmul2d_shape_reason(v[0], v[1], v[2], v[3], v[4], why, sizeof why);
+  if (!X->metal4) tc_sb_puts(sb, "; not matmul2d: metal4 is off (--target metal,metal4=1)");
+  else if (shape) tc_sb_printf(sb, "; not matmul2d: %s", shape);
+  else
+    tc_sb_puts(sb, "; not matmul2d: the shape suits it, but the cooperative-tensor path is not implemented in this "
+                   "tilec yet (docs/metal.md)");
+  tc_sb_putc(sb, '\n');
+  return true;
+}
+
+tilec_status tc_metal_emit(const tc_lowered *lw, tc_generated *out, tilec_error *err) {
+  memset(out, 0, sizeof *out);
+  int msl = 310;
+  bool metal4 = false;
+  if (!tc_metal_arch_parse(lw->desc->arch, &msl, &metal4)) {
+    tc_error(err, TILEC_ERROR_INTERNAL, "metal: the description's arch '%s' is not an MSL version", lw->desc->arch);
+    return TILEC_ERROR_INTERNAL;
+  }
+  tc_gpu_desc desc;
+  metal_gpu_desc(&desc);
+  tc_arena a;
+  tc_arena_init(&a);
+  jmp_buf oom;
+  if (setjmp(oom)) {
+    tc_arena_free(&a);
+    tc_generated_free(out);
+    tc_error(err, TILEC_ERROR_NOMEM, "out of memory generating metal code");
+    return err->status;
+  }
+  a.oom_jmp = &oom;
+  char entry[256] = "";
+  int64_t smem = 0;
+  tilec_status st = TILEC_OK;
+  tc_kernel_ir *lowered = tc_gpu_lower(&a, lw->k, &desc, err);
+  if (!lowered) st = err->status;
+  else st = tc_metal_print(lowered, &a, msl, out, entry, sizeof entry, &smem, err);
+  if (st == TILEC_OK) {
+    tc_strbuf ex;
+    tc_sb_init(&ex);
+    explain_ctx X = {&ex, metal4, msl};
+    tc_visit_stmts(lowered->body, explain_gemm, &X);
+    if (ex.len == 0) tc_sb_puts(&ex, "no T.gemm: no GEMM path to choose\n");
+    out->explain = tc_sb_take(&ex);
+    int block[3] = {1, 1, 1};
+    for (int i = 0; i < lw->k->threads_ndim && i < 3; i++) block[i] = (int)lw->k->threads[i];
+    char meta[512];
+    snprintf(meta, sizeof meta, "entry=%s\nblock=%d,%d,%d\nsmem=%lld\narch=%s\n", entry, block[0], block[1], block[2],
+             (long long)smem, lw->desc->arch);
+    out->meta = strdup(meta);
+    if (!out->meta || !out->explain) {
+      tc_error(err, TILEC_ERROR_NOMEM, "out of memory generating metal code");
+      st = TILEC_ERROR_NOMEM;
+    }
+  }
+  a.oom_jmp = NULL;
+  tc_arena_free(&a);
+  if (st != TILEC_OK) tc_generated_free(out);
+  return st;
+}

@@ -1,0 +1,203 @@
+/* test_metal_emu: the Metal emulator (src/target/metal/emu.h) on hand-written MSL: buffers and
+ * scalars reach [[buffer(i)]], thread positions come from their attributes, threadgroup memory
+ * is shared by a threadgroup's threads only, barriers wait, a missing barrier gives wrong
+ * results, simd operations meet their lanes, simdgroup_matrix multiplies, a deadlock and a
+ * compile error are reported. Needs a C++ compiler (c++); without one the tests say so. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "target/metal/emu.h"
+
+static int have_cxx(void) {
+  char why[256];
+  if (tc_emu_available(NULL, why, sizeof why)) return 1;
+  printf("  (skipped: %s)\n", why);
+  return 0;
+}
+
+static tc_emu_library *build(const char *src) {
+  tilec_error err = {0};
+  tc_emu_library *lib = NULL;
+  char *log = NULL;
+  if (tc_emu_library_build(src, NULL, &lib, &log, &err) != TILEC_OK) printf("  build failed: %s\n%s\n", err.message, log ? log : "");
+  free(log);
+  return lib;
+}
+
+/* Each thread writes its slot of threadgroup memory, then reads its neighbour's. */
+static const char k_neighbour[] =
+    "#include <metal_stdlib>\n"
+    "using namespace metal;\n"
+    "[[kernel, max_total_threads_per_threadgroup(64)]] void with_barrier(const device float *__restrict in [[buffer(0)]],\n"
+    "    device float *__restrict out [[buffer(1)]], constant uint &n [[buffer(2)]],\n"
+    "    uint3 tid [[thread_position_in_threadgroup]], uint3 gid [[threadgroup_position_in_grid]],\n"
+    "    uint3 tpg [[threads_per_threadgroup]]) {\n"
+    "  threadgroup float slot[64];\n"
+    "  uint i = gid.x * tpg.x + tid.x;\n"
+    "  slot[tid.x] = i < n ? in[i] : 0.0f;\n"
+    "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+    "  if (i < n) out[i] = slot[(tid.x + 1) % tpg.x];\n"
+    "}\n"
+    "kernel void without_barrier(const device float *in [[buffer(0)]], device float *out [[buffer(1)]],\n"
+    "    constant uint &n [[buffer(2)]], uint tid [[thread_index_in_threadgroup]], uint2 gid [[threadgroup_position_in_grid]]) {\n"
+    "  threadgroup float slot[64];\n"
+    "  uint i = gid.x * 64 + tid;\n"
+    "  slot[tid] = i < n ? in[i] : 0.0f;\n"
+    "  if (i < n) out[i] = slot[(tid + 1) % 64];\n"
+    "}\n";
+
+TEST(barrier_waits_and_a_missing_barrier_shows) {
+  if (!have_cxx()) return;
+  tc_emu_library *lib = build(k_neighbour);
+  CHECK(lib);
+  enum { N = 200 };
+  float in[N], out[N], expect[N];
+  uint32_t n = N;
+  for (int i = 0; i < N; i++) in[i] = (float)(i * 3 + 1);
+  for (int i = 0; i < N; i++) {
+    int g = i / 64, t = i % 64, j = g * 64 + (t + 1) % 64;
+    expect[i] = j < N ? in[j] : 0.0f;
+  }
+  void *b[3] = {in, out, &n};
+  uint32_t groups[3] = {(N + 63) / 64, 1, 1}, threads[3] = {64, 1, 1};
+  tilec_error err = {0};
+  memset(out, 0, sizeof out);
+  CHECK(tc_emu_dispatch(lib, "with_barrier", b, 3, groups, threads, 0, &err) == TILEC_OK);
+  CHECK(memcmp(out, expect, sizeof out) == 0);
+  memset(out, 0, sizeof out);
+  CHECK(tc_emu_dispatch(lib, "without_barrier", b, 3, groups, threads, 0, &err) == TILEC_OK);
+  int wrong = 0;
+  for (int i = 0; i < N; i++) wrong += out[i] != expect[i];
+  printf("  without the barrier: %d of %d elements wrong\n", wrong, N);
+  CHECK(wrong > N / 2);
+  err = (tilec_error){0};
+  CHECK(tc_emu_dispatch(lib, "nonexistent", b, 3, groups, threads, 0, &err) == TILEC_ERROR_USAGE);
+  CHECK(strstr(err.message, "nonexistent"));
+  tc_emu_library_free(lib);
+}
+
+static const char k_simd[] =
+    "#include <metal_stdlib>\n"
+    "using namespace metal;\n"
+    "kernel void simd_ops(device float *out [[buffer(0)]], device int *lanes [[buffer(1)]],\n"
+    "    ushort lane [[thread_index_in_simdgroup]], ushort sg [[simdgroup_index_in_threadgroup]],\n"
+    "    uint t [[thread_index_in_threadgroup]], threadgroup float *dyn [[threadgroup(0)]]) {\n"
+    "  float v = float(t);\n"
+    "  float x = simd_shuffle_xor(v, ushort(5));\n"
+    "  float s = simd_sum(v);\n"
+    "  float m = simd_max(v);\n"
+    "  dyn[t] = x;\n"
+    "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+    "  out[t * 3 + 0] = dyn[t];\n"
+    "  out[t * 3 + 1] = s;\n"
+    "  out[t * 3 + 2] = m;\n"
+    "  lanes[t] = int(sg) * 100 + int(lane);\n"
+    "}\n"
+    "kernel void deadlock(device float *out [[buffer(0)]], uint t [[thread_index_in_threadgroup]]) {\n"
+    "  if (t < 16) threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+    "  else out[t] = simd_sum(1.0f);\n"
+    "}\n";
+
+TEST(simd_operations_meet_their_lanes) {
+  if (!have_cxx()) return;
+  tc_emu_library *lib = build(k_simd);
+  CHECK(lib);
+  float out[96 * 3];
+  int lanes[96];
+  void *b[2] = {out, lanes};
+  uint32_t groups[3] = {1, 1, 1}, threads[3] = {96, 1, 1};
+  tilec_error err = {0};
+  CHECK(tc_emu_dispatch(lib, "simd_ops", b, 2, groups, threads, 96 * sizeof(float), &err) == TILEC_OK);
+  for (int t = 0; t < 96; t++) {
+    int base = t / 32 * 32;
+    float sum = 0, max = 0;
+    for (int l = 0; l < 32; l++) sum += (float)(base + l), max = (float)(base + l);
+    EXPECT(out[t * 3 + 0] == (float)(base + ((t % 32) ^ 5)));
+    EXPECT(out[t * 3 + 1] == sum);
+    EXPECT(out[t * 3 + 2] == max);
+    EXPECT(lanes[t] == (t / 32) * 100 + t % 32);
+  }
+  err = (tilec_error){0};
+  uint32_t one[3] = {1, 1, 1}, t32[3] = {32, 1, 1};
+  CHECK(tc_emu_dispatch(lib, "deadlock", b, 1, one, t32, 0, &err) == TILEC_ERROR_TARGET);
+  CHECK(strstr(err.message, "deadlock"));
+  tc_emu_library_free(lib);
+}
+
+/* D = A * B + C on 8x8 matrices through simdgroup_load / multiply_accumulate / store, A
+ * loaded transposed from A^T, and each lane's two elements where simdgroup_matrix puts them. */
+static const char k_matrix[] =
+    "#include <metal_stdlib>\n"
+    "using namespace metal;\n"
+    "kernel void mma(const device float *at [[buffer(0)]], const device half *b [[buffer(1)]],\n"
+    "    const device float *c [[buffer(2)]], device float *d [[buffer(3)]], device float *own [[buffer(4)]],\n"
+    "    ushort lane [[thread_index_in_simdgroup]]) {\n"
+    "  simdgroup_matrix<float, 8, 8> ma, mc, md;\n"
+    "  simdgroup_matrix<half, 8, 8> mb;\n"
+    "  simdgroup_load(ma, at, 8, ulong2(0, 0), true);\n"
+    "  simdgroup_load(mb, b, 8);\n"
+    "  simdgroup_load(mc, c, 8);\n"
+    "  simdgroup_multiply_accumulate(md, ma, mb, mc);\n"
+    "  simdgroup_store(md, d, 8);\n"
+    "  own[lane * 2] = md.thread_elements()[0];\n"
+    "  own[lane * 2 + 1] = md.thread_elements()[1];\n"
+    "}\n";
+
+TEST(simdgroup_matrix_multiplies) {
+  if (!have_cxx()) return;
+  tc_emu_library *lib = build(k_matrix);
+  CHECK(lib);
+  float at[64], c[64], d[64], own[64];
+  uint16_t b[64]; /* half: small integers, exact */
+  float bf[64];
+  static const uint16_t half_of_int[8] = {0x0000, 0x3c00, 0x4000, 0x4200, 0x4400, 0x4500, 0x4600, 0x4700};
+  for (int i = 0; i < 64; i++) {
+    at[i] = (float)(i % 7) - 3;
+    c[i] = (float)(i % 5);
+    b[i] = half_of_int[i % 8];
+    bf[i] = (float)(i % 8);
+  }
+  void *bind[5] = {at, b, c, d, own};
+  uint32_t one[3] = {1, 1, 1}, t32[3] = {32, 1, 1};
+  tilec_error err = {0};
+  CHECK(tc_emu_dispatch(lib, "mma", bind, 5, one, t32, 0, &err) == TILEC_OK);
+  for (int r = 0; r < 8; r++)
+    for (int col = 0; col < 8; col++) {
+      float s = c[r * 8 + col];
+      for (int k = 0; k < 8; k++) s += at[k * 8 + r] * bf[k * 8 + col];
+      EXPECT(d[r * 8 + col] == s);
+    }
+  for (int l = 0; l < 32; l++) {
+    int row = ((l >> 4) & 1) * 4 + ((l >> 1) & 3), col = (((l >> 3) & 1) * 2 + (l & 1)) * 2;
+    EXPECT(own[l * 2] == d[row * 8 + col] && own[l * 2 + 1] == d[row * 8 + col + 1]);
+  }
+  tc_emu_library_free(lib);
+}
+
+TEST(compile_error_has_the_log) {
+  if (!have_cxx()) return;
+  tilec_error err = {0};
+  tc_emu_library *lib = NULL;
+  char *log = NULL;
+  tilec_status st = tc_emu_library_build("#include <metal_stdlib>\nkernel void broken(device float *x [[buffer(0)]]) { x[0] = undefined_name; }\n",
+                                         NULL, &lib, &log, &err);
+  CHECK(st == TILEC_ERROR_TARGET);
+  CHECK(lib == NULL);
+  CHECK(log && strstr(log, "undefined_name"));
+  CHECK(strstr(err.message, "undefined_name"));
+  free(log);
+  err = (tilec_error){0};
+  CHECK(tc_emu_library_build("int no_kernels_here;\n", NULL, &lib, NULL, &err) == TILEC_ERROR_TARGET);
+  CHECK(strstr(err.message, "no kernel"));
+}
+
+int main(void) {
+  RUN(barrier_waits_and_a_missing_barrier_shows);
+  RUN(simd_operations_meet_their_lanes);
+  RUN(simdgroup_matrix_multiplies);
+  RUN(compile_error_has_the_log);
+  TEST_MAIN_END();
+}
