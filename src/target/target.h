@@ -162,6 +162,14 @@ typedef struct tc_backend {
   /* The part of an artifact a user keeps (`tilec compile -o`): cuda's cubin inside its
    * container. NULL: the artifact itself. */
   const void *(*payload)(const void *artifact, size_t size, size_t *payload_size);
+  /* Memory on the device its kernels run on, for tilec_device_alloc/_free/_copy (callers with
+   * no allocator of their own: the CLI, tilec verify, the Python package). device_type is the
+   * DLDeviceType of its tensors. NULL hooks: the backend has no device memory (yet). Copies
+   * are synchronous; `direction` is a TILEC_COPY_* value. */
+  int device_type;
+  void *(*mem_alloc)(int device, size_t bytes, tilec_error *err);
+  void (*mem_free)(int device, void *p);
+  tilec_status (*mem_copy)(int device, void *dst, const void *src, size_t bytes, int direction, tilec_error *err);
 } tc_backend;
 
 /* ---- lowering for a target (compile.c, which runs these as part of its pipeline) ---- */

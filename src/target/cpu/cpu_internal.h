@@ -81,5 +81,9 @@ tilec_status tc_cpu_load(const tc_backend_env *env, const tc_kernel_ir *k, const
 tilec_status tc_cpu_launch(const tc_backend_env *env, tc_loaded *mod, const tc_launch_args *args,
                            tilec_error *err);
 void tc_cpu_unload(tc_loaded *mod);
+/* Host memory for tilec_device_* (memory.c). */
+void *tc_cpu_mem_alloc(int device, size_t bytes, tilec_error *err);
+void tc_cpu_mem_free(int device, void *p);
+tilec_status tc_cpu_mem_copy(int device, void *dst, const void *src, size_t bytes, int direction, tilec_error *err);
 
 #endif

@@ -46,6 +46,10 @@ const tc_backend tc_cuda_nvrtc_backend = {
     .launch = tc_cuda_launch,
     .unload = tc_cuda_unload,
     .payload = tc_cuda_payload,
+    .device_type = kDLCUDA,
+    .mem_alloc = tc_cuda_mem_alloc,
+    .mem_free = tc_cuda_mem_free,
+    .mem_copy = tc_cuda_mem_copy,
 };
 
 const tc_backend tc_cuda_nvcc_backend = {
@@ -61,4 +65,8 @@ const tc_backend tc_cuda_nvcc_backend = {
     .launch = tc_cuda_launch,
     .unload = tc_cuda_unload,
     .payload = tc_cuda_payload,
+    .device_type = kDLCUDA,
+    .mem_alloc = tc_cuda_mem_alloc,
+    .mem_free = tc_cuda_mem_free,
+    .mem_copy = tc_cuda_mem_copy,
 };

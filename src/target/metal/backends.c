@@ -64,6 +64,7 @@ static bool metal_available(const tc_backend_env *env, char *why, size_t cap) {
 
 const tc_backend tc_metal_metal_backend = {
     .target = "metal",
+    .device_type = kDLMetal,
     .name = "metal",
     .flags = TC_BACKEND_IN_MEMORY,
     .description = "Metal compiles MSL source in process; the library lives in memory only",
@@ -72,6 +73,7 @@ const tc_backend tc_metal_metal_backend = {
 
 const tc_backend tc_metal_metallib_backend = {
     .target = "metal",
+    .device_type = kDLMetal,
     .name = "metallib",
     .flags = 0,
     .description = "the offline metal compiler builds a .metallib, loaded by the runtime",
