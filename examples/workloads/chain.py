@@ -40,8 +40,12 @@ def main():
     x0 = rng.standard_normal((R, C)).astype(np.float32)
     _, P = weights(N, C, args.seed + 1)
 
+    uploaded = {}
+
     def forward(target):
-        Ps = upload(list(P), target)
+        if target not in uploaded:  # weights live on the device across runs
+            uploaded[target] = (upload(list(P), target), upload(P, target))
+        Ps, Pall = uploaded[target]
         k = kernels.gated.compile(target=target, R=R, C=C)
         X = upload(x0, target)
         for s in range(N):
@@ -49,7 +53,7 @@ def main():
         outs = [(k.backend, X.numpy())]
         if args.fused:
             kf = kernels.gated_fused.compile(target=target, R=R, C=C, stages=N)
-            outs.append((kf.backend + " fused", kf(upload(x0, target), upload(P, target)).numpy()))
+            outs.append((kf.backend + " fused", kf(upload(x0, target), Pall).numpy()))
         return outs
 
     def numpy_forward():

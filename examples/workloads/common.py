@@ -26,6 +26,8 @@ def parser(description):
                    help="comma-separated targets, or all (default): every target tilec can run on here")
     p.add_argument("--seed", type=int, default=0, help="seed of the weights and inputs (default 0)")
     p.add_argument("--no-numpy", action="store_true", help="skip the float64 numpy reference row")
+    p.add_argument("--perturb", metavar="TARGET", help="testing aid: change the first output element of TARGET "
+                   "by 1%% of the output's largest magnitude, to see the table disagree")
     return p
 
 
@@ -70,6 +72,12 @@ def agrees(c, min_cosine=1 - 1e-5, rel=1e-3):
             and c["max_delta"] <= rel * max(c["ref_max"], 1e-30))
 
 
+def _perturbed(out):
+    out = np.array(out, dtype=np.float32)
+    out.flat[0] += 0.01 * float(np.max(np.abs(out)))
+    return out
+
+
 def run_all(title, forward, numpy_forward, args, min_cosine=1 - 1e-5, rel=1e-3):
     """forward(target) -> [(label, output array)]: the model run on that target (label names the
     backend, and the variant when a target runs several). Runs it twice on every target (the
@@ -82,6 +90,8 @@ def run_all(title, forward, numpy_forward, args, min_cosine=1 - 1e-5, rel=1e-3):
         t0 = time.perf_counter()
         outs = forward(t)
         ms = (time.perf_counter() - t0) * 1e3 / len(outs)
+        if args.perturb == t:
+            outs = [(label, _perturbed(out)) for label, out in outs]
         results += [(f"{t}/{label}", np.asarray(out), ms) for label, out in outs]
     ref = results[0][1]
     rows = []

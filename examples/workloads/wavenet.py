@@ -46,9 +46,12 @@ def main():
     def dilation(l):
         return 2 ** (l % 10)
 
+    uploaded = {}
+
     def forward(target):
-        ws = upload(layers, target)
-        head = upload([W1, b1, W2, b2], target)
+        if target not in uploaded:  # weights live on the device across runs
+            uploaded[target] = (upload(layers, target), upload([W1, b1, W2, b2], target))
+        ws, head = uploaded[target]
         x = upload(x0, target)
         skip = upload(np.zeros((C, L), np.float32), target)
         rs = kernels.residual_skip.compile(target=target, C=C, L=L)

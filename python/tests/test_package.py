@@ -274,3 +274,14 @@ def test_tilec_tensor_on_cpu():
 def test_device_memory_unavailable_target_raises():
     with pytest.raises(tilec.TargetError):
         tilec.empty((4,), "float32", target="metal")
+
+
+def test_tensor_reshape_is_a_view():
+    t = tilec.tensor(np.arange(12, dtype=np.float32))
+    v = t.reshape(3, 4)
+    assert v.shape == (3, 4) and v.ptr == t.ptr
+    np.testing.assert_array_equal(v.numpy(), np.arange(12).reshape(3, 4))
+    del t  # the view keeps the memory
+    np.testing.assert_array_equal(v.reshape((12,)).numpy(), np.arange(12))
+    with pytest.raises(tilec.UsageError):
+        v.reshape(5, 5)

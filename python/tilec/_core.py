@@ -175,9 +175,26 @@ class Tensor:
                                        ctypes.byref(err))
         _check(ptr, err)
         self.ptr = ptr
+        self._base = None  # a view's owner
         self._shape_arr = (ctypes.c_int64 * max(1, len(self.shape)))(*self.shape)
 
+    def reshape(self, *shape):
+        """The same memory seen with another shape of as many elements (no copy)."""
+        shape = tuple(int(s) for s in (shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list))
+                                          else shape))
+        numel = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        if numel != self.numel:
+            raise UsageError(f"cannot view a tensor of {self.numel} elements as {shape}")
+        v = object.__new__(Tensor)
+        v.__dict__.update(self.__dict__)
+        v.shape = shape
+        v._shape_arr = (ctypes.c_int64 * max(1, len(shape)))(*shape)
+        v._base = self._base if self._base is not None else self
+        return v
+
     def __del__(self):
+        if getattr(self, "_base", None) is not None:
+            return  # a view: its base frees the memory
         p, self.ptr = getattr(self, "ptr", None), None
         if p and getattr(self, "_lib", None):
             self._lib.tilec_device_free(self._ctx.handle, self.target.encode(), self.device, p)
