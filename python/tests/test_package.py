@@ -285,3 +285,18 @@ def test_tensor_reshape_is_a_view():
     np.testing.assert_array_equal(v.reshape((12,)).numpy(), np.arange(12))
     with pytest.raises(tilec.UsageError):
         v.reshape(5, 5)
+
+
+def test_prepared_launch_and_stream_rules():
+    k = vadd(256)
+    a, b = f32(256), f32(256)
+    run = k.prepare(a, b)
+    c = run()
+    np.testing.assert_array_equal(c, a + b)
+    a += 1  # the prepared launch reads the same memory: no copy was taken
+    assert run() is c
+    np.testing.assert_array_equal(c, a + b)
+    with pytest.raises(tilec.UsageError, match="stream"):
+        run.enqueue(0x1234)
+    with pytest.raises(tilec.UsageError, match="stream"):
+        k(a, b, stream=0x1234)

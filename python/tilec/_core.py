@@ -459,13 +459,34 @@ class Kernel:
             return None
         return outs[0] if len(outs) == 1 else tuple(outs)
 
-    def __call__(self, *args):
+    def _enqueue(self, arr, n, stream):
+        err = tilec_error()
+        st = self._lib.tilec_kernel_launch_stream(self.handle, arr, n, ctypes.c_void_p(stream or None),
+                                                  ctypes.byref(err))
+        _check(st == 0, err)
+
+    def __call__(self, *args, stream=None):
+        """Run the kernel; returns its out_idx tensors (allocated when not given). With `stream`
+        (a CUstream handle as an int, 0 for the default stream; cuda kernels only) the launch is
+        enqueued and the call returns without waiting (tilec_kernel_launch_stream)."""
         full, missing = self._full_args(args)
         self._allocate(full, missing)
         keep = []
         arr = self._dlargs(full, keep)
-        self._launch(arr, len(full))
+        if stream is None:
+            self._launch(arr, len(full))
+        else:
+            self._enqueue(arr, len(full), stream)
         return self._result(full)
+
+    def prepare(self, *args):
+        """The arguments converted once (outputs allocated as in a call): the returned Launch runs
+        the kernel on them with no per-call Python conversion (for chains and timing loops)."""
+        full, missing = self._full_args(args)
+        self._allocate(full, missing)
+        keep = []
+        arr = self._dlargs(full, keep)
+        return Launch(self, arr, len(full), keep, self._result(full))
 
     # -- verification --
     def _host_copy(self, t, p):
@@ -560,6 +581,22 @@ class Kernel:
             times.append((time.perf_counter() - t0) * 1e3)
         times.sort()
         return {"median_ms": times[len(times) // 2], "min_ms": times[0], "max_ms": times[-1], "runs": len(times)}
+
+
+class Launch:
+    """A kernel with its arguments converted (Kernel.prepare). Calling it runs the kernel and
+    returns the outputs; enqueue(stream) launches without waiting (cuda)."""
+
+    def __init__(self, kernel, arr, n, keep, outputs):
+        self.kernel, self._arr, self._n, self._keep, self.outputs = kernel, arr, n, keep, outputs
+
+    def __call__(self):
+        self.kernel._launch(self._arr, self._n)
+        return self.outputs
+
+    def enqueue(self, stream=0):
+        self.kernel._enqueue(self._arr, self._n, stream)
+        return self.outputs
 
 
 class VerifyReport(list):

@@ -26,4 +26,11 @@ if PYTHONPATH=python python3 -c 'import tilec; assert "cpu" in tilec.available_t
 else
   echo "FAIL python: import tilec"; cat "$D/err"
 fi
+# the H200 benchmark script runs end to end (on the cpu here, tiny sizes), so it does not rot
+if python3 bench/workloads_bench.py --target cpu --elements 4096 --stages 3 --reps 1 --launches 200 --resolution 32 >"$D/bench" 2>&1 &&
+  grep -q '^tilec, 3 kernels' "$D/bench" && grep -q '^tilec (.* kernels' "$D/bench" && grep -q '^tilec prepared launch' "$D/bench"; then
+  echo "PASS python: bench/workloads_bench.py runs (cpu, tiny sizes)"
+else
+  echo "FAIL python: bench/workloads_bench.py"; tail -n 20 "$D/bench"
+fi
 exit 0
