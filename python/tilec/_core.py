@@ -24,33 +24,35 @@ def _check(ok, err):
 
 # ---- the context ------------------------------------------------------------------------------
 class Context:
-    """One tilec_context (thread pool, kernel caches) with the programs and kernels read through it."""
+    """One tilec_context (thread pool, kernel caches). Programs and kernels refer to it, never the
+    other way round, so Python frees them before it (no reference cycles)."""
 
     def __init__(self):
         err = tilec_error()
-        self.handle = lib().tilec_context_create(None, ctypes.byref(err))
-        _check(self.handle, err)
         self._lib = lib()
-        self._programs = {}
-        self._kernels = {}
-        self._lock = threading.Lock()
+        self.handle = self._lib.tilec_context_create(None, ctypes.byref(err))
+        _check(self.handle, err)
 
     def __del__(self):
         h, self.handle = getattr(self, "handle", None), None
         if h and getattr(self, "_lib", None):
-            self._kernels.clear()
-            self._programs.clear()
             self._lib.tilec_context_destroy(h)
 
     def program(self, name, text):
-        key = (name, text)
-        with self._lock:
-            prog = self._programs.get(key)
+        key = (id(self), name, text)
+        with _cache_lock:
+            prog = _programs.get(key)
             if prog is None:
                 prog = Program(self, name, text)
-                self._programs[key] = prog
+                _programs[key] = prog
             return prog
 
+
+# Programs and kernels read so far, by their text and bindings (a module-level cache: it holds
+# them, they hold the context).
+_programs = {}
+_kernels = {}
+_cache_lock = threading.Lock()
 
 _context = None
 _context_lock = threading.Lock()
@@ -68,15 +70,17 @@ def context():
 class Program:
     def __init__(self, ctx, name, text):
         self.ctx, self.name, self.text = ctx, name, text
+        self._lib = lib()
         err = tilec_error()
         data = text.encode()
-        self.handle = lib().tilec_program_from_string(ctx.handle, name.encode(), data, len(data), ctypes.byref(err))
+        self.handle = self._lib.tilec_program_from_string(ctx.handle, name.encode(), data, len(data),
+                                                          ctypes.byref(err))
         _check(self.handle, err)
 
     def __del__(self):
-        if getattr(self, "handle", None):
-            lib().tilec_program_destroy(self.handle)
-            self.handle = None
+        h, self.handle = getattr(self, "handle", None), None
+        if h and getattr(self, "_lib", None):
+            self._lib.tilec_program_destroy(h)
 
     def kernels(self):
         n = lib().tilec_program_num_kernels(self.handle)
@@ -93,8 +97,8 @@ class Program:
     def compile(self, kernel=None, defines=(), target="auto", backend=None, returns=None):
         defines = tuple(defines)
         key = (id(self), kernel, defines, target, backend, None if returns is None else tuple(returns))
-        with self.ctx._lock:
-            k = self.ctx._kernels.get(key)
+        with _cache_lock:
+            k = _kernels.get(key)
         if k is not None:
             return k
         keep = []
@@ -103,8 +107,8 @@ class Program:
         h = lib().tilec_compile(self.handle, ctypes.byref(opts), ctypes.byref(err))
         _check(h, err)
         k = Kernel(self, h, kernel, defines, returns)
-        with self.ctx._lock:
-            self.ctx._kernels[key] = k
+        with _cache_lock:
+            _kernels[key] = k
         return k
 
     def source(self, kernel=None, defines=(), target="auto", backend=None, kernel_only=True):
