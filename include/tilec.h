@@ -166,6 +166,11 @@ TILEC_API const char *tilec_kernel_target(const tilec_kernel *k);
 TILEC_API const char *tilec_kernel_backend(const tilec_kernel *k);
 TILEC_API size_t tilec_kernel_num_params(const tilec_kernel *k);
 TILEC_API int tilec_kernel_param(const tilec_kernel *k, size_t i, tilec_param_info *out); /* 0 on success */
+/* The parameters a TileLang caller gets back, in order, as parameter indices: the out_idx of
+ * @tilelang.jit / tilelang.compile (negative ones counted from the end), or the tensors an eager
+ * @tilelang.jit function returns (its T.empty tensors). Returns how many there are (0: the
+ * kernel returns nothing) and writes the first min(that, cap) of them to idx (NULL when cap is 0). */
+TILEC_API size_t tilec_kernel_returns(const tilec_kernel *k, size_t *idx, size_t cap);
 /* Generated source: the kernel alone, or the whole translation unit with host code. */
 TILEC_API const char *tilec_kernel_source(const tilec_kernel *k, int kernel_only);
 /* How the kernel was obtained: "miss" (compiled now), "hit" (from a cache) or "off". */
@@ -241,6 +246,39 @@ TILEC_API char *tilec_backends_report_for(tilec_context *ctx, const char *target
  * caller frees *out with tilec_free. */
 TILEC_API tilec_status tilec_cache_report(tilec_context *ctx, const char *what, char **out, tilec_error *err);
 TILEC_API tilec_status tilec_cache_clear(tilec_context *ctx, size_t *removed, tilec_error *err);
+
+/* Every execution backend, in the order `tilec backends` lists them: tilec_backend_count() of
+ * them. tilec_backend_get fills *out for backend i and returns 0, or nonzero when i is past the
+ * end. `available` means it can compile and run kernels here (it has a code generator and its
+ * probe passed); `reason` says why not, and is empty when it is available. Callers that run a
+ * kernel "everywhere" (tilec verify, the Python package) discover backends here, never from a
+ * list of their own. */
+typedef struct tilec_backend_info {
+  const char *target;  /* "cpu", "cuda", "metal" */
+  const char *name;    /* "cc", "nvrtc", "nvcc", "metal", "metallib" */
+  int is_default;      /* the target's default backend ("auto") */
+  int available;
+  int device_type;     /* the DLDeviceType its tensors live on (kDLCPU, kDLCUDA, kDLMetal) */
+  int has_memory;      /* tilec_device_alloc works for its target through this backend */
+  char reason[256];
+} tilec_backend_info;
+TILEC_API size_t tilec_backend_count(void);
+TILEC_API int tilec_backend_get(tilec_context *ctx, size_t i, tilec_backend_info *out);
+
+/* ---- device memory ------------------------------------------------------------------------ */
+/* Memory on the device of a target's default backend (`target` as in compile options, options
+ * ignored: "cpu", "cuda,arch=sm_90a"; NULL or "auto": cpu), for callers without an allocator of
+ * their own. cpu memory is host memory aligned to 64 bytes; cuda memory comes from cuMemAlloc in
+ * device `device_id`'s primary context (the one torch and CuPy use). A target whose backend has
+ * no device memory yet is a TILEC_ERROR_TARGET. Copies are synchronous: `direction` is one of
+ * TILEC_COPY_*, `src`/`dst` host or device pointers accordingly. Zero bytes allocate a valid
+ * pointer. tilec_device_free(NULL) does nothing. */
+enum { TILEC_COPY_HOST_TO_DEVICE = 0, TILEC_COPY_DEVICE_TO_HOST = 1, TILEC_COPY_DEVICE_TO_DEVICE = 2 };
+TILEC_API void *tilec_device_alloc(tilec_context *ctx, const char *target, int device_id, size_t bytes,
+                                   tilec_error *err);
+TILEC_API void tilec_device_free(tilec_context *ctx, const char *target, int device_id, void *ptr);
+TILEC_API tilec_status tilec_device_copy(tilec_context *ctx, const char *target, int device_id, void *dst,
+                                         const void *src, size_t bytes, int direction, tilec_error *err);
 
 /* ---- misc --------------------------------------------------------------------------------- */
 TILEC_API void tilec_free(void *p);

@@ -227,3 +227,10 @@ const char *tilec_kernel_source(const tilec_kernel *k, int kernel_only) {
   const char *s = kernel_only ? k->module->gen.kernel_source : k->module->gen.full_source;
   return s ? s : "";
 }
+
+size_t tilec_kernel_returns(const tilec_kernel *k, size_t *idx, size_t cap) {
+  if (!k) return 0;
+  size_t n = (size_t)k->ir->nreturns;
+  for (size_t i = 0; i < n && i < cap && idx; i++) idx[i] = (size_t)k->ir->returns[i];
+  return n;
+}

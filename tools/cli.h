@@ -1,6 +1,7 @@
 /* cli.h: shared pieces of the tilec command-line driver. */
 #ifndef TILEC_CLI_H
 #define TILEC_CLI_H
+#include "dtype/dtype.h"
 #include "tilec.h"
 
 enum { CLI_EXIT_PROGRAM = 1, CLI_EXIT_USAGE = 2, CLI_EXIT_VERIFY = 3, CLI_EXIT_TARGET = 4 };
@@ -10,6 +11,7 @@ typedef struct cli_options {
   const char *file, *kernel, *target, *backend, *load_dir, *save_dir, *perturb, *output;
   unsigned long long seed;
   int verify, bench, json, kernel_only, lowered, explain;
+  const char *reference; /* verify: "interp" (default) or "cpu" */
   int ndefines;
   tilec_define defines[CLI_MAX_DEFINES];
   char define_names[CLI_MAX_DEFINES][128];
@@ -23,6 +25,12 @@ int cli_run(const cli_options *o);
 int cli_backends(const char *target, int json);
 int cli_cache(int argc, char **argv);
 int cli_compile(const cli_options *o);
+int cli_verify(const cli_options *o);
+/* The values `tilec run` fills a tensor with: seeded, never zero (floats in +-[1/64, 1), integers
+ * in +-[1, 8]); the same for every backend given the same name and seed. */
+void cli_fill_random(tc_dtype dt, void *data, size_t numel, const char *name, unsigned long long seed);
+void cli_json_string(const char *s);
+void cli_json_number(double v); /* null when not finite */
 
 /* cuda device buffers, copies and event timing for `tilec run --target cuda` (cli_cuda.c);
  * failures come back as a message in `why`. */

@@ -71,9 +71,12 @@ static uint64_t hash_name(const char *s) {
 
 /* Seeded values that are never zero: floats in +-[1/64, 1), integers in +-[1, 8]. */
 static void fill_random(host_tensor *h, const char *name, unsigned long long seed) {
+  cli_fill_random(h->dt, h->t.data, h->numel, name, seed);
+}
+
+void cli_fill_random(tc_dtype dt, void *data, size_t numel, const char *name, unsigned long long seed) {
   uint64_t s = seed * 0x2545f4914f6cdd1dull ^ hash_name(name);
-  tc_dtype dt = h->dt;
-  for (size_t i = 0; i < h->numel; i++) {
+  for (size_t i = 0; i < numel; i++) {
     uint64_t r = splitmix(&s);
     double v;
     if (tc_dtype_is_float(dt)) {
@@ -89,7 +92,7 @@ static void fill_random(host_tensor *h, const char *name, unsigned long long see
     } else {
       v = (double)(1 + (int)((r >> 8) % 8));
     }
-    tc_dtype_store_f64(dt, h->t.data, i, v);
+    tc_dtype_store_f64(dt, data, i, v);
   }
 }
 
@@ -166,7 +169,7 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static void json_string(const char *s) {
+void cli_json_string(const char *s) {
   putchar('"');
   for (; *s; s++) {
     unsigned char c = (unsigned char)*s;
@@ -177,7 +180,7 @@ static void json_string(const char *s) {
   putchar('"');
 }
 
-static void json_number(double v) {
+void cli_json_number(double v) {
   if (isfinite(v)) printf("%.9g", v);
   else printf("null");
 }
@@ -402,35 +405,35 @@ int cli_run(const cli_options *o) {
   double med = nruns ? times[nruns / 2] : first_ms;
   if (o->json) {
     printf("{\"kernel\": ");
-    json_string(tilec_kernel_name(k));
+    cli_json_string(tilec_kernel_name(k));
     printf(", \"target\": ");
-    json_string(tilec_kernel_target(k));
+    cli_json_string(tilec_kernel_target(k));
     printf(", \"backend\": ");
-    json_string(tilec_kernel_backend(k));
+    cli_json_string(tilec_kernel_backend(k));
     printf(", \"cache\": ");
-    json_string(tilec_kernel_cache_status(k));
+    cli_json_string(tilec_kernel_cache_status(k));
     printf(", \"compile_ms\": ");
-    json_number(tilec_kernel_compile_ms(k));
+    cli_json_number(tilec_kernel_compile_ms(k));
     printf(", \"first_run_ms\": ");
-    json_number(first_ms);
+    cli_json_number(first_ms);
     if (mtl) {
       const char *src;
       const char *mode = cli_mtl_storage(mtl, &src);
       printf(", \"storage_mode\": ");
-      json_string(mode);
+      cli_json_string(mode);
       printf(", \"storage_mode_source\": ");
-      json_string(src);
+      cli_json_string(src);
     }
     if (o->bench) {
       printf(", \"run_ms\": {\"median\": ");
-      json_number(med);
+      cli_json_number(med);
       printf(", \"min\": ");
-      json_number(times[0]);
+      cli_json_number(times[0]);
       printf(", \"max\": ");
-      json_number(times[nruns - 1]);
+      cli_json_number(times[nruns - 1]);
       printf(", \"runs\": %d}", nruns);
-      if (flops > 0) printf(", \"gflops\": "), json_number(flops / (med * 1e6));
-      if (bytes > 0) printf(", \"gbps\": "), json_number(bytes / (med * 1e6));
+      if (flops > 0) printf(", \"gflops\": "), cli_json_number(flops / (med * 1e6));
+      if (bytes > 0) printf(", \"gbps\": "), cli_json_number(bytes / (med * 1e6));
     }
     if (o->verify) {
       printf(", \"verify\": {\"ok\": %s, \"tensors\": [", verify_ok ? "true" : "false");
@@ -441,13 +444,13 @@ int cli_run(const cli_options *o) {
         if (!pi.is_output) continue;
         printf("%s{\"name\": ", first ? "" : ", ");
         first = 0;
-        json_string(pi.name);
+        cli_json_string(pi.name);
         printf(", \"max_abs_err\": ");
-        json_number(cmp[i].max_abs_err);
+        cli_json_number(cmp[i].max_abs_err);
         printf(", \"max_rel_err\": ");
-        json_number(cmp[i].max_rel_err);
+        cli_json_number(cmp[i].max_rel_err);
         printf(", \"cosine\": ");
-        json_number(cmp[i].cosine);
+        cli_json_number(cmp[i].cosine);
         printf(", \"argmax_match\": %s, \"ok\": %s}", cmp[i].argmax_match ? "true" : "false",
                cmp[i].ok ? "true" : "false");
       }

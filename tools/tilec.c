@@ -26,6 +26,8 @@ static const char usage_text[] =
     "  ir FILE        print the tile IR of a kernel\n"
     "  run FILE       compile and run a kernel on generated inputs\n"
     "  source FILE    print the generated code of a kernel\n"
+    "  verify FILE    run a kernel on every available backend from the same inputs and\n"
+    "                 compare each with the reference (one table; exit 3 on disagreement)\n"
     "  compile FILE -o OUT\n"
     "                 build a kernel's artifact without running it (cpu: the .so;\n"
     "                 cuda: the cubin, with NVRTC alone: no GPU needed)\n"
@@ -47,6 +49,7 @@ static const char usage_text[] =
     "  --bench            (run) time repeated runs; print median, min, max\n"
     "                     (cuda: CUDA events, L2 flushed between runs)\n"
     "  -o OUT             (compile) where the artifact goes\n"
+    "  --reference R      (verify) interp (the reference interpreter, default) or cpu\n"
     "  --seed N           (run) seed of the random inputs (default 0)\n"
     "  --load DIR         (run) read inputs from DIR/NAME.npy where present\n"
     "  --save DIR         (run) write every tensor after the run to DIR/NAME.npy\n"
@@ -112,6 +115,21 @@ static const struct {
                 "  -D NAME=VALUE   bind a parameter, T.const name, symbolic dimension or module constant\n"
                 "  --target T      cpu, cuda[,arch=sm_XX], metal or auto\n"
                 "  --backend B     execution backend of the target\n"},
+    {"verify", "usage: tilec verify FILE [--kernel NAME] [-D NAME=VALUE]... [--seed N] [--reference interp|cpu] [--json]\n"
+               "\n"
+               "Run one kernel on every execution backend available here (from the library's registry),\n"
+               "from the same seeded inputs, and compare every output with one reference: the reference\n"
+               "interpreter (float64; default) or the cpu backend (--reference cpu, for sizes the\n"
+               "interpreter is slow on). Prints one table: backend, output, max_abs, max_rel, cosine,\n"
+               "argmax agreement, ok; then the backends that failed or were skipped, with the reason.\n"
+               "Exit 3 when any backend disagrees, 4 when an available backend failed to run.\n"
+               "\n"
+               "  --kernel NAME   the kernel to use when FILE defines several\n"
+               "  -D NAME=VALUE   bind a parameter, T.const name, symbolic dimension or module constant\n"
+               "  --seed N        seed of the random inputs (default 0)\n"
+               "  --reference R   interp (default) or cpu\n"
+               "  --json          print one JSON object on stdout\n"
+               "  --perturb NAME  testing aid: add 1 to element 0 of output NAME of every backend\n"},
     {"backends", "usage: tilec backends [--json] [--target T]\n\nList the execution backends, the default of each target, and whether\n"
                  "each is available on this machine (and why not), then what each available backend\n"
                  "reports about itself (metal: the device, the storage mode in force and where it\n"
@@ -176,6 +194,7 @@ static int parse_options(int argc, char **argv, int first, cli_options *o) {
     else if (strcmp(a, "--save") == 0) { NEED_VALUE(); o->save_dir = argv[++i]; }
     else if (strcmp(a, "--perturb") == 0) { NEED_VALUE(); o->perturb = argv[++i]; }
     else if (strcmp(a, "-o") == 0) { NEED_VALUE(); o->output = argv[++i]; }
+    else if (strcmp(a, "--reference") == 0) { NEED_VALUE(); o->reference = argv[++i]; }
     else if (strcmp(a, "--seed") == 0) {
       NEED_VALUE();
       char *end;
@@ -313,13 +332,14 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "cache") == 0) return cli_cache(argc - 2, argv + 2);
   cli_options o;
   int is_ir = strcmp(cmd, "ir") == 0, is_run = strcmp(cmd, "run") == 0, is_source = strcmp(cmd, "source") == 0;
-  int is_compile = strcmp(cmd, "compile") == 0;
-  if (!is_ir && !is_run && !is_source && !is_compile) return usage_error("unknown command '%s'", cmd);
+  int is_compile = strcmp(cmd, "compile") == 0, is_verify = strcmp(cmd, "verify") == 0;
+  if (!is_ir && !is_run && !is_source && !is_compile && !is_verify) return usage_error("unknown command '%s'", cmd);
   int rc = parse_options(argc, argv, 2, &o);
   if (rc) return rc;
   if (!o.file) return usage_error("'%s' needs a FILE", cmd);
   if (is_ir) return cmd_ir(&o);
   if (is_source) return cmd_source(&o);
+  if (is_verify) return cli_verify(&o);
   if (is_compile) {
     if (!o.output) return usage_error("'%s' needs -o OUT", cmd);
     return cli_compile(&o);

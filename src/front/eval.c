@@ -736,7 +736,8 @@ static bool contains_prim_func(const tc_ast_list *body, int depth) {
 }
 
 /* Whether a `@x.jit` decorator is TileLang's (not @triton.jit or @numba.jit in the same file):
- * x must be a name the module binds to tilelang (import tilelang [as x]); a bare @jit counts. */
+ * x must be a name the module binds to tilelang or to tilec's Python package, which stands for
+ * it (import tilelang [as x], import tilec [as x]); a bare @jit counts. */
 static bool is_tilelang_jit(const tc_ast *module, const tc_ast *def) {
   for (int i = 0; i < def->list2.n; i++) {
     const tc_ast *d = def->list2.v[i];
@@ -745,13 +746,14 @@ static bool is_tilelang_jit(const tc_ast *module, const tc_ast *def) {
     if (d->kind == TC_AST_NAME) return true;
     if (d->kind != TC_AST_ATTRIBUTE || !d->a || d->a->kind != TC_AST_NAME) continue;
     const char *base = d->a->str;
-    if (strcmp(base, "tilelang") == 0) return true;
+    if (strcmp(base, "tilelang") == 0 || strcmp(base, "tilec") == 0) return true;
     for (int j = 0; j < module->list.n; j++) {
       const tc_ast *s = module->list.v[j];
       if (s->kind != TC_AST_IMPORT) continue;
       for (int k = 0; k < s->list.n; k++) {
         const tc_ast *al = s->list.v[k];
-        if (strcmp(al->str, "tilelang") == 0 && al->str2 && strcmp(al->str2, base) == 0) return true;
+        if ((strcmp(al->str, "tilelang") == 0 || strcmp(al->str, "tilec") == 0) && al->str2 && strcmp(al->str2, base) == 0)
+          return true;
       }
     }
   }
@@ -1040,6 +1042,25 @@ static void record_jit(tc_ev *ev, const tc_ast *call, tc_val *out_idx) {
   }
 }
 
+/* What a TileLang caller gets back: out_idx (normalised to 0..nparams-1), else the tensors an
+ * eager function returns, as parameter indices. */
+static void record_returns(tc_ev *ev, tc_kernel_ir *k) {
+  int n = k->nout_idx > 0 ? k->nout_idx : ev->noutputs;
+  if (n <= 0) return;
+  k->returns = TC_NEW_ARRAY(ev->ir, int, n);
+  for (int i = 0; i < n; i++) {
+    int idx = -1;
+    if (k->nout_idx > 0) {
+      idx = k->out_idx[i] < 0 ? k->out_idx[i] + k->nparams : k->out_idx[i];
+    } else {
+      for (int p = 0; p < k->nparams; p++)
+        if (k->params[p].buf == ev->outputs[i]) idx = p;
+    }
+    if (idx < 0) ev_fail(ev, k->loc, "kernel '%s' returns a tensor that is not one of its parameters", k->name);
+    k->returns[k->nreturns++] = idx;
+  }
+}
+
 /* Is `name` a module-level name assigned from T.symbolic(...) / T.dynamic(...)? */
 static bool binds_symbolic(tc_ev *ev, const char *name) {
   for (int i = 0; i < ev->npending; i++) {
@@ -1113,6 +1134,7 @@ static tc_kernel_ir *eval_kernel(tc_ev *ev, const tc_kernel_def *kd) {
   walk_outputs(k, k->body);
   for (int i = 0; i < ev->noutputs; i++) mark_output(k, ev->outputs[i]);
   record_jit(ev, jit_call, out_idx);
+  record_returns(ev, k);
   return k;
 }
 

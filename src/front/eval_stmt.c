@@ -304,10 +304,12 @@ static void aug_assign(tc_ev *ev, const tc_ast *s) {
 
 /* ---------------------------------------------------------------- imports and defs */
 
+/* tilec's Python package stands for tilelang in programs written for it (`import tilec`,
+ * `@tilec.jit`, `import tilec.language as T`): the same modules. */
 static tc_val *resolve_module(tc_ev *ev, const char *dotted) {
-  if (strcmp(dotted, "tilelang") == 0) return tv_module(ev, TM_TILELANG);
-  if (strcmp(dotted, "tilelang.language") == 0) return tv_module(ev, TM_LANGUAGE);
-  if (strcmp(dotted, "tilelang.layout") == 0) return tv_module(ev, TM_LAYOUT);
+  if (strcmp(dotted, "tilelang") == 0 || strcmp(dotted, "tilec") == 0) return tv_module(ev, TM_TILELANG);
+  if (strcmp(dotted, "tilelang.language") == 0 || strcmp(dotted, "tilec.language") == 0) return tv_module(ev, TM_LANGUAGE);
+  if (strcmp(dotted, "tilelang.layout") == 0 || strcmp(dotted, "tilec.layout") == 0) return tv_module(ev, TM_LAYOUT);
   if (strcmp(dotted, "math") == 0) return tv_module(ev, TM_MATH);
   return tv_opaque(ev, dotted);
 }

@@ -254,6 +254,10 @@ typedef struct tc_kernel_ir {
   int nout_idx;
   int *out_idx;
   const char *jit_args;   /* the jit decorator's keyword arguments, as written */
+  /* The parameters a TileLang caller gets back, in order (0-based): out_idx normalised, or
+   * the tensors an eager @tilelang.jit function returns; nreturns 0 when neither. */
+  int nreturns;
+  int *returns;
   /* T.use_swizzle: block rasterization (L2 locality); results do not depend on it */
   int swizzle_panel;      /* panel size; 0 when T.use_swizzle was not called */
   bool swizzle_enable;

@@ -188,7 +188,20 @@ typedef struct tc_backend {
   /* Facts for `tilec backends` beyond availability (the device, the storage mode in force and
    * where it came from); at most TC_BACKEND_MAX_DETAILS, returns how many. May be NULL. */
   int (*details)(const tc_backend_env *env, tc_backend_detail *out);
+  /* Memory on the device its kernels run on, for tilec_device_alloc/_free/_copy (callers with
+   * no allocator of their own: the CLI, tilec verify, the Python package). device_type is the
+   * DLDeviceType of its tensors. NULL hooks: the backend has no device memory (yet). Copies
+   * are synchronous; `direction` is a TILEC_COPY_* value. */
+  int device_type;
+  void *(*mem_alloc)(int device, size_t bytes, tilec_error *err);
+  void (*mem_free)(int device, void *p);
+  tilec_status (*mem_copy)(int device, void *dst, const void *src, size_t bytes, int direction, tilec_error *err);
 } tc_backend;
+
+/* Host memory as device memory (host_memory.c): the hooks of backends whose tensors live on the host. */
+void *tc_host_mem_alloc(int device, size_t bytes, tilec_error *err);
+void tc_host_mem_free(int device, void *p);
+tilec_status tc_host_mem_copy(int device, void *dst, const void *src, size_t bytes, int direction, tilec_error *err);
 
 /* ---- lowering for a target (compile.c, which runs these as part of its pipeline) ---- */
 /* The target's passes over lw->k in order, the verifier after each. */

@@ -464,6 +464,106 @@ TEST(flops_follow_block_dependent_loops) {
   tilec_kernel_destroy(k);
 }
 
+/* What a TileLang caller gets back: out_idx (negative counted from the end), an eager function's
+ * T.empty tensors, or nothing; `tilec` stands for tilelang in the program text. */
+TEST(kernel_returns) {
+  static const char *factory =
+      "import tilec\nimport tilec.language as T\n"
+      "@tilec.jit(out_idx=[-1, 1])\n"
+      "def f(N=64):\n"
+      "    @T.prim_func\n"
+      "    def main(A: T.Tensor((N,), 'float32'), B: T.Tensor((N,), 'float32'), C: T.Tensor((N,), 'float32')):\n"
+      "        with T.Kernel(1, threads=32) as bx:\n"
+      "            for i in T.Parallel(N):\n"
+      "                B[i] = A[i]\n"
+      "                C[i] = A[i]\n"
+      "    return main\n";
+  static const char *eager =
+      "import tilec as tl\nimport tilec.language as T\n"
+      "@tl.jit\n"
+      "def g(A, B):\n"
+      "    N = T.const('N')\n"
+      "    A: T.Tensor((N,), 'float32')\n"
+      "    B: T.Tensor((N,), 'float32')\n"
+      "    X = T.empty((N,), 'float32')\n"
+      "    Y = T.empty((N,), 'float32')\n"
+      "    with T.Kernel(1, threads=32) as bx:\n"
+      "        for i in T.Parallel(N):\n"
+      "            X[i] = A[i]\n"
+      "            Y[i] = B[i]\n"
+      "    return Y, X\n";
+  static const char *plain =
+      "import tilelang.language as T\n@T.prim_func\n"
+      "def h(A: T.Tensor((8,), 'float32')):\n    with T.Kernel(1, threads=8) as bx:\n"
+      "        for i in T.Parallel(8):\n            A[i] = A[i] * 2.0\n";
+  tilec_error err = {0};
+  tilec_kernel *k = compile_src(factory, NULL, 0, &err);
+  if (!k) printf("%s", err.rendered);
+  CHECK(k != NULL);
+  size_t idx[4] = {9, 9, 9, 9};
+  EXPECT(tilec_kernel_returns(k, idx, 4) == 2 && idx[0] == 2 && idx[1] == 1 && idx[2] == 9);
+  EXPECT(tilec_kernel_returns(k, idx, 1) == 2);
+  EXPECT(tilec_kernel_returns(k, NULL, 0) == 2);
+  tilec_kernel_destroy(k);
+  tilec_define d = {"N", "16"};
+  k = compile_src(eager, &d, 1, &err);
+  if (!k) printf("%s", err.rendered);
+  CHECK(k != NULL);
+  CHECK_INT((int)tilec_kernel_num_params(k), 4); /* A, B, X, Y */
+  EXPECT(tilec_kernel_returns(k, idx, 4) == 2 && idx[0] == 3 && idx[1] == 2); /* return Y, X */
+  tilec_kernel_destroy(k);
+  k = compile_src(plain, NULL, 0, &err);
+  CHECK(k != NULL);
+  EXPECT(tilec_kernel_returns(k, idx, 4) == 0);
+  tilec_kernel_destroy(k);
+  EXPECT(tilec_kernel_returns(NULL, idx, 4) == 0);
+}
+
+/* The registry as the API lists it, and device memory through the cpu backend's hooks. */
+TEST(backends_and_device_memory) {
+  size_t n = tilec_backend_count();
+  CHECK(n >= 3);
+  int cpu_default = 0, cuda = 0;
+  tilec_backend_info bi;
+  for (size_t i = 0; i < n; i++) {
+    CHECK(tilec_backend_get(ctx, i, &bi) == 0);
+    EXPECT(bi.available || bi.reason[0]);
+    EXPECT(!bi.available || !bi.reason[0]);
+    if (strcmp(bi.target, "cpu") == 0 && bi.is_default) {
+      cpu_default = 1;
+      EXPECT(bi.available && bi.has_memory && bi.device_type == kDLCPU);
+    }
+    if (strcmp(bi.target, "cuda") == 0) {
+      cuda = 1;
+      EXPECT(bi.device_type == kDLCUDA && bi.has_memory);
+    }
+    if (strcmp(bi.target, "metal") == 0) EXPECT(bi.device_type == kDLMetal);
+  }
+  EXPECT(cpu_default && cuda);
+  EXPECT(tilec_backend_get(ctx, n, &bi) != 0);
+  tilec_error err = {0};
+  float host[5] = {1, 2, 3, 4, 5}, back[5] = {0};
+  float *p = tilec_device_alloc(ctx, "cpu", 0, sizeof host, &err);
+  CHECK(p != NULL);
+  EXPECT(((uintptr_t)p & 63) == 0);
+  EXPECT(tilec_device_copy(ctx, "cpu", 0, p, host, sizeof host, TILEC_COPY_HOST_TO_DEVICE, &err) == TILEC_OK);
+  EXPECT(tilec_device_copy(ctx, "auto", 0, back, p, sizeof back, TILEC_COPY_DEVICE_TO_HOST, &err) == TILEC_OK);
+  EXPECT(memcmp(host, back, sizeof host) == 0);
+  tilec_error d1 = {0}, d2 = {0};
+  EXPECT(tilec_device_copy(ctx, "cpu", 0, back, p, 4, 7, &d1) == TILEC_ERROR_USAGE && strstr(d1.message, "direction"));
+  EXPECT(tilec_device_copy(ctx, "cpu", 0, NULL, p, 4, TILEC_COPY_DEVICE_TO_HOST, &d2) == TILEC_ERROR_USAGE);
+  tilec_device_free(ctx, "cpu", 0, p);
+  tilec_device_free(ctx, "cpu", 0, NULL);
+  void *z = tilec_device_alloc(ctx, "cpu", 0, 0, &err);
+  EXPECT(z != NULL);
+  tilec_device_free(ctx, "cpu", 0, z);
+  tilec_error e1 = {0}, e2 = {0}, e3 = {0}, e4 = {0};
+  EXPECT(tilec_device_alloc(ctx, "cpu", 1, 16, &e1) == NULL && e1.status == TILEC_ERROR_USAGE);
+  EXPECT(tilec_device_alloc(ctx, "tpu", 0, 16, &e2) == NULL && e2.status == TILEC_ERROR_USAGE);
+  EXPECT(tilec_device_alloc(ctx, "metal", 0, 16, &e3) == NULL && e3.status == TILEC_ERROR_TARGET);
+  EXPECT(tilec_device_alloc(NULL, "cpu", 0, 16, &e4) == NULL && e4.status == TILEC_ERROR_USAGE);
+}
+
 int main(void) {
   tilec_error err = {0};
   tilec_context_options o = {0};
@@ -483,6 +583,8 @@ int main(void) {
   RUN(scalar_parameters);
   RUN(threads_share_a_context);
   RUN(threads_share_a_context_with_disk_cache);
+  RUN(kernel_returns);
+  RUN(backends_and_device_memory);
   tilec_context_destroy(ctx);
   TEST_MAIN_END();
 }

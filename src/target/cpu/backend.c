@@ -13,4 +13,8 @@ const tc_backend tc_cpu_cc_backend = {
     .load = tc_cpu_load,
     .launch = tc_cpu_launch,
     .unload = tc_cpu_unload,
+    .device_type = kDLCPU,
+    .mem_alloc = tc_host_mem_alloc,
+    .mem_free = tc_host_mem_free,
+    .mem_copy = tc_host_mem_copy,
 };

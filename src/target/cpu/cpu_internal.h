@@ -81,5 +81,6 @@ tilec_status tc_cpu_load(const tc_backend_env *env, const tc_kernel_ir *k, const
 tilec_status tc_cpu_launch(const tc_backend_env *env, tc_loaded *mod, const tc_launch_args *args,
                            tilec_error *err);
 void tc_cpu_unload(tc_loaded *mod);
+/* Host memory for tilec_device_* (memory.c). */
 
 #endif

@@ -47,6 +47,10 @@ const tc_backend tc_cuda_nvrtc_backend = {
     .unload = tc_cuda_unload,
     .payload = tc_cuda_payload,
     .synchronize = tc_cuda_synchronize,
+    .device_type = kDLCUDA,
+    .mem_alloc = tc_cuda_mem_alloc,
+    .mem_free = tc_cuda_mem_free,
+    .mem_copy = tc_cuda_mem_copy,
 };
 
 const tc_backend tc_cuda_nvcc_backend = {
@@ -63,4 +67,8 @@ const tc_backend tc_cuda_nvcc_backend = {
     .unload = tc_cuda_unload,
     .payload = tc_cuda_payload,
     .synchronize = tc_cuda_synchronize,
+    .device_type = kDLCUDA,
+    .mem_alloc = tc_cuda_mem_alloc,
+    .mem_free = tc_cuda_mem_free,
+    .mem_copy = tc_cuda_mem_copy,
 };

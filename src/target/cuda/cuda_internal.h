@@ -48,6 +48,10 @@ tilec_status tc_cuda_launch(const tc_backend_env *env, tc_loaded *mod, const tc_
                             tilec_error *err);
 void tc_cuda_unload(tc_loaded *mod);
 tilec_status tc_cuda_synchronize(const tc_backend_env *env, void *stream, tilec_error *err);
+/* Device memory for tilec_device_* (memory.c): cuMemAlloc in the device's primary context. */
+void *tc_cuda_mem_alloc(int device, size_t bytes, tilec_error *err);
+void tc_cuda_mem_free(int device, void *p);
+tilec_status tc_cuda_mem_copy(int device, void *dst, const void *src, size_t bytes, int direction, tilec_error *err);
 const void *tc_cuda_payload(const void *artifact, size_t size, size_t *payload_size);
 
 #endif

@@ -36,6 +36,7 @@ static bool metallib_available(const tc_backend_env *env, char *why, size_t cap)
 
 const tc_backend tc_metal_metal_backend = {
     .target = "metal",
+    .device_type = kDLMetal,
     .name = "metal",
     .flags = TC_BACKEND_IN_MEMORY | TC_BACKEND_HANDLE_TENSORS,
     .description = "Metal compiles MSL source in process; the library lives in memory only",
@@ -50,6 +51,7 @@ const tc_backend tc_metal_metal_backend = {
 
 const tc_backend tc_metal_metallib_backend = {
     .target = "metal",
+    .device_type = kDLMetal,
     .name = "metallib",
     .flags = TC_BACKEND_HANDLE_TENSORS, /* an artifact: the disk cache keeps it */
     .description = "the offline metal compiler builds a .metallib, loaded by the runtime",

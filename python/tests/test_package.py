@@ -1,0 +1,302 @@
+"""The tilec package on the cpu backend: compiling, calling on numpy, errors, verify, bench."""
+import ctypes
+
+import numpy as np
+import pytest
+
+import tilec
+import tilec.language as T
+from conftest import example
+
+rng = np.random.default_rng(0)
+
+
+@tilec.jit(out_idx=[-1])
+def vadd(N=1024, block=256, dtype=T.float32):
+    @T.prim_func
+    def main(A: T.Tensor((N,), dtype), B: T.Tensor((N,), dtype), C: T.Tensor((N,), dtype)):
+        with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+            for i in T.Parallel(block):
+                C[bx * block + i] = A[bx * block + i] + B[bx * block + i]
+
+    return main
+
+
+@tilec.jit
+def twice(A, block=128):
+    N = T.const("N")
+    A: T.Tensor((N,), "float32")
+    C = T.empty((N,), "float32")
+    with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+        for i in T.Parallel(block):
+            if bx * block + i < N:
+                C[bx * block + i] = A[bx * block + i] * 2.0
+    return C
+
+
+AXPY = """import tilelang.language as T
+@T.prim_func
+def axpy(A: T.Tensor((40,), 'float32'), B: T.Tensor((40,), 'float32'), alpha: T.float32, n: T.int32):
+    with T.Kernel(2, threads=32) as bx:
+        for i in T.Parallel(20):
+            if bx * 20 + i < n:
+                B[bx * 20 + i] = A[bx * 20 + i] * alpha + B[bx * 20 + i]
+"""
+
+
+def f32(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def test_version_and_backends():
+    assert tilec.version() == tilec.__version__
+    bs = tilec.backends()
+    cpu = [b for b in bs if b["target"] == "cpu" and b["default"]]
+    assert cpu and cpu[0]["available"] and cpu[0]["memory"] and cpu[0]["device_type"] == 1
+    assert "cpu" in tilec.available_targets()
+    for b in bs:
+        assert b["available"] or b["reason"]
+
+
+def test_jit_factory_out_idx():
+    k = vadd(512)
+    assert isinstance(k, tilec.Kernel) and k.target == "cpu" and k.out_idx == [2]
+    assert [p.name for p in k.params] == ["A", "B", "C"] and k.params[2].is_output
+    a, b = f32(512), f32(512)
+    c = k(a, b)
+    assert isinstance(c, np.ndarray) and c.shape == (512,) and c.dtype == np.float32
+    np.testing.assert_array_equal(c, a + b)
+    assert vadd(512) is k  # cached per binding
+    assert vadd(N=256).params[0].shape == (256,)
+
+
+def test_all_arguments_given_writes_in_place_without_copy():
+    k = vadd(256)
+    a, b = f32(256), f32(256)
+    c = np.full(256, 7.0, dtype=np.float32)
+    out = k(a, b, c)
+    assert out is c  # the same array came back, written in place
+    np.testing.assert_array_equal(c, a + b)
+
+
+def test_eager_jit_shapes_from_tensors():
+    a = f32(300)
+    c = twice(a)
+    np.testing.assert_allclose(c, 2 * a)
+    assert twice(f32(64)).shape == (64,)
+
+
+def test_nested_jit_reads_the_function_alone():
+    block = 64
+
+    @tilec.jit(out_idx=[-1])
+    def neg(N=128):
+        @T.prim_func
+        def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+            with T.Kernel(T.ceildiv(N, block), threads=64) as bx:
+                for i in T.Parallel(block):
+                    B[bx * block + i] = -A[bx * block + i]
+
+        return main
+
+    a = f32(128)
+    np.testing.assert_array_equal(neg()(a), -a)
+
+
+def test_compile_path_with_consts_float16():
+    k = tilec.compile(example("elementwise.py"), M=100, N=64, block_M=32, block_N=64, activation="silu")
+    a, b, c = (rng.uniform(-1, 1, (100, 64)).astype(np.float16) for _ in range(3))
+    d = k(a, b, c)
+    v = a.astype(np.float32) * b.astype(np.float32) + c.astype(np.float32)
+    np.testing.assert_allclose(d.astype(np.float32), v / (1 + np.exp(-v)), rtol=2e-3, atol=2e-3)
+
+
+def test_compile_symbolic_dimension_output_allocation():
+    k = tilec.compile(example("symbolic_dim.py"), N=64, K=32, block_N=64, block_K=32)
+    assert k.params[0].dims[0] == "m" and k.params[0].shape[0] == -1
+    x = rng.uniform(-1, 1, (70, 32)).astype(np.float16)
+    w = rng.uniform(-1, 1, (32, 64)).astype(np.float16)
+    bias = rng.uniform(-1, 1, (64,)).astype(np.float16)
+    y = k(x, w, bias)
+    assert y.shape == (70, 64)
+    ref = x.astype(np.float32) @ w.astype(np.float32) + bias.astype(np.float32)
+    np.testing.assert_allclose(y.astype(np.float32), ref, rtol=2e-2, atol=2e-2)
+
+
+def test_eager_file_kernel_returns_tempty():
+    k = tilec.compile(example("eager_gemm.py"), M=64, N=64, K=32, block_M=64, block_N=64)
+    assert k.out_idx == [2]
+    a = rng.uniform(-1, 1, (64, 32)).astype(np.float16)
+    b = rng.uniform(-1, 1, (32, 64)).astype(np.float16)
+    c = k(a, b)
+    np.testing.assert_allclose(c.astype(np.float32), a.astype(np.float32) @ b.astype(np.float32), rtol=2e-2,
+                               atol=2e-2)
+
+
+def test_scalars_from_python_numbers():
+    k = tilec.compile(AXPY)
+    a = np.arange(40, dtype=np.float32)
+    b = np.ones(40, dtype=np.float32)
+    assert k(a, b, 0.5, 33) is None  # no out_idx: nothing returned
+    np.testing.assert_array_equal(b, np.where(np.arange(40) < 33, a * 0.5 + 1, 1))
+
+
+def test_wrong_shape_raises_c_api_text_and_writes_nothing():
+    k = vadd(256)
+    a, b = f32(256), f32(100)
+    c = np.full(256, 7.0, dtype=np.float32)
+    with pytest.raises(tilec.UsageError) as e:
+        k(a, b, c)
+    assert str(e.value) == "error: argument 'B' has size 100 in dimension 0, expected 256"
+    assert e.value.status == 2 and isinstance(e.value, ValueError)
+    assert (c == 7.0).all()
+
+
+def test_wrong_dtype_and_count():
+    k = vadd(256)
+    with pytest.raises(tilec.UsageError, match=r"argument 'A' has dtype float64, expected float32"):
+        k(np.zeros(256), f32(256))
+    with pytest.raises(tilec.UsageError, match=r"kernel 'vadd' takes 2 arguments \(3 with its outputs\), 1 given"):
+        k(f32(256))
+    with pytest.raises(tilec.UsageError, match="not contiguous"):
+        k(f32(512)[::2], f32(256))
+    with pytest.raises(tilec.UsageError, match="scalar of dtype float32"):
+        tilec.compile(AXPY)(f32(40), f32(40), "x", 3)
+
+
+class FakeCudaArray:
+    """A producer whose DLPack tensor says it lives on a CUDA device."""
+
+    def __init__(self, a):
+        self.a = a
+        self.shape = a.shape
+
+    def __dlpack_device__(self):
+        return (1, 0)  # answer cpu so the consumer asks without a stream
+
+    def __dlpack__(self, stream=None):
+        cap = self.a.__dlpack__()
+        get = ctypes.pythonapi.PyCapsule_GetPointer
+        get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+        t = ctypes.cast(get(cap, b"dltensor"), ctypes.POINTER(tilec._lib.DLTensor)).contents
+        t.device.device_type = 2
+        return cap
+
+
+def test_wrong_device_raises_c_api_text():
+    k = vadd(256)
+    with pytest.raises(tilec.UsageError) as e:
+        k(FakeCudaArray(f32(256)), f32(256))
+    assert str(e.value) == ("error: argument 'A' is a tensor on device 'cuda', but kernel 'vadd' runs on 'cpu' "
+                            "(tilec copies nothing: pass host memory)")
+
+
+def test_read_only_and_bool_inputs():
+    a, b = f32(256), f32(256)
+    a.flags.writeable = False
+    np.testing.assert_array_equal(vadd(256)(a, b), a + b)
+
+
+def test_program_error_has_location_and_nothing_compiled():
+    src = "import tilelang.language as T\n@T.prim_func\ndef f(A: T.Tensor((4,), 'float32')):\n    with T.Kernel(1) as bx:\n        A[0] = undefined_name\n"
+    with pytest.raises(tilec.ProgramError) as e:
+        tilec.compile(src)
+    assert e.value.file == "<string>" and e.value.line == 5 and e.value.col > 0
+    assert str(e.value).startswith("<string>:5:")
+    assert "undefined_name" in str(e.value)
+
+
+def test_jit_program_error_points_into_this_file(tmp_path):
+    p = tmp_path / "bad_kernel.py"
+    p.write_text("import tilec\nimport tilec.language as T\n\n@tilec.jit(out_idx=[-1])\ndef bad(N=8):\n"
+                 "    @T.prim_func\n    def main(A: T.Tensor((N,), 'float32'), B: T.Tensor((N,), 'float32')):\n"
+                 "        with T.Kernel(1, threads=32) as bx:\n            T.copy(A, B, bogus=1)\n    return main\n")
+    ns = {}
+    exec(compile(p.read_text(), str(p), "exec"), ns)
+    with pytest.raises(tilec.ProgramError) as e:
+        ns["bad"]()
+    assert e.value.file == str(p) and e.value.line == 9
+    assert str(e.value).startswith(f"{p}:9:")
+
+
+def test_unknown_binding_and_kernel():
+    with pytest.raises(tilec.UsageError, match="no kernel named 'nope'"):
+        tilec.compile(example("gemm.py"), kernel="nope")
+    with pytest.raises(tilec.UsageError):
+        tilec.compile(example("gemm.py"), not_a_param=3)
+    with pytest.raises(tilec.TargetError):
+        tilec.compile(example("gemm.py"), target="metal", M=64, N=64, K=64)
+
+
+def test_source():
+    k = vadd(256)
+    src = k.get_kernel_source()
+    assert "vadd" in src and src == k.source(kernel_only=True)
+    assert len(k.source(kernel_only=False)) > len(src)
+    cuda = vadd.program().source("vadd", (("N", "256"),), target="cuda,arch=sm_90a")
+    assert "__global__" in cuda
+
+
+def test_verify_and_bench():
+    k = vadd(256)
+    a, b = f32(256), f32(256)
+    rep = k.verify(a, b)
+    assert rep.ok and rep[0]["name"] == "C" and rep[0]["cosine"] > 0.999999 and rep[0]["argmax_match"]
+    assert rep.against == "reference interpreter"
+    np.testing.assert_array_equal(rep.outputs, a + b)
+    r = k.bench(a, b, min_seconds=0.01)
+    assert r["runs"] >= 5 and 0 < r["min_ms"] <= r["median_ms"] <= r["max_ms"]
+
+
+def test_verify_detects_a_wrong_reference_input():
+    # The kernel accumulates into B (B += A * alpha): verify must compare against a reference run
+    # from the same initial B, so an in-place kernel verifies too.
+    k = tilec.compile(AXPY)
+    a, b = np.arange(40, dtype=np.float32), np.ones(40, dtype=np.float32)
+    rep = k.verify(a, b, 0.5, 40)
+    assert rep.ok and rep[0]["max_abs_err"] == 0
+    np.testing.assert_array_equal(b, a * 0.5 + 1)
+
+
+def test_tilec_tensor_on_cpu():
+    a = tilec.tensor(f32(256))
+    b = tilec.tensor(f32(256))
+    assert a.__dlpack_device__() == (1, 0) and a.shape == (256,) and a.dtype == "float32"
+    c = vadd(256)(a, b)
+    assert isinstance(c, tilec.Tensor)
+    np.testing.assert_array_equal(c.numpy(), a.numpy() + b.numpy())
+    z = tilec.zeros((3, 4), "float16")
+    assert (z.numpy() == 0).all() and z.numpy().dtype == np.float16
+    with pytest.raises(tilec.UsageError):
+        a.copy_from(np.zeros(3, dtype=np.float32))
+
+
+def test_device_memory_unavailable_target_raises():
+    with pytest.raises(tilec.TargetError):
+        tilec.empty((4,), "float32", target="metal")
+
+
+def test_tensor_reshape_is_a_view():
+    t = tilec.tensor(np.arange(12, dtype=np.float32))
+    v = t.reshape(3, 4)
+    assert v.shape == (3, 4) and v.ptr == t.ptr
+    np.testing.assert_array_equal(v.numpy(), np.arange(12).reshape(3, 4))
+    del t  # the view keeps the memory
+    np.testing.assert_array_equal(v.reshape((12,)).numpy(), np.arange(12))
+    with pytest.raises(tilec.UsageError):
+        v.reshape(5, 5)
+
+
+def test_prepared_launch_and_stream_rules():
+    k = vadd(256)
+    a, b = f32(256), f32(256)
+    run = k.prepare(a, b)
+    c = run()
+    np.testing.assert_array_equal(c, a + b)
+    a += 1  # the prepared launch reads the same memory: no copy was taken
+    assert run() is c
+    np.testing.assert_array_equal(c, a + b)
+    with pytest.raises(tilec.UsageError, match="stream"):
+        run.enqueue(0x1234)
+    with pytest.raises(tilec.UsageError, match="stream"):
+        k(a, b, stream=0x1234)

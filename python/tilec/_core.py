@@ -1,0 +1,624 @@
+"""Contexts, programs, kernels, device tensors and the DLPack plumbing of the tilec package."""
+import ctypes
+import os
+import threading
+import time
+
+import numpy as np
+
+from . import _dtypes
+from ._lib import (DLTensor, TILEC_COPY_DEVICE_TO_HOST, TILEC_COPY_HOST_TO_DEVICE, kDLBool, kDLCPU, kDLCUDA,
+                   kDLUInt, lib, take_string, tilec_backend_info, tilec_compare, tilec_compile_options, tilec_define,
+                   tilec_error, tilec_param_info)
+from .errors import UsageError, VerifyError, from_c
+
+_PyCapsule_GetPointer = ctypes.pythonapi.PyCapsule_GetPointer
+_PyCapsule_GetPointer.restype = ctypes.c_void_p
+_PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def _check(ok, err):
+    if not ok:
+        raise from_c(err)
+
+
+# ---- the context ------------------------------------------------------------------------------
+class Context:
+    """One tilec_context (thread pool, kernel caches). Programs and kernels refer to it, never the
+    other way round, so Python frees them before it (no reference cycles)."""
+
+    def __init__(self):
+        err = tilec_error()
+        self._lib = lib()
+        self.handle = self._lib.tilec_context_create(None, ctypes.byref(err))
+        _check(self.handle, err)
+
+    def __del__(self):
+        h, self.handle = getattr(self, "handle", None), None
+        if h and getattr(self, "_lib", None):
+            self._lib.tilec_context_destroy(h)
+
+    def program(self, name, text):
+        key = (id(self), name, text)
+        with _cache_lock:
+            prog = _programs.get(key)
+            if prog is None:
+                prog = Program(self, name, text)
+                _programs[key] = prog
+            return prog
+
+
+# Programs and kernels read so far, by their text and bindings (a module-level cache: it holds
+# them, they hold the context).
+_programs = {}
+_kernels = {}
+_cache_lock = threading.Lock()
+
+_context = None
+_context_lock = threading.Lock()
+
+
+def context():
+    global _context
+    if _context is None:
+        with _context_lock:
+            if _context is None:
+                _context = Context()
+    return _context
+
+
+class Program:
+    def __init__(self, ctx, name, text):
+        self.ctx, self.name, self.text = ctx, name, text
+        self._lib = lib()
+        err = tilec_error()
+        data = text.encode()
+        self.handle = self._lib.tilec_program_from_string(ctx.handle, name.encode(), data, len(data),
+                                                          ctypes.byref(err))
+        _check(self.handle, err)
+
+    def __del__(self):
+        h, self.handle = getattr(self, "handle", None), None
+        if h and getattr(self, "_lib", None):
+            self._lib.tilec_program_destroy(h)
+
+    def kernels(self):
+        n = lib().tilec_program_num_kernels(self.handle)
+        return [lib().tilec_program_kernel_name(self.handle, i).decode() for i in range(n)]
+
+    def _options(self, kernel, defines, target, backend, keep):
+        arr = (tilec_define * max(1, len(defines)))()
+        for i, (k, v) in enumerate(defines):
+            arr[i].name, arr[i].value = k.encode(), v.encode()
+        keep.append(arr)
+        return tilec_compile_options(kernel.encode() if kernel else None, arr, len(defines),
+                                     (target or "auto").encode(), (backend or "auto").encode(), 0)
+
+    def compile(self, kernel=None, defines=(), target="auto", backend=None, returns=None):
+        defines = tuple(defines)
+        key = (id(self), kernel, defines, target, backend, None if returns is None else tuple(returns))
+        with _cache_lock:
+            k = _kernels.get(key)
+        if k is not None:
+            return k
+        keep = []
+        opts = self._options(kernel, defines, target, backend, keep)
+        err = tilec_error()
+        h = lib().tilec_compile(self.handle, ctypes.byref(opts), ctypes.byref(err))
+        _check(h, err)
+        k = Kernel(self, h, kernel, defines, returns)
+        with _cache_lock:
+            _kernels[key] = k
+        return k
+
+    def source(self, kernel=None, defines=(), target="auto", backend=None, kernel_only=True):
+        keep = []
+        opts = self._options(kernel, tuple(defines), target, backend, keep)
+        err = tilec_error()
+        p = lib().tilec_program_source(self.handle, ctypes.byref(opts), int(kernel_only), ctypes.byref(err))
+        _check(p, err)
+        return take_string(p)
+
+    def ir(self, kernel=None, defines=(), target=None, lowered=False):
+        keep = []
+        opts = self._options(kernel, tuple(defines), target, None, keep)
+        if target is None:
+            opts.target = None
+        err = tilec_error()
+        p = lib().tilec_program_ir(self.handle, ctypes.byref(opts), int(lowered), ctypes.byref(err))
+        _check(p, err)
+        return take_string(p)
+
+
+# ---- backends and device memory ----------------------------------------------------------------
+def backends():
+    """Every execution backend tilec has, as the library's registry lists them: dicts with target,
+    name, default, available, reason, device_type and memory (whether tilec can allocate there)."""
+    ctx = context()
+    out = []
+    for i in range(lib().tilec_backend_count()):
+        info = tilec_backend_info()
+        if lib().tilec_backend_get(ctx.handle, i, ctypes.byref(info)) != 0:
+            break
+        out.append({"target": info.target.decode(), "name": info.name.decode(), "default": bool(info.is_default),
+                    "available": bool(info.available), "reason": info.reason.decode(),
+                    "device_type": info.device_type, "memory": bool(info.has_memory)})
+    return out
+
+
+def available_targets():
+    """Targets whose default backend can run kernels here and hold tensors (cpu first)."""
+    return [b["target"] for b in backends() if b["default"] and b["available"] and b["memory"]]
+
+
+def _device_type_of(target):
+    kind = target.split(",")[0]
+    for b in backends():
+        if b["target"] == kind and b["default"]:
+            return b["device_type"]
+    raise UsageError(f"unknown target '{kind}'")
+
+
+class Tensor:
+    """A dense row-major tensor in memory tilec allocated on a target's device
+    (tilec_device_alloc): host memory for cpu, device memory for cuda. Kernels take it like any
+    DLPack tensor; `numpy()` copies it to the host."""
+
+    def __init__(self, shape, dtype="float32", target="cpu", device=0):
+        self.shape = tuple(int(s) for s in shape)
+        self.dtype = str(dtype)
+        self.target = target.split(",")[0] if target != "auto" else "cpu"
+        self.device = int(device)
+        self.numel = int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+        self.nbytes = _dtypes.nbytes(self.dtype, self.numel)
+        self.device_type = _device_type_of(self.target)
+        self._ctx = context()
+        self._lib = lib()
+        err = tilec_error()
+        ptr = lib().tilec_device_alloc(self._ctx.handle, self.target.encode(), self.device, self.nbytes,
+                                       ctypes.byref(err))
+        _check(ptr, err)
+        self.ptr = ptr
+        self._base = None  # a view's owner
+        self._shape_arr = (ctypes.c_int64 * max(1, len(self.shape)))(*self.shape)
+
+    def reshape(self, *shape):
+        """The same memory seen with another shape of as many elements (no copy)."""
+        shape = tuple(int(s) for s in (shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list))
+                                          else shape))
+        numel = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        if numel != self.numel:
+            raise UsageError(f"cannot view a tensor of {self.numel} elements as {shape}")
+        v = object.__new__(Tensor)
+        v.__dict__.update(self.__dict__)
+        v.shape = shape
+        v._shape_arr = (ctypes.c_int64 * max(1, len(shape)))(*shape)
+        v._base = self._base if self._base is not None else self
+        return v
+
+    def __del__(self):
+        if getattr(self, "_base", None) is not None:
+            return  # a view: its base frees the memory
+        p, self.ptr = getattr(self, "ptr", None), None
+        if p and getattr(self, "_lib", None):
+            self._lib.tilec_device_free(self._ctx.handle, self.target.encode(), self.device, p)
+
+    def __repr__(self):
+        return f"tilec.Tensor(shape={self.shape}, dtype={self.dtype}, target={self.target}:{self.device})"
+
+    def __dlpack_device__(self):
+        return (self.device_type, self.device)
+
+    def _dltensor(self):
+        t = DLTensor()
+        t.data = self.ptr
+        t.device.device_type, t.device.device_id = self.device_type, self.device
+        t.ndim = len(self.shape)
+        code, bits = _dtypes.dl_of_numpy(_dtypes.numpy_dtype(self.dtype))
+        t.dtype.code, t.dtype.bits, t.dtype.lanes = code, bits, 1
+        t.shape = self._shape_arr
+        t.strides = None
+        t.byte_offset = 0
+        return t
+
+    def copy_from(self, array):
+        """Copy a host array of the same number of bytes into this tensor."""
+        a = np.ascontiguousarray(array, dtype=_dtypes.numpy_dtype(self.dtype))
+        if a.nbytes != self.nbytes:
+            raise UsageError(f"copy_from: {a.nbytes} bytes given for a tensor of {self.nbytes}")
+        _copy(self.target, self.device, self.ptr, a.ctypes.data, self.nbytes, TILEC_COPY_HOST_TO_DEVICE)
+        return self
+
+    def numpy(self):
+        """A host copy as a numpy array."""
+        out = np.empty(self.shape, dtype=_dtypes.numpy_dtype(self.dtype))
+        _copy(self.target, self.device, out.ctypes.data, self.ptr, self.nbytes, TILEC_COPY_DEVICE_TO_HOST)
+        return out
+
+
+def _copy(target, device, dst, src, n, direction):
+    err = tilec_error()
+    st = lib().tilec_device_copy(context().handle, target.encode(), device, dst, src, n, direction,
+                                 ctypes.byref(err))
+    _check(st == 0, err)
+
+
+def empty(shape, dtype="float32", target="cpu", device=0):
+    return Tensor(shape, dtype, target, device)
+
+
+def zeros(shape, dtype="float32", target="cpu", device=0):
+    t = Tensor(shape, dtype, target, device)
+    return t.copy_from(np.zeros(t.shape, dtype=_dtypes.numpy_dtype(t.dtype)))
+
+
+def tensor(array, target="cpu", device=0, dtype=None):
+    """A Tensor on `target` holding a copy of a host array."""
+    a = np.asarray(array)
+    name = str(dtype) if dtype else ("bool" if a.dtype == np.bool_ else a.dtype.name)
+    t = Tensor(a.shape, name, target, device)
+    return t.copy_from(a)
+
+
+# ---- tensors from the caller ---------------------------------------------------------------------
+def _from_numpy_interface(a, keep):
+    """A DLTensor over a numpy array's own memory (for arrays numpy will not export: read-only
+    ones, ml_dtypes types)."""
+    code, bits = _dtypes.dl_of_numpy(a.dtype)
+    t = DLTensor()
+    t.data = a.ctypes.data
+    t.device.device_type, t.device.device_id = kDLCPU, 0
+    t.ndim = a.ndim
+    t.dtype.code, t.dtype.bits, t.dtype.lanes = code, bits, 1
+    shape = (ctypes.c_int64 * max(1, a.ndim))(*a.shape)
+    strides = (ctypes.c_int64 * max(1, a.ndim))(*[s // a.itemsize for s in a.strides])
+    t.shape, t.strides, t.byte_offset = shape, strides, 0
+    keep += [a, shape, strides]
+    return t
+
+
+def _dltensor_of(obj, keep):
+    """A DLTensor describing obj's memory, without a copy. Whatever must stay alive for it goes
+    into keep."""
+    if isinstance(obj, Tensor):
+        keep.append(obj)
+        return obj._dltensor()
+    if isinstance(obj, np.ndarray) and (not obj.flags.writeable or obj.dtype.kind not in "fiub"
+                                        or obj.dtype.name == "bfloat16"):
+        return _from_numpy_interface(obj, keep)
+    if not hasattr(obj, "__dlpack__"):
+        raise UsageError(f"expected a tensor (numpy, torch, CuPy or anything with __dlpack__), got "
+                         f"{type(obj).__name__}")
+    dev = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else (kDLCPU, 0)
+    try:
+        # CUDA producers order their pending work before the legacy default stream (1), where
+        # tilec launches; host producers take no stream.
+        cap = obj.__dlpack__(stream=1) if dev[0] == kDLCUDA else obj.__dlpack__()
+    except BufferError:
+        if isinstance(obj, np.ndarray):
+            return _from_numpy_interface(obj, keep)
+        raise
+    keep += [obj, cap]
+    ptr = _PyCapsule_GetPointer(cap, b"dltensor")
+    src = ctypes.cast(ptr, ctypes.POINTER(DLTensor)).contents  # DLManagedTensor starts with it
+    t = DLTensor()
+    ctypes.pointer(t)[0] = src  # a copy of the struct; shape/strides still point into the capsule
+    if t.dtype.code == kDLBool:  # the C API takes bool as uint8 (tilec.h)
+        t.dtype.code = kDLUInt
+    return t
+
+
+def _shape_of(obj):
+    return tuple(int(s) for s in obj.shape)
+
+
+class Param:
+    def __init__(self, info):
+        self.name = info.name.decode()
+        self.dtype = info.dtype.decode()
+        self.ndim = info.ndim
+        self.shape = tuple(info.shape[d] for d in range(info.ndim))
+        self.dims = tuple((info.dims[d].decode() if info.dims[d] else None) for d in range(info.ndim))
+        self.is_output = bool(info.is_output)
+        self.is_scalar = info.ndim == 0
+
+    def __repr__(self):
+        dims = ", ".join(d if s < 0 else str(s) for s, d in zip(self.shape, self.dims))
+        return f"{self.name}: {self.dtype}[{dims}]{' output' if self.is_output else ''}"
+
+
+def _framework(obj):
+    if isinstance(obj, Tensor):
+        return "tilec"
+    mod = type(obj).__module__.split(".")[0]
+    return mod if mod in ("torch", "cupy", "numpy") else "other"
+
+
+class Kernel:
+    """A compiled kernel. Call it like TileLang's JITKernel: with every argument, or, when it
+    returns tensors (out_idx, an eager function's T.empty), with the others only: those are then
+    allocated like the first tensor argument (numpy, torch, CuPy or tilec.Tensor), zeroed, and
+    returned."""
+
+    def __init__(self, program, handle, kernel, defines, returns):
+        self.program, self.handle, self._defines = program, handle, defines
+        self._lib = lib()
+        L = self._lib
+        self.name = L.tilec_kernel_name(handle).decode()
+        self.target = L.tilec_kernel_target(handle).decode()
+        self.backend = L.tilec_kernel_backend(handle).decode()
+        self.cache_status = L.tilec_kernel_cache_status(handle).decode()
+        self.compile_ms = L.tilec_kernel_compile_ms(handle)
+        self.params = []
+        for i in range(L.tilec_kernel_num_params(handle)):
+            info = tilec_param_info()
+            L.tilec_kernel_param(handle, i, ctypes.byref(info))
+            self.params.append(Param(info))
+        if returns is None:
+            n = L.tilec_kernel_returns(handle, None, 0)
+            idx = (ctypes.c_size_t * max(1, n))()
+            L.tilec_kernel_returns(handle, idx, n)
+            returns = [int(idx[i]) for i in range(n)]
+        else:
+            np_ = len(self.params)
+            returns = [r + np_ if r < 0 else r for r in returns]
+            for r in returns:
+                if not 0 <= r < np_:
+                    raise UsageError(f"out_idx {r} is out of range for kernel '{self.name}' with {np_} parameters")
+        self.out_idx = returns
+        self._device_type = _device_type_of(self.target)
+        self._kernel_name = kernel
+
+    def __del__(self):
+        h, self.handle = getattr(self, "handle", None), None
+        if h and getattr(self, "_lib", None):
+            self._lib.tilec_kernel_destroy(h)
+
+    def __repr__(self):
+        return f"<tilec.Kernel {self.name}({', '.join(map(repr, self.params))}) on {self.target}/{self.backend}>"
+
+    # -- source --
+    def get_kernel_source(self):
+        """The generated kernel (without host code), as TileLang's JITKernel.get_kernel_source."""
+        return self.source(kernel_only=True)
+
+    def source(self, kernel_only=True):
+        return self._lib.tilec_kernel_source(self.handle, int(kernel_only)).decode()
+
+    # -- arguments --
+    def _full_args(self, args):
+        n, r = len(self.params), self.out_idx
+        if len(args) == n:
+            return list(args), []
+        if r and len(args) == n - len(r):
+            it = iter(args)
+            full = [None if i in r else next(it) for i in range(n)]
+            return full, list(r)
+        ins = n - len(r)
+        with_outs = f" ({n} with its outputs)" if r else ""
+        raise UsageError(f"kernel '{self.name}' takes {ins if r else n} arguments{with_outs}, {len(args)} given")
+
+    def _allocate(self, full, missing):
+        syms, proto = {}, None
+        for i, a in enumerate(full):
+            if a is None or self.params[i].is_scalar or not hasattr(a, "shape"):
+                continue
+            proto = proto if proto is not None else a
+            shape = _shape_of(a)
+            for d, (size, name) in enumerate(zip(self.params[i].shape, self.params[i].dims)):
+                if size < 0 and name and d < len(shape):
+                    syms.setdefault(name, shape[d])
+        for i in missing:
+            p = self.params[i]
+            shape = []
+            for d, (size, name) in enumerate(zip(p.shape, p.dims)):
+                if size >= 0:
+                    shape.append(size)
+                elif name in syms:
+                    shape.append(syms[name])
+                else:
+                    raise UsageError(f"output '{p.name}' of kernel '{self.name}' has dimension {d} ('{name}') that "
+                                     f"no input tensor gives; pass '{p.name}' yourself")
+            full[i] = self._new_tensor(proto, p.dtype, shape)
+
+    def _new_tensor(self, proto, dtype, shape):
+        fw = _framework(proto) if proto is not None else None
+        if fw == "torch":
+            import torch
+
+            return torch.zeros(shape, dtype=_dtypes.torch_dtype(dtype), device=proto.device)
+        if fw == "cupy":
+            import cupy
+
+            with cupy.cuda.Device(proto.device.id):
+                return cupy.zeros(shape, dtype=_dtypes.numpy_dtype(dtype))
+        if fw == "tilec":
+            return zeros(shape, dtype, proto.target, proto.device)
+        if self._device_type == kDLCPU:
+            return np.zeros(shape, dtype=_dtypes.numpy_dtype(dtype))
+        return zeros(shape, dtype, self.target, 0)
+
+    def _dlargs(self, full, keep):
+        n = len(self.params)
+        tensors = []
+        for i, a in enumerate(full):
+            p = self.params[i]
+            if p.is_scalar and not hasattr(a, "__dlpack__") and not isinstance(a, (np.ndarray, Tensor)):
+                if not isinstance(a, (int, float, bool, np.generic)):
+                    raise UsageError(f"argument '{p.name}' is a scalar of dtype {p.dtype}, got {type(a).__name__}")
+                a = np.array(a, dtype=_dtypes.numpy_dtype(p.dtype))
+            tensors.append(_dltensor_of(a, keep))
+        keep.append(tensors)
+        arr = (ctypes.POINTER(DLTensor) * max(1, n))(*[ctypes.pointer(t) for t in tensors])
+        return arr
+
+    def _launch(self, arr, n):
+        err = tilec_error()
+        st = self._lib.tilec_kernel_launch(self.handle, arr, n, ctypes.byref(err))
+        _check(st == 0, err)
+
+    def _result(self, full):
+        outs = [full[i] for i in self.out_idx]
+        if not outs:
+            return None
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _enqueue(self, arr, n, stream):
+        err = tilec_error()
+        st = self._lib.tilec_kernel_launch_stream(self.handle, arr, n, ctypes.c_void_p(stream or None),
+                                                  ctypes.byref(err))
+        _check(st == 0, err)
+
+    def __call__(self, *args, stream=None):
+        """Run the kernel; returns its out_idx tensors (allocated when not given). With `stream`
+        (a CUstream handle as an int, 0 for the default stream; cuda kernels only) the launch is
+        enqueued and the call returns without waiting (tilec_kernel_launch_stream)."""
+        full, missing = self._full_args(args)
+        self._allocate(full, missing)
+        keep = []
+        arr = self._dlargs(full, keep)
+        if stream is None:
+            self._launch(arr, len(full))
+        else:
+            self._enqueue(arr, len(full), stream)
+        return self._result(full)
+
+    def prepare(self, *args):
+        """The arguments converted once (outputs allocated as in a call): the returned Launch runs
+        the kernel on them with no per-call Python conversion (for chains and timing loops)."""
+        full, missing = self._full_args(args)
+        self._allocate(full, missing)
+        keep = []
+        arr = self._dlargs(full, keep)
+        return Launch(self, arr, len(full), keep, self._result(full))
+
+    # -- verification --
+    def _host_copy(self, t, p):
+        """The bytes of DLTensor t (on this kernel's device or the host) as a numpy array."""
+        shape = tuple(t.shape[d] for d in range(t.ndim))
+        numel = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        nb = _dtypes.nbytes(p.dtype, numel)
+        buf = np.empty(max(1, nb), dtype=np.uint8)
+        src = (t.data or 0) + t.byte_offset
+        if nb == 0:
+            pass
+        elif t.device.device_type in (kDLCPU, 3):
+            ctypes.memmove(buf.ctypes.data, src, nb)
+        else:
+            _copy(self.target, t.device.device_id, buf.ctypes.data, src, nb, TILEC_COPY_DEVICE_TO_HOST)
+        return buf, shape
+
+    def verify(self, *args, raise_on_failure=True):
+        """Run the kernel on these arguments (outputs allocated as in a call) and compare every
+        output with the reference on a host copy of the same inputs: the reference interpreter for
+        cpu kernels, the cpu backend for the others (as `tilec run --verify`). Returns a
+        VerifyReport (and the outputs in `report.outputs`); raises VerifyError when an output is
+        out of tolerance unless raise_on_failure is False."""
+        full, missing = self._full_args(args)
+        self._allocate(full, missing)
+        keep = []
+        arr = self._dlargs(full, keep)
+        n = len(full)
+        tensors = keep[-1]
+        snap = [self._host_copy(tensors[i], self.params[i]) for i in range(n)]
+        self._launch(arr, n)
+        after = [self._host_copy(tensors[i], self.params[i]) if self.params[i].is_output else None for i in range(n)]
+        host_keep = []
+
+        def host_tensor(i, buf, shape):
+            t = DLTensor()
+            t.data = buf.ctypes.data
+            t.device.device_type, t.device.device_id = kDLCPU, 0
+            t.ndim = len(shape)
+            t.dtype = tensors[i].dtype
+            sh = (ctypes.c_int64 * max(1, len(shape)))(*shape)
+            t.shape, t.strides, t.byte_offset = sh, None, 0
+            host_keep.extend([buf, sh, t])
+            return t
+
+        ref = [host_tensor(i, *snap[i]) for i in range(n)]
+        ref_arr = (ctypes.POINTER(DLTensor) * max(1, n))(*[ctypes.pointer(t) for t in ref])
+        err = tilec_error()
+        if self.target == "cpu":
+            st = self._lib.tilec_kernel_run_reference(self.handle, ref_arr, n, ctypes.byref(err))
+            against = "reference interpreter"
+        else:
+            cpu = self.program.compile(self._kernel_name, self._defines, "cpu", None, self.out_idx)
+            st = self._lib.tilec_kernel_launch(cpu.handle, ref_arr, n, ctypes.byref(err))
+            against = "cpu backend"
+        _check(st == 0, err)
+        report = VerifyReport(self.name, self.target, against)
+        for i in range(n):
+            if not self.params[i].is_output:
+                continue
+            res = host_tensor(i, *after[i])
+            cmp = tilec_compare()
+            err = tilec_error()
+            st = self._lib.tilec_compare_tensors(ctypes.byref(res), ctypes.byref(ref[i]), ctypes.byref(cmp),
+                                                 ctypes.byref(err))
+            _check(st == 0, err)
+            report.append({"name": self.params[i].name, "max_abs_err": cmp.max_abs_err,
+                           "max_rel_err": cmp.max_rel_err, "cosine": cmp.cosine,
+                           "argmax_match": bool(cmp.argmax_match), "ok": bool(cmp.ok), "atol": cmp.atol,
+                           "rtol": cmp.rtol})
+        report.outputs = self._result(full)
+        if raise_on_failure and not report.ok:
+            raise VerifyError(f"kernel '{self.name}' on {self.target}: results differ from the {against} beyond "
+                              f"tolerance\n{report}")
+        return report
+
+    # -- timing --
+    def bench(self, *args, warmup=2, min_runs=5, min_seconds=0.5, max_runs=200):
+        """Time launches on these arguments (outputs allocated once): dict with median_ms, min_ms,
+        max_ms and runs. Each launch returns when the kernel has finished (tilec_kernel_launch)."""
+        full, missing = self._full_args(args)
+        self._allocate(full, missing)
+        keep = []
+        arr = self._dlargs(full, keep)
+        n = len(full)
+        for _ in range(warmup):
+            self._launch(arr, n)
+        times, start = [], time.perf_counter()
+        while len(times) < max_runs and (len(times) < min_runs or time.perf_counter() - start < min_seconds):
+            t0 = time.perf_counter()
+            self._launch(arr, n)
+            times.append((time.perf_counter() - t0) * 1e3)
+        times.sort()
+        return {"median_ms": times[len(times) // 2], "min_ms": times[0], "max_ms": times[-1], "runs": len(times)}
+
+
+class Launch:
+    """A kernel with its arguments converted (Kernel.prepare). Calling it runs the kernel and
+    returns the outputs; enqueue(stream) launches without waiting (cuda)."""
+
+    def __init__(self, kernel, arr, n, keep, outputs):
+        self.kernel, self._arr, self._n, self._keep, self.outputs = kernel, arr, n, keep, outputs
+
+    def __call__(self):
+        self.kernel._launch(self._arr, self._n)
+        return self.outputs
+
+    def enqueue(self, stream=0):
+        self.kernel._enqueue(self._arr, self._n, stream)
+        return self.outputs
+
+
+class VerifyReport(list):
+    """One dict per output: name, max_abs_err, max_rel_err, cosine, argmax_match, ok, atol, rtol."""
+
+    def __init__(self, kernel, target, against):
+        super().__init__()
+        self.kernel, self.target, self.against = kernel, target, against
+        self.outputs = None
+
+    @property
+    def ok(self):
+        return all(r["ok"] for r in self)
+
+    def __str__(self):
+        lines = [f"verify {self.kernel} on {self.target} against the {self.against}:"]
+        for r in self:
+            lines.append(f"  {r['name']}: {'ok' if r['ok'] else 'FAILED'} max_abs_err={r['max_abs_err']:.3g} "
+                         f"max_rel_err={r['max_rel_err']:.3g} cosine={r['cosine']:.9f} "
+                         f"argmax_match={'yes' if r['argmax_match'] else 'no'}")
+        return "\n".join(lines)
