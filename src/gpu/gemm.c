@@ -3,15 +3,20 @@
  *
  * The table, in order of preference:
  *   wgmma (sm_90a): f16 x f16 or bf16 x bf16 into float32, B in shared memory, A in shared
- *     memory or in registers, every warp owning a 16-row slice of the tile (M == 16 * warps,
- *     so the warpgroups split M in 64-row blocks), N a multiple of 8 up to 256, K of 16, and
- *     shared tiles the swizzle can lay out (rows of 32, 64 or a multiple of 128 bytes);
+ *     memory or in registers, every warp along M (M a multiple of 16 * warps: the warpgroups
+ *     take 64-row blocks in turn, each warp 16 rows of each), N a multiple of 8 up to 256, K of
+ *     16, at most MAX_ACC_REGS accumulator registers a thread, and shared tiles the swizzle can
+ *     lay out (rows of 32, 64 or a multiple of 128 bytes);
  *   mma.sync (sm_80+) with the warp partition of the gemm's policy: everything else.
  * tc_gpu_gemm_choose says why a gemm did not get wgmma, for `tilec source --explain`. */
 #include <stdio.h>
 #include <string.h>
 
 #include "gpu/gpu_internal.h"
+
+/* accumulator registers a thread may hold on wgmma: beyond this the operands and addresses no
+ * longer fit in 255 registers and ptxas spills */
+enum { MAX_ACC_REGS = 128 };
 
 static bool shared_tile_ok(const tc_buffer *b, char *why, size_t cap, const char *which) {
   int64_t shape[TC_GL_MAXDIM];
@@ -51,13 +56,19 @@ tc_gpu_gemm_instr tc_gpu_gemm_choose(const tc_gpu_plan *P, const tc_stmt *s, cha
     return TC_GPU_GEMM_MMA;
   }
   int warps = P->threads / 32;
-  if (P->threads % 128 || cs[0] != 16 * (int64_t)warps) {
-    snprintf(why, cap, "wgmma needs whole warpgroups with a 16-row slice of the %lld-row tile per warp (%d threads would need M = %d)",
-             (long long)cs[0], P->threads, 16 * warps);
+  if (P->threads % 128 || cs[0] % (16 * (int64_t)warps)) {
+    snprintf(why, cap, "wgmma needs whole warpgroups and M a multiple of 16 rows per warp (%d threads: M a multiple of %d; the tile has %lld)",
+             P->threads, 16 * warps, (long long)cs[0]);
     return TC_GPU_GEMM_MMA;
   }
   if (cs[1] % 8 || cs[1] > 256) {
     snprintf(why, cap, "wgmma's N is a multiple of 8 up to 256 (the tile has %lld)", (long long)cs[1]);
+    return TC_GPU_GEMM_MMA;
+  }
+  int64_t mblocks = cs[0] / (16 * warps); /* m64 instructions per warpgroup and K step */
+  if (mblocks * cs[1] / 2 > MAX_ACC_REGS) {
+    snprintf(why, cap, "a %lld x %lld float32 accumulator over %d warps is %lld registers a thread on wgmma (at most %d)",
+             (long long)cs[0], (long long)cs[1], warps, (long long)(mblocks * cs[1] / 2), MAX_ACC_REGS);
     return TC_GPU_GEMM_MMA;
   }
   if (B->scope != TC_SCOPE_SHARED || !shared_tile_ok(B, why, cap, "B")) {
@@ -83,7 +94,8 @@ tc_gpu_gemm_instr tc_gpu_gemm_choose(const tc_gpu_plan *P, const tc_stmt *s, cha
     if (A->scope != TC_SCOPE_SHARED) snprintf(why, cap, "A is neither in shared memory nor a fragment");
     return TC_GPU_GEMM_MMA;
   }
-  snprintf(why, cap, "wgmma m64n%lldk16 %s, %d warpgroup%s, A from %s", (long long)cs[1], f16 ? "f16" : "bf16", warps / 4,
-           warps > 4 ? "s" : "", A->scope == TC_SCOPE_FRAGMENT ? "registers" : "shared memory");
+  snprintf(why, cap, "wgmma m64n%lldk16 %s, %d warpgroup%s x %lld row block%s, A from %s", (long long)cs[1], f16 ? "f16" : "bf16",
+           warps / 4, warps > 4 ? "s" : "", (long long)mblocks, mblocks > 1 ? "s" : "",
+           A->scope == TC_SCOPE_FRAGMENT ? "registers" : "shared memory");
   return TC_GPU_GEMM_WGMMA;
 }

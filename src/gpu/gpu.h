@@ -56,6 +56,9 @@ typedef struct tc_gpu_layout {
   /* ACC, ROWS_ACC: the gemm tile M x N and its warp partition */
   int64_t M, N;
   int wm, wn;
+  /* ACC, ROWS_ACC: warp slices interleaved (wgmma with several 64-row blocks per warpgroup):
+   * a warp's 16-row tiles are 16 * wm rows apart, not stacked in one band of M / wm rows */
+  bool interleave;
   /* CYCLIC: chunk size; ROWS_CYCLIC: vec and row length N of the source tile, group size */
   int vec;
   int64_t group;
@@ -80,6 +83,9 @@ void tc_gl_describe(const tc_gpu_layout *L, char *out, size_t cap);
 
 /* Constructors. They return false with `why` filled when the shape does not fit. */
 bool tc_gl_make_acc(tc_gpu_layout *L, int64_t M, int64_t N, int wm, int wn, int threads, char *why, size_t cap);
+/* The accumulator of a gemm on wgmma (every warp along M): warpgroups run m64 instructions over
+ * 64-row blocks, so with M > 16 * warps a warp's tiles are interleaved (gemm.c). */
+bool tc_gl_make_acc_wgmma(tc_gpu_layout *L, int64_t M, int64_t N, int threads, char *why, size_t cap);
 void tc_gl_make_cyclic(tc_gpu_layout *L, int ndim, const int64_t *shape, int threads, int elem_bytes);
 void tc_gl_make_repl(tc_gpu_layout *L, int ndim, const int64_t *shape, int threads);
 /* The layout of a row vector (shape (M,)) used beside a 2-D tile of layout `tile`; falls back

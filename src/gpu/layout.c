@@ -65,6 +65,24 @@ bool tc_gl_make_acc(tc_gpu_layout *L, int64_t M, int64_t N, int wm, int wn, int 
   return true;
 }
 
+bool tc_gl_make_acc_wgmma(tc_gpu_layout *L, int64_t M, int64_t N, int threads, char *why, size_t cap) {
+  int warps = threads / 32;
+  if (!tc_gl_make_acc(L, M, N, warps, 1, threads, why, cap)) return false;
+  L->interleave = M > 16 * (int64_t)warps;
+  return true;
+}
+
+/* ACC rows: band wmi of the warp partition, 16-row tile mi of the band, row r16 of the tile */
+static int64_t acc_row(const tc_gpu_layout *L, int64_t wmi, int64_t mi, int64_t r16) {
+  return L->interleave ? mi * 16 * L->wm + wmi * 16 + r16 : wmi * (L->M / L->wm) + mi * 16 + r16;
+}
+static void acc_row_split(const tc_gpu_layout *L, int64_t row, int64_t *wmi, int64_t *mi, int64_t *r16) {
+  int64_t TM = L->M / L->wm;
+  *r16 = row % 16;
+  if (L->interleave) *wmi = (row / 16) % L->wm, *mi = row / (16 * L->wm);
+  else *wmi = row / TM, *mi = (row % TM) / 16;
+}
+
 void tc_gl_make_cyclic(tc_gpu_layout *L, int ndim, const int64_t *shape, int threads, int elem_bytes) {
   set_shape(L, ndim, shape, threads);
   L->kind = TC_GL_CYCLIC;
@@ -89,6 +107,7 @@ void tc_gl_make_rows(tc_gpu_layout *L, const tc_gpu_layout *tile, int threads) {
     set_shape(L, 1, &M, threads);
     L->kind = TC_GL_ROWS_ACC;
     L->M = tile->M, L->N = tile->N, L->wm = tile->wm, L->wn = tile->wn;
+    L->interleave = tile->interleave;
     L->num_regs = (tile->M / tile->wm / 16) * 2;
     L->reps = 4 * tile->wn * tile->reps;
     return;
@@ -113,18 +132,20 @@ void tc_gl_make_rows(tc_gpu_layout *L, const tc_gpu_layout *tile, int threads) {
 void tc_gl_owner(const tc_gpu_layout *L, int64_t e, int64_t rep, int64_t *thread, int64_t *reg) {
   switch (L->kind) {
   case TC_GL_ACC: {
-    int64_t TM = L->M / L->wm, TN = L->N / L->wn, NT = TN / 8;
-    int64_t row = e / L->N, col = e % L->N;
-    int64_t wmi = row / TM, rr = row % TM, mi = rr / 16, h = (rr % 16) / 8, g = rr % 8;
+    int64_t TN = L->N / L->wn, NT = TN / 8;
+    int64_t row = e / L->N, col = e % L->N, wmi, mi, r16;
+    acc_row_split(L, row, &wmi, &mi, &r16);
+    int64_t h = r16 / 8, g = r16 % 8;
     int64_t wni = col / TN, cc = col % TN, ni = cc / 8, q = (cc % 8) / 2, c = cc % 2;
     *thread = (wmi * L->wn + wni) * 32 + g * 4 + q + rep * 32 * L->wm * L->wn;
     *reg = ((mi * 2 + h) * NT + ni) * 2 + c;
     return;
   }
   case TC_GL_ROWS_ACC: {
-    int64_t TM = L->M / L->wm, row = e, rr = row % TM, per = 4 * L->wn;
-    *thread = ((row / TM) * L->wn + (rep % per) / 4) * 32 + (rr % 8) * 4 + rep % 4 + (rep / per) * 32 * L->wm * L->wn;
-    *reg = (rr / 16) * 2 + (rr % 16) / 8;
+    int64_t wmi, mi, r16, per = 4 * L->wn;
+    acc_row_split(L, e, &wmi, &mi, &r16);
+    *thread = (wmi * L->wn + (rep % per) / 4) * 32 + (r16 % 8) * 4 + rep % 4 + (rep / per) * 32 * L->wm * L->wn;
+    *reg = mi * 2 + r16 / 8;
     return;
   }
   case TC_GL_CYCLIC: {
@@ -151,20 +172,20 @@ int64_t tc_gl_elem(const tc_gpu_layout *L, int64_t t, int64_t r, int64_t *rep) {
   if (r < 0 || r >= L->num_regs || t < 0 || t >= L->threads) return -1;
   switch (L->kind) {
   case TC_GL_ACC: {
-    int64_t TM = L->M / L->wm, TN = L->N / L->wn, NT = TN / 8, W = 32 * L->wm * L->wn;
+    int64_t TN = L->N / L->wn, NT = TN / 8, W = 32 * L->wm * L->wn;
     *rep = t / W;
     t %= W;
     int64_t w = t / 32, l = t % 32, c = r % 2, ni = (r / 2) % NT, h = (r / (2 * NT)) % 2, mi = r / (4 * NT);
-    int64_t row = (w / L->wn) * TM + mi * 16 + h * 8 + l / 4;
+    int64_t row = acc_row(L, w / L->wn, mi, h * 8 + l / 4);
     int64_t col = (w % L->wn) * TN + ni * 8 + (l % 4) * 2 + c;
     return row * L->N + col;
   }
   case TC_GL_ROWS_ACC: {
     int64_t W = 32 * L->wm * L->wn, outer = t / W;
     t %= W;
-    int64_t TM = L->M / L->wm, w = t / 32, l = t % 32;
+    int64_t w = t / 32, l = t % 32;
     *rep = outer * 4 * L->wn + (w % L->wn) * 4 + l % 4;
-    return (w / L->wn) * TM + (r / 2) * 16 + (r % 2) * 8 + l / 4;
+    return acc_row(L, w / L->wn, r / 2, (r % 2) * 8 + l / 4);
   }
   case TC_GL_CYCLIC: {
     int64_t e = ((r / L->vec) * L->threads + t) * L->vec + r % L->vec;
@@ -220,19 +241,21 @@ void tc_gl_index_exprs_at(tc_arena *a, const tc_gpu_layout *L, tc_expr *tid, tc_
     tc_expr *c = modc(a, r, 2, loc), *ni = modc(a, divc(a, r, 2, loc), NT, loc);
     tc_expr *h = modc(a, divc(a, r, 2 * NT, loc), 2, loc), *mi = divc(a, r, 4 * NT, loc);
     tc_expr *w = divc(a, tid, 32, loc), *l = modc(a, tid, 32, loc);
-    tc_expr *row = bin(a, TC_OP_ADD, bin(a, TC_OP_ADD, mulc(a, divc(a, w, L->wn, loc), TM, loc), divc(a, l, 4, loc), loc),
-                       bin(a, TC_OP_ADD, mulc(a, mi, 16, loc), mulc(a, h, 8, loc), loc), loc);
+    /* band and tile strides: stacked (TM, 16) or interleaved (16, 16 * wm) */
+    int64_t band = L->interleave ? 16 : TM, tile = L->interleave ? 16 * L->wm : 16;
+    tc_expr *row = bin(a, TC_OP_ADD, bin(a, TC_OP_ADD, mulc(a, divc(a, w, L->wn, loc), band, loc), divc(a, l, 4, loc), loc),
+                       bin(a, TC_OP_ADD, mulc(a, mi, tile, loc), mulc(a, h, 8, loc), loc), loc);
     tc_expr *col = bin(a, TC_OP_ADD, bin(a, TC_OP_ADD, mulc(a, modc(a, w, L->wn, loc), TN, loc), mulc(a, modc(a, l, 4, loc), 2, loc), loc),
                        bin(a, TC_OP_ADD, mulc(a, ni, 8, loc), c, loc), loc);
     idx[0] = row, idx[1] = col;
     return;
   }
   case TC_GL_ROWS_ACC: {
-    int64_t TM = L->M / L->wm;
+    int64_t TM = L->M / L->wm, band = L->interleave ? 16 : TM, tile = L->interleave ? 16 * L->wm : 16;
     if (L->reps > 4 * L->wn) tid = modc(a, tid, 32 * L->wm * L->wn, loc);
     tc_expr *w = divc(a, tid, 32, loc), *l = modc(a, tid, 32, loc);
-    tc_expr *slot = bin(a, TC_OP_ADD, mulc(a, divc(a, r, 2, loc), 16, loc), mulc(a, modc(a, r, 2, loc), 8, loc), loc);
-    idx[0] = bin(a, TC_OP_ADD, bin(a, TC_OP_ADD, mulc(a, divc(a, w, L->wn, loc), TM, loc), divc(a, l, 4, loc), loc), slot, loc);
+    tc_expr *slot = bin(a, TC_OP_ADD, mulc(a, divc(a, r, 2, loc), tile, loc), mulc(a, modc(a, r, 2, loc), 8, loc), loc);
+    idx[0] = bin(a, TC_OP_ADD, bin(a, TC_OP_ADD, mulc(a, divc(a, w, L->wn, loc), band, loc), divc(a, l, 4, loc), loc), slot, loc);
     return;
   }
   case TC_GL_CYCLIC: {
@@ -284,13 +307,15 @@ bool tc_gl_equal(const tc_gpu_layout *x, const tc_gpu_layout *y) {
   if (x->kind != y->kind || x->ndim != y->ndim || x->threads != y->threads) return false;
   for (int i = 0; i < x->ndim; i++)
     if (x->shape[i] != y->shape[i]) return false;
-  return x->M == y->M && x->N == y->N && x->wm == y->wm && x->wn == y->wn && x->vec == y->vec && x->group == y->group;
+  return x->M == y->M && x->N == y->N && x->wm == y->wm && x->wn == y->wn && x->interleave == y->interleave &&
+         x->vec == y->vec && x->group == y->group;
 }
 
 void tc_gl_describe(const tc_gpu_layout *L, char *out, size_t cap) {
   switch (L->kind) {
   case TC_GL_ACC:
-    snprintf(out, cap, "acc(%lldx%lld, warps %dx%d%s)", (long long)L->M, (long long)L->N, L->wm, L->wn, L->reps > 1 ? ", replicated" : "");
+    snprintf(out, cap, "acc(%lldx%lld, warps %dx%d%s%s)", (long long)L->M, (long long)L->N, L->wm, L->wn,
+             L->interleave ? ", interleaved" : "", L->reps > 1 ? ", replicated" : "");
     break;
   case TC_GL_ROWS_ACC: snprintf(out, cap, "rows of acc(%lldx%lld, warps %dx%d)", (long long)L->M, (long long)L->N, L->wm, L->wn); break;
   case TC_GL_CYCLIC: snprintf(out, cap, "cyclic(vec %d)", L->vec); break;
@@ -442,7 +467,8 @@ static void infer_gemm(infer_ctx *C, tc_stmt *s) {
   int wm, wn, warps = P->threads / P->desc->warp_size;
   char why[160];
   char instr_why[200];
-  if (tc_gpu_gemm_choose(P, s, instr_why, sizeof instr_why) == TC_GPU_GEMM_WGMMA) {
+  bool wgmma = tc_gpu_gemm_choose(P, s, instr_why, sizeof instr_why) == TC_GPU_GEMM_WGMMA;
+  if (wgmma) {
     wm = warps, wn = 1; /* warpgroups split M in 64-row blocks, each warp 16 rows of them */
   } else if (P->threads % 32 || !tc_gpu_warp_partition(s->u.gemm.policy, shape[0], shape[1], warps, &wm, &wn)) {
     tc_gpu_fail(P, s->loc,
@@ -453,7 +479,8 @@ static void infer_gemm(infer_ctx *C, tc_stmt *s) {
     return;
   }
   tc_gpu_layout L;
-  if (!tc_gl_make_acc(&L, shape[0], shape[1], wm, wn, P->threads, why, sizeof why)) {
+  if (!(wgmma ? tc_gl_make_acc_wgmma(&L, shape[0], shape[1], P->threads, why, sizeof why)
+              : tc_gl_make_acc(&L, shape[0], shape[1], wm, wn, P->threads, why, sizeof why))) {
     tc_gpu_fail(P, s->loc, "T.gemm: %s", why);
     C->ok = false;
     return;

@@ -1206,8 +1206,9 @@ static tc_stmt *lower_gemm(tc_gpu_plan *P, tc_stmt *s) {
     const tc_gpu_layout *La = P->frag[ra->buf->id];
     tc_gpu_layout want;
     char why[128];
-    if (s->u.gemm.trans_a || !tc_gl_make_acc(&want, M, K, Lc->wm, 1, P->threads, why, sizeof why) || Lc->wn != 1 ||
-        !La || !tc_gl_equal(La, &want)) {
+    bool made = Lc->interleave ? tc_gl_make_acc_wgmma(&want, M, K, P->threads, why, sizeof why)
+                               : tc_gl_make_acc(&want, M, K, Lc->wm, 1, P->threads, why, sizeof why);
+    if (s->u.gemm.trans_a || !made || Lc->wn != 1 || !La || !tc_gl_equal(La, &want)) {
       char have[96] = "none";
       if (La) tc_gl_describe(La, have, sizeof have);
       tc_gpu_fail(P, loc,
@@ -1220,6 +1221,11 @@ static tc_stmt *lower_gemm(tc_gpu_plan *P, tc_stmt *s) {
   }
   char instr_why[200];
   tc_gpu_gemm_instr instr = tc_gpu_gemm_choose(P, s, instr_why, sizeof instr_why);
+  if (instr == TC_GPU_GEMM_MMA && Lc->interleave) {
+    tc_gpu_fail(P, loc, "T.gemm on %s: the accumulator %s is laid out for wgmma by another gemm, and this one cannot "
+                "run on wgmma (%s)", P->desc->target, rc->buf->name, instr_why);
+    return NULL;
+  }
   if (instr == TC_GPU_GEMM_WGMMA && (Lc->wm * 32 != P->threads || Lc->wn != 1 || !P->swizzle[rb->buf->id] ||
                                      (ra->buf->scope == TC_SCOPE_SHARED && !P->swizzle[ra->buf->id])))
     instr = TC_GPU_GEMM_MMA; /* the accumulator was laid out for another gemm's partition */

@@ -661,12 +661,16 @@ static void run_gpu_gemm(ictx *c, tc_expr *const *args, int t, tc_loc loc) {
   const tc_expr *A = args[10], *B = args[11], *C = args[12];
   tc_gpu_layout acc, alay;
   char why[128];
-  if (!tc_gl_make_acc(&acc, M, N, (int)v[3], (int)v[4], c->nthreads, why, sizeof why)) {
+  /* the instruction fixes the accumulator layout: wgmma's interleaves 64-row blocks (layout.c) */
+  bool wgmma = v[7] == 1;
+  if (!(wgmma ? tc_gl_make_acc_wgmma(&acc, M, N, c->nthreads, why, sizeof why)
+              : tc_gl_make_acc(&acc, M, N, (int)v[3], (int)v[4], c->nthreads, why, sizeof why))) {
     fail(c, TILEC_ERROR_INTERNAL, loc, t, "gemm: %s", why);
     return;
   }
   bool rs = A->buf->scope == TC_SCOPE_LOCAL;
-  if (rs && !tc_gl_make_acc(&alay, M, K, (int)v[3], 1, c->nthreads, why, sizeof why)) {
+  if (rs && !(wgmma ? tc_gl_make_acc_wgmma(&alay, M, K, c->nthreads, why, sizeof why)
+                    : tc_gl_make_acc(&alay, M, K, (int)v[3], 1, c->nthreads, why, sizeof why))) {
     fail(c, TILEC_ERROR_INTERNAL, loc, t, "gemm: %s", why);
     return;
   }

@@ -2,10 +2,12 @@
  * (wgmma.mma_async), operands described by shared-memory matrix descriptors.
  *
  * The lowering (src/gpu/gemm.c) picks this path for f16/bf16 operands into a float32
- * accumulator when every warp owns 16 rows of the tile (M == 16 * WARPS, warps along M only):
- * warpgroup g (threads 128g .. 128g + 127) then runs m64nNk16 instructions on rows 64g .. 64g + 63,
- * and the accumulator registers are the same ACC layout as the mma.sync path (docs/cuda-prelude.md),
- * so everything around the gemm is unchanged.
+ * accumulator when the warps lie along M and M is a multiple of 16 * WARPS: the tile's rows are
+ * MB = M / (16 * WARPS) bands of 16 * WARPS rows, and in band b warpgroup g (threads 128g ..
+ * 128g + 127) runs m64nNk16 instructions on rows b * 16 * WARPS + 64g .. + 63. A thread's
+ * accumulator registers are the mma.sync path's ACC layout (docs/cuda-prelude.md) with the
+ * warp's 16-row tiles interleaved (TCG_ACC's mi is the band: layout.c's `interleave`); band b's
+ * N / 2 registers start at acc + b * N / 2.
  *
  * Shared tiles are the lowering's swizzled tiles (tcg__tile_offset): rows of 32, 64 or 128 bytes
  * are the hardware's 32/64/128-byte swizzle modes with 8-row groups R * 8 bytes apart; wider rows
@@ -61,50 +63,58 @@ template <int NREG> TCG_DEV void tcg__wg_pin(float *acc) {
  * asynchronous mainloop, closed by tcg_wgmma_wait<0>()). */
 template <int M, int N, int K, int WARPS, int TRANS_A, int TRANS_B, int ACOLS, int BCOLS, class TA, int WAIT>
 TCG_DEV void tcg_wgmma_ss(const void *A, const void *B, float *acc) {
-  static_assert(WARPS % 4 == 0 && M == 16 * WARPS, "tcg_wgmma: one 16-row slice of the tile per warp");
+  static_assert(WARPS % 4 == 0 && M % (16 * WARPS) == 0, "tcg_wgmma: the warps along M, 16 rows each per band");
   static_assert(N % 8 == 0 && N <= 256 && K % 16 == 0, "tcg_wgmma: N a multiple of 8 up to 256, K of 16");
+  enum { MB = M / (16 * WARPS) };
   const int wg = (int)(threadIdx.x >> 7) % (WARPS / 4);
   const uint32_t sa = tcg_smem_addr(A), sb = tcg_smem_addr(B);
   tcg__fence_proxy_async();
-  tcg__wg_pin<N / 2>(acc);
+  tcg__wg_pin<MB * N / 2>(acc);
   tcg__wg_fence();
 #pragma unroll
   for (int ks = 0; ks < K / 16; ks++) {
-    const uint64_t da = TRANS_A ? tcg__wg_desc_mn<ACOLS, 2>(sa, ks * 16, 64 * wg) : tcg__wg_desc_k<ACOLS, 2>(sa, 64 * wg, ks * 16);
     const uint64_t db = TRANS_B ? tcg__wg_desc_k<BCOLS, 2>(sb, 0, ks * 16) : tcg__wg_desc_mn<BCOLS, 2>(sb, ks * 16, 0);
-    tcg__wgmma_ss_op<N, TA, TRANS_A, !TRANS_B>::run(acc, da, db);
+#pragma unroll
+    for (int b = 0; b < MB; b++) {
+      const int row0 = b * 16 * WARPS + 64 * wg;
+      const uint64_t da = TRANS_A ? tcg__wg_desc_mn<ACOLS, 2>(sa, ks * 16, row0) : tcg__wg_desc_k<ACOLS, 2>(sa, row0, ks * 16);
+      tcg__wgmma_ss_op<N, TA, TRANS_A, !TRANS_B>::run(acc + b * (N / 2), da, db);
+    }
   }
   tcg__wg_commit();
   tcg_wgmma_wait<WAIT>();
-  tcg__wg_pin<N / 2>(acc);
+  tcg__wg_pin<MB * N / 2>(acc);
 }
 
 /* A in registers: the thread's registers in the ACC layout of the M x K tile (the same warps) */
 template <int M, int N, int K, int WARPS, int TRANS_B, int BCOLS, class TA, int WAIT>
 TCG_DEV void tcg_wgmma_rs(const uint16_t *Ar, const void *B, float *acc) {
-  static_assert(WARPS % 4 == 0 && M == 16 * WARPS, "tcg_wgmma: one 16-row slice of the tile per warp");
+  static_assert(WARPS % 4 == 0 && M % (16 * WARPS) == 0, "tcg_wgmma: the warps along M, 16 rows each per band");
   static_assert(N % 8 == 0 && N <= 256 && K % 16 == 0, "tcg_wgmma: N a multiple of 8 up to 256, K of 16");
-  enum { KT = K / 8 };
+  enum { KT = K / 8, MB = M / (16 * WARPS) };
   const uint32_t sb = tcg_smem_addr(B);
-  uint32_t af[K / 16][4];
+  uint32_t af[MB][K / 16][4];
 #pragma unroll
-  for (int ks = 0; ks < K / 16; ks++)
+  for (int b = 0; b < MB; b++)
 #pragma unroll
-    for (int j = 0; j < 4; j++) { /* j: row half j & 1, k half j >> 1 (the mma.sync A fragment) */
-      const int x = TCG_ACC(0, j & 1, ks * 2 + (j >> 1), 0, KT);
-      af[ks][j] = (uint32_t)Ar[x] | ((uint32_t)Ar[x + 1] << 16);
-    }
+    for (int ks = 0; ks < K / 16; ks++)
+#pragma unroll
+      for (int j = 0; j < 4; j++) { /* j: row half j & 1, k half j >> 1 (the mma.sync A fragment) */
+        const int x = TCG_ACC(b, j & 1, ks * 2 + (j >> 1), 0, KT);
+        af[b][ks][j] = (uint32_t)Ar[x] | ((uint32_t)Ar[x + 1] << 16);
+      }
   tcg__fence_proxy_async();
-  tcg__wg_pin<N / 2>(acc);
+  tcg__wg_pin<MB * N / 2>(acc);
   tcg__wg_fence();
 #pragma unroll
   for (int ks = 0; ks < K / 16; ks++) {
     const uint64_t db = TRANS_B ? tcg__wg_desc_k<BCOLS, 2>(sb, 0, ks * 16) : tcg__wg_desc_mn<BCOLS, 2>(sb, ks * 16, 0);
-    tcg__wgmma_rs_op<N, TA, !TRANS_B>::run(acc, af[ks], db);
+#pragma unroll
+    for (int b = 0; b < MB; b++) tcg__wgmma_rs_op<N, TA, !TRANS_B>::run(acc + b * (N / 2), af[b][ks], db);
   }
   tcg__wg_commit();
   tcg_wgmma_wait<WAIT>();
-  tcg__wg_pin<N / 2>(acc);
+  tcg__wg_pin<MB * N / 2>(acc);
 }
 
 #endif
