@@ -32,17 +32,7 @@ count() { # file -> "P passed, F failed"
   nvcc --version 2>&1 | tail -n 1; } | sed 's/^/machine: /' | tee -a "$SUMMARY"
 
 # ---- build ----
-# tilec.h includes <dlpack/dlpack.h> (Debian's libdlpack-dev). Where the machine lacks it, use a
-# copy a Python package ships (CuPy, PyTorch's ATen) through an include folder of our own.
-EXTRA_CFLAGS=""
-if [ ! -f /usr/include/dlpack/dlpack.h ]; then
-  inc=$(mktemp -d /tmp/tilec-dlpack-XXXXXX)
-  hdr=$(find / -xdev \( -path '*/dlpack/dlpack.h' -o -path '*/ATen/dlpack.h' \) 2>/dev/null | head -n 1)
-  if [ -n "$hdr" ]; then
-    mkdir -p "$inc/dlpack" && cp "$hdr" "$inc/dlpack/dlpack.h" && EXTRA_CFLAGS="-I$inc"
-  fi
-fi
-if [ -n "$EXTRA_CFLAGS" ]; then set -- CFLAGS="$EXTRA_CFLAGS"; else set --; fi
+. tests/gpu/dlpack.sh
 if timeout 240 make -j16 -s all build/bench/bench_cuda "$@" >"$OUT/build.log" 2>&1; then
   say "build: ok ($(elapsed) s)"
 else
