@@ -57,8 +57,8 @@ static const char usage_text[] =
     "  --perturb NAME     (run) testing aid: add 1 to element 0 of output NAME after the\n"
     "                     run, before verification, to see --verify fail\n"
     "  --kernel-only      (source) print the kernel without host code\n"
-    "  --explain          (source) first the target's decisions (metal: the GEMM path of\n"
-    "                     each T.gemm and why), as // comment lines\n"
+    "  --explain          (source) first the target's decisions (cuda, metal: the\n"
+    "                     instruction or path of each T.gemm and why), as // comment lines\n"
     "  --help, --version  (tilec CMD --help: the help of one command)\n"
     "\n"
     "exit status: 0 ok, 1 error in the program, 2 bad command line, 3 verification failed,\n"
@@ -104,7 +104,8 @@ static const struct {
                "  --target T      cpu, cuda[,arch=sm_XX], metal or auto (default auto: cpu)\n"
                "  --backend B     execution backend of the target\n"
                "  --kernel-only   print the kernel without host code\n"
-               "  --explain       first the target's decisions (metal: each T.gemm's GEMM path and why)\n"},
+               "  --explain       first the target's decisions (cuda, metal: each T.gemm's instruction or\n"
+               "                  path and why)\n"},
     {"compile", "usage: tilec compile FILE -o OUT [--kernel NAME] [-D NAME=VALUE]... [--target T] [--backend B]\n"
                 "\n"
                 "Build one kernel's artifact without running it and write it to OUT (whole or not at all):\n"

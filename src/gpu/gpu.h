@@ -114,6 +114,7 @@ bool tc_stmt_set_has(const tc_stmt_set *s, const tc_stmt *st);
 /* ---- the plan the passes share ---- */
 typedef struct tc_gpu_plan {
   tc_arena *a;
+  struct tc_strbuf *notes;   /* decisions for --explain, or NULL */
   tc_kernel_ir *k;
   const tc_gpu_desc *desc;
   tilec_error *err;
@@ -152,7 +153,9 @@ bool tc_gpu_insert_barriers(tc_gpu_plan *P);  /* barrier.c */
 
 /* The whole lowering: runs the passes above, in order, with the verifier between them.
  * Returns the lowered kernel (a new kernel sharing params with `k`), or NULL. */
-tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k, const tc_gpu_desc *desc, tilec_error *err);
+/* notes (may be NULL): the lowering's decisions, one line each, for `tilec source --explain`
+ * (which instruction each T.gemm runs on, and why not the faster one) */
+tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k, const tc_gpu_desc *desc, struct tc_strbuf *notes, tilec_error *err);
 
 /* Shared-memory layout (the XOR swizzle, lower.c) of a 2-D tile, as an element offset
  * expression; whether a rows x cols tile can have it. */

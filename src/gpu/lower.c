@@ -274,11 +274,11 @@ static bool demote_fragments(tc_gpu_plan *P, tc_buffer **by_id) {
 
 static bool verify_step(tc_gpu_plan *P, const char *stage) { return tc_ir_verify(P->k, stage, P->err); }
 
-tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_desc *desc, tilec_error *err) {
+tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_desc *desc, tc_strbuf *notes, tilec_error *err) {
   tc_kernel_ir *k = TC_NEW(a, tc_kernel_ir);
   *k = *k0;
   k->body = tc_ir_clone_stmt(a, k0->body);
-  tc_gpu_plan plan = {.a = a, .k = k, .desc = desc, .err = err};
+  tc_gpu_plan plan = {.a = a, .notes = notes, .k = k, .desc = desc, .err = err};
   tc_gpu_plan *P = &plan;
   P->threads = 1;
   for (int i = 0; i < k->threads_ndim; i++) P->threads *= k->threads[i];

@@ -1229,6 +1229,18 @@ static tc_stmt *lower_gemm(tc_gpu_plan *P, tc_stmt *s) {
   if (instr == TC_GPU_GEMM_WGMMA && (Lc->wm * 32 != P->threads || Lc->wn != 1 || !P->swizzle[rb->buf->id] ||
                                      (ra->buf->scope == TC_SCOPE_SHARED && !P->swizzle[ra->buf->id])))
     instr = TC_GPU_GEMM_MMA; /* the accumulator was laid out for another gemm's partition */
+  if (P->notes) {
+    if (loc.src) tc_sb_printf(P->notes, "%s:%d:%d: ", loc.src->name, loc.line, loc.col);
+    tc_sb_printf(P->notes, "T.gemm %lld x %lld x %lld (%s x %s -> %s): ", (long long)M, (long long)N, (long long)K,
+                 tc_dtype_scalar_name((tc_scalar_type)ra->buf->dtype.code), tc_dtype_scalar_name((tc_scalar_type)rb->buf->dtype.code),
+                 tc_dtype_scalar_name((tc_scalar_type)rc->buf->dtype.code));
+    if (instr == TC_GPU_GEMM_WGMMA)
+      tc_sb_printf(P->notes, "%s%s\n", instr_why, tc_stmt_set_has(&P->async_mma, s) ? ", asynchronous mainloop" : "");
+    else
+      tc_sb_printf(P->notes, "mma.sync over %d x %d warps; not wgmma: %s\n", Lc->wm, Lc->wn,
+                   strcmp(instr_why, "mma.sync") && !strstr(instr_why, "wgmma m64") ? instr_why
+                                                                                    : "the accumulator is laid out for another gemm");
+  }
   int64_t v[10] = {M, N, K, Lc->wm, Lc->wn, s->u.gemm.trans_a, s->u.gemm.trans_b, instr,
                    ra->buf->scope == TC_SCOPE_SHARED && P->swizzle[ra->buf->id], P->swizzle[rb->buf->id]};
   tc_expr **args = TC_NEW_ARRAY(P->a, tc_expr *, 14);

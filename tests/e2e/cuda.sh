@@ -63,3 +63,14 @@ for arch in sm_80 sm_90a; do
     bad "compile cuda,arch=$arch (exit $rc)"
   fi
 done
+
+# --explain: which instruction each T.gemm runs on, and why not wgmma (no GPU or NVRTC needed)
+"$T" source examples/gemm.py --target cuda,arch=sm_90a --explain >"$D/out" 2>"$D/err"
+grep -qx '// examples/gemm.py:44:17: T.gemm 128 x 128 x 32 (float16 x float16 -> float32): wgmma m64n128k16 f16, 1 warpgroup x 2 row blocks, A from shared memory, asynchronous mainloop' "$D/out" &&
+  ok "explain: the default gemm on wgmma" || bad "explain: wgmma line"
+"$T" source examples/gemm.py --target cuda,arch=sm_90a --explain -D threads=64 -D block_M=64 -D block_N=64 >"$D/out" 2>"$D/err"
+grep -qx '// examples/gemm.py:44:17: T.gemm 64 x 64 x 32 (float16 x float16 -> float32): mma.sync over 1 x 2 warps; not wgmma: wgmma needs whole warpgroups and M a multiple of 16 rows per warp (64 threads: M a multiple of 32; the tile has 64)' "$D/out" &&
+  ok "explain: why a gemm stays on mma.sync" || bad "explain: mma.sync reason"
+"$T" source examples/flash_attention.py --target cuda,arch=sm_80 --explain >"$D/out" 2>"$D/err"
+[ "$(grep -c 'mma.sync over 4 x 1 warps; not wgmma: the arch has no wgmma (sm_90a only)' "$D/out")" = 2 ] &&
+  ok "explain: sm_80 has no wgmma" || bad "explain: sm_80 reason"

@@ -100,7 +100,7 @@ static int interp_check(const char *file, tc_kernel_ir *k, const tilec_define *d
   tc_arena_init(&ar);
   extern bool tc_cuda_desc_for_arch(const char *, tc_gpu_desc *);
   tc_cuda_desc_for_arch("sm_90a", &desc);
-  tc_kernel_ir *g = tc_gpu_lower(&ar, k, &desc, &err);
+  tc_kernel_ir *g = tc_gpu_lower(&ar, k, &desc, NULL, &err);
   if (!g || tc_interp_run(g, b, scal, fscal, syms, &err) != TILEC_OK) {
     printf("FAIL %s: %s\n", file, err.rendered[0] ? err.rendered : err.message);
     tc_arena_free(&ar);

@@ -41,8 +41,18 @@ tilec_status tc_cuda_generate_for(const tc_kernel_ir *k, const char *arch, tc_ge
     return err->status;
   }
   a.oom_jmp = &oom;
-  tc_kernel_ir *lowered = tc_gpu_lower(&a, k, &desc, err);
+  tc_strbuf notes; /* in the arena: the out-of-memory escape cannot leak it */
+  tc_sb_init_arena(&notes, &a);
+  tc_kernel_ir *lowered = tc_gpu_lower(&a, k, &desc, &notes, err);
   tilec_status st = lowered ? tc_cuda_print(lowered, &a, out, entry, entry_cap, smem_bytes, err) : err->status;
+  if (st == TILEC_OK) {
+    if (notes.len == 0) tc_sb_printf(&notes, "no T.gemm: no matrix instruction to choose (%s)\n", arch);
+    out->explain = strdup(tc_sb_cstr(&notes));
+    if (!out->explain) {
+      tc_error(err, TILEC_ERROR_NOMEM, "out of memory generating cuda code");
+      st = TILEC_ERROR_NOMEM;
+    }
+  }
   block[0] = 1, block[1] = 1, block[2] = 1;
   for (int i = 0; i < k->threads_ndim; i++) block[i] = k->threads[i];
   a.oom_jmp = NULL;

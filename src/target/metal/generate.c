@@ -101,7 +101,7 @@ tilec_status tc_metal_emit(const tc_lowered *lw, tc_generated *out, tilec_error 
   char entry[256] = "";
   int64_t smem = 0;
   tilec_status st = TILEC_OK;
-  tc_kernel_ir *lowered = tc_gpu_lower(&a, lw->k, &desc, err);
+  tc_kernel_ir *lowered = tc_gpu_lower(&a, lw->k, &desc, NULL, err);
   if (!lowered) st = err->status;
   else st = tc_metal_print(lowered, &a, msl, out, entry, sizeof entry, &smem, err);
   if (st == TILEC_OK) {
