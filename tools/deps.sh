@@ -3,6 +3,8 @@
 need=""
 command -v cc >/dev/null 2>&1 || need="$need gcc"
 command -v make >/dev/null 2>&1 || need="$need make"
+# metal's emulator builds the generated MSL with the host C++ compiler (docs/metal.md)
+command -v c++ >/dev/null 2>&1 || need="$need g++"
 [ -f /usr/include/dlpack/dlpack.h ] || need="$need libdlpack-dev"
 command -v python3 >/dev/null 2>&1 || need="$need python3"
 # `deps.sh bench`: the benchmarks compare with OpenBLAS too.
