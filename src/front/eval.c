@@ -1005,6 +1005,28 @@ static void walk_outputs(tc_kernel_ir *k, const tc_stmt *s) {
   }
 }
 
+/* pass_configs={...}: the one key tilec honours is fast math, written
+ * tilelang.PassConfigKey.TL_ENABLE_FAST_MATH (any prefix) or "tl.enable_fast_math"; its value is
+ * evaluated at module level. The other keys are TVM pass switches with no meaning here. */
+static void record_fast_math(tc_ev *ev, const tc_ast *configs) {
+  if (!configs || configs->kind != TC_AST_DICT) return;
+  for (int i = 0; i < configs->list.n; i++) {
+    const tc_ast *key = configs->list.v[i];
+    if (!key) continue;
+    const char *text = ev_node_text(ev, key);
+    size_t n = strlen(text);
+    static const char attr[] = "TL_ENABLE_FAST_MATH";
+    bool is_key = (n >= sizeof attr - 1 && strcmp(text + n - (sizeof attr - 1), attr) == 0) ||
+                  strcmp(text, "\"tl.enable_fast_math\"") == 0 || strcmp(text, "'tl.enable_fast_math'") == 0;
+    if (!is_key) continue;
+    tc_env *saved = ev->scope;
+    ev->scope = ev->globals;
+    tc_val *v = ev_expr(ev, configs->list2.v[i]);
+    ev->scope = saved;
+    ev->k->fast_math = (v->kind == TV_BOOL && v->u.b) || (v->kind == TV_INT && v->u.i != 0);
+  }
+}
+
 /* Record @tilelang.jit(...) arguments: out_idx evaluated, the rest as written. */
 static void record_jit(tc_ev *ev, const tc_ast *call, tc_val *out_idx) {
   tc_kernel_ir *k = ev->k;
@@ -1015,6 +1037,8 @@ static void record_jit(tc_ev *ev, const tc_ast *call, tc_val *out_idx) {
     span.end_line = last->end_line;
     span.end_col = last->end_col;
     k->jit_args = tc_arena_strdup(ev->ir, ev_node_text(ev, &span));
+    for (int i = 0; i < call->list2.n; i++)
+      if (call->list2.v[i]->str && strcmp(call->list2.v[i]->str, "pass_configs") == 0) record_fast_math(ev, call->list2.v[i]->a);
     for (int i = 0; i < call->list2.n; i++)
       if (call->list2.v[i]->str && strcmp(call->list2.v[i]->str, "out_idx") == 0) {
         tc_env *saved = ev->scope;

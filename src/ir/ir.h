@@ -254,6 +254,9 @@ typedef struct tc_kernel_ir {
   int nout_idx;
   int *out_idx;
   const char *jit_args;   /* the jit decorator's keyword arguments, as written */
+  /* pass_configs={PassConfigKey.TL_ENABLE_FAST_MATH: True}: gpu targets may use approximate
+   * exp/exp2/log/log2/sin/cos (the cpu reference stays exact; --verify's tolerance covers it) */
+  bool fast_math;
   /* The parameters a TileLang caller gets back, in order (0-based): out_idx normalised, or
    * the tensors an eager @tilelang.jit function returns; nreturns 0 when neither. */
   int nreturns;

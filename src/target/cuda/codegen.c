@@ -223,6 +223,20 @@ static const char *math_fn(tc_expr_op op) {
   }
 }
 
+/* The kernel asked for fast math (pass_configs TL_ENABLE_FAST_MATH): the MUFU approximations,
+ * as nvcc's --use_fast_math spells them (a few ulp; denormal inputs flush to zero). */
+static const char *fast_fn(tc_expr_op op) {
+  switch (op) {
+  case TC_OP_EXP: return "__expf";
+  case TC_OP_EXP2: return "tcg_fast_exp2f";
+  case TC_OP_LOG: return "__logf";
+  case TC_OP_LOG2: return "__log2f";
+  case TC_OP_SIN: return "__sinf";
+  case TC_OP_COS: return "__cosf";
+  default: return NULL;
+  }
+}
+
 /* Whether an integer expression is known to be >= 0: then floor division and modulo by a
  * positive constant are C's / and %, in 32 bits (index arithmetic, which the lowering writes
  * with // and %, must not pay for 64-bit or sign-correcting division). */
@@ -405,7 +419,10 @@ static void expr(cg *g, tc_strbuf *sb, const tc_expr *e) {
       return;
     }
     char pre[32];
-    snprintf(pre, sizeof pre, "%s%s(", fn, d.code == TC_DT_FLOAT64 ? "" : "f");
+    if (g->k->fast_math && d.code != TC_DT_FLOAT64 && fast_fn(e->op))
+      snprintf(pre, sizeof pre, "%s(", fast_fn(e->op));
+    else
+      snprintf(pre, sizeof pre, "%s%s(", fn, d.code == TC_DT_FLOAT64 ? "" : "f");
     rounded(g, sb, e, pre, "", ")");
     return;
   }
@@ -424,9 +441,17 @@ static void store_text(cg *g, const tc_buffer *b, int n, tc_expr *const *idx, co
   tc_sb_init(&name);
   tc_sb_init(&conv);
   offset_text(g, &off, b, n, idx);
-  expr(g, &val, value);
-  buf_name(&name, b);
   tc_dtype d = b->dtype;
+  if (narrow(d) && value->op == TC_OP_CAST && tc_dtype_eq(value->dtype, d) && isfl(value->args[0]->dtype)) {
+    /* The store's encoder rounds to d; rounding to d first (decode(encode(x))) would give the
+     * same code, so skip it: a cast to float16 stored costs one cvt, not three conversions. */
+    tc_sb_puts(&val, "(float)(");
+    sub(g, &val, value->args[0]);
+    tc_sb_puts(&val, ")");
+  } else {
+    expr(g, &val, value);
+  }
+  buf_name(&name, b);
   if (narrow(d)) tc_sb_printf(&conv, "tcg_f32_to_%s%s(%s)", dtname(d), tc_dtype_store_saturates(d) ? "_sat" : "", tc_sb_cstr(&val));
   else tc_sb_printf(&conv, "(%s)(%s)", stype(d), tc_sb_cstr(&val));
   if (b->scope == TC_SCOPE_GLOBAL && !in_bounds) {
@@ -713,6 +738,7 @@ static const char cuda_helpers[] =
     "static __device__ __forceinline__ int64_t tcg_f2int64(double x) { return x != x ? 0 : x < -9223372036854775808.0 ? (int64_t)0x8000000000000000ull : x >= 9223372036854775808.0 ? (int64_t)0x7fffffffffffffffll : (int64_t)x; }\n"
     "static __device__ __forceinline__ uint64_t tcg_f2uint64(double x) { return x != x || x <= 0 ? 0 : x >= 18446744073709551616.0 ? ~0ull : (uint64_t)x; }\n"
     "static __device__ __forceinline__ int tcg_f2bool(double x) { return x != 0; }\n"
+    "static __device__ __forceinline__ float tcg_fast_exp2f(float x) { float y; asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : \"f\"(x)); return y; }\n"
     "static __device__ __forceinline__ void tcg_atomic_add_float32(float *p, int64_t i, float v) { atomicAdd(&p[i], v); }\n"
     "static __device__ __forceinline__ void tcg_atomic_add_float64(double *p, int64_t i, double v) { atomicAdd(&p[i], v); }\n"
     "static __device__ __forceinline__ void tcg_atomic_add_int32(int32_t *p, int64_t i, int32_t v) { atomicAdd((int *)&p[i], (int)v); }\n"
