@@ -93,7 +93,8 @@ static void acc_stmt(bctx *C, bset *s, const tc_stmt *st) {
   case TC_ST_EVALUATE: acc_expr(C, s, st->u.evaluate.value); break;
   case TC_ST_INTRINSIC: {
     /* copy16 / cp_async16 (&dst, &src) write dst and read src; gemm_block reads A and B */
-    bool copy = !strcmp(st->u.intrinsic.name, "copy16") || !strcmp(st->u.intrinsic.name, "cp_async16");
+    bool copy = !strcmp(st->u.intrinsic.name, "copy16") || !strcmp(st->u.intrinsic.name, "cp_async16") ||
+                !strcmp(st->u.intrinsic.name, "copy_vec");
     for (int i = 0; i < st->u.intrinsic.nargs; i++) {
       const tc_expr *x = st->u.intrinsic.args[i];
       acc_expr(C, s, x);

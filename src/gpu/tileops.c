@@ -731,6 +731,71 @@ static tc_stmt *vector_copy(tc_gpu_plan *P, const tc_region *src, const tc_regio
   return c;
 }
 
+/* A copy between a CYCLIC fragment (each thread holds runs of `vec` consecutive elements of a
+ * row) and a global tensor or a shared tile moves each run with vector accesses (copy_vec of
+ * 4, 8 or 16 bytes) instead of one load or store per element. For a global tensor it is taken
+ * when the tile is inside the tensor and its rows are aligned (*cond_out, tested once at run
+ * time); a shared tile's alignment is known (*cond_out NULL), and a run of at most 16 bytes
+ * stays contiguous under the XOR swizzle, which permutes whole 16-byte chunks (an annotated
+ * layout does not qualify). NULL: does not qualify. */
+static tc_stmt *vector_frag_copy(tc_gpu_plan *P, const tc_region *src, const tc_region *dst, int n, const int64_t *ext,
+                                 tc_expr **cond_out, tc_loc loc) {
+  const tc_region *f = is_frag(src->buf) ? src : dst, *g = f == src ? dst : src;
+  bool shared = g->buf->scope == TC_SCOPE_SHARED;
+  if (!is_frag(f->buf) || !(g->buf->scope == TC_SCOPE_GLOBAL || shared) || !region_whole(f) || n == 0) return NULL;
+  if (shared && P->annotated[g->buf->id]) return NULL;
+  const tc_gpu_layout *D = P->frag[f->buf->id];
+  if (!D || D->kind != TC_GL_CYCLIC || D->vec < 2 || D->reps != 1 || !P->regs[f->buf->id]) return NULL;
+  int bits = tc_dtype_bits(g->buf->dtype), eb = bits / 8;
+  if (bits % 8 || eb == 0 || tc_dtype_bits(f->buf->dtype) < 8) return NULL;
+  int64_t inner = D->shape[D->ndim - 1];
+  int w = D->vec;
+  while (w > 1 && (int64_t)w * eb > 16) w /= 2;
+  if (w < 2 || D->vec % w || inner % D->vec || (w * eb != 4 && w * eb != 8 && w * eb != 16)) return NULL;
+  /* the run is along the global tensor's innermost (contiguous) dimension */
+  if (g->r[g->ndim - 1].extent != inner || ext[n - 1] != inner) return NULL;
+  int k = 0;
+  for (int d = 0; d < D->ndim; d++)
+    if (D->shape[d] != 1) {
+      if (k >= n || ext[k] != D->shape[d]) return NULL;
+      k++;
+    }
+  if (k != n) return NULL;
+  if (shared) {
+    int64_t cols, s0;
+    if (!tc_expr_const_int(g->buf->shape[g->buf->ndim - 1], &cols) || cols % w) return NULL;
+    for (int d = 0; d < g->ndim; d++)
+      if (!tc_expr_const_int(g->r[d].start, &s0) || (d == g->ndim - 1 && s0 % w)) return NULL;
+  }
+  tc_stmt_list out = {0};
+  tc_expr *tid = tid_ref(P, loc);
+  for (int64_t r0 = 0; r0 < D->num_regs; r0 += w) {
+    tc_expr *idx[TC_GL_MAXDIM], *valid, *it[TC_GL_MAXDIM];
+    tc_gl_index_exprs(P->a, D, tid, r0, idx, &valid, loc);
+    k = 0;
+    for (int d = 0; d < D->ndim; d++)
+      if (D->shape[d] != 1) it[k++] = idx[d];
+    tc_expr *gaddr = tc_ir_address_of(P->a, g->buf, g->ndim, region_at(P, g, it, loc), loc);
+    tc_expr *raddr = tc_ir_address_of(P->a, P->regs[f->buf->id], 1, idx1(P, ci(P, r0, loc)), loc);
+    tc_expr **args = TC_NEW_ARRAY(P->a, tc_expr *, 3);
+    args[0] = f == dst ? raddr : gaddr;
+    args[1] = f == dst ? gaddr : raddr;
+    args[2] = ci(P, w, loc);
+    tc_stmt_list_push(P->a, &out, if_then(P, valid, tc_ir_intrinsic_stmt(P->a, "copy_vec", 3, args, loc), loc));
+  }
+  *cond_out = NULL;
+  if (shared) return tc_ir_seq(P->a, out.n, out.items, loc);
+  tc_expr **g0 = TC_NEW_ARRAY(P->a, tc_expr *, g->ndim);
+  for (int d = 0; d < g->ndim; d++) g0[d] = g->r[d].start;
+  tc_expr **aa = TC_NEW_ARRAY(P->a, tc_expr *, 1);
+  aa[0] = tc_ir_address_of(P->a, g->buf, g->ndim, g0, loc);
+  tc_expr *cond = and_expr(P, global_in_bounds(P, g, loc), tc_ir_call(P->a, "aligned16", tc_dt(TC_DT_BOOL), 1, aa, loc), loc);
+  if (g->ndim > 1)
+    cond = and_expr(P, cond, bin(P, TC_OP_EQ, bin(P, TC_OP_FLOORMOD, g->buf->shape[g->ndim - 1], ci(P, w, loc), loc), ci(P, 0, loc), loc), loc);
+  *cond_out = cond;
+  return tc_ir_seq(P->a, out.n, out.items, loc);
+}
+
 static tc_stmt *lower_copy(tc_gpu_plan *P, tc_stmt *s) {
   const tc_region *src = &s->u.copy.src, *dst = &s->u.copy.dst;
   tc_var *vars[TC_GL_MAXDIM];
@@ -755,7 +820,14 @@ static tc_stmt *lower_copy(tc_gpu_plan *P, tc_stmt *s) {
     c->u.if_.cond = global_in_bounds(P, g, s->loc);
     c->u.if_.then_s = a;
     c->u.if_.else_s = b;
-    return c;
+    tc_expr *vcond = NULL;
+    tc_stmt *vec = vector_frag_copy(P, src, dst, n, ext, &vcond, s->loc);
+    if (!vec) return c;
+    tc_stmt *v = tc_ir_stmt(P->a, TC_ST_IF, s->loc);
+    v->u.if_.cond = vcond;
+    v->u.if_.then_s = vec;
+    v->u.if_.else_s = c;
+    return v;
   }
   if (fast) {
     tc_stmt *slow = over_region(P, dst, n, vars, ext, body, false, s->loc);
@@ -767,6 +839,11 @@ static tc_stmt *lower_copy(tc_gpu_plan *P, tc_stmt *s) {
     repl_ctx R = {.P = P};
     tc_rewrite_stmt_exprs(body, repl_rewrite, &R);
     return R.failed ? NULL : serial_nest(P, n, vars, ext, body, s->loc);
+  }
+  if (is_frag(src->buf) != is_frag(dst->buf)) {
+    tc_expr *none = NULL;
+    tc_stmt *vec = vector_frag_copy(P, src, dst, n, ext, &none, s->loc);
+    if (vec) return vec;
   }
   if (is_frag(dst->buf)) return over_region(P, dst, n, vars, ext, body, false, s->loc);
   if (is_frag(src->buf)) return over_region(P, src, n, vars, ext, body, true, s->loc);

@@ -654,6 +654,21 @@ static void run_copy16(ictx *c, tc_expr *const *args, int t) {
   }
 }
 
+/* copy_vec(&dst[i...], &src[j...], n): n elements along the last dimension, converted. */
+static void run_copy_vec(ictx *c, tc_expr *const *args, int t) {
+  const tc_expr *d = args[0], *sx = args[1];
+  int64_t di[MAXDIM], si[MAXDIM];
+  for (int i = 0; i < d->nargs; i++) di[i] = eval(c, d->args[i], t).i;
+  for (int i = 0; i < sx->nargs; i++) si[i] = eval(c, sx->args[i], t).i;
+  int64_t n = eval(c, args[2], t).i;
+  bufstate *db = buf_of(c, d->buf, d->loc), *sb = buf_of(c, sx->buf, sx->loc);
+  for (int64_t k = 0; k < n; k++) {
+    val x = load_elem(c, sb, si, t, sx->loc);
+    store_elem(c, db, di, t, convert(sx->buf->dtype, x, d->buf->dtype), d->loc);
+    di[d->nargs - 1]++, si[sx->nargs - 1]++;
+  }
+}
+
 static void run_gpu_gemm(ictx *c, tc_expr *const *args, int t, tc_loc loc) {
   int64_t v[10];
   for (int i = 0; i < 10; i++) v[i] = eval(c, args[i], t).i;
@@ -1068,6 +1083,10 @@ static void exec_stmt(ictx *c, const tc_stmt *s, mask m, int depth) {
     tc_intrinsic_lookup(s->u.intrinsic.name, &id);
     if (id == TC_INTRIN_COPY16 || id == TC_INTRIN_CP_ASYNC16) {
       for (int j = 0; j < m.n; j++) run_copy16(c, s->u.intrinsic.args, m.ids[j]);
+      return;
+    }
+    if (id == TC_INTRIN_COPY_VEC) {
+      for (int j = 0; j < m.n; j++) run_copy_vec(c, s->u.intrinsic.args, m.ids[j]);
       return;
     }
     /* copies land and gemms finish at once here */

@@ -164,18 +164,20 @@ static void bounds_text(cg *g, tc_strbuf *sb, const tc_buffer *b, int n, tc_expr
   tc_sb_putc(sb, ')');
 }
 
-static void load_at(tc_strbuf *sb, const tc_buffer *b, const char *off) {
+/* raw: the stored code itself (a copy between buffers of one narrow dtype needs no decode) */
+static void load_at(tc_strbuf *sb, const tc_buffer *b, const char *off, bool raw) {
   tc_dtype d = b->dtype;
   tc_strbuf t;
   tc_sb_init(&t);
   buf_name(&t, b);
-  if (narrow(d)) tc_sb_printf(sb, "tcg_%s_to_f32(%s[%s])", dtname(d), tc_sb_cstr(&t), off);
+  if (narrow(d) && raw) tc_sb_printf(sb, "%s[%s]", tc_sb_cstr(&t), off);
+  else if (narrow(d)) tc_sb_printf(sb, "tcg_%s_to_f32(%s[%s])", dtname(d), tc_sb_cstr(&t), off);
   else if (d.code == TC_DT_BOOL) tc_sb_printf(sb, "((int)(%s[%s] != 0))", tc_sb_cstr(&t), off);
   else tc_sb_printf(sb, "%s[%s]", tc_sb_cstr(&t), off);
   tc_sb_free(&t);
 }
 
-static void load(cg *g, tc_strbuf *sb, const tc_expr *e) {
+static void load(cg *g, tc_strbuf *sb, const tc_expr *e, bool raw) {
   const tc_buffer *b = e->buf;
   if (is4(b->dtype)) {
     fail(g, e->loc, "4-bit dtypes are not supported on cuda yet");
@@ -188,10 +190,10 @@ static void load(cg *g, tc_strbuf *sb, const tc_expr *e) {
     tc_sb_puts(sb, "(");
     bounds_text(g, sb, b, e->nargs, e->args);
     tc_sb_puts(sb, " ? ");
-    load_at(sb, b, tc_sb_cstr(&off));
-    tc_sb_printf(sb, " : (%s)0)", ctype(b->dtype));
+    load_at(sb, b, tc_sb_cstr(&off), raw);
+    tc_sb_printf(sb, " : (%s)0)", raw ? stype(b->dtype) : ctype(b->dtype)); /* code 0 is +0 in every narrow float */
   } else {
-    load_at(sb, b, tc_sb_cstr(&off));
+    load_at(sb, b, tc_sb_cstr(&off), raw);
   }
   tc_sb_free(&off);
 }
@@ -301,7 +303,7 @@ static void expr(cg *g, tc_strbuf *sb, const tc_expr *e) {
     return;
   case TC_OP_CONST_FLOAT: const_float(sb, e->fval, d); return;
   case TC_OP_VAR: var_name(g, sb, e->var); return;
-  case TC_OP_LOAD: load(g, sb, e); return;
+  case TC_OP_LOAD: load(g, sb, e, false); return;
   case TC_OP_CAST: {
     tc_strbuf t;
     tc_sb_init(&t);
@@ -430,6 +432,57 @@ static void expr(cg *g, tc_strbuf *sb, const tc_expr *e) {
 }
 
 /* ---- statements ---- */
+/* copy_vec(&dst, &src, n): the global side moves as one 4-, 8- or 16-byte vector, the
+ * register side element by element, each converted as a T.copy converts (decode, cast,
+ * encode; a copy within one narrow dtype moves the codes). */
+static void copy_vec(cg *g, tc_expr *const *args) {
+  const tc_expr *d = args[0], *x = args[1];
+  const tc_buffer *db = d->buf, *xb = x->buf;
+  int64_t n = 0;
+  tc_expr_const_int(args[2], &n);
+  bool load_side = xb->scope == TC_SCOPE_GLOBAL; /* global -> registers */
+  const tc_buffer *gb = load_side ? xb : db;
+  int bytes = (int)(n * (tc_dtype_bits(gb->dtype) / 8));
+  const char *vt = bytes == 16 ? "uint4" : bytes == 8 ? "uint2" : "unsigned";
+  tc_strbuf da, xa;
+  tc_sb_init(&da), tc_sb_init(&xa);
+  expr(g, &da, d);
+  expr(g, &xa, x);
+  line(g, "{");
+  g->ind++;
+  if (load_side) line(g, "const %s tcg_v = *(const %s *)%s;", vt, vt, tc_sb_cstr(&xa));
+  else line(g, "%s tcg_v;", vt);
+  line(g, "%s%s *tcg_g = (%s%s *)&tcg_v;", load_side ? "const " : "", stype(gb->dtype), load_side ? "const " : "", stype(gb->dtype));
+  line(g, "%s%s *tcg_r = %s;", load_side ? "" : "const ", stype(load_side ? db->dtype : xb->dtype), tc_sb_cstr(load_side ? &da : &xa));
+  for (int64_t k = 0; k < n; k++) {
+    char from[64], to[64];
+    snprintf(from, sizeof from, load_side ? "tcg_g[%lld]" : "tcg_r[%lld]", (long long)k);
+    snprintf(to, sizeof to, load_side ? "tcg_r[%lld]" : "tcg_g[%lld]", (long long)k);
+    tc_strbuf v, c;
+    tc_sb_init(&v), tc_sb_init(&c);
+    if (tc_dtype_eq(xb->dtype, db->dtype)) {
+      tc_sb_puts(&c, from);
+    } else {
+      if (narrow(xb->dtype)) tc_sb_printf(&v, "tcg_%s_to_f32(%s)", dtname(xb->dtype), from);
+      else if (xb->dtype.code == TC_DT_BOOL) tc_sb_printf(&v, "((int)(%s != 0))", from);
+      else tc_sb_puts(&v, from);
+      tc_strbuf cv;
+      tc_sb_init(&cv);
+      if (narrow(db->dtype) && isfl(xb->dtype)) tc_sb_printf(&cv, "(float)(%s)", tc_sb_cstr(&v)); /* the encoder rounds */
+      else convert(&cv, xb->dtype, db->dtype, tc_sb_cstr(&v));
+      if (narrow(db->dtype)) tc_sb_printf(&c, "tcg_f32_to_%s%s(%s)", dtname(db->dtype), tc_dtype_store_saturates(db->dtype) ? "_sat" : "", tc_sb_cstr(&cv));
+      else tc_sb_printf(&c, "(%s)(%s)", stype(db->dtype), tc_sb_cstr(&cv));
+      tc_sb_free(&cv);
+    }
+    line(g, "%s = %s;", to, tc_sb_cstr(&c));
+    tc_sb_free(&v), tc_sb_free(&c);
+  }
+  if (!load_side) line(g, "*(%s *)%s = tcg_v;", vt, tc_sb_cstr(&da));
+  g->ind--;
+  line(g, "}");
+  tc_sb_free(&da), tc_sb_free(&xa);
+}
+
 static void store_text(cg *g, const tc_buffer *b, int n, tc_expr *const *idx, const tc_expr *value, bool in_bounds, tc_loc loc) {
   if (is4(b->dtype)) {
     fail(g, loc, "4-bit dtypes are not supported on cuda yet");
@@ -442,7 +495,10 @@ static void store_text(cg *g, const tc_buffer *b, int n, tc_expr *const *idx, co
   tc_sb_init(&conv);
   offset_text(g, &off, b, n, idx);
   tc_dtype d = b->dtype;
-  if (narrow(d) && value->op == TC_OP_CAST && tc_dtype_eq(value->dtype, d) && isfl(value->args[0]->dtype)) {
+  bool raw = narrow(d) && value->op == TC_OP_LOAD && tc_dtype_eq(value->dtype, d) && tc_dtype_eq(value->buf->dtype, d);
+  if (raw) {
+    load(g, &val, value, true);
+  } else if (narrow(d) && value->op == TC_OP_CAST && tc_dtype_eq(value->dtype, d) && isfl(value->args[0]->dtype)) {
     /* The store's encoder rounds to d; rounding to d first (decode(encode(x))) would give the
      * same code, so skip it: a cast to float16 stored costs one cvt, not three conversions. */
     tc_sb_puts(&val, "(float)(");
@@ -452,7 +508,8 @@ static void store_text(cg *g, const tc_buffer *b, int n, tc_expr *const *idx, co
     expr(g, &val, value);
   }
   buf_name(&name, b);
-  if (narrow(d)) tc_sb_printf(&conv, "tcg_f32_to_%s%s(%s)", dtname(d), tc_dtype_store_saturates(d) ? "_sat" : "", tc_sb_cstr(&val));
+  if (raw) tc_sb_puts(&conv, tc_sb_cstr(&val));
+  else if (narrow(d)) tc_sb_printf(&conv, "tcg_f32_to_%s%s(%s)", dtname(d), tc_dtype_store_saturates(d) ? "_sat" : "", tc_sb_cstr(&val));
   else tc_sb_printf(&conv, "(%s)(%s)", stype(d), tc_sb_cstr(&val));
   if (b->scope == TC_SCOPE_GLOBAL && !in_bounds) {
     tc_strbuf bd;
@@ -656,6 +713,8 @@ static void stmt(cg *g, const tc_stmt *s) {
       if (s->u.intrinsic.name[1] == 'o') line(g, "*(uint4 *)%s = *(const uint4 *)%s;", tc_sb_cstr(&d), tc_sb_cstr(&x));
       else line(g, "tcg_cp_async<16>(%s, %s);", tc_sb_cstr(&d), tc_sb_cstr(&x));
       tc_sb_free(&d), tc_sb_free(&x);
+    } else if (!strcmp(s->u.intrinsic.name, "copy_vec")) {
+      copy_vec(g, s->u.intrinsic.args);
     } else if (!strcmp(s->u.intrinsic.name, "cp_async_commit")) {
       line(g, "tcg_cp_async_commit();");
     } else if (!strcmp(s->u.intrinsic.name, "cp_async_wait")) {

@@ -686,6 +686,24 @@ static void stmt(cg *g, const tc_stmt *s) {
       const char *vt = db && db->dtype.code == TC_DT_FLOAT32 ? "float4" : "uint4"; /* 16 bytes either way */
       line(g, "*(%s %s *)%s = *(const %s %s *)%s;", space(db), vt, tc_sb_cstr(&d), space(xb), vt, tc_sb_cstr(&x));
       tc_sb_free(&d), tc_sb_free(&x);
+    } else if (!strcmp(s->u.intrinsic.name, "copy_vec")) {
+      /* element by element: the stores below convert as T.copy does; the run is inside the
+       * tensor (the lowering tested it), so no bounds checks */
+      tc_expr *const *a = s->u.intrinsic.args;
+      int64_t n = 0;
+      tc_expr_const_int(a[2], &n);
+      for (int64_t k = 0; k < n; k++) {
+        tc_expr *di[TC_GL_MAXDIM], *xi[TC_GL_MAXDIM];
+        if (a[0]->nargs > TC_GL_MAXDIM || a[1]->nargs > TC_GL_MAXDIM) break;
+        for (int i = 0; i < a[0]->nargs; i++) di[i] = a[0]->args[i];
+        for (int i = 0; i < a[1]->nargs; i++) xi[i] = a[1]->args[i];
+        tc_expr *kk = tc_ir_int(g->a, k, tc_index_dtype(), s->loc);
+        di[a[0]->nargs - 1] = tc_ir_binary(g->a, TC_OP_ADD, di[a[0]->nargs - 1], kk, s->loc);
+        xi[a[1]->nargs - 1] = tc_ir_binary(g->a, TC_OP_ADD, xi[a[1]->nargs - 1], kk, s->loc);
+        tc_expr *ld = tc_ir_load(g->a, a[1]->buf, a[1]->nargs, xi, s->loc);
+        ld->in_bounds = true;
+        store_text(g, a[0]->buf, a[0]->nargs, di, tc_ir_cast(g->a, a[0]->buf->dtype, ld, s->loc), true, s->loc);
+      }
     } else if (!strcmp(s->u.intrinsic.name, "cp_async_commit") || !strcmp(s->u.intrinsic.name, "cp_async_wait")) {
       /* the copies above were synchronous: nothing to wait for */
     } else if (!strcmp(s->u.intrinsic.name, "warp_sync")) {
@@ -776,7 +794,7 @@ static bool note_access(void *ctx, tc_stmt *s) {
   if (s->kind == TC_ST_STORE) g->written[s->u.store.buf->id] = true;
   if (s->kind == TC_ST_ATOMIC_ADD && s->u.atomic.buf) g->written[s->u.atomic.buf->id] = true;
   if (s->kind == TC_ST_INTRINSIC && s->u.intrinsic.nargs > 0 && s->u.intrinsic.args[0]->buf &&
-      (!strcmp(s->u.intrinsic.name, "copy16") || !strcmp(s->u.intrinsic.name, "cp_async16")))
+      (!strcmp(s->u.intrinsic.name, "copy16") || !strcmp(s->u.intrinsic.name, "cp_async16") || !strcmp(s->u.intrinsic.name, "copy_vec")))
     g->written[s->u.intrinsic.args[0]->buf->id] = true;
   if (s->kind == TC_ST_INTRINSIC && !strcmp(s->u.intrinsic.name, "gemm_block") && s->u.intrinsic.args[12]->buf)
     g->written[s->u.intrinsic.args[12]->buf->id] = true;
