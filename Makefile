@@ -18,7 +18,8 @@ BENCH_LIBS_bench_cpu_gemm = -lopenblas
 LIB_SRCS := $(sort $(shell find src -name '*.c'))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/cuda_prelude.o $(BUILD)/obj/gen/metal_texts.o
 # The CUDA device prelude, in this order (docs/cuda-prelude.md).
-CUDA_PRELUDE_SRCS := src/target/cuda/prelude/tcg_base.cuh src/target/cuda/prelude/tcg_gemm.cuh src/target/cuda/prelude/tcg_wgmma.cuh
+CUDA_PRELUDE_SRCS := src/target/cuda/prelude/tcg_base.cuh src/target/cuda/prelude/tcg_gemm.cuh src/target/cuda/prelude/tcg_wgmma.cuh \
+                     src/target/cuda/prelude/tcg_tma.cuh
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_SRCS := $(sort $(wildcard bench/bench_*.c))

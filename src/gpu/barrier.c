@@ -92,6 +92,8 @@ static void acc_stmt(bctx *C, bset *s, const tc_stmt *st) {
   case TC_ST_LET: case TC_ST_ASSIGN: acc_expr(C, s, st->u.let.value); break;
   case TC_ST_EVALUATE: acc_expr(C, s, st->u.evaluate.value); break;
   case TC_ST_INTRINSIC: {
+    /* TMA loads and their mbarriers are ordered by the pipeline's own waits and barriers */
+    if (!strncmp(st->u.intrinsic.name, "mbar_", 5) || !strcmp(st->u.intrinsic.name, "tma_load")) break;
     /* copy16 / cp_async16 (&dst, &src) write dst and read src; gemm_block reads A and B */
     bool copy = !strcmp(st->u.intrinsic.name, "copy16") || !strcmp(st->u.intrinsic.name, "cp_async16") ||
                 !strcmp(st->u.intrinsic.name, "copy_vec");

@@ -28,6 +28,7 @@ typedef struct tc_gpu_desc {
   bool mma_fp8;           /* m16n8k32 e4m3/e5m2 (sm_89+) */
   bool cp_async;          /* asynchronous global->shared copies (sm_80+) */
   bool wgmma;             /* warpgroup MMA from shared-memory descriptors (sm_90a) */
+  bool tma;               /* cp.async.bulk.tensor loads completing on mbarriers (sm_90+) */
   bool swizzle_gemm_operands; /* store T.gemm's 8/16-bit shared operands XOR-swizzled (cuda's
                                  ldmatrix wants it; Metal's simdgroup_load reads row-major) */
 } tc_gpu_desc;

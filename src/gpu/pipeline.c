@@ -20,7 +20,22 @@
  *
  * The barrier at the top of an iteration is both the wait for stage k and the guarantee that
  * every thread is done reading the stage the new producers overwrite, so the barrier pass
- * leaves the producers out of its bookkeeping (tc_gpu_plan.async). A loop that does not fit
+ * leaves the producers out of its bookkeeping (tc_gpu_plan.async).
+ *
+ * On sm_90 (desc->tma), when every producer copies a tile of a kernel parameter into a gemm
+ * operand stored in the 128-byte-atom swizzle, the producers become TMA loads instead: thread
+ * 0 announces the stage's bytes on the stage's mbarrier and issues one cp.async.bulk.tensor
+ * per tile, and every thread waits on that mbarrier (phase parity (k / N) % 2) where it waited
+ * for cp.async groups. The barrier at the top of the iteration stays: it is what makes the
+ * stage about to be overwritten free.
+ *
+ *   mbar_init(N barriers); barrier
+ *   prologue: for s < D: if s < n: expect(bar s, bytes); tma_load tiles(s) -> stage s
+ *   for k < n: barrier
+ *              if k+D < n: expect(bar (k+D)%N); tma_load tiles(k+D) -> stage (k+D)%N
+ *              wait(bar k%N, (k/N)%2); consumers(k)
+ *
+ * A loop that does not fit
  * this shape (a producer whose tile is read before it in the body, or used outside the loop, or
  * whose indices depend on values the body computes) is left as written: it stays correct,
  * only unpipelined. */
@@ -179,6 +194,114 @@ static tc_stmt *producers_at(tc_gpu_plan *P, tc_stmt **prod, int np, const tc_va
   return tc_stmt_list_seq(P->a, &out, loc);
 }
 
+/* ---- TMA producers ---- */
+static bool multiple_of(const tc_expr *e, int64_t m) {
+  int64_t v;
+  if (tc_expr_const_int(e, &v)) return v % m == 0;
+  if (!tc_dtype_is_int(e->dtype)) return false;
+  if (e->op == TC_OP_MUL) return multiple_of(e->args[0], m) || multiple_of(e->args[1], m);
+  if (e->op == TC_OP_ADD || e->op == TC_OP_SUB) return multiple_of(e->args[0], m) && multiple_of(e->args[1], m);
+  return false;
+}
+
+typedef struct operand_ctx {
+  const tc_buffer *b;
+  bool found;
+} operand_ctx;
+static bool operand_cb(void *ctx, tc_stmt *s) {
+  operand_ctx *O = ctx;
+  if (s->kind == TC_ST_GEMM && (s->u.gemm.a.buf == O->b || s->u.gemm.b.buf == O->b)) O->found = true;
+  return true;
+}
+
+/* The parameter index of the global tensor a producer copies from when one TMA box can do the
+ * copy (the 5-d map of tcg_tma.cuh), else -1: an 8/16-bit tile of rows % 8 == 0 rows of whole
+ * 128-byte atoms, a T.gemm operand (so the lowering stores it in the 128-byte-atom swizzle), from
+ * a parameter whose last two dimensions are constants the map's dimensions divide, at a start
+ * on an atom. */
+static int tma_param(tc_gpu_plan *P, tc_stmt *root, const tc_stmt *s, const tc_buffer *b) {
+  const tc_region *src = &s->u.copy.src;
+  const tc_buffer *g = src->buf;
+  int bits = tc_dtype_bits(b->dtype);
+  if (!P->desc->tma || !P->desc->swizzle_gemm_operands || !tc_dtype_eq(g->dtype, b->dtype) || (bits != 8 && bits != 16))
+    return -1;
+  int64_t eb = bits / 8, A = 128 / eb, rows, cols, R, C;
+  if (b->ndim != 2 || !tc_expr_const_int(b->shape[0], &rows) || !tc_expr_const_int(b->shape[1], &cols)) return -1;
+  if (rows % 8 || (cols * eb) % 128 || cols / A > 256 || rows / 8 > 256) return -1;
+  if (b->layout && !(b->layout->name && !strcmp(b->layout->name, "swizzle"))) return -1;
+  operand_ctx O = {b, false};
+  tc_visit_stmts(root, operand_cb, &O);
+  if (!O.found) return -1;
+  int param = -1;
+  for (int i = 0; i < P->k->nparams; i++)
+    if (P->k->params[i].buf == g) param = i;
+  int nd = g->ndim;
+  if (param < 0 || nd < 2 || src->ndim != nd || !tc_expr_const_int(g->shape[nd - 2], &R) ||
+      !tc_expr_const_int(g->shape[nd - 1], &C) || C % A || R % 8)
+    return -1;
+  for (int d = 0; d + 2 < nd; d++) {
+    int64_t v;
+    if (src->r[d].extent != 1) return -1;
+    /* leading dimensions: constants or symbolic dims, which the launch knows */
+    if (!tc_expr_const_int(g->shape[d], &v) && !(g->shape[d]->op == TC_OP_VAR && g->shape[d]->var->kind == TC_VAR_SYMBOLIC))
+      return -1;
+  }
+  if (src->r[nd - 2].extent != rows || src->r[nd - 1].extent != cols || !multiple_of(src->r[nd - 2].start, 8) ||
+      !multiple_of(src->r[nd - 1].start, A))
+    return -1;
+  return param;
+}
+
+/* The kernel's tensor map for (param, rows, cols), added when new. */
+static int tma_map(tc_gpu_plan *P, int param, int64_t rows, int64_t cols) {
+  tc_kernel_ir *k = P->k;
+  for (int i = 0; i < k->ntma; i++)
+    if (k->tma[i].param == param && k->tma[i].rows == rows && k->tma[i].cols == cols) return i;
+  struct tc_tma_map *v = TC_NEW_ARRAY(P->a, struct tc_tma_map, k->ntma + 1);
+  for (int i = 0; i < k->ntma; i++) v[i] = k->tma[i];
+  v[k->ntma].param = param, v[k->ntma].rows = rows, v[k->ntma].cols = cols;
+  k->tma = v;
+  return k->ntma++;
+}
+
+static tc_expr *bar_at(tc_arena *a, tc_buffer *bar, tc_expr *stage, tc_loc loc) {
+  tc_expr **i = TC_NEW_ARRAY(a, tc_expr *, 1);
+  i[0] = tc_ir_clone_expr(a, stage);
+  return tc_ir_address_of(a, bar, 1, i, loc);
+}
+
+static tc_stmt *tma_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int np, const int *params, tc_buffer **from,
+                             tc_buffer **to, int N, int D, bool async_mma);
+
+/* Producers of iteration `it` into stage `stage` as TMA loads completing on bar[stage]. */
+static tc_stmt *tma_producers_at(tc_gpu_plan *P, tc_stmt **prod, int np, const int *maps, int64_t bytes, tc_buffer *bar,
+                                 const tc_var *v, tc_expr *it, tc_buffer **from, tc_buffer **to, tc_expr *stage, tc_loc loc) {
+  tc_arena *a = P->a;
+  tc_stmt_list out = {0};
+  tc_expr **ea = TC_NEW_ARRAY(a, tc_expr *, 2);
+  ea[0] = bar_at(a, bar, stage, loc);
+  ea[1] = ci(a, bytes, loc);
+  tc_stmt_list_push(a, &out, tc_ir_intrinsic_stmt(a, "mbar_expect", 2, ea, loc));
+  for (int i = 0; i < np; i++) {
+    tc_stmt *c = with_var(a, prod[i], v, it);
+    stage_ctx S = {a, from[i], to[i], stage};
+    stage_stmt_cb(&S, c);
+    const tc_region *src = &c->u.copy.src, *dst = &c->u.copy.dst;
+    tc_expr **di = TC_NEW_ARRAY(a, tc_expr *, dst->ndim), **si = TC_NEW_ARRAY(a, tc_expr *, src->ndim);
+    for (int d = 0; d < dst->ndim; d++) di[d] = dst->r[d].start;
+    for (int d = 0; d < src->ndim; d++) si[d] = src->r[d].start;
+    tc_expr **args = TC_NEW_ARRAY(a, tc_expr *, 6);
+    args[0] = tc_ir_address_of(a, dst->buf, dst->ndim, di, loc);
+    args[1] = tc_ir_address_of(a, src->buf, src->ndim, si, loc);
+    args[2] = bar_at(a, bar, stage, loc);
+    args[3] = ci(a, dst->r[dst->ndim - 2].extent, loc);
+    args[4] = ci(a, dst->r[dst->ndim - 1].extent, loc);
+    args[5] = ci(a, maps[i], loc);
+    tc_stmt_list_push(a, &out, tc_ir_intrinsic_stmt(a, "tma_load", 6, args, loc));
+  }
+  return tc_stmt_list_seq(a, &out, loc);
+}
+
 static tc_stmt *pipeline_loop(tc_gpu_plan *P, tc_stmt *loop, tc_stmt *root) {
   tc_arena *a = P->a;
   tc_loc loc = loop->loc;
@@ -236,6 +359,11 @@ static tc_stmt *pipeline_loop(tc_gpu_plan *P, tc_stmt *loop, tc_stmt *root) {
       async_mma = false;
   }
   int D = async_mma ? N - 2 : N - 1; /* how many iterations ahead the producers run */
+  /* TMA when every producer qualifies */
+  int params[16];
+  bool tma = P->desc->tma;
+  for (int j = 0; j < np && tma; j++) tma = (params[j] = tma_param(P, root, prod[j], from[j])) >= 0;
+  if (tma) return tma_pipeline(P, loop, prod, np, params, from, to, N, D, async_mma);
   /* consumers: the other statements, with the staged tiles at stage k % N */
   tc_var *k = tc_ir_new_var(a, P->k, "k_pipe", tc_index_dtype(), TC_VAR_LOOP, loc);
   tc_var *n = tc_ir_new_var(a, P->k, "n_pipe", tc_index_dtype(), TC_VAR_LOCAL, loc);
@@ -294,6 +422,94 @@ static tc_stmt *pipeline_loop(tc_gpu_plan *P, tc_stmt *loop, tc_stmt *root) {
     P->restage_from[P->nrestage] = from[j];
     P->restage_to[P->nrestage++] = to[j];
   }
+  return tc_stmt_list_seq(a, &out, loc);
+}
+
+/* The TMA form of the pipeline (the comment at the top). */
+static tc_stmt *tma_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int np, const int *params, tc_buffer **from,
+                             tc_buffer **to, int N, int D, bool async_mma) {
+  tc_arena *a = P->a;
+  tc_loc loc = loop->loc;
+  tc_stmt *body = loop->u.loop.body;
+  int nitems = body->kind == TC_ST_SEQ ? body->u.seq.n : 1;
+  tc_stmt **items = body->kind == TC_ST_SEQ ? body->u.seq.items : &loop->u.loop.body;
+  int maps[16];
+  int64_t bytes = 0;
+  for (int j = 0; j < np; j++) {
+    int64_t rows = 0, cols = 0;
+    tc_expr_const_int(from[j]->shape[0], &rows);
+    tc_expr_const_int(from[j]->shape[1], &cols);
+    maps[j] = tma_map(P, params[j], rows, cols);
+    bytes += rows * cols * (tc_dtype_bits(from[j]->dtype) / 8);
+  }
+  tc_expr **bshape = TC_NEW_ARRAY(a, tc_expr *, 1);
+  bshape[0] = ci(a, N, loc);
+  tc_buffer *bar = tc_ir_new_buffer(a, P->k, "tcg_mbar", tc_dt(TC_DT_UINT64), TC_SCOPE_SHARED, 1, bshape, loc);
+  tc_var *k = tc_ir_new_var(a, P->k, "k_pipe", tc_index_dtype(), TC_VAR_LOOP, loc);
+  tc_var *n = tc_ir_new_var(a, P->k, "n_pipe", tc_index_dtype(), TC_VAR_LOCAL, loc);
+  tc_expr *kr = tc_ir_var_ref(a, k, loc), *nr = tc_ir_var_ref(a, n, loc);
+  tc_expr *iter_k = tc_ir_binary(a, TC_OP_ADD, loop->u.loop.min, kr, loc);
+  tc_expr *stage_k = tc_ir_binary(a, TC_OP_FLOORMOD, kr, ci(a, N, loc), loc);
+  tc_stmt_list cons = {0};
+  tc_stmt_list_push(a, &cons, tc_ir_stmt(a, TC_ST_BARRIER, loc));
+  tc_expr *ahead = tc_ir_binary(a, TC_OP_ADD, kr, ci(a, D, loc), loc);
+  tc_stmt_list_push(a, &cons,
+                    if_then(a, tc_ir_binary(a, TC_OP_LT, ahead, nr, loc),
+                            tma_producers_at(P, prod, np, maps, bytes, bar, loop->u.loop.var,
+                                             tc_ir_binary(a, TC_OP_ADD, loop->u.loop.min, ahead, loc), from, to,
+                                             tc_ir_binary(a, TC_OP_FLOORMOD, ahead, ci(a, N, loc), loc), loc),
+                            loc));
+  tc_expr **wa = TC_NEW_ARRAY(a, tc_expr *, 2);
+  wa[0] = bar_at(a, bar, stage_k, loc);
+  wa[1] = tc_ir_binary(a, TC_OP_FLOORMOD, tc_ir_binary(a, TC_OP_FLOORDIV, kr, ci(a, N, loc), loc), ci(a, 2, loc), loc);
+  tc_stmt_list_push(a, &cons, tc_ir_intrinsic_stmt(a, "mbar_wait", 2, wa, loc));
+  for (int i = 0; i < nitems; i++) {
+    bool is_prod = false;
+    for (int j = 0; j < np; j++) is_prod |= items[i] == prod[j];
+    if (is_prod) continue;
+    tc_stmt *c = with_var(a, items[i], loop->u.loop.var, iter_k);
+    for (int j = 0; j < np; j++) {
+      stage_ctx S = {a, from[j], to[j], stage_k};
+      tc_visit_stmts(c, stage_stmt_cb, &S);
+    }
+    if (async_mma) tc_stmt_set_add(a, &P->async_mma, c);
+    tc_stmt_list_push(a, &cons, c);
+  }
+  tc_stmt *kloop = tc_ir_stmt(a, TC_ST_FOR, loc);
+  kloop->u.loop.var = k;
+  kloop->u.loop.min = ci(a, 0, loc);
+  kloop->u.loop.extent = nr;
+  kloop->u.loop.kind = TC_LOOP_SERIAL;
+  kloop->u.loop.body = tc_stmt_list_seq(a, &cons, loc);
+  tc_stmt_list out = {0};
+  tc_stmt *ln = tc_ir_stmt(a, TC_ST_LET, loc);
+  ln->u.let.var = n;
+  ln->u.let.value = loop->u.loop.extent;
+  tc_stmt_list_push(a, &out, ln);
+  tc_stmt *al = tc_ir_stmt(a, TC_ST_ALLOC, loc);
+  al->u.alloc.buf = bar;
+  tc_stmt_list_push(a, &out, al);
+  tc_expr **ia = TC_NEW_ARRAY(a, tc_expr *, 2);
+  ia[0] = bar_at(a, bar, ci(a, 0, loc), loc);
+  ia[1] = ci(a, N, loc);
+  tc_stmt_list_push(a, &out, tc_ir_intrinsic_stmt(a, "mbar_init", 2, ia, loc));
+  tc_stmt_list_push(a, &out, tc_ir_stmt(a, TC_ST_BARRIER, loc));
+  for (int s = 0; s < D; s++)
+    tc_stmt_list_push(a, &out,
+                      if_then(a, tc_ir_binary(a, TC_OP_LT, ci(a, s, loc), nr, loc),
+                              tma_producers_at(P, prod, np, maps, bytes, bar, loop->u.loop.var,
+                                               tc_ir_binary(a, TC_OP_ADD, loop->u.loop.min, ci(a, s, loc), loc), from, to, ci(a, s, loc), loc),
+                              loc));
+  tc_stmt_list_push(a, &out, kloop);
+  if (async_mma) tc_stmt_list_push(a, &out, intrin(a, "wgmma_wait", 0, true, loc));
+  tc_stmt_list_push(a, &out, tc_ir_stmt(a, TC_ST_BARRIER, loc));
+  for (int j = 0; j < np; j++) {
+    P->restage_from[P->nrestage] = from[j];
+    P->restage_to[P->nrestage++] = to[j];
+  }
+  if (P->notes)
+    tc_sb_printf(P->notes, "T.Pipelined(num_stages=%d): %d tile%s per stage by TMA (cp.async.bulk.tensor), mbarrier waits, producers %d iteration%s ahead\n",
+                 N, np, np == 1 ? "" : "s", D, D == 1 ? "" : "s");
   return tc_stmt_list_seq(a, &out, loc);
 }
 

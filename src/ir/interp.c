@@ -669,6 +669,25 @@ static void run_copy_vec(ictx *c, tc_expr *const *args, int t) {
   }
 }
 
+/* tma_load(&dst[off], &src[start...], &bar, rows, cols, map): the rows x cols tile at start
+ * (zeros outside the tensor) into the swizzled shared tile at flat offset off. */
+static void run_tma_load(ictx *c, tc_expr *const *args, int t) {
+  const tc_expr *d = args[0], *sx = args[1];
+  int64_t si[MAXDIM], rows = eval(c, args[3], t).i, cols = eval(c, args[4], t).i;
+  for (int i = 0; i < sx->nargs; i++) si[i] = eval(c, sx->args[i], t).i;
+  int64_t base = d->nargs == 1 ? eval(c, d->args[0], t).i : 0;
+  bufstate *db = buf_of(c, d->buf, d->loc), *sb = buf_of(c, sx->buf, sx->loc);
+  int nd = sx->nargs, eb = (int)(tc_dtype_bits(d->buf->dtype) / 8);
+  int64_t r0 = si[nd - 2], c0 = si[nd - 1];
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t col = 0; col < cols; col++) {
+      si[nd - 2] = r0 + r, si[nd - 1] = c0 + col;
+      val x = load_elem(c, sb, si, t, sx->loc);
+      int64_t off = base + tc_gpu_swizzle_index(r, col, cols, eb);
+      store_elem(c, db, &off, t, convert(sx->buf->dtype, x, d->buf->dtype), d->loc);
+    }
+}
+
 static void run_gpu_gemm(ictx *c, tc_expr *const *args, int t, tc_loc loc) {
   int64_t v[10];
   for (int i = 0; i < 10; i++) v[i] = eval(c, args[i], t).i;
@@ -1085,6 +1104,11 @@ static void exec_stmt(ictx *c, const tc_stmt *s, mask m, int depth) {
       for (int j = 0; j < m.n; j++) run_copy16(c, s->u.intrinsic.args, m.ids[j]);
       return;
     }
+    if (id == TC_INTRIN_TMA_LOAD) { /* one copy for the block (thread 0's) */
+      if (m.n > 0) run_tma_load(c, s->u.intrinsic.args, m.ids[0]);
+      return;
+    }
+    if (id == TC_INTRIN_MBAR_INIT || id == TC_INTRIN_MBAR_EXPECT || id == TC_INTRIN_MBAR_WAIT) return;
     if (id == TC_INTRIN_COPY_VEC) {
       for (int j = 0; j < m.n; j++) run_copy_vec(c, s->u.intrinsic.args, m.ids[j]);
       return;

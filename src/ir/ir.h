@@ -254,6 +254,11 @@ typedef struct tc_kernel_ir {
   int nout_idx;
   int *out_idx;
   const char *jit_args;   /* the jit decorator's keyword arguments, as written */
+  /* TMA tensor maps the lowered kernel takes after its symbolic dims (cuda sm_90a; set by the
+   * GPU lowering, docs/cuda.md "TMA"): map i describes parameter tma[i].param for boxes of
+   * rows x cols elements landing in the 128-byte-atom swizzled layout */
+  int ntma;
+  struct tc_tma_map { int param; int64_t rows, cols; } *tma;
   /* pass_configs={PassConfigKey.TL_ENABLE_FAST_MATH: True}: gpu targets may use approximate
    * exp/exp2/log/log2/sin/cos (the cpu reference stays exact; --verify's tolerance covers it) */
   bool fast_math;

@@ -126,6 +126,23 @@ if cuobj=$(find_cuobjdump); then
   done
   if "$cuobj" -sass "$C/gemm.sm_90a.cubin" 2>&1 | grep -q LDGSTS; then echo "PASS gpu_lower sass gemm sm_90a: cp.async (LDGSTS) pipeline"
   else echo "FAIL gpu_lower sass gemm sm_90a: no LDGSTS"; fi
+  # pipelined tiles of whole 128-byte rows load by TMA on sm_90 (UTMALDG, mbarrier waits), none by
+  # cp.async: a gemm and the attention example's K/V tiles; on sm_80 the same gemm stays on cp.async
+  for arch in sm_90a sm_80; do
+    "$T" compile examples/gemm.py --target cuda,arch=$arch -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=3 \
+      -o "$C/gemm_tma.$arch.cubin" >/dev/null 2>&1
+  done
+  "$T" compile examples/flash_attention.py --target cuda,arch=sm_90a -D num_stages=2 -o "$C/fa_tma.sm_90a.cubin" >/dev/null 2>&1
+  for c in gemm_tma.sm_90a fa_tma.sm_90a gemm_tma.sm_80; do
+    sass=$("$cuobj" -sass "$C/$c.cubin" 2>&1)
+    t=$(echo "$sass" | grep -c UTMALDG); w=$(echo "$sass" | grep -c SYNCS.PHASECHK); a=$(echo "$sass" | grep -c LDGSTS)
+    case $c in
+      *.sm_80) ok=$([ "$t" -eq 0 ] && [ "$a" -gt 0 ] && echo 1) ;;
+      *) ok=$([ "$t" -gt 0 ] && [ "$w" -gt 0 ] && [ "$a" -eq 0 ] && echo 1) ;;
+    esac
+    if [ -n "$ok" ]; then echo "PASS gpu_lower sass $c: $t UTMALDG, $w mbarrier waits, $a LDGSTS"
+    else echo "FAIL gpu_lower sass $c: $t UTMALDG, $w mbarrier waits, $a LDGSTS (not the expected load path)"; fi
+  done
 else
   echo "gpu_lower: no cuobjdump, SASS not checked"
 fi

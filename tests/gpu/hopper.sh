@@ -49,6 +49,9 @@ for dt in float16 bfloat16; do
   v $G M=512 N=512 K=512 dtype=$dt block_K=64 num_stages=4
   v $G M=512 N=512 K=512 dtype=$dt threads=256 block_M=256 block_N=128 block_K=64 num_stages=4
   v $G M=384 N=256 K=256 dtype=$dt threads=128 block_M=192 block_N=64 block_K=32 num_stages=2
+  # TMA loads (whole 128-byte rows, dims the tensor map divides), partial tiles zero-filled
+  v $G M=296 N=320 K=576 dtype=$dt threads=256 block_N=256 block_K=64 num_stages=4
+  v $G M=256 N=128 K=1024 dtype=$dt threads=128 block_K=64 num_stages=3
 done
 v examples/gemm_transposed.py threads=256
 v examples/gemm_transposed.py threads=256 block_K=32
@@ -60,6 +63,7 @@ for c in True False; do
   v examples/flash_attention.py is_causal=$c threads=256 block_M=128 block_N=128 dim=64 seq_len=300 num_stages=2
   v examples/flash_attention.py is_causal=$c block_M=128 seq_len=300
   v examples/flash_attention.py is_causal=$c block_M=128 dim=128 seq_len=512 num_stages=2
+  v examples/flash_attention.py is_causal=$c threads=256 block_M=128 block_N=128 dim=128 seq_len=296 num_stages=2
 done
 say "verify: $pass passed, $fail failed"
 # SASS

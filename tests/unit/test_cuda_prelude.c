@@ -119,10 +119,11 @@ TEST(prelude_is_embedded) {
         strstr(p, "wgmma"));
   /* the embedded text is the files, byte for byte (the Makefile's quoting undone by the C compiler) */
   char *base = read_file("src/target/cuda/prelude/tcg_base.cuh"), *gemm = read_file("src/target/cuda/prelude/tcg_gemm.cuh"),
-       *wgmma = read_file("src/target/cuda/prelude/tcg_wgmma.cuh");
-  if (base && gemm && wgmma) {
-    char *all = concat3(base, gemm, wgmma);
+       *wgmma = read_file("src/target/cuda/prelude/tcg_wgmma.cuh"), *tma = read_file("src/target/cuda/prelude/tcg_tma.cuh");
+  if (base && gemm && wgmma && tma) {
+    char *three = concat3(base, gemm, wgmma), *all = three ? concat3(three, tma, "") : NULL;
     int same = all && strcmp(all, p) == 0;
+    free(three);
     free(all);
     EXPECT(same);
   } else {
@@ -131,6 +132,7 @@ TEST(prelude_is_embedded) {
   free(base);
   free(gemm);
   free(wgmma);
+  free(tma);
   CHECK(strstr(p, "#include") == NULL);  /* no headers: NVRTC runs with no include path */
   CHECK(strstr(tc_dtype_c_prelude(), "TCG_FN uint16_t tcg_f32_to_float16(float v)") != NULL);
 }

@@ -127,6 +127,27 @@ tilec_status tc_cuda_meta_parse(const char *text, size_t len, tc_cuda_meta *out,
         return TILEC_ERROR_INTERNAL;
       }
       out->smem = v;
+    } else if (strcmp(key, "tmap") == 0) {
+      tc_cuda_tmap t = {0};
+      long long rows, cols, R, C;
+      int used = 0;
+      bool ok = out->ntmaps < TC_CUDA_MAX_TMAPS &&
+                sscanf(val, "%d,%d,%lld,%lld,%lld,%lld,%n", &t.param, &t.eb, &rows, &cols, &R, &C, &used) == 6 && t.param >= 0 &&
+                (t.eb == 1 || t.eb == 2) && rows > 0 && cols > 0 && R > 0 && C > 0;
+      for (const char *f = val + used; ok && *f;) {
+        char *e;
+        bool sym = *f == 's';
+        long long v = strtoll(sym ? f + 1 : f, &e, 10);
+        ok = e != (sym ? f + 1 : f) && v >= 0 && t.nlead < 8 && (*e == '*' || !*e);
+        if (ok) t.lead[t.nlead++] = sym ? -(v + 1) : v;
+        f = *e ? e + 1 : e;
+      }
+      if (!ok || t.nlead == 0) {
+        tc_error(err, TILEC_ERROR_INTERNAL, "cuda meta: tmap '%s' is not PARAM,EB,ROWS,COLS,R,C,LEAD", val);
+        return TILEC_ERROR_INTERNAL;
+      }
+      t.rows = rows, t.cols = cols, t.R = R, t.C = C;
+      out->tmaps[out->ntmaps++] = t;
     } else if (strcmp(key, "arch") == 0) {
       if (!tc_cuda_arch_known(val)) {
         tc_error(err, TILEC_ERROR_INTERNAL, "cuda meta: arch '%s' is not a supported cuda arch", val);

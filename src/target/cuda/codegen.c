@@ -432,6 +432,33 @@ static void expr(cg *g, tc_strbuf *sb, const tc_expr *e) {
 }
 
 /* ---- statements ---- */
+/* tma_load(&dst, &src[starts], &bar, rows, cols, map): the box's coordinates in the map's five
+ * dimensions (tcg_tma.cuh): the 128-byte panel, the 8-row group, the leading dimensions
+ * flattened; the lowering proved the starts are on a panel and a group. */
+static void tma_load(cg *g, tc_expr *const *args) {
+  const tc_expr *src = args[1];
+  const tc_buffer *b = src->buf;
+  int nd = src->nargs;
+  int64_t map = 0, A = 128 / (tc_dtype_bits(b->dtype) / 8);
+  tc_expr_const_int(args[5], &map);
+  tc_loc loc = src->loc;
+  tc_expr *lead = tc_ir_int(g->a, 0, tc_index_dtype(), loc);
+  for (int d = 0; d + 2 < nd; d++)
+    lead = tc_ir_binary(g->a, TC_OP_ADD, tc_ir_binary(g->a, TC_OP_MUL, lead, b->shape[d], loc), src->args[d], loc);
+  tc_expr *panel = tc_ir_binary(g->a, TC_OP_FLOORDIV, src->args[nd - 1], tc_ir_int(g->a, A, tc_index_dtype(), loc), loc);
+  tc_expr *group = tc_ir_binary(g->a, TC_OP_FLOORDIV, src->args[nd - 2], tc_ir_int(g->a, 8, tc_index_dtype(), loc), loc);
+  tc_strbuf d, bar, p, gr, l;
+  tc_sb_init(&d), tc_sb_init(&bar), tc_sb_init(&p), tc_sb_init(&gr), tc_sb_init(&l);
+  expr(g, &d, args[0]);
+  expr(g, &bar, args[2]);
+  expr(g, &p, panel);
+  expr(g, &gr, group);
+  expr(g, &l, lead);
+  line(g, "tcg_tma_load(%s, &tcg_tm%lld, %s, (int)(%s), (int)(%s), (int)(%s));", tc_sb_cstr(&d), (long long)map, tc_sb_cstr(&bar),
+       tc_sb_cstr(&p), tc_sb_cstr(&gr), tc_sb_cstr(&l));
+  tc_sb_free(&d), tc_sb_free(&bar), tc_sb_free(&p), tc_sb_free(&gr), tc_sb_free(&l);
+}
+
 /* copy_vec(&dst, &src, n): the global side moves as one 4-, 8- or 16-byte vector, the
  * register side element by element, each converted as a T.copy converts (decode, cast,
  * encode; a copy within one narrow dtype moves the codes). */
@@ -713,6 +740,16 @@ static void stmt(cg *g, const tc_stmt *s) {
       if (s->u.intrinsic.name[1] == 'o') line(g, "*(uint4 *)%s = *(const uint4 *)%s;", tc_sb_cstr(&d), tc_sb_cstr(&x));
       else line(g, "tcg_cp_async<16>(%s, %s);", tc_sb_cstr(&d), tc_sb_cstr(&x));
       tc_sb_free(&d), tc_sb_free(&x);
+    } else if (!strcmp(s->u.intrinsic.name, "tma_load")) {
+      tma_load(g, s->u.intrinsic.args);
+    } else if (!strncmp(s->u.intrinsic.name, "mbar_", 5)) {
+      tc_strbuf b, x;
+      tc_sb_init(&b), tc_sb_init(&x);
+      expr(g, &b, s->u.intrinsic.args[0]);
+      expr(g, &x, s->u.intrinsic.args[1]);
+      const char *op = s->u.intrinsic.name + 5;
+      line(g, "tcg_mbar_%s(%s, %s(%s));", op, tc_sb_cstr(&b), !strcmp(op, "init") ? "(int)" : "(uint32_t)", tc_sb_cstr(&x));
+      tc_sb_free(&b), tc_sb_free(&x);
     } else if (!strcmp(s->u.intrinsic.name, "copy_vec")) {
       copy_vec(g, s->u.intrinsic.args);
     } else if (!strcmp(s->u.intrinsic.name, "cp_async_commit")) {
@@ -877,6 +914,10 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
     tc_sb_puts(&kern, "int32_t ");
     var_name(&g, &kern, k->syms[s]);
   }
+  for (int i = 0; i < k->ntma; i++) {
+    if (np++) tc_sb_puts(&kern, ", ");
+    tc_sb_printf(&kern, "const __grid_constant__ tcg_tmap tcg_tm%d", i);
+  }
   tc_sb_puts(&kern, ") {\n");
   g.ind = 1;
   line(&g, "extern __shared__ __align__(1024) unsigned char tcg_smem[];");
@@ -901,5 +942,34 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
   tc_sb_free(&ops);
   out->kernel_source = tc_sb_take(&kern);
   out->full_source = tc_sb_take(&full);
+  if (k->ntma > 0) {
+    /* the tensor maps the runtime makes at each launch (cuda.h, "tmap=") */
+    tc_strbuf m;
+    tc_sb_init(&m);
+    for (int i = 0; i < k->ntma; i++) {
+      const tc_buffer *b = k->params[k->tma[i].param].buf;
+      int nd = b->ndim;
+      int64_t R = 0, C = 0;
+      tc_expr_const_int(b->shape[nd - 2], &R);
+      tc_expr_const_int(b->shape[nd - 1], &C);
+      tc_sb_printf(&m, "tmap=%d,%d,%lld,%lld,%lld,%lld,", k->tma[i].param, tc_dtype_bits(b->dtype) / 8, (long long)k->tma[i].rows,
+                   (long long)k->tma[i].cols, (long long)R, (long long)C);
+      if (nd == 2) tc_sb_puts(&m, "1");
+      for (int d = 0; d + 2 < nd; d++) {
+        int64_t v;
+        if (d) tc_sb_putc(&m, '*');
+        if (tc_expr_const_int(b->shape[d], &v)) {
+          tc_sb_printf(&m, "%lld", (long long)v);
+        } else {
+          int sym = -1;
+          for (int s = 0; s < k->nsyms; s++)
+            if (b->shape[d]->op == TC_OP_VAR && b->shape[d]->var == k->syms[s]) sym = s;
+          tc_sb_printf(&m, "s%d", sym);
+        }
+      }
+      tc_sb_putc(&m, '\n');
+    }
+    out->meta = tc_sb_take(&m);
+  }
   return TILEC_OK;
 }

@@ -40,11 +40,24 @@ bool tc_cuda_arch_known(const char *arch);
 #define TC_CUDA_DEFAULT_ARCH "sm_80"
 
 /* ---- the metadata ---- */
+/* tmap=PARAM,EB,ROWS,COLS,R,C,LEAD: a TMA tensor map the kernel takes after its symbolic dims
+ * (in order): parameter PARAM (EB-byte elements, last two dimensions R x C) in boxes of ROWS x
+ * COLS landing in the 128-byte-atom swizzled layout; LEAD the leading dimensions' product as
+ * factors joined by '*' (a number, or sK for symbolic dim K), "1" when there are none. */
+#define TC_CUDA_MAX_TMAPS 16
+typedef struct tc_cuda_tmap {
+  int param, eb;
+  int64_t rows, cols, R, C;
+  int nlead;
+  int64_t lead[8]; /* >= 0: a constant; < 0: symbolic dim -(v + 1) */
+} tc_cuda_tmap;
 typedef struct tc_cuda_meta {
   char entry[256];
   int block[3];
   int64_t smem;
   char arch[32];
+  int ntmaps;
+  tc_cuda_tmap tmaps[TC_CUDA_MAX_TMAPS];
 } tc_cuda_meta;
 /* Parse meta text (`len` bytes). Requires entry, block and arch; smem defaults to 0. */
 tilec_status tc_cuda_meta_parse(const char *text, size_t len, tc_cuda_meta *out, tilec_error *err);

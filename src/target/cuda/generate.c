@@ -21,6 +21,7 @@ bool tc_cuda_desc_for_arch(const char *arch, tc_gpu_desc *d) {
   /* wgmma needs the arch-specific feature set: sm_90a, not sm_90 */
   size_t n = strlen(arch);
   d->wgmma = sm == 90 && n > 0 && arch[n - 1] == 'a';
+  d->tma = sm >= 90;
   d->swizzle_gemm_operands = true;
   return true;
 }

@@ -34,9 +34,12 @@ tilec_status tc_cuda_emit(const tc_lowered *lw, tc_generated *out, tilec_error *
     tc_generated_free(out);
     return TILEC_ERROR_INTERNAL;
   }
-  char meta[512];
-  int n = snprintf(meta, sizeof meta, "entry=%s\nblock=%d,%d,%d\nsmem=%lld\narch=%s\n", entry, block[0], block[1],
-                   block[2], (long long)smem, arch);
+  char meta[2048];
+  /* the generator's own lines (tensor maps) follow the ones made here */
+  int n = snprintf(meta, sizeof meta, "entry=%s\nblock=%d,%d,%d\nsmem=%lld\narch=%s\n%s", entry, block[0], block[1],
+                   block[2], (long long)smem, arch, out->meta ? out->meta : "");
+  free(out->meta);
+  out->meta = NULL;
   tc_cuda_meta m;
   /* the runtime's own parse checks what the generator returned (identifier, block, smem) */
   if (n < 0 || (size_t)n >= sizeof meta) {
@@ -214,6 +217,17 @@ tilec_status tc_cuda_load(const tc_backend_env *env, const tc_kernel_ir *k, cons
       p->size = scalar_size(p->dtype);
     }
   }
+  /* tensor maps name tensor parameters and symbolic dims the kernel has */
+  for (int i = 0; i < m->meta.ntmaps; i++) {
+    const tc_cuda_tmap *t = &m->meta.tmaps[i];
+    bool ok = t->param < m->nparams && m->params[t->param].tensor;
+    for (int j = 0; ok && j < t->nlead; j++) ok = t->lead[j] >= 0 || -(t->lead[j] + 1) < m->nsyms;
+    if (!ok) {
+      tc_error(err, TILEC_ERROR_INTERNAL, "cuda meta: tensor map %d of '%s' names a parameter or dim the kernel lacks", i, m->meta.entry);
+      st = TILEC_ERROR_INTERNAL;
+      goto fail;
+    }
+  }
   tc_cu_context saved = NULL;
   cu->CtxGetCurrent(&saved);
   st = load_on(m, 0, err);
@@ -230,6 +244,50 @@ fail:
 }
 
 /* ---- launch ---- */
+
+/* The TMA tensor map of meta line t for this launch's tensor (cuda.h, "tmap="; tcg_tma.cuh):
+ * five dimensions, innermost first: a 128-byte row of an atom, the 8 rows of a group, the
+ * 128-byte panels, the 8-row groups, the leading dimensions flattened. */
+static tilec_status encode_tmap(const tc_cu_api *cu, const tc_loaded *m, const tc_cuda_tmap *t, const tc_launch_args *a,
+                                tc_cu_tensor_map *map, tilec_error *err) {
+  const char *name = t->param < m->nparams ? m->params[t->param].name : "?";
+  if (!cu->TensorMapEncodeTiled) {
+    tc_error(err, TILEC_ERROR_TARGET, "kernel '%s' loads '%s' with TMA, which needs cuTensorMapEncodeTiled (a CUDA 12 driver or newer)",
+             m->meta.entry, name);
+    return TILEC_ERROR_TARGET;
+  }
+  void *addr = a->data[t->param];
+  if ((uintptr_t)addr % 16) {
+    tc_error(err, TILEC_ERROR_USAGE,
+             "argument '%s': kernel '%s' (%s) loads it with TMA, which needs its data 16-byte aligned (it is at %p); pass an "
+             "aligned tensor or compile for sm_80",
+             name, m->meta.entry, m->meta.arch, addr);
+    return TILEC_ERROR_USAGE;
+  }
+  uint64_t lead = 1;
+  for (int j = 0; j < t->nlead; j++) {
+    int64_t v = t->lead[j] >= 0 ? t->lead[j] : a->syms[-(t->lead[j] + 1)];
+    lead *= (uint64_t)(v > 0 ? v : 0);
+  }
+  if (lead == 0 || lead > (1ull << 32)) {
+    tc_error(err, TILEC_ERROR_USAGE, "argument '%s': kernel '%s' loads it with TMA, which needs between 1 and 2^32 leading slices (it has %llu)",
+             name, m->meta.entry, (unsigned long long)lead);
+    return TILEC_ERROR_USAGE;
+  }
+  uint64_t A = 128 / (uint64_t)t->eb, eb = (uint64_t)t->eb, C = (uint64_t)t->C, R = (uint64_t)t->R;
+  uint64_t dims[5] = {A, 8, C / A, R / 8, lead};
+  uint64_t strides[4] = {C * eb, 128, 8 * C * eb, R * C * eb};
+  unsigned box[5] = {(unsigned)A, 8, (unsigned)(t->cols / (int64_t)A), (unsigned)(t->rows / 8), 1};
+  unsigned es[5] = {1, 1, 1, 1, 1};
+  /* uint8 / uint16 data, no interleave, 128-byte swizzle, 128-byte L2 promotion, zeros outside */
+  tc_cu_result r = cu->TensorMapEncodeTiled(map, t->eb == 1 ? 0 : 1, 5, addr, dims, strides, box, es, 0, 3, 2, 0);
+  if (r != TC_CU_SUCCESS) {
+    char what[640];
+    snprintf(what, sizeof what, "making the TMA tensor map of '%s' for kernel '%s' (cuTensorMapEncodeTiled)", name, m->meta.entry);
+    return tc_cu_fail(err, cu, r, what);
+  }
+  return TILEC_OK;
+}
 
 /* A scalar's bytes as the kernel's C parameter holds them. */
 static void scalar_bytes(const param_abi *p, int64_t ival, double fval, unsigned char *out) {
@@ -280,13 +338,15 @@ tilec_status tc_cuda_launch(const tc_backend_env *env, tc_loaded *m, const tc_la
     st = tc_cu_fail(err, cu, r, "cuCtxSetCurrent");
     goto done;
   }
-  /* Argument values, then pointers to them, as cuLaunchKernel takes them. */
-  int n = m->nparams + m->nsyms;
+  /* Argument values, then pointers to them, as cuLaunchKernel takes them; tensor maps last. */
+  int nt = m->meta.ntmaps, n = m->nparams + m->nsyms + nt;
   unsigned char(*vals)[8] = calloc((size_t)(n > 0 ? n : 1), sizeof *vals);
   void **ptrs = calloc((size_t)(n > 0 ? n : 1), sizeof *ptrs);
-  if (!vals || !ptrs) {
+  tc_cu_tensor_map *maps = nt ? aligned_alloc(64, sizeof *maps * (size_t)nt) : NULL;
+  if (!vals || !ptrs || (nt && !maps)) {
     free(vals);
     free(ptrs);
+    free(maps);
     tc_error(err, TILEC_ERROR_NOMEM, "out of memory launching '%s'", m->meta.entry);
     st = TILEC_ERROR_NOMEM;
     goto done;
@@ -313,6 +373,10 @@ tilec_status tc_cuda_launch(const tc_backend_env *env, tc_loaded *m, const tc_la
     memcpy(vals[m->nparams + s], &v, sizeof v);
     ptrs[m->nparams + s] = vals[m->nparams + s];
   }
+  for (int i = 0; i < nt && st == TILEC_OK; i++) {
+    st = encode_tmap(cu, m, &m->meta.tmaps[i], a, &maps[i], err);
+    ptrs[m->nparams + m->nsyms + i] = &maps[i];
+  }
   if (st == TILEC_OK) {
     tc_cu_stream stream = (tc_cu_stream)a->stream;
     r = cu->LaunchKernel(m->dev[d].fn, (unsigned)a->grid[0], (unsigned)a->grid[1], (unsigned)a->grid[2],
@@ -328,6 +392,7 @@ tilec_status tc_cuda_launch(const tc_backend_env *env, tc_loaded *m, const tc_la
   }
   free(vals);
   free(ptrs);
+  free(maps);
 done:
   cu->CtxSetCurrent(saved);
   return st;
