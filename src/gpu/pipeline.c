@@ -39,6 +39,7 @@
  * this shape (a producer whose tile is read before it in the body, or used outside the loop, or
  * whose indices depend on values the body computes) is left as written: it stays correct,
  * only unpipelined. */
+#include <stdio.h>
 #include <string.h>
 
 #include "analysis/analysis.h"
@@ -219,36 +220,39 @@ static bool operand_cb(void *ctx, tc_stmt *s) {
  * 128-byte atoms, a T.gemm operand (so the lowering stores it in the 128-byte-atom swizzle), from
  * a parameter whose last two dimensions are constants the map's dimensions divide, at a start
  * on an atom. */
-static int tma_param(tc_gpu_plan *P, tc_stmt *root, const tc_stmt *s, const tc_buffer *b) {
+static int tma_param(tc_gpu_plan *P, tc_stmt *root, const tc_stmt *s, const tc_buffer *b, char *why, size_t cap) {
   const tc_region *src = &s->u.copy.src;
   const tc_buffer *g = src->buf;
   int bits = tc_dtype_bits(b->dtype);
-  if (!P->desc->tma || !P->desc->swizzle_gemm_operands || !tc_dtype_eq(g->dtype, b->dtype) || (bits != 8 && bits != 16))
-    return -1;
+#define NOT(...) return (snprintf(why, cap, __VA_ARGS__), -1)
+  if (!P->desc->tma || !P->desc->swizzle_gemm_operands) NOT("the arch has no TMA (sm_90+)");
+  if (!tc_dtype_eq(g->dtype, b->dtype) || (bits != 8 && bits != 16)) NOT("'%s' is not an 8- or 16-bit copy of one dtype", b->name);
   int64_t eb = bits / 8, A = 128 / eb, rows, cols, R, C;
-  if (b->ndim != 2 || !tc_expr_const_int(b->shape[0], &rows) || !tc_expr_const_int(b->shape[1], &cols)) return -1;
-  if (rows % 8 || (cols * eb) % 128 || cols / A > 256 || rows / 8 > 256) return -1;
-  if (b->layout && !(b->layout->name && !strcmp(b->layout->name, "swizzle"))) return -1;
+  if (b->ndim != 2 || !tc_expr_const_int(b->shape[0], &rows) || !tc_expr_const_int(b->shape[1], &cols)) NOT("'%s' is not a 2-d tile", b->name);
+  if (rows % 8 || (cols * eb) % 128 || cols / A > 256 || rows / 8 > 256)
+    NOT("'%s' has rows of %lld bytes; a TMA box here needs whole 128-byte rows, a multiple of 8 of them", b->name, (long long)(cols * eb));
+  if (b->layout && !(b->layout->name && !strcmp(b->layout->name, "swizzle"))) NOT("'%s' has an annotated layout", b->name);
   operand_ctx O = {b, false};
   tc_visit_stmts(root, operand_cb, &O);
-  if (!O.found) return -1;
+  if (!O.found) NOT("'%s' is not a T.gemm operand (only those are stored in the swizzle a TMA box writes)", b->name);
   int param = -1;
   for (int i = 0; i < P->k->nparams; i++)
     if (P->k->params[i].buf == g) param = i;
   int nd = g->ndim;
-  if (param < 0 || nd < 2 || src->ndim != nd || !tc_expr_const_int(g->shape[nd - 2], &R) ||
-      !tc_expr_const_int(g->shape[nd - 1], &C) || C % A || R % 8)
-    return -1;
+  if (param < 0 || nd < 2 || src->ndim != nd) NOT("'%s' is not copied from a kernel parameter", b->name);
+  if (!tc_expr_const_int(g->shape[nd - 2], &R) || !tc_expr_const_int(g->shape[nd - 1], &C) || C % A || R % 8)
+    NOT("the last two dimensions of '%s' must be constants, multiples of 8 and of %lld", g->name, (long long)A);
   for (int d = 0; d + 2 < nd; d++) {
     int64_t v;
-    if (src->r[d].extent != 1) return -1;
-    /* leading dimensions: constants or symbolic dims, which the launch knows */
-    if (!tc_expr_const_int(g->shape[d], &v) && !(g->shape[d]->op == TC_OP_VAR && g->shape[d]->var->kind == TC_VAR_SYMBOLIC))
-      return -1;
+    /* leading dimensions: unit extents, and constants or symbolic dims, which the launch knows */
+    if (src->r[d].extent != 1 ||
+        (!tc_expr_const_int(g->shape[d], &v) && !(g->shape[d]->op == TC_OP_VAR && g->shape[d]->var->kind == TC_VAR_SYMBOLIC)))
+      NOT("the leading dimensions of '%s' are not single indices of constant or symbolic dims", g->name);
   }
   if (src->r[nd - 2].extent != rows || src->r[nd - 1].extent != cols || !multiple_of(src->r[nd - 2].start, 8) ||
       !multiple_of(src->r[nd - 1].start, A))
-    return -1;
+    NOT("the tile of '%s' is not known to start on an 8-row group and a 128-byte panel", g->name);
+#undef NOT
   return param;
 }
 
@@ -361,9 +365,13 @@ static tc_stmt *pipeline_loop(tc_gpu_plan *P, tc_stmt *loop, tc_stmt *root) {
   int D = async_mma ? N - 2 : N - 1; /* how many iterations ahead the producers run */
   /* TMA when every producer qualifies */
   int params[16];
-  bool tma = P->desc->tma;
-  for (int j = 0; j < np && tma; j++) tma = (params[j] = tma_param(P, root, prod[j], from[j])) >= 0;
+  char why[256] = "";
+  bool tma = true;
+  for (int j = 0; j < np && tma; j++) tma = (params[j] = tma_param(P, root, prod[j], from[j], why, sizeof why)) >= 0;
   if (tma) return tma_pipeline(P, loop, prod, np, params, from, to, N, D, async_mma);
+  if (P->notes && P->desc->tma)
+    tc_sb_printf(P->notes, "T.Pipelined(num_stages=%d): %d tile%s per stage by cp.async, producers %d iteration%s ahead; not TMA: %s\n",
+                 N, np, np == 1 ? "" : "s", D, D == 1 ? "" : "s", why);
   /* consumers: the other statements, with the staged tiles at stage k % N */
   tc_var *k = tc_ir_new_var(a, P->k, "k_pipe", tc_index_dtype(), TC_VAR_LOOP, loc);
   tc_var *n = tc_ir_new_var(a, P->k, "n_pipe", tc_index_dtype(), TC_VAR_LOCAL, loc);

@@ -71,6 +71,21 @@ grep -qx '// examples/gemm.py:44:17: T.gemm 128 x 128 x 32 (float16 x float16 ->
 "$T" source examples/gemm.py --target cuda,arch=sm_90a --explain -D threads=64 -D block_M=64 -D block_N=64 >"$D/out" 2>"$D/err"
 grep -qx '// examples/gemm.py:44:17: T.gemm 64 x 64 x 32 (float16 x float16 -> float32): mma.sync over 1 x 2 warps; not wgmma: wgmma needs whole warpgroups and M a multiple of 16 rows per warp (64 threads: M a multiple of 32; the tile has 64)' "$D/out" &&
   ok "explain: why a gemm stays on mma.sync" || bad "explain: mma.sync reason"
+# the pipelined loop: TMA where its tiles qualify, else cp.async and why not TMA
+"$T" source examples/gemm.py --target cuda,arch=sm_90a --explain >"$D/out" 2>"$D/err"
+grep -qx "// T.Pipelined(num_stages=3): 2 tiles per stage by cp.async, producers 1 iteration ahead; not TMA: 'A_shared' has rows of 64 bytes; a TMA box here needs whole 128-byte rows, a multiple of 8 of them" "$D/out" &&
+  ok "explain: why a pipeline stays on cp.async" || bad "explain: cp.async reason"
+"$T" source examples/gemm.py --target cuda,arch=sm_90a --explain -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=4 >"$D/out" 2>"$D/err"
+grep -qx '// T.Pipelined(num_stages=4): 2 tiles per stage by TMA (cp.async.bulk.tensor), mbarrier waits, producers 2 iterations ahead' "$D/out" &&
+  grep -q 'const __grid_constant__ tcg_tmap tcg_tm1)' "$D/out" &&
+  ok "explain: the pipeline on TMA" || bad "explain: TMA line"
+# fast math only where the kernel asks for it (flash_attention.py sets TL_ENABLE_FAST_MATH)
+"$T" source examples/flash_attention.py --target cuda,arch=sm_90a --kernel-only >"$D/out" 2>"$D/err"
+"$T" source examples/softmax.py --target cuda,arch=sm_90a --kernel-only -D m=256 >"$D/out2" 2>"$D/err"
+grep -q 'tcg_fast_exp2f(' "$D/out" && ! grep -q 'tcg_fast_exp2f(' "$D/out2" && grep -q 'exp2f(' "$D/out2" &&
+  ok "fast math where pass_configs asks for it, exact exp2 elsewhere" || bad "fast math selection"
+# a thread's runs of consecutive fragment elements move as one vector access
+grep -Eq 'const uint[24] tcg_v = \*\(const uint[24] \*\)' "$D/out2" && ok "fragment copies vectorized" || bad "no vectorized fragment copy"
 "$T" source examples/flash_attention.py --target cuda,arch=sm_80 --explain >"$D/out" 2>"$D/err"
 [ "$(grep -c 'mma.sync over 4 x 1 warps; not wgmma: the arch has no wgmma (sm_90a only)' "$D/out")" = 2 ] &&
   ok "explain: sm_80 has no wgmma" || bad "explain: sm_80 reason"

@@ -120,6 +120,13 @@ TEST(meta_parsing) {
   CHECK(m.block[0] == 128 && m.block[1] == 2 && m.block[2] == 1);
   CHECK_INT(m.smem, 98304);
   CHECK_STR(m.arch, "sm_90a");
+  CHECK_INT(m.ntmaps, 0);
+  const char *maps = "entry=k\nblock=256,1,1\narch=sm_90a\ntmap=1,2,64,256,4096,4096,1\ntmap=0,1,128,128,512,256,8*s0*16\n";
+  CHECK_INT(tc_cuda_meta_parse(maps, strlen(maps), &m, &err), TILEC_OK);
+  CHECK_INT(m.ntmaps, 2);
+  CHECK(m.tmaps[0].param == 1 && m.tmaps[0].eb == 2 && m.tmaps[0].rows == 64 && m.tmaps[0].cols == 256 && m.tmaps[0].R == 4096 &&
+        m.tmaps[0].C == 4096 && m.tmaps[0].nlead == 1 && m.tmaps[0].lead[0] == 1);
+  CHECK(m.tmaps[1].eb == 1 && m.tmaps[1].nlead == 3 && m.tmaps[1].lead[0] == 8 && m.tmaps[1].lead[1] == -1 && m.tmaps[1].lead[2] == 16);
   static const char *const bad[] = {
       "block=1,1,1\narch=sm_80\n",                      /* no entry */
       "entry=k\narch=sm_80\n",                          /* no block */
@@ -130,6 +137,10 @@ TEST(meta_parsing) {
       "entry=k\nblock=32,1,1\nsmem=-1\narch=sm_80\n",   /* negative */
       "entry=k\nblock=32,1,1\narch=compute_80\n",       /* not a real arch */
       "entry=k\nblock=32,1,1\narch=sm_80\njunk\n",      /* not key=value */
+      "entry=k\nblock=32,1,1\narch=sm_90a\ntmap=0,2,64,64\n",               /* tensor map: too few fields */
+      "entry=k\nblock=32,1,1\narch=sm_90a\ntmap=0,4,64,64,512,512,1\n",     /* 4-byte elements */
+      "entry=k\nblock=32,1,1\narch=sm_90a\ntmap=0,2,64,64,512,512,\n",      /* no leading factor */
+      "entry=k\nblock=32,1,1\narch=sm_90a\ntmap=0,2,64,64,512,512,8*x\n",   /* not a factor */
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     tc_error_clear(&err);
@@ -247,6 +258,55 @@ TEST(generate_lowers_prints_and_describes_the_launch) {
   tilec_context_destroy(ctx);
 }
 
+/* A pipelined gemm whose tiles are whole 128-byte rows loads them by TMA on sm_90a: tensor maps
+ * after the symbolic dims, described in the metadata (a symbolic leading dim as sK); sm_80 keeps
+ * cp.async and takes no map. */
+TEST(tma_maps_in_the_signature_and_metadata) {
+  tilec_error err = {0};
+  tilec_context_options o = {.flags = TILEC_CONTEXT_NO_DISK_CACHE};
+  tilec_context *ctx = tilec_context_create(&o, &err);
+  tc_arena a;
+  tc_arena_init(&a);
+  static const char src[] =
+      "import tilelang.language as T\n"
+      "b = T.symbolic('b')\n"
+      "@T.prim_func\n"
+      "def bmm(A: T.Tensor((b, 256, 128), \"float16\"), B: T.Tensor((b, 128, 256), \"float16\"), C: T.Tensor((b, 256, 256), \"float16\")):\n"
+      "    with T.Kernel(2, 2, b, threads=128) as (bx, by, bz):\n"
+      "        As = T.alloc_shared((128, 64), \"float16\")\n"
+      "        Bs = T.alloc_shared((64, 128), \"float16\")\n"
+      "        c = T.alloc_fragment((128, 128), \"float32\")\n"
+      "        T.clear(c)\n"
+      "        for k in T.Pipelined(2, num_stages=3):\n"
+      "            T.copy(A[bz, by * 128, k * 64], As)\n"
+      "            T.copy(B[bz, k * 64, bx * 128], Bs)\n"
+      "            T.gemm(As, Bs, c)\n"
+      "        T.copy(c, C[bz, by * 128, bx * 128])\n";
+  tilec_program *p = NULL;
+  tc_kernel_ir *k = kernel_from(&a, ctx, "bmm.py", src, &p, &err);
+  if (!k) printf("  %s", err.rendered);
+  CHECK(k != NULL);
+  tc_target_desc d;
+  CHECK(tc_cuda_describe_arch("sm_90a", &d, NULL));
+  tc_lowered lw = {&a, k, &d, NULL};
+  tc_generated g = {0};
+  CHECK_INT(tc_cuda_nvrtc_backend.generate(&lw, &g, &err), TILEC_OK);
+  CHECK(strstr(g.kernel_source, "const __grid_constant__ tcg_tmap tcg_tm0, const __grid_constant__ tcg_tmap tcg_tm1)") != NULL);
+  CHECK(strstr(g.kernel_source, "tcg_tma_load(") != NULL && strstr(g.kernel_source, "tcg_mbar_wait(") != NULL);
+  CHECK(strstr(g.kernel_source, "tcg_cp_async") == NULL);
+  CHECK(strstr(g.meta, "tmap=0,2,128,64,256,128,s0\n") != NULL);
+  CHECK(strstr(g.meta, "tmap=1,2,64,128,128,256,s0\n") != NULL);
+  tc_generated_free(&g);
+  CHECK(tc_cuda_describe_arch("sm_80", &d, NULL));
+  CHECK_INT(tc_cuda_nvrtc_backend.generate(&lw, &g, &err), TILEC_OK);
+  CHECK(strstr(g.kernel_source, "tcg_tmap") == NULL && strstr(g.kernel_source, "tcg_cp_async") != NULL);
+  CHECK(strstr(g.meta, "tmap=") == NULL);
+  tc_generated_free(&g);
+  tc_arena_free(&a);
+  tilec_program_destroy(p);
+  tilec_context_destroy(ctx);
+}
+
 /* Without a driver the reason says so; with one, the table is complete. */
 TEST(driver_presence_is_reported) {
   char why[256] = "";
@@ -324,6 +384,7 @@ int main(void) {
   RUN(meta_parsing);
   RUN(arch_rule_and_options);
   RUN(generate_lowers_prints_and_describes_the_launch);
+  RUN(tma_maps_in_the_signature_and_metadata);
   RUN(driver_presence_is_reported);
   TEST_MAIN_END();
 }

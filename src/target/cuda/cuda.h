@@ -20,7 +20,9 @@
  *     data + byte_offset, device memory); a scalar is passed by value in its dtype's C type and
  *     size (int8/uint8/bool 1 byte, int16/float16/bfloat16 2 (float16/bfloat16 as their bits),
  *     int32/uint32/float32 4, int64/uint64/float64 8; float8 types 1 byte of bits);
- *   - then each k->syms[s] (symbolic dimension) as int32.
+ *   - then each k->syms[s] (symbolic dimension) as int32;
+ *   - then one 128-byte CUtensorMap (`const __grid_constant__`) per meta tmap= line, made by the
+ *     runtime at each launch from the tensor's pointer (TMA loads on sm_90, docs/cuda.md).
  * The grid is k->grid[] evaluated on the host with the symbolic dims and scalars bound; the
  * block is meta's block=. */
 #ifndef TILEC_CUDA_H
