@@ -195,6 +195,36 @@ static tc_stmt *producers_at(tc_gpu_plan *P, tc_stmt **prod, int np, const tc_va
   return tc_stmt_list_seq(P->a, &out, loc);
 }
 
+/* Appends to `cons` the consumers of iteration k (the loop's statements other than the
+ * producers, reading the staged tiles at stage_k) and returns the k loop over `cons`. */
+static tc_stmt *consumer_loop(tc_gpu_plan *P, tc_stmt *loop, tc_stmt_list *cons, tc_stmt **prod, int np, tc_buffer **from,
+                              tc_buffer **to, tc_var *k, tc_expr *nr, tc_expr *iter_k, tc_expr *stage_k, bool async_mma) {
+  tc_arena *a = P->a;
+  tc_loc loc = loop->loc;
+  tc_stmt *body = loop->u.loop.body;
+  int nitems = body->kind == TC_ST_SEQ ? body->u.seq.n : 1;
+  tc_stmt **items = body->kind == TC_ST_SEQ ? body->u.seq.items : &loop->u.loop.body;
+  for (int i = 0; i < nitems; i++) {
+    bool is_prod = false;
+    for (int j = 0; j < np; j++) is_prod |= items[i] == prod[j];
+    if (is_prod) continue;
+    tc_stmt *c = with_var(a, items[i], loop->u.loop.var, iter_k);
+    for (int j = 0; j < np; j++) {
+      stage_ctx S = {a, from[j], to[j], stage_k};
+      tc_visit_stmts(c, stage_stmt_cb, &S);
+    }
+    if (async_mma) tc_stmt_set_add(a, &P->async_mma, c);
+    tc_stmt_list_push(a, cons, c);
+  }
+  tc_stmt *kloop = tc_ir_stmt(a, TC_ST_FOR, loc);
+  kloop->u.loop.var = k;
+  kloop->u.loop.min = ci(a, 0, loc);
+  kloop->u.loop.extent = nr;
+  kloop->u.loop.kind = TC_LOOP_SERIAL;
+  kloop->u.loop.body = tc_stmt_list_seq(a, cons, loc);
+  return kloop;
+}
+
 /* ---- TMA producers ---- */
 static bool multiple_of(const tc_expr *e, int64_t m) {
   int64_t v;
@@ -388,24 +418,7 @@ static tc_stmt *pipeline_loop(tc_gpu_plan *P, tc_stmt *loop, tc_stmt *root) {
                                          from, to, tc_ir_binary(a, TC_OP_FLOORMOD, ahead, ci(a, N, loc), loc), loc),
                             loc));
   tc_stmt_list_push(a, &cons, intrin(a, "cp_async_commit", 0, false, loc));
-  for (int i = 0; i < nitems; i++) {
-    bool is_prod = false;
-    for (int j = 0; j < np; j++) is_prod |= items[i] == prod[j];
-    if (is_prod) continue;
-    tc_stmt *c = with_var(a, items[i], loop->u.loop.var, iter_k);
-    for (int j = 0; j < np; j++) {
-      stage_ctx S = {a, from[j], to[j], stage_k};
-      tc_visit_stmts(c, stage_stmt_cb, &S);
-    }
-    if (async_mma) tc_stmt_set_add(a, &P->async_mma, c);
-    tc_stmt_list_push(a, &cons, c);
-  }
-  tc_stmt *kloop = tc_ir_stmt(a, TC_ST_FOR, loc);
-  kloop->u.loop.var = k;
-  kloop->u.loop.min = ci(a, 0, loc);
-  kloop->u.loop.extent = nr;
-  kloop->u.loop.kind = TC_LOOP_SERIAL;
-  kloop->u.loop.body = tc_stmt_list_seq(a, &cons, loc);
+  tc_stmt *kloop = consumer_loop(P, loop, &cons, prod, np, from, to, k, nr, iter_k, stage_k, async_mma);
   tc_stmt_list out = {0};
   tc_stmt *ln = tc_ir_stmt(a, TC_ST_LET, loc);
   ln->u.let.var = n;
@@ -438,9 +451,6 @@ static tc_stmt *tma_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int 
                              tc_buffer **to, int N, int D, bool async_mma) {
   tc_arena *a = P->a;
   tc_loc loc = loop->loc;
-  tc_stmt *body = loop->u.loop.body;
-  int nitems = body->kind == TC_ST_SEQ ? body->u.seq.n : 1;
-  tc_stmt **items = body->kind == TC_ST_SEQ ? body->u.seq.items : &loop->u.loop.body;
   int maps[16];
   int64_t bytes = 0;
   for (int j = 0; j < np; j++) {
@@ -471,24 +481,7 @@ static tc_stmt *tma_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int 
   wa[0] = bar_at(a, bar, stage_k, loc);
   wa[1] = tc_ir_binary(a, TC_OP_FLOORMOD, tc_ir_binary(a, TC_OP_FLOORDIV, kr, ci(a, N, loc), loc), ci(a, 2, loc), loc);
   tc_stmt_list_push(a, &cons, tc_ir_intrinsic_stmt(a, "mbar_wait", 2, wa, loc));
-  for (int i = 0; i < nitems; i++) {
-    bool is_prod = false;
-    for (int j = 0; j < np; j++) is_prod |= items[i] == prod[j];
-    if (is_prod) continue;
-    tc_stmt *c = with_var(a, items[i], loop->u.loop.var, iter_k);
-    for (int j = 0; j < np; j++) {
-      stage_ctx S = {a, from[j], to[j], stage_k};
-      tc_visit_stmts(c, stage_stmt_cb, &S);
-    }
-    if (async_mma) tc_stmt_set_add(a, &P->async_mma, c);
-    tc_stmt_list_push(a, &cons, c);
-  }
-  tc_stmt *kloop = tc_ir_stmt(a, TC_ST_FOR, loc);
-  kloop->u.loop.var = k;
-  kloop->u.loop.min = ci(a, 0, loc);
-  kloop->u.loop.extent = nr;
-  kloop->u.loop.kind = TC_LOOP_SERIAL;
-  kloop->u.loop.body = tc_stmt_list_seq(a, &cons, loc);
+  tc_stmt *kloop = consumer_loop(P, loop, &cons, prod, np, from, to, k, nr, iter_k, stage_k, async_mma);
   tc_stmt_list out = {0};
   tc_stmt *ln = tc_ir_stmt(a, TC_ST_LET, loc);
   ln->u.let.var = n;

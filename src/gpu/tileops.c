@@ -689,6 +689,19 @@ static tc_expr *global_in_bounds(tc_gpu_plan *P, const tc_region *g, tc_loc loc)
   return cond;
 }
 
+/* The run-time test of a vectorized copy of global tile g in runs of v elements: the tile is
+ * inside the tensor, its first element 16-byte aligned, and every row a whole number of runs. */
+static tc_expr *aligned_tile(tc_gpu_plan *P, const tc_region *g, int v, tc_loc loc) {
+  tc_expr **g0 = TC_NEW_ARRAY(P->a, tc_expr *, g->ndim);
+  for (int d = 0; d < g->ndim; d++) g0[d] = g->r[d].start;
+  tc_expr **aa = TC_NEW_ARRAY(P->a, tc_expr *, 1);
+  aa[0] = tc_ir_address_of(P->a, g->buf, g->ndim, g0, loc);
+  tc_expr *cond = and_expr(P, global_in_bounds(P, g, loc), tc_ir_call(P->a, "aligned16", tc_dt(TC_DT_BOOL), 1, aa, loc), loc);
+  if (g->ndim > 1)
+    cond = and_expr(P, cond, bin(P, TC_OP_EQ, bin(P, TC_OP_FLOORMOD, g->buf->shape[g->ndim - 1], ci(P, v, loc), loc), ci(P, 0, loc), loc), loc);
+  return cond;
+}
+
 static tc_stmt *vector_copy(tc_gpu_plan *P, const tc_region *src, const tc_region *dst, int n, const int64_t *ext, tc_loc loc) {
   const tc_region *g = src->buf->scope == TC_SCOPE_GLOBAL ? src : dst, *sh = g == src ? dst : src;
   if (!(g->buf->scope == TC_SCOPE_GLOBAL && sh->buf->scope == TC_SCOPE_SHARED) || !tc_dtype_eq(src->buf->dtype, dst->buf->dtype) ||
@@ -718,13 +731,7 @@ static tc_stmt *vector_copy(tc_gpu_plan *P, const tc_region *src, const tc_regio
   tc_stmt *fast = deal(P, n, vars, vext, body, loc);
   if (!fast) return NULL;
   /* run-time test: in bounds, first element aligned, every row aligned */
-  tc_expr **g0 = TC_NEW_ARRAY(P->a, tc_expr *, g->ndim);
-  for (int d = 0; d < g->ndim; d++) g0[d] = g->r[d].start;
-  tc_expr **aa = TC_NEW_ARRAY(P->a, tc_expr *, 1);
-  aa[0] = tc_ir_address_of(P->a, g->buf, g->ndim, g0, loc);
-  tc_expr *cond = and_expr(P, global_in_bounds(P, g, loc), tc_ir_call(P->a, "aligned16", tc_dt(TC_DT_BOOL), 1, aa, loc), loc);
-  if (g->ndim > 1)
-    cond = and_expr(P, cond, bin(P, TC_OP_EQ, bin(P, TC_OP_FLOORMOD, g->buf->shape[g->ndim - 1], ci(P, v, loc), loc), ci(P, 0, loc), loc), loc);
+  tc_expr *cond = aligned_tile(P, g, v, loc);
   tc_stmt *c = tc_ir_stmt(P->a, TC_ST_IF, loc);
   c->u.if_.cond = cond;
   c->u.if_.then_s = fast;
@@ -785,13 +792,7 @@ static tc_stmt *vector_frag_copy(tc_gpu_plan *P, const tc_region *src, const tc_
   }
   *cond_out = NULL;
   if (shared) return tc_ir_seq(P->a, out.n, out.items, loc);
-  tc_expr **g0 = TC_NEW_ARRAY(P->a, tc_expr *, g->ndim);
-  for (int d = 0; d < g->ndim; d++) g0[d] = g->r[d].start;
-  tc_expr **aa = TC_NEW_ARRAY(P->a, tc_expr *, 1);
-  aa[0] = tc_ir_address_of(P->a, g->buf, g->ndim, g0, loc);
-  tc_expr *cond = and_expr(P, global_in_bounds(P, g, loc), tc_ir_call(P->a, "aligned16", tc_dt(TC_DT_BOOL), 1, aa, loc), loc);
-  if (g->ndim > 1)
-    cond = and_expr(P, cond, bin(P, TC_OP_EQ, bin(P, TC_OP_FLOORMOD, g->buf->shape[g->ndim - 1], ci(P, w, loc), loc), ci(P, 0, loc), loc), loc);
+  tc_expr *cond = aligned_tile(P, g, w, loc);
   *cond_out = cond;
   return tc_ir_seq(P->a, out.n, out.items, loc);
 }

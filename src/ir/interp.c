@@ -639,28 +639,14 @@ static val gemm_operand(ictx *c, const tc_expr *addr, int64_t rows, int64_t cols
   return convert(addr->buf->dtype, *cell(bs, off, t), tc_dt(TC_DT_FLOAT64));
 }
 
-/* copy16(&dst[i...], &src[j...]): 16 bytes, element by element along the last dimension. */
-static void run_copy16(ictx *c, tc_expr *const *args, int t) {
+/* copy16(&dst[i...], &src[j...]) and copy_vec(&dst, &src, n): n elements (copy16: 16 bytes of
+ * them) along the last dimension of each, converted. */
+static void run_copy_run(ictx *c, tc_expr *const *args, bool sized, int t) {
   const tc_expr *d = args[0], *sx = args[1];
   int64_t di[MAXDIM], si[MAXDIM];
   for (int i = 0; i < d->nargs; i++) di[i] = eval(c, d->args[i], t).i;
   for (int i = 0; i < sx->nargs; i++) si[i] = eval(c, sx->args[i], t).i;
-  bufstate *db = buf_of(c, d->buf, d->loc), *sb = buf_of(c, sx->buf, sx->loc);
-  int n = 16 / (tc_dtype_bits(d->buf->dtype) / 8);
-  for (int k = 0; k < n; k++) {
-    val x = load_elem(c, sb, si, t, sx->loc);
-    store_elem(c, db, di, t, convert(sx->buf->dtype, x, d->buf->dtype), d->loc);
-    di[d->nargs - 1]++, si[sx->nargs - 1]++;
-  }
-}
-
-/* copy_vec(&dst[i...], &src[j...], n): n elements along the last dimension, converted. */
-static void run_copy_vec(ictx *c, tc_expr *const *args, int t) {
-  const tc_expr *d = args[0], *sx = args[1];
-  int64_t di[MAXDIM], si[MAXDIM];
-  for (int i = 0; i < d->nargs; i++) di[i] = eval(c, d->args[i], t).i;
-  for (int i = 0; i < sx->nargs; i++) si[i] = eval(c, sx->args[i], t).i;
-  int64_t n = eval(c, args[2], t).i;
+  int64_t n = sized ? eval(c, args[2], t).i : 16 / (tc_dtype_bits(d->buf->dtype) / 8);
   bufstate *db = buf_of(c, d->buf, d->loc), *sb = buf_of(c, sx->buf, sx->loc);
   for (int64_t k = 0; k < n; k++) {
     val x = load_elem(c, sb, si, t, sx->loc);
@@ -1101,7 +1087,7 @@ static void exec_stmt(ictx *c, const tc_stmt *s, mask m, int depth) {
     tc_intrinsic_id id = TC_INTRIN_COUNT;
     tc_intrinsic_lookup(s->u.intrinsic.name, &id);
     if (id == TC_INTRIN_COPY16 || id == TC_INTRIN_CP_ASYNC16) {
-      for (int j = 0; j < m.n; j++) run_copy16(c, s->u.intrinsic.args, m.ids[j]);
+      for (int j = 0; j < m.n; j++) run_copy_run(c, s->u.intrinsic.args, false, m.ids[j]);
       return;
     }
     if (id == TC_INTRIN_TMA_LOAD) { /* one copy for the block (thread 0's) */
@@ -1110,7 +1096,7 @@ static void exec_stmt(ictx *c, const tc_stmt *s, mask m, int depth) {
     }
     if (id == TC_INTRIN_MBAR_INIT || id == TC_INTRIN_MBAR_EXPECT || id == TC_INTRIN_MBAR_WAIT) return;
     if (id == TC_INTRIN_COPY_VEC) {
-      for (int j = 0; j < m.n; j++) run_copy_vec(c, s->u.intrinsic.args, m.ids[j]);
+      for (int j = 0; j < m.n; j++) run_copy_run(c, s->u.intrinsic.args, true, m.ids[j]);
       return;
     }
     /* copies land and gemms finish at once here */
