@@ -101,6 +101,11 @@ TILEC_API size_t tilec_program_num_kernels(const tilec_program *prog);
 TILEC_API const char *tilec_program_kernel_name(const tilec_program *prog, size_t i);
 
 /* ---- compiling ---------------------------------------------------------------------------- */
+/* The configurations a kernel's @autotune(configs=[...]) lists (kernel NULL: the only one): one
+ * line per configuration, "NAME=VALUE NAME=VALUE ...", each a tilec_define as -D writes it; ""
+ * when the kernel has no @autotune. NULL with err set on a problem. Free with tilec_free. */
+TILEC_API char *tilec_program_autotune_configs(tilec_program *prog, const char *kernel, tilec_error *err);
+
 /* A binding of a factory parameter or T.const name. Values are written as on the command line:
  * ints, floats, True/False, or bare words taken as strings (dtype names: "bfloat16"). */
 typedef struct tilec_define {
@@ -245,6 +250,9 @@ TILEC_API char *tilec_backends_report_for(tilec_context *ctx, const char *target
 /* `what` is "ls" (one line per entry, most recently used first) or "stats" (totals). The
  * caller frees *out with tilec_free. */
 TILEC_API tilec_status tilec_cache_report(tilec_context *ctx, const char *what, char **out, tilec_error *err);
+/* The disk cache's directory (made when missing), or NULL with err when the context has none.
+ * Free with tilec_free. */
+TILEC_API char *tilec_cache_dir(tilec_context *ctx, tilec_error *err);
 TILEC_API tilec_status tilec_cache_clear(tilec_context *ctx, size_t *removed, tilec_error *err);
 
 /* Every execution backend, in the order `tilec backends` lists them: tilec_backend_count() of

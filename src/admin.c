@@ -33,6 +33,23 @@ static tc_disk_cache *open_for_admin(tilec_context *ctx, tilec_error *err) {
   return tc_disk_cache_open(ctx->cache_dir, 0, err);
 }
 
+char *tilec_cache_dir(tilec_context *ctx, tilec_error *err) {
+  if (!ctx) {
+    tc_error(err, TILEC_ERROR_USAGE, "tilec_cache_dir: no context");
+    return NULL;
+  }
+  if (ctx->flags & TILEC_CONTEXT_NO_DISK_CACHE) {
+    tc_error(err, TILEC_ERROR_USAGE, "the disk cache is disabled for this context");
+    return NULL;
+  }
+  tc_disk_cache *dc = open_for_admin(ctx, err);
+  if (!dc) return NULL;
+  char *dir = strdup(tc_disk_cache_dir(dc));
+  tc_disk_cache_close(dc);
+  if (!dir) tc_error(err, TILEC_ERROR_NOMEM, "out of memory");
+  return dir;
+}
+
 tilec_status tilec_cache_report(tilec_context *ctx, const char *what, char **out, tilec_error *err) {
   if (!ctx || !what || !out) {
     tc_error(err, TILEC_ERROR_USAGE, "tilec_cache_report: NULL argument");

@@ -203,6 +203,16 @@ void tilec_program_destroy(tilec_program *p) { tc_program_release(p); }
 
 size_t tilec_program_num_kernels(const tilec_program *p) { return p ? (size_t)p->defs.n : 0; }
 
+char *tilec_program_autotune_configs(tilec_program *p, const char *kernel, tilec_error *err) {
+  tilec_error local;
+  if (!err) err = &local;
+  if (!p) {
+    tc_error(err, TILEC_ERROR_USAGE, "tilec_program_autotune_configs: no program");
+    return NULL;
+  }
+  return tc_front_autotune_configs(&p->src, p->module, kernel, err);
+}
+
 const char *tilec_program_kernel_name(const tilec_program *p, size_t i) {
   return (p && i < (size_t)p->defs.n) ? p->defs.v[i].name : NULL;
 }

@@ -7,6 +7,8 @@
 enum { CLI_EXIT_PROGRAM = 1, CLI_EXIT_USAGE = 2, CLI_EXIT_VERIFY = 3, CLI_EXIT_TARGET = 4 };
 enum { CLI_MAX_DEFINES = 64 };
 
+enum { CLI_MAX_CONFIGS = 256 };
+
 typedef struct cli_options {
   const char *file, *kernel, *target, *backend, *load_dir, *save_dir, *perturb, *output;
   unsigned long long seed;
@@ -15,6 +17,11 @@ typedef struct cli_options {
   int ndefines;
   tilec_define defines[CLI_MAX_DEFINES];
   char define_names[CLI_MAX_DEFINES][128];
+  char define_values[CLI_MAX_DEFINES][128]; /* values of bindings added from a configuration */
+  /* tune */
+  int nconfigs, jobs;
+  const char *configs[CLI_MAX_CONFIGS]; /* --config "NAME=VALUE ..." */
+  double *measured_ms; /* run: measure only (no report): the median time goes here */
 } cli_options;
 
 int cli_exit_code(tilec_status st);
@@ -26,6 +33,11 @@ int cli_backends(const char *target, int json);
 int cli_cache(int argc, char **argv);
 int cli_compile(const cli_options *o);
 int cli_verify(const cli_options *o);
+int cli_tune(const cli_options *o);
+/* A kernel with @autotune whose tuned names the command line leaves unbound gets the
+ * configuration `tilec tune` stored for these options, else the first one (a note on stderr
+ * says which). Returns 0, or an exit code. */
+int cli_apply_autotune(cli_options *o, int quiet);
 /* The values `tilec run` fills a tensor with: seeded, never zero (floats in +-[1/64, 1), integers
  * in +-[1, 8]); the same for every backend given the same name and seed. */
 void cli_fill_random(tc_dtype dt, void *data, size_t numel, const char *name, unsigned long long seed);

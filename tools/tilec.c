@@ -28,6 +28,8 @@ static const char usage_text[] =
     "  source FILE    print the generated code of a kernel\n"
     "  verify FILE    run a kernel on every available backend from the same inputs and\n"
     "                 compare each with the reference (one table; exit 3 on disagreement)\n"
+    "  tune FILE      time a kernel's @autotune configurations (or --config ones) and keep\n"
+    "                 the fastest for later runs with the same options\n"
     "  compile FILE -o OUT\n"
     "                 build a kernel's artifact without running it (cpu: the .so;\n"
     "                 cuda: the cubin, with NVRTC alone: no GPU needed)\n"
@@ -131,6 +133,20 @@ static const struct {
                "  --reference R   interp (default) or cpu\n"
                "  --json          print one JSON object on stdout\n"
                "  --perturb NAME  testing aid: add 1 to element 0 of output NAME of every backend\n"},
+    {"tune", "usage: tilec tune FILE [--kernel NAME] [-D NAME=VALUE]... [--target T] [--backend B]\n"
+             "                  [--config \"NAME=VALUE ...\"]... [--jobs N] [--verify] [--seed N] [--json]\n"
+             "\n"
+             "Compile every configuration of the kernel's @autotune(configs=[...]) (or the --config\n"
+             "lines instead) on every core, run each on seeded random inputs and time it as\n"
+             "'tilec run --bench' does, print one row per configuration, and store the fastest under the\n"
+             "cache directory for these options (file, kernel, target, backend, -D bindings): 'tilec run'\n"
+             "and the other commands then use it. Without a stored choice they use the first configuration\n"
+             "(a note says so); binding a tuned name with -D turns the choice off.\n"
+             "\n"
+             "  --config LINE   a configuration, NAME=VALUE words (repeat for each; replaces @autotune's)\n"
+             "  --jobs N        compile with N threads (default: every core)\n"
+             "  --verify        check every configuration's result; one that fails is not chosen\n"
+             "  --json          one JSON object: every configuration's compile and median time, the best\n"},
     {"backends", "usage: tilec backends [--json] [--target T]\n\nList the execution backends, the default of each target, and whether\n"
                  "each is available on this machine (and why not), then what each available backend\n"
                  "reports about itself (metal: the device, the storage mode in force and where it\n"
@@ -196,6 +212,17 @@ static int parse_options(int argc, char **argv, int first, cli_options *o) {
     else if (strcmp(a, "--perturb") == 0) { NEED_VALUE(); o->perturb = argv[++i]; }
     else if (strcmp(a, "-o") == 0) { NEED_VALUE(); o->output = argv[++i]; }
     else if (strcmp(a, "--reference") == 0) { NEED_VALUE(); o->reference = argv[++i]; }
+    else if (strcmp(a, "--config") == 0) {
+      NEED_VALUE();
+      if (o->nconfigs == CLI_MAX_CONFIGS) return usage_error("too many --config options (at most %s)", "256");
+      o->configs[o->nconfigs++] = argv[++i];
+    } else if (strcmp(a, "--jobs") == 0) {
+      NEED_VALUE();
+      char *end;
+      long v = strtol(argv[++i], &end, 10);
+      if (*end || v < 1 || v > 64) return usage_error("--jobs needs a number from 1 to 64, got '%s'", argv[i]);
+      o->jobs = (int)v;
+    }
     else if (strcmp(a, "--seed") == 0) {
       NEED_VALUE();
       char *end;
@@ -333,11 +360,14 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "cache") == 0) return cli_cache(argc - 2, argv + 2);
   cli_options o;
   int is_ir = strcmp(cmd, "ir") == 0, is_run = strcmp(cmd, "run") == 0, is_source = strcmp(cmd, "source") == 0;
-  int is_compile = strcmp(cmd, "compile") == 0, is_verify = strcmp(cmd, "verify") == 0;
-  if (!is_ir && !is_run && !is_source && !is_compile && !is_verify) return usage_error("unknown command '%s'", cmd);
+  int is_compile = strcmp(cmd, "compile") == 0, is_verify = strcmp(cmd, "verify") == 0, is_tune = strcmp(cmd, "tune") == 0;
+  if (!is_ir && !is_run && !is_source && !is_compile && !is_verify && !is_tune) return usage_error("unknown command '%s'", cmd);
   int rc = parse_options(argc, argv, 2, &o);
   if (rc) return rc;
   if (!o.file) return usage_error("'%s' needs a FILE", cmd);
+  if ((o.nconfigs || o.jobs) && !is_tune) return usage_error("--config and --jobs are options of 'tilec tune', not of '%s'", cmd);
+  if (is_tune) return cli_tune(&o);
+  if ((rc = cli_apply_autotune(&o, 0)) != 0) return rc;
   if (is_ir) return cmd_ir(&o);
   if (is_source) return cmd_source(&o);
   if (is_verify) return cli_verify(&o);

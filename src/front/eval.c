@@ -1252,3 +1252,98 @@ tc_kernel_ir *tc_front_eval(tc_arena *arena, const tc_source *src, const tc_ast 
   free(ev);
   return result;
 }
+
+/* ---------------------------------------------------------------- autotune configurations */
+
+/* One configuration value as -D takes it, or false when it has no such spelling. */
+static bool config_value_text(const tc_val *v, tc_strbuf *sb) {
+  char b[64];
+  switch (v->kind) {
+  case TV_BOOL: tc_sb_puts(sb, v->u.b ? "True" : "False"); return true;
+  case TV_INT: tc_sb_printf(sb, "%lld", (long long)v->u.i); return true;
+  case TV_FLOAT: tc_sb_printf(sb, "%.17g", v->u.f); return true;
+  case TV_DTYPE: tc_sb_puts(sb, tc_dtype_name(v->u.dt, b, sizeof b)); return true;
+  case TV_STR:
+    for (size_t i = 0; i < v->u.str.n; i++)
+      if (v->u.str.s[i] == ' ' || v->u.str.s[i] == '\n' || v->u.str.s[i] == '=') return false;
+    tc_sb_printf(sb, "%.*s", (int)v->u.str.n, v->u.str.s);
+    return true;
+  default: return false;
+  }
+}
+
+static char *autotune_guarded(tc_ev *ev, const char *name) {
+  if (setjmp(ev->oom_jmp)) {
+    tc_error_clear(ev->err);
+    tc_error(ev->err, TILEC_ERROR_NOMEM, "out of memory while evaluating the program");
+    return NULL;
+  }
+  if (setjmp(ev->fail_jmp)) {
+    if (ev->err->status == TILEC_OK) tc_error(ev->err, TILEC_ERROR_INTERNAL, "evaluation failed without a diagnostic");
+    return NULL;
+  }
+  ev->globals = scope_new(ev, NULL, true);
+  ev->scope = ev->globals;
+  scan_module(ev);
+  tc_kernel_defs defs = tc_front_find_kernels(&ev->tmp, ev->module);
+  const tc_kernel_def *kd = NULL;
+  for (int i = 0; i < defs.n; i++)
+    if (!name || strcmp(defs.v[i].name, name) == 0) kd = kd && !name ? NULL : &defs.v[i];
+  if (!kd) ev_fail_usage(ev, name ? "program has no kernel named '%s'" : "program defines %s kernel; choose one with --kernel",
+                         name ? name : defs.n ? "more than one" : "no");
+  const tc_ast *call = NULL;
+  for (int i = 0; i < kd->def->list2.n; i++)
+    if (strcmp(decorator_name(kd->def->list2.v[i]), "autotune") == 0) call = kd->def->list2.v[i];
+  tc_strbuf sb;
+  tc_sb_init_arena(&sb, &ev->tmp);
+  if (!call) return strdup("");
+  if (call->kind != TC_AST_CALL) ev_fail(ev, call->loc, "@autotune needs its configurations: @autotune(configs=[...])");
+  const tc_ast *arg = call->list.n ? call->list.v[0] : NULL;
+  for (int i = 0; i < call->list2.n; i++)
+    if (call->list2.v[i]->str && strcmp(call->list2.v[i]->str, "configs") == 0) arg = call->list2.v[i]->a;
+  if (!arg) ev_fail(ev, call->loc, "@autotune has no configs= to try");
+  tc_val *cfgs = ev_expr(ev, arg);
+  if (cfgs->kind != TV_LIST && cfgs->kind != TV_TUPLE)
+    ev_fail(ev, arg->loc, "@autotune's configs must be a list of dicts (parameter name -> value), not %s%s", tv_kind_name(cfgs),
+            cfgs->kind == TV_FUNC || cfgs->kind == TV_BUILTIN ? " (call it: configs=get_configs())" : "");
+  for (int c = 0; c < cfgs->u.seq.n; c++) {
+    const tc_val *d = cfgs->u.seq.v[c];
+    if (d->kind != TV_DICT) ev_fail(ev, arg->loc, "@autotune configuration %d is %s, not a dict", c, tv_kind_name(d));
+    for (int j = 0; j < d->u.dict.n; j++) {
+      const tc_val *k = d->u.dict.k[j];
+      if (k->kind != TV_STR) ev_fail(ev, arg->loc, "@autotune configuration %d has a key that is not a parameter name", c);
+      tc_sb_printf(&sb, "%s%.*s=", j ? " " : "", (int)k->u.str.n, k->u.str.s);
+      if (!config_value_text(d->u.dict.v[j], &sb))
+        ev_fail(ev, arg->loc, "@autotune configuration %d: the value of '%.*s' (%s) cannot be given with -D", c, (int)k->u.str.n,
+                k->u.str.s, tv_kind_name(d->u.dict.v[j]));
+    }
+    tc_sb_putc(&sb, '\n');
+  }
+  char *out = strdup(tc_sb_cstr(&sb));
+  if (!out) longjmp(ev->oom_jmp, 1);
+  return out;
+}
+
+char *tc_front_autotune_configs(const tc_source *src, const tc_ast *module, const char *name, tilec_error *err) {
+  tc_error_clear(err);
+  tc_ev *ev = calloc(1, sizeof *ev);
+  tc_arena ir;
+  if (!ev) {
+    tc_error(err, TILEC_ERROR_NOMEM, "out of memory");
+    return NULL;
+  }
+  tc_arena_init(&ir);
+  ev->ir = &ir;
+  tc_arena_init(&ev->tmp);
+  ev->src = src;
+  ev->module = module;
+  ev->err = err;
+  ir.oom_jmp = &ev->oom_jmp;
+  ev->tmp.oom_jmp = &ev->oom_jmp;
+  ev->tmp.limit = (size_t)512 << 20;
+  char *out = autotune_guarded(ev, name);
+  tc_arena_free(&ev->tmp);
+  tc_arena_free(&ir);
+  free(ev);
+  return out;
+}

@@ -323,7 +323,23 @@ static tc_val *b_dict(tc_ev *ev, tc_val *self, tc_args *a) {
   }
   if (a->p[0]) {
     tc_val *src = a->p[0];
-    if (src->kind != TV_DICT) ev_unsupported(ev, arg_loc(a, 0), "dict() from anything but a dict or keywords");
+    if (src->kind != TV_DICT) { /* an iterable of (key, value) pairs: dict(zip(names, values)) */
+      tc_val *pairs = ev_to_list(ev, src, arg_loc(a, 0)), *m = tv_new(ev, TV_DICT);
+      m->u.dict.k = EV_NEW_ARRAY(ev, tc_val *, pairs->u.seq.n + 1);
+      m->u.dict.v = EV_NEW_ARRAY(ev, tc_val *, pairs->u.seq.n + 1);
+      for (int i = 0; i < pairs->u.seq.n; i++) {
+        tc_val *p = pairs->u.seq.v[i];
+        if ((p->kind != TV_TUPLE && p->kind != TV_LIST) || p->u.seq.n != 2)
+          ev_fail(ev, arg_loc(a, 0), "dict(): element %d of the sequence is not a (key, value) pair", i);
+        int j;
+        for (j = 0; j < m->u.dict.n; j++)
+          if (ev_equal(ev, m->u.dict.k[j], p->u.seq.v[0])) break;
+        m->u.dict.k[j] = p->u.seq.v[0];
+        m->u.dict.v[j] = p->u.seq.v[1];
+        if (j == m->u.dict.n) m->u.dict.n++;
+      }
+      src = m;
+    }
     tc_val *r = tv_new(ev, TV_DICT);
     int n = src->u.dict.n + d->u.dict.n;
     r->u.dict.k = EV_NEW_ARRAY(ev, tc_val *, n);

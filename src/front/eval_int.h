@@ -39,7 +39,7 @@ typedef enum tv_kind {
 } tv_kind;
 
 /* Module identities (TV_MODULE). */
-enum { TM_TILELANG = 1, TM_LANGUAGE, TM_MATH, TM_POLICY, TM_LAYOUT }; /* TM_LAYOUT: tilelang.layout */
+enum { TM_TILELANG = 1, TM_LANGUAGE, TM_MATH, TM_POLICY, TM_LAYOUT, TM_ITERTOOLS }; /* TM_LAYOUT: tilelang.layout */
 
 typedef struct tc_func {
   const char *name;

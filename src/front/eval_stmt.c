@@ -311,6 +311,7 @@ static tc_val *resolve_module(tc_ev *ev, const char *dotted) {
   if (strcmp(dotted, "tilelang.language") == 0 || strcmp(dotted, "tilec.language") == 0) return tv_module(ev, TM_LANGUAGE);
   if (strcmp(dotted, "tilelang.layout") == 0 || strcmp(dotted, "tilec.layout") == 0) return tv_module(ev, TM_LAYOUT);
   if (strcmp(dotted, "math") == 0) return tv_module(ev, TM_MATH);
+  if (strcmp(dotted, "itertools") == 0) return tv_module(ev, TM_ITERTOOLS);
   return tv_opaque(ev, dotted);
 }
 

@@ -1224,6 +1224,40 @@ static double num_arg(tc_ev *ev, tc_args *a, int i, const char *fn) {
   ev_fail(ev, arg_loc(a, i), "%s: must be a real number, not %s", fn, tv_kind_name(v));
 }
 
+/* itertools.product(*iterables, repeat=1): the cartesian product as a list of tuples, the last
+ * iterable varying fastest (how autotune configuration lists are written). */
+static tc_val *it_product(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  int64_t repeat = arg_int(ev, a, 1, 1, "repeat of itertools.product");
+  if (repeat < 0) ev_fail(ev, arg_loc(a, 1), "itertools.product: repeat must be non-negative");
+  tc_val *its = a->p[0];
+  int64_t n = (int64_t)its->u.seq.n * repeat;
+  if (n > 64) ev_fail(ev, call_loc(a), "itertools.product: more than 64 iterables");
+  tc_val **lists = EV_NEW_ARRAY(ev, tc_val *, n > 0 ? n : 1);
+  for (int64_t i = 0; i < n; i++) lists[i] = ev_to_list(ev, its->u.seq.v[i % its->u.seq.n], call_loc(a));
+  tc_val *out = tv_list(ev, 0, NULL);
+  int64_t total = 1;
+  for (int64_t i = 0; i < n; i++) {
+    total *= lists[i]->u.seq.n;
+    if (total > 1000000) ev_fail(ev, call_loc(a), "itertools.product: more than a million combinations");
+  }
+  int *at = EV_NEW_ARRAY(ev, int, n > 0 ? n : 1);
+  for (int64_t c = 0; c < total; c++) {
+    tc_val **t = EV_NEW_ARRAY(ev, tc_val *, n > 0 ? n : 1);
+    for (int64_t i = 0; i < n; i++) t[i] = lists[i]->u.seq.v[at[i]];
+    tv_list_push(ev, out, tv_tuple(ev, (int)n, t));
+    for (int64_t i = n - 1; i >= 0; i--) { /* odometer: the last iterable fastest */
+      if (++at[i] < lists[i]->u.seq.n) break;
+      at[i] = 0;
+    }
+  }
+  return out;
+}
+static const tc_builtin itertools_builtins[] = {
+    {"itertools.product", "*iterables | repeat?", it_product, 0},
+    {NULL, NULL, NULL, 0},
+};
+
 static tc_val *m_fn(tc_ev *ev, tc_val *self, tc_args *a);
 static const tc_builtin math_builtins[] = {
     {"math.sqrt", "x", m_fn, 0},  {"math.exp", "x", m_fn, 1},    {"math.log", "x base?", m_fn, 2},
@@ -1348,6 +1382,12 @@ tc_val *ev_module_attr_try(tc_ev *ev, int mod, const char *attr) {
   case TM_LAYOUT:
     if ((b = find_in(layout_builtins, "tilelang.layout.", attr))) return tv_builtin(ev, b, NULL);
     return NULL;
+  case TM_ITERTOOLS: {
+    if ((b = find_in(itertools_builtins, "itertools.", attr))) return tv_builtin(ev, b, NULL);
+    char buf[200]; /* the rest of itertools: unsupported where used, as any module tilec lacks */
+    snprintf(buf, sizeof buf, "itertools.%s", attr);
+    return tv_opaque(ev, buf);
+  }
   case TM_POLICY:
     for (int i = 0; i < 3; i++)
       if (strcmp(attr, policy_names[i]) == 0) {

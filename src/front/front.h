@@ -31,6 +31,11 @@ tc_kernel_defs tc_front_find_kernels(tc_arena *arena, const tc_ast *module);
  * several or none) with the given bindings (factory parameters and T.const names; values as
  * on the command line) and build its tile IR. Every problem in the program comes back in err
  * with its place. The IR is allocated from `arena`. */
+/* The configurations of kernel `name`'s @autotune(configs=...) (NULL: the only kernel),
+ * evaluated at module level: one line per configuration, "NAME=VALUE NAME=VALUE", values as -D
+ * takes them; "" when the kernel has no @autotune. NULL with err on a problem (malloc'd text). */
+char *tc_front_autotune_configs(const tc_source *src, const tc_ast *module, const char *name, tilec_error *err);
+
 tc_kernel_ir *tc_front_eval(tc_arena *arena, const tc_source *src, const tc_ast *module,
                             const char *name, const tilec_define *defines, size_t ndefines,
                             tilec_error *err);

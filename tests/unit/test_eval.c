@@ -839,7 +839,64 @@ TEST(tilelang_idioms) {
   run_free(&r);
 }
 
+/* @autotune's configurations, evaluated at module level (itertools.product, dict(zip(...))),
+ * one line each as -D takes them; "" without @autotune; errors with a place. */
+TEST(autotune_configurations) {
+  static const char src[] =
+      "import itertools\n"
+      "import tilelang\n"
+      "import tilelang.language as T\n"
+      "from tilelang.autotuner import autotune\n"
+      "def get_configs():\n"
+      "    space = dict(block=[32, 64], stages=[2, 3], dt=[T.bfloat16], fast=[True])\n"
+      "    return [dict(zip(space, v)) for v in itertools.product(*space.values())]\n"
+      "assert len(list(itertools.product([1, 2], repeat=3))) == 8\n"
+      "assert dict([('a', 1), ('b', 2)]) == {'a': 1, 'b': 2}\n"
+      "@autotune(configs=get_configs(), warmup=3)\n"
+      "@tilelang.jit\n"
+      "def k(N=64, block=None, stages=None, dt=T.float16, fast=False):\n"
+      "    @T.prim_func\n"
+      "    def main(A: T.Tensor((N,), dt)):\n"
+      "        with T.Kernel(N // block, threads=32) as bx:\n"
+      "            A[bx * block] = 1\n"
+      "    return main\n"
+      "@tilelang.jit\n"
+      "def plain(N=64):\n"
+      "    @T.prim_func\n"
+      "    def main(A: T.Tensor((N,), 'float32')):\n"
+      "        with T.Kernel(1, threads=32) as bx:\n"
+      "            A[0] = 1\n"
+      "    return main\n"
+      "@autotune(configs=get_configs)\n"
+      "@tilelang.jit\n"
+      "def uncalled(N=64):\n"
+      "    @T.prim_func\n"
+      "    def main(A: T.Tensor((N,), 'float32')):\n"
+      "        with T.Kernel(1, threads=32) as bx:\n"
+      "            A[0] = 1\n"
+      "    return main\n";
+  run r;
+  tilec_define d[] = {{"block", "64"}, {"stages", "2"}};
+  CHECK(eval_full(&r, "t.py", src, "k", d, 2)); /* the module-level asserts hold */
+  tilec_error err = {0};
+  char *t = tc_front_autotune_configs(&r.src, r.mod, "k", &err);
+  CHECK(t != NULL);
+  CHECK_STR(t, "block=32 stages=2 dt=bfloat16 fast=True\nblock=32 stages=3 dt=bfloat16 fast=True\n"
+               "block=64 stages=2 dt=bfloat16 fast=True\nblock=64 stages=3 dt=bfloat16 fast=True\n");
+  free(t);
+  t = tc_front_autotune_configs(&r.src, r.mod, "plain", &err);
+  CHECK(t && !t[0]);
+  free(t);
+  t = tc_front_autotune_configs(&r.src, r.mod, "uncalled", &err);
+  CHECK(t == NULL && err.status == TILEC_ERROR_PROGRAM && err.line == 25);
+  CHECK(strstr(err.message, "(call it: configs=get_configs())") != NULL);
+  t = tc_front_autotune_configs(&r.src, r.mod, "nope", &err);
+  CHECK(t == NULL && err.status == TILEC_ERROR_USAGE);
+  run_free(&r);
+}
+
 int main(void) {
+  RUN(autotune_configurations);
   RUN(python_semantics_fold);
   RUN(failed_assert_is_a_diagnostic);
   RUN(kernel_constructs_ir);
