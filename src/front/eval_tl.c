@@ -538,6 +538,25 @@ static tc_val *t_sync_threads(tc_ev *ev, tc_val *self, tc_args *a) {
   return tv_none(ev);
 }
 
+/* T.no_set_max_nreg / T.disable_warp_group_reg_alloc / T.annotate_producer_reg_dealloc /
+ * T.annotate_consumer_reg_alloc: how TileLang's warp specialization splits the register file
+ * between producer and consumer warp groups (setmaxnreg). A register budget never changes a
+ * result and tilec's GPU code does not use setmaxnreg, so they are checked and dropped. `self`
+ * carries the default register count, 0 for the ones that take none. */
+static tc_val *t_reg_alloc_hint(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  /* the name as written (T.disable_warp_group_reg_alloc), for the messages */
+  const char *fn = a->call && a->call->a && a->call->a->kind == TC_AST_ATTRIBUTE && a->call->a->str ? a->call->a->str : "register hint";
+  if (!ev->cur) ev_fail(ev, call_loc(a), "T.%s must be inside 'with T.Kernel(...)'", fn);
+  if (a->n > 0 && a->p[0] && a->p[0]->kind != TV_NONE) {
+    int64_t regs = arg_int(ev, a, 0, 0, "the register count");
+    if (regs < 24 || regs > 256 || regs % 8 != 0)
+      ev_fail(ev, arg_loc(a, 0), "T.%s: the register count must be a multiple of 8 in [24, 256] (setmaxnreg), got %lld", fn,
+              (long long)regs);
+  }
+  return tv_none(ev);
+}
+
 static tc_val *t_block_binding(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   int64_t axis = arg_int(ev, a, 0, 0, "the axis of T.get_block_binding");
@@ -1154,6 +1173,10 @@ static const tc_builtin language_builtins[] = {
     {"T.atomic_add", "dst value memory_order? return_prev?", t_atomic_add, 0},
     {"T.get_thread_binding", "dim?", t_thread_binding, 0},
     {"T.use_swizzle", "panel_size? order? enable?", t_use_swizzle, 0},
+    {"T.no_set_max_nreg", "", t_reg_alloc_hint, 0},
+    {"T.disable_warp_group_reg_alloc", "", t_reg_alloc_hint, 0},
+    {"T.annotate_producer_reg_dealloc", "reg_count?", t_reg_alloc_hint, 0},
+    {"T.annotate_consumer_reg_alloc", "reg_count?", t_reg_alloc_hint, 0},
     {"T.annotate_layout", "layout_map | allow_reannotation? allow_buffer_region?", ev_t_annotate_layout, 0},
     {"T.Layout", "shape forward_fn", ev_t_layout, EV_TAG_LAMBDA_ARGS},
     {"T.Fragment", "shape forward_fn? forward_thread_fn? replicate? forward_index_fn?", ev_t_fragment, EV_TAG_LAMBDA_ARGS},

@@ -599,6 +599,28 @@ TEST(compile_time_helpers_and_device_queries) {
   run_free(&r);
 }
 
+/* The register-budget hints of warp specialization are accepted and leave no IR. */
+TEST(register_hints_leave_no_ir) {
+  run with, without;
+  const char *head = HDR
+      "@T.prim_func\n"
+      "def k(A: T.Tensor((64,), 'float32')):\n"
+      "    with T.Kernel(1, threads=128) as bx:\n";
+  char src[1024];
+  snprintf(src, sizeof src, "%s%s", head,
+           "        T.disable_warp_group_reg_alloc()\n"
+           "        T.no_set_max_nreg()\n"
+           "        T.annotate_producer_reg_dealloc(24)\n"
+           "        T.annotate_consumer_reg_alloc()\n"
+           "        T.clear(A)\n");
+  CHECK_EVAL(&with, src);
+  snprintf(src, sizeof src, "%s%s", head, "        T.clear(A)\n");
+  CHECK_EVAL(&without, src);
+  CHECK_STR(with.ir, without.ir);
+  run_free(&with);
+  run_free(&without);
+}
+
 typedef struct diag_case {
   const char *body; /* kernel body lines, 12 spaces deep */
   const char *message;
@@ -853,6 +875,7 @@ int main(void) {
   RUN(symbolic_dims_and_slices);
   RUN(select_between_two_literals);
   RUN(compile_time_helpers_and_device_queries);
+  RUN(register_hints_leave_no_ir);
   RUN(diagnostics_are_values_with_places);
   RUN(examples_evaluate_and_verify);
   RUN(fuzz_seeds_evaluate);
