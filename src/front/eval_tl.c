@@ -890,6 +890,38 @@ static tc_val *t_thread_binding(tc_ev *ev, tc_val *self, tc_args *a) {
   return tv_expr(ev, tc_ir_var_ref(ev->ir, ev->thread_vars[axis], call_loc(a)));
 }
 
+/* tx = T.thread_binding(0, threads, thread="threadIdx.x") inside T.Kernel: TVM's builder enters
+ * a thread-bound loop over the rest of the block, which merges with the launch's own threadIdx.x
+ * of the same extent, so the name is the kernel's thread index. Another extent would launch
+ * more or fewer threads than T.Kernel says; tilec refuses that. (The `for` form is not read.) */
+static tc_val *t_thread_binding_loop(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_loc loc = call_loc(a);
+  /* TVM's forms: (start, stop, thread), (extent, thread) and (extent, thread=...) */
+  int ti = a->p[1] && a->p[1]->kind == TV_STR && (!a->p[2] || a->p[2]->kind == TV_NONE) ? 1 : 2;
+  bool has_stop = ti == 2 && a->p[1] && a->p[1]->kind != TV_NONE;
+  int64_t start = has_stop ? arg_int(ev, a, 0, 0, "the start of T.thread_binding") : 0;
+  int64_t stop = arg_int(ev, a, has_stop ? 1 : 0, 0, "the stop of T.thread_binding");
+  if (!a->p[ti] || a->p[ti]->kind != TV_STR) ev_fail(ev, loc, "T.thread_binding needs thread=\"threadIdx.x\" (or .y, .z)");
+  const char *tag = a->p[ti]->u.str.s;
+  int axis = !strcmp(tag, "threadIdx.x") ? 0 : !strcmp(tag, "threadIdx.y") ? 1 : !strcmp(tag, "threadIdx.z") ? 2 : -1;
+  if (axis < 0)
+    ev_fail(ev, arg_loc(a, ti), "T.thread_binding: thread must be \"threadIdx.x\", \"threadIdx.y\" or \"threadIdx.z\", not '%s'%s", tag,
+            !strncmp(tag, "blockIdx", 8) ? " (blocks come from T.Kernel's grid)" : "");
+  if (!ev->cur) ev_fail(ev, loc, "T.thread_binding must be inside 'with T.Kernel(...)'");
+  int64_t have = axis < ev->threads_ndim ? ev->threads[axis] : 1;
+  if (start != 0 || stop != have)
+    ev_fail(ev, loc, "T.thread_binding(%lld, %lld) on %s: the kernel launches %lld thread%s there; tilec binds only the whole range "
+                     "[0, %lld)", (long long)start, (long long)stop, tag, (long long)have, have == 1 ? "" : "s", (long long)have);
+  if (axis >= ev->threads_ndim) return tv_int(ev, 0); /* a unit dimension the kernel does not name */
+  tc_args b = *a;
+  tc_val *ax = tv_int(ev, axis);
+  tc_val *p[1] = {ax};
+  b.p = p;
+  b.n = 1;
+  return t_thread_binding(ev, NULL, &b);
+}
+
 static tc_val *t_use_swizzle(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   int64_t panel = arg_int(ev, a, 0, 10, "panel_size of T.use_swizzle");
@@ -1172,6 +1204,7 @@ static const tc_builtin language_builtins[] = {
     {"T.cumsum", "src dst? dim? reverse?", t_cumsum, 0},
     {"T.atomic_add", "dst value memory_order? return_prev?", t_atomic_add, 0},
     {"T.get_thread_binding", "dim?", t_thread_binding, 0},
+    {"T.thread_binding", "start stop? thread? | annotations?", t_thread_binding_loop, 0},
     {"T.use_swizzle", "panel_size? order? enable?", t_use_swizzle, 0},
     {"T.no_set_max_nreg", "", t_reg_alloc_hint, 0},
     {"T.disable_warp_group_reg_alloc", "", t_reg_alloc_hint, 0},

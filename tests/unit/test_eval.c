@@ -621,6 +621,27 @@ TEST(register_hints_leave_no_ir) {
   run_free(&without);
 }
 
+/* tx = T.thread_binding(0, n, thread="threadIdx.x") names the kernel's own thread index. */
+TEST(thread_binding_names_the_thread_index) {
+  run bound, got;
+  CHECK_EVAL(&bound, HDR
+      "@T.prim_func\n"
+      "def k(A: T.Tensor((64, 4), 'float32')):\n"
+      "    with T.Kernel(1, threads=(64, 4)) as bx:\n"
+      "        tx = T.thread_binding(0, 64, thread='threadIdx.x')\n"
+      "        ty = T.thread_binding(4, 'threadIdx.y')\n"
+      "        tz = T.thread_binding(0, 1, thread='threadIdx.z')\n"
+      "        A[tx, ty + tz] = 1.0\n");
+  CHECK_EVAL(&got, HDR
+      "@T.prim_func\n"
+      "def k(A: T.Tensor((64, 4), 'float32')):\n"
+      "    with T.Kernel(1, threads=(64, 4)) as bx:\n"
+      "        A[T.get_thread_binding(0), T.get_thread_binding(1) + 0] = 1.0\n");
+  CHECK_STR(bound.ir, got.ir);
+  run_free(&bound);
+  run_free(&got);
+}
+
 typedef struct diag_case {
   const char *body; /* kernel body lines, 12 spaces deep */
   const char *message;
@@ -876,6 +897,7 @@ int main(void) {
   RUN(select_between_two_literals);
   RUN(compile_time_helpers_and_device_queries);
   RUN(register_hints_leave_no_ir);
+  RUN(thread_binding_names_the_thread_index);
   RUN(diagnostics_are_values_with_places);
   RUN(examples_evaluate_and_verify);
   RUN(fuzz_seeds_evaluate);
