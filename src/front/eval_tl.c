@@ -538,6 +538,24 @@ static tc_val *t_sync_threads(tc_ev *ev, tc_val *self, tc_args *a) {
   return tv_none(ev);
 }
 
+static tc_val *t_copy(tc_ev *ev, tc_val *self, tc_args *a);
+
+/* T.tma_copy(src, dst, barrier=): TileLang's split-phase TMA (the load is issued against the
+ * barrier's transaction count; the user arrives and waits). The reference runs it in program
+ * order, where the copy is complete before the wait that guards its use: a T.copy. */
+static tc_val *t_tma_copy(tc_ev *ev, tc_val *self, tc_args *a) {
+  tc_val *barrier = a->p[2];
+  if (barrier && barrier->kind != TV_NONE) ev_check_barrier_arg(ev, barrier, call_loc(a), "barrier= of T.tma_copy");
+  if (a->p[3] && a->p[3]->kind != TV_NONE)
+    ev_fail(ev, arg_loc(a, 3), "T.tma_copy: cluster_mask multicasts within a thread-block cluster, which tilec does not model");
+  tc_args b = *a;
+  tc_val *p[8] = {a->p[0], a->p[1], NULL, NULL, a->p[5], NULL, NULL, NULL}; /* T.copy's slots; eviction_policy is its 5th */
+  for (int i = 2; i < 8; i++)
+    if (!p[i]) p[i] = tv_none(ev);
+  b.p = p;
+  return t_copy(ev, self, &b);
+}
+
 /* T.no_set_max_nreg / T.disable_warp_group_reg_alloc / T.annotate_producer_reg_dealloc /
  * T.annotate_consumer_reg_alloc: how TileLang's warp specialization splits the register file
  * between producer and consumer warp groups (setmaxnreg). A register budget never changes a
@@ -1206,6 +1224,13 @@ static const tc_builtin language_builtins[] = {
     {"T.get_thread_binding", "dim?", t_thread_binding, 0},
     {"T.thread_binding", "start stop? thread? | annotations?", t_thread_binding_loop, 0},
     {"T.use_swizzle", "panel_size? order? enable?", t_use_swizzle, 0},
+    {"T.alloc_barrier", "arrive_count", ev_t_alloc_barrier, 0},
+    {"T.barrier_arrive", "mbarrier", ev_t_barrier_arrive, 0},
+    {"T.mbarrier_arrive", "mbarrier cta_id?", ev_t_mbarrier_arrive, 0},
+    {"T.barrier_wait", "mbarrier parity", ev_t_barrier_wait, 0},
+    {"T.mbarrier_wait_parity", "mbarrier parity", ev_t_mbarrier_wait_parity, 0},
+    {"T.ws", "*warp_group_idx", ev_t_ws, 0},
+    {"T.tma_copy", "src dst | barrier? cluster_mask? leader_scope_threads? eviction_policy? annotations?", t_tma_copy, 0},
     {"T.no_set_max_nreg", "", t_reg_alloc_hint, 0},
     {"T.disable_warp_group_reg_alloc", "", t_reg_alloc_hint, 0},
     {"T.annotate_producer_reg_dealloc", "reg_count?", t_reg_alloc_hint, 0},

@@ -286,6 +286,11 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
     tc_gpu_fail(P, k->loc, "a block of %d threads is more than %s allows (%d)", P->threads, desc->target, desc->max_threads);
     return NULL;
   }
+  if (k->warp_specialized) {
+    tc_gpu_fail(P, k->warp_specialized_loc, "explicit warp specialization (T.ws, T.alloc_barrier and the barrier operations) is not "
+                                            "yet supported on %s; the cpu target runs it in program order", desc->target);
+    return NULL;
+  }
   for (int i = 0; i < k->nparams; i++) { /* the cpu reference places the elements; the GPU code does not yet */
     const tc_buffer *b = k->params[i].buf;
     if (b && b->layout) {

@@ -276,6 +276,58 @@ TEST(global_layouts_rearrange_memory) {
   CHECK_INT(check_relayout(512, 256), 0); /* 131072 elements: not enumerated */
 }
 
+
+/* Explicit warp specialization: warp group 1 produces chunks of A into a two-stage ring of
+ * shared tiles, warp group 0 sums them; full/empty barriers order the two. The cpu reference
+ * runs it in program order, where every wait finds its phase completed. */
+static const char *ws_src =
+    "import tilelang.language as T\n"
+    "@T.prim_func\n"
+    "def ring(A: T.Tensor((256, 64), 'float32'), Out: T.Tensor((32, 64), 'float32')):\n"
+    "    with T.Kernel(1, threads=256) as bx:\n"
+    "        S = T.alloc_shared((2, 32, 64), 'float32')\n"
+    "        acc = T.alloc_fragment((32, 64), 'float32')\n"
+    "        bars = T.alloc_barrier([128, 128, 128, 128])  # full[0], full[1], empty[0], empty[1]\n"
+    "        with T.ws(0):\n"
+    "            T.clear(acc)\n"
+    "        for k in T.serial(8):\n"
+    "            with T.ws(1):\n"
+    "                T.mbarrier_wait_parity(bars[k % 2 + 2], (k // 2) % 2 ^ 1)\n"
+    "                T.tma_copy(A[k * 32:(k + 1) * 32, :], S[k % 2, :, :], barrier=bars[k % 2])\n"
+    "                T.barrier_arrive(bars[k % 2])\n"
+    "            with T.ws(0):\n"
+    "                T.barrier_wait(bars[k % 2], (k // 2) % 2)\n"
+    "                for i, j in T.Parallel(32, 64):\n"
+    "                    acc[i, j] += S[k % 2, i, j]\n"
+    "                T.mbarrier_arrive(mbarrier=bars[k % 2 + 2])\n"
+    "        with T.ws(0):\n"
+    "            T.copy(acc, Out)\n";
+
+TEST(warp_specialized_ring_runs_in_program_order) {
+  tilec_error err = {0};
+  tilec_kernel *k = compile_src(ws_src, NULL, 0, &err);
+  if (!k) printf("%s", err.rendered);
+  CHECK(k != NULL);
+  float *a = malloc(256 * 64 * 4), *o = calloc(32 * 64, 4), *r = calloc(32 * 64, 4);
+  for (int i = 0; i < 256 * 64; i++) a[i] = (float)(i % 7) - 3.0f + (float)(i / 2048);
+  tensor ta, to, tr;
+  make_tensor(&ta, a, 256, 64);
+  make_tensor(&to, o, 32, 64);
+  make_tensor(&tr, r, 32, 64);
+  DLTensor *args[2] = {&ta.t, &to.t}, *ref[2] = {&ta.t, &tr.t};
+  EXPECT(tilec_kernel_launch(k, args, 2, &err) == TILEC_OK);
+  EXPECT(tilec_kernel_run_reference(k, ref, 2, &err) == TILEC_OK);
+  int bad = 0;
+  for (int i = 0; i < 32 * 64; i++) {
+    float want = 0;
+    for (int c = 0; c < 8; c++) want += a[c * 32 * 64 + i];
+    bad += o[i] != want || r[i] != want;
+  }
+  free(a), free(o), free(r);
+  tilec_kernel_destroy(k);
+  CHECK_INT(bad, 0);
+}
+
 /* Whether `tilec backends` reports target/backend as available on this machine: the line
  * "cuda    nvrtc     yes      yes        -" has the columns target, backend, default, available. */
 static bool backend_available(const char *target, const char *backend) {
@@ -647,6 +699,7 @@ int main(void) {
   RUN(symbolic_dims_bound_from_tensors);
   RUN(reference_and_verification_can_fail);
   RUN(global_layouts_rearrange_memory);
+  RUN(warp_specialized_ring_runs_in_program_order);
   RUN(defines_and_errors_as_values);
   RUN(fp8_stores_saturate);
   RUN(scalar_parameters);
