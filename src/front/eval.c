@@ -227,6 +227,7 @@ const char *tv_kind_name(const tc_val *v) {
   case TV_TENSOR_TYPE: return "T.Tensor type";
   case TV_ENUM: return "T.GemmWarpPolicy";
   case TV_LAYOUT: return v->u.layout.l->kind == TC_LAYOUT_FRAGMENT ? "Fragment" : "Layout";
+  case TV_WARP_GROUP: return "T.ws frame";
   case TV_DEAD: return "undefined";
   }
   return "?";

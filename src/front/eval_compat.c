@@ -54,7 +54,17 @@ static tc_val *c_true(tc_ev *ev, tc_val *self, tc_args *a) {
   return tv_bool(ev, true);
 }
 
+/* tvm.DataType(d): TVM's dtype object; tilec's dtype values already answer .bits and .lanes. */
+static tc_val *c_data_type(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_dtype dt;
+  ev_get_dtype(ev, a->p[0], &dt, arg_loc(a, 0), "tvm.DataType");
+  return tv_dtype(ev, dt);
+}
+
 static const tc_builtin compat_builtins[] = {
+    {"tvm.DataType", "dtype", c_data_type, 0},
+    {"tilelang.tvm.DataType", "dtype", c_data_type, 0},
     {"tilelang.math.next_power_of_2", "x", c_next_power_of_2, 0},
     {"tilelang.next_power_of_2", "x", c_next_power_of_2, 0},
     {"tilelang.carver.arch.driver.get_num_sms", "device_id?", c_num_sms, 0},

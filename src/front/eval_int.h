@@ -35,6 +35,7 @@ typedef enum tv_kind {
   TV_TENSOR_TYPE,/* T.Tensor(shape, dtype) annotation */
   TV_ENUM,       /* T.GemmWarpPolicy.Square, ... */
   TV_LAYOUT,     /* T.Layout / T.Fragment / make_swizzled_layout: a tc_layout */
+  TV_WARP_GROUP, /* the frame T.ws(k, ...) returns, used by `with` (eval_ws.c) */
   TV_DEAD        /* a name whose binding ended with a runtime block */
 } tv_kind;
 
@@ -99,6 +100,7 @@ struct tc_val {
     struct { int id; int value; } en;
     struct { const char *why; tc_loc loc; } dead;
     struct { tc_layout *l; const tc_buffer *for_buf; int64_t shape[8]; int ndim; } layout; /* shape: the input shape */
+    struct { int n; int64_t ids[8]; tc_loc loc; } ws; /* T.ws(...): warp group indices */
   } u;
 };
 
@@ -214,6 +216,11 @@ struct tc_ev {
   struct { const tc_expr **key; uint32_t *size, *depth; int n, cap; } esize; /* tree size, depth of exprs */
   int block_depth;
   const tc_ast *cur_stmt;   /* the statement being executed (names buffers after their target) */
+
+  /* explicit warp specialization (eval_ws.c) */
+  struct { tc_buffer *buf; int n; int64_t *counts; } *barriers; /* T.alloc_barrier: arrive counts */
+  int nbarriers, capbarriers;
+  int64_t ws_threads;       /* threads of the enclosing T.ws group; 0 outside one */
 };
 
 /* ---- eval.c: errors, values, scopes ---- */
@@ -333,5 +340,15 @@ int64_t arg_int(tc_ev *ev, tc_args *a, int i, int64_t dflt, const char *what);
 
 #define EV_NEW(ev, type) TC_NEW(&(ev)->tmp, type)
 #define EV_NEW_ARRAY(ev, type, n) TC_NEW_ARRAY(&(ev)->tmp, type, (n) > 0 ? (n) : 1)
+
+/* ---- eval_ws.c: explicit warp specialization ---- */
+tc_val *ev_t_alloc_barrier(tc_ev *ev, tc_val *self, tc_args *a);
+tc_val *ev_t_barrier_arrive(tc_ev *ev, tc_val *self, tc_args *a);
+tc_val *ev_t_mbarrier_arrive(tc_ev *ev, tc_val *self, tc_args *a);
+tc_val *ev_t_barrier_wait(tc_ev *ev, tc_val *self, tc_args *a);
+tc_val *ev_t_mbarrier_wait_parity(tc_ev *ev, tc_val *self, tc_args *a);
+tc_val *ev_t_ws(tc_ev *ev, tc_val *self, tc_args *a);
+void ev_ws_enter(tc_ev *ev, tc_val *ws, const tc_ast_list *body, tc_loc loc);
+void ev_check_barrier_arg(tc_ev *ev, tc_val *v, tc_loc loc, const char *what);
 
 #endif

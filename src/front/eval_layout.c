@@ -64,8 +64,18 @@ static int result_exprs(tc_ev *ev, tc_val *r, tc_loc loc, const char *what, tc_e
 static void value_extents(tc_ev *ev, const tc_layout *L, const int64_t *shape, int64_t reps, tc_expr **e, int ne,
                           int64_t *ext, tc_loc loc, const char *what) {
   int64_t numel = numel_of(shape, L->ndim);
-  if (numel * reps > TC_LAYOUT_CHECK_LIMIT)
-    ev_fail(ev, loc, "%s: a layout over more than %d elements is not supported", what, TC_LAYOUT_CHECK_LIMIT);
+  if (numel * reps > TC_LAYOUT_CHECK_LIMIT) { /* too many to enumerate: interval arithmetic */
+    for (int k = 0; k < ne; k++) {
+      int64_t lo, hi;
+      if (!tc_layout_expr_bounds(L, e[k], shape, reps, &lo, &hi))
+        ev_fail(ev, loc, "%s: over more than %d elements, a layout may use only +, -, and *, // and %% by constants "
+                         "(result %d of %d cannot be bounded otherwise)", what, TC_LAYOUT_CHECK_LIMIT, k + 1, ne);
+      if (lo < 0) ev_fail(ev, loc, "%s may return %lld, a negative index", what, (long long)lo);
+      if (hi >= INT32_MAX) ev_fail(ev, loc, "%s may return %lld, beyond the int32 range of a layout index", what, (long long)hi);
+      ext[k] = hi + 1;
+    }
+    return;
+  }
   for (int k = 0; k < ne; k++) ext[k] = 0;
   int64_t idx[MAX_LAYOUT_DIMS];
   for (int64_t lin = 0; lin < numel; lin++) {
@@ -90,7 +100,7 @@ static tc_expr *flatten(tc_ev *ev, tc_expr **e, const int64_t *ext, int ne, tc_l
   for (int k = 1; k < ne; k++) {
     acc = tc_ir_binary(ev->ir, TC_OP_ADD, tc_ir_binary(ev->ir, TC_OP_MUL, acc, tc_ir_int(ev->ir, ext[k], tc_index_dtype(), loc), loc),
                        e[k], loc);
-    *total *= ext[k];
+    *total = *total > INT32_MAX ? *total : *total * ext[k]; /* saturates: the caller refuses it */
   }
   return acc;
 }
@@ -118,6 +128,7 @@ static tc_layout *shared_layout(tc_ev *ev, const int64_t *shape, int nd, tc_val 
   int64_t ext[MAX_LAYOUT_DIMS];
   value_extents(ev, L, shape, 1, e, ne, ext, loc, what);
   L->offset = flatten(ev, e, ext, ne, loc, &L->storage_elems);
+  if (L->storage_elems > INT32_MAX) ev_fail(ev, loc, "%s spans %lld elements, beyond the int32 range of a layout offset", what, (long long)L->storage_elems);
   return L;
 }
 
@@ -197,10 +208,12 @@ tc_val *ev_t_annotate_layout(tc_ev *ev, tc_val *self, tc_args *a) {
   for (int i = 0; i < map->u.dict.n; i++) {
     tc_buffer *b = buffer_arg(ev, map->u.dict.k[i], arg_loc(a, 0), "T.annotate_layout");
     tc_val *lv = map->u.dict.v[i];
-    bool shared = b->scope == TC_SCOPE_SHARED;
+    /* a global buffer's layout rearranges the tensor's memory, as TileLang's does (docs/ir.md) */
+    bool global = b->scope == TC_SCOPE_GLOBAL;
+    bool shared = b->scope == TC_SCOPE_SHARED || global;
     if (!shared && b->scope != TC_SCOPE_FRAGMENT)
-      ev_fail(ev, arg_loc(a, 0), "T.annotate_layout: '%s' is a %s buffer; layouts are for shared and fragment buffers", b->name,
-              tc_scope_name(b->scope));
+      ev_fail(ev, arg_loc(a, 0), "T.annotate_layout: '%s' is a %s buffer; layouts are for global, shared and fragment buffers",
+              b->name, tc_scope_name(b->scope));
     int64_t shape[MAX_LAYOUT_DIMS];
     if (b->ndim > MAX_LAYOUT_DIMS || !tc_buffer_const_shape(b, shape))
       ev_fail(ev, arg_loc(a, 0), "T.annotate_layout: the shape of '%s' is not a compile-time constant", b->name);
@@ -219,6 +232,9 @@ tc_val *ev_t_annotate_layout(tc_ev *ev, tc_val *self, tc_args *a) {
     if (lv->u.layout.for_buf && !tc_dtype_eq(lv->u.layout.for_buf->dtype, b->dtype))
       ev_fail(ev, arg_loc(a, 0), "T.annotate_layout: the swizzle was made for '%s', whose dtype differs from '%s'",
               lv->u.layout.for_buf->name, b->name);
+    if (global && L->storage_elems != tc_buffer_numel(b))
+      ev_fail(ev, arg_loc(a, 0), "T.annotate_layout: a layout of the global buffer '%s' must rearrange its %lld elements, but "
+                                 "it spans %lld", b->name, (long long)tc_buffer_numel(b), (long long)L->storage_elems);
     if (b->layout && !again && !tc_layout_equal(b->layout, L))
       ev_fail(ev, arg_loc(a, 0), "T.annotate_layout: '%s' already has a layout; pass allow_reannotation=True to replace it", b->name);
     b->layout = L;

@@ -684,6 +684,11 @@ tc_flow ev_stmt(tc_ev *ev, const tc_ast *s) {
       ev_kernel_enter(ev, ctx, item->b, &s->list2, s->loc);
       return FLOW_NORMAL;
     }
+    if (ctx->kind == TV_WARP_GROUP) {
+      if (item->b) ev_unsupported(ev, item->b->loc, "'with T.ws(...) as NAME'");
+      ev_ws_enter(ev, ctx, &s->list2, s->loc);
+      return FLOW_NORMAL;
+    }
     if (ctx->kind == TV_OPAQUE && ev->cur) ev_fail(ev, item->a->loc, "unsupported: use of '%s' inside a kernel", ctx->u.opaque.name);
     ev_unsupported(ev, item->a->loc, tc_arena_printf(&ev->tmp, "'with' on %s (only 'with T.Kernel(...)' is supported)",
                                                      ctx->kind == TV_OPAQUE ? ctx->u.opaque.name : tv_kind_name(ctx)));

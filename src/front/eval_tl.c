@@ -538,6 +538,43 @@ static tc_val *t_sync_threads(tc_ev *ev, tc_val *self, tc_args *a) {
   return tv_none(ev);
 }
 
+static tc_val *t_copy(tc_ev *ev, tc_val *self, tc_args *a);
+
+/* T.tma_copy(src, dst, barrier=): TileLang's split-phase TMA (the load is issued against the
+ * barrier's transaction count; the user arrives and waits). The reference runs it in program
+ * order, where the copy is complete before the wait that guards its use: a T.copy. */
+static tc_val *t_tma_copy(tc_ev *ev, tc_val *self, tc_args *a) {
+  tc_val *barrier = a->p[2];
+  if (barrier && barrier->kind != TV_NONE) ev_check_barrier_arg(ev, barrier, call_loc(a), "barrier= of T.tma_copy");
+  if (a->p[3] && a->p[3]->kind != TV_NONE)
+    ev_fail(ev, arg_loc(a, 3), "T.tma_copy: cluster_mask multicasts within a thread-block cluster, which tilec does not model");
+  tc_args b = *a;
+  tc_val *p[8] = {a->p[0], a->p[1], NULL, NULL, a->p[5], NULL, NULL, NULL}; /* T.copy's slots; eviction_policy is its 5th */
+  for (int i = 2; i < 8; i++)
+    if (!p[i]) p[i] = tv_none(ev);
+  b.p = p;
+  return t_copy(ev, self, &b);
+}
+
+/* T.no_set_max_nreg / T.disable_warp_group_reg_alloc / T.annotate_producer_reg_dealloc /
+ * T.annotate_consumer_reg_alloc: how TileLang's warp specialization splits the register file
+ * between producer and consumer warp groups (setmaxnreg). A register budget never changes a
+ * result and tilec's GPU code does not use setmaxnreg, so they are checked and dropped. `self`
+ * carries the default register count, 0 for the ones that take none. */
+static tc_val *t_reg_alloc_hint(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  /* the name as written (T.disable_warp_group_reg_alloc), for the messages */
+  const char *fn = a->call && a->call->a && a->call->a->kind == TC_AST_ATTRIBUTE && a->call->a->str ? a->call->a->str : "register hint";
+  if (!ev->cur) ev_fail(ev, call_loc(a), "T.%s must be inside 'with T.Kernel(...)'", fn);
+  if (a->n > 0 && a->p[0] && a->p[0]->kind != TV_NONE) {
+    int64_t regs = arg_int(ev, a, 0, 0, "the register count");
+    if (regs < 24 || regs > 256 || regs % 8 != 0)
+      ev_fail(ev, arg_loc(a, 0), "T.%s: the register count must be a multiple of 8 in [24, 256] (setmaxnreg), got %lld", fn,
+              (long long)regs);
+  }
+  return tv_none(ev);
+}
+
 static tc_val *t_block_binding(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   int64_t axis = arg_int(ev, a, 0, 0, "the axis of T.get_block_binding");
@@ -871,6 +908,38 @@ static tc_val *t_thread_binding(tc_ev *ev, tc_val *self, tc_args *a) {
   return tv_expr(ev, tc_ir_var_ref(ev->ir, ev->thread_vars[axis], call_loc(a)));
 }
 
+/* tx = T.thread_binding(0, threads, thread="threadIdx.x") inside T.Kernel: TVM's builder enters
+ * a thread-bound loop over the rest of the block, which merges with the launch's own threadIdx.x
+ * of the same extent, so the name is the kernel's thread index. Another extent would launch
+ * more or fewer threads than T.Kernel says; tilec refuses that. (The `for` form is not read.) */
+static tc_val *t_thread_binding_loop(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_loc loc = call_loc(a);
+  /* TVM's forms: (start, stop, thread), (extent, thread) and (extent, thread=...) */
+  int ti = a->p[1] && a->p[1]->kind == TV_STR && (!a->p[2] || a->p[2]->kind == TV_NONE) ? 1 : 2;
+  bool has_stop = ti == 2 && a->p[1] && a->p[1]->kind != TV_NONE;
+  int64_t start = has_stop ? arg_int(ev, a, 0, 0, "the start of T.thread_binding") : 0;
+  int64_t stop = arg_int(ev, a, has_stop ? 1 : 0, 0, "the stop of T.thread_binding");
+  if (!a->p[ti] || a->p[ti]->kind != TV_STR) ev_fail(ev, loc, "T.thread_binding needs thread=\"threadIdx.x\" (or .y, .z)");
+  const char *tag = a->p[ti]->u.str.s;
+  int axis = !strcmp(tag, "threadIdx.x") ? 0 : !strcmp(tag, "threadIdx.y") ? 1 : !strcmp(tag, "threadIdx.z") ? 2 : -1;
+  if (axis < 0)
+    ev_fail(ev, arg_loc(a, ti), "T.thread_binding: thread must be \"threadIdx.x\", \"threadIdx.y\" or \"threadIdx.z\", not '%s'%s", tag,
+            !strncmp(tag, "blockIdx", 8) ? " (blocks come from T.Kernel's grid)" : "");
+  if (!ev->cur) ev_fail(ev, loc, "T.thread_binding must be inside 'with T.Kernel(...)'");
+  int64_t have = axis < ev->threads_ndim ? ev->threads[axis] : 1;
+  if (start != 0 || stop != have)
+    ev_fail(ev, loc, "T.thread_binding(%lld, %lld) on %s: the kernel launches %lld thread%s there; tilec binds only the whole range "
+                     "[0, %lld)", (long long)start, (long long)stop, tag, (long long)have, have == 1 ? "" : "s", (long long)have);
+  if (axis >= ev->threads_ndim) return tv_int(ev, 0); /* a unit dimension the kernel does not name */
+  tc_args b = *a;
+  tc_val *ax = tv_int(ev, axis);
+  tc_val *p[1] = {ax};
+  b.p = p;
+  b.n = 1;
+  return t_thread_binding(ev, NULL, &b);
+}
+
 static tc_val *t_use_swizzle(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   int64_t panel = arg_int(ev, a, 0, 10, "panel_size of T.use_swizzle");
@@ -1153,7 +1222,19 @@ static const tc_builtin language_builtins[] = {
     {"T.cumsum", "src dst? dim? reverse?", t_cumsum, 0},
     {"T.atomic_add", "dst value memory_order? return_prev?", t_atomic_add, 0},
     {"T.get_thread_binding", "dim?", t_thread_binding, 0},
+    {"T.thread_binding", "start stop? thread? | annotations?", t_thread_binding_loop, 0},
     {"T.use_swizzle", "panel_size? order? enable?", t_use_swizzle, 0},
+    {"T.alloc_barrier", "arrive_count", ev_t_alloc_barrier, 0},
+    {"T.barrier_arrive", "mbarrier", ev_t_barrier_arrive, 0},
+    {"T.mbarrier_arrive", "mbarrier cta_id?", ev_t_mbarrier_arrive, 0},
+    {"T.barrier_wait", "mbarrier parity", ev_t_barrier_wait, 0},
+    {"T.mbarrier_wait_parity", "mbarrier parity", ev_t_mbarrier_wait_parity, 0},
+    {"T.ws", "*warp_group_idx", ev_t_ws, 0},
+    {"T.tma_copy", "src dst | barrier? cluster_mask? leader_scope_threads? eviction_policy? annotations?", t_tma_copy, 0},
+    {"T.no_set_max_nreg", "", t_reg_alloc_hint, 0},
+    {"T.disable_warp_group_reg_alloc", "", t_reg_alloc_hint, 0},
+    {"T.annotate_producer_reg_dealloc", "reg_count?", t_reg_alloc_hint, 0},
+    {"T.annotate_consumer_reg_alloc", "reg_count?", t_reg_alloc_hint, 0},
     {"T.annotate_layout", "layout_map | allow_reannotation? allow_buffer_region?", ev_t_annotate_layout, 0},
     {"T.Layout", "shape forward_fn", ev_t_layout, EV_TAG_LAMBDA_ARGS},
     {"T.Fragment", "shape forward_fn? forward_thread_fn? replicate? forward_index_fn?", ev_t_fragment, EV_TAG_LAMBDA_ARGS},

@@ -286,6 +286,19 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
     tc_gpu_fail(P, k->loc, "a block of %d threads is more than %s allows (%d)", P->threads, desc->target, desc->max_threads);
     return NULL;
   }
+  if (k->warp_specialized) {
+    tc_gpu_fail(P, k->warp_specialized_loc, "explicit warp specialization (T.ws, T.alloc_barrier and the barrier operations) is not "
+                                            "yet supported on %s; the cpu target runs it in program order", desc->target);
+    return NULL;
+  }
+  for (int i = 0; i < k->nparams; i++) { /* the cpu reference places the elements; the GPU code does not yet */
+    const tc_buffer *b = k->params[i].buf;
+    if (b && b->layout) {
+      tc_gpu_fail(P, b->layout->index && b->layout->ndim ? b->layout->index[0]->loc : b->loc,
+                  "a layout on the global buffer '%s' (T.annotate_layout) is not yet supported on %s", b->name, desc->target);
+      return NULL;
+    }
+  }
   /* 0. software pipelines (creates the staged tiles, so it runs before the tables are sized) */
   tc_gpu_plan pre = {.a = a, .notes = notes, .k = k, .desc = desc, .err = err, .threads = P->threads};
   if (!tc_gpu_pipeline(&pre)) return NULL;

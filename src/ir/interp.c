@@ -319,6 +319,10 @@ static int64_t offset_of(ictx *c, const bufstate *bs, const int64_t *idx, int t,
     }
     off += idx[i] * bs->stride[i];
   }
+  /* a layout on a global buffer (T.annotate_layout) places logical elements in the tensor's memory */
+  if (bs->global && bs->b->layout && bs->b->layout->kind == TC_LAYOUT_SHARED &&
+      (!tc_layout_eval(bs->b->layout, idx, 0, NULL, NULL, &off) || off < 0 || off >= bs->numel))
+    fail(c, TILEC_ERROR_PROGRAM, loc, t, "the layout of the global buffer %s maps an element outside it", bs->b->name ? bs->b->name : "?");
   return off;
 }
 

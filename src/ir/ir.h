@@ -270,6 +270,10 @@ typedef struct tc_kernel_ir {
   int swizzle_panel;      /* panel size; 0 when T.use_swizzle was not called */
   bool swizzle_enable;
   tc_swizzle_order swizzle_order;
+  /* explicit warp specialization (T.ws, T.alloc_barrier): the reader runs it in program order
+   * (src/front/eval_ws.c); GPU targets refuse it until it is lowered onto their mbarriers */
+  bool warp_specialized;
+  tc_loc warp_specialized_loc;
   int next_id;            /* id counter for vars and buffers */
 } tc_kernel_ir;
 

@@ -110,6 +110,87 @@ bool tc_layout_eval(const tc_layout *L, const int64_t *idx, int64_t replica, int
   return tc_expr_eval_int(L->thread, bind_placeholder, &b, thread) && tc_expr_eval_int(L->reg, bind_placeholder, &b, reg);
 }
 
+/* ---- interval bounds ----
+ * Layouts over large buffers (a global gradient tensor) are too big to enumerate; their output
+ * extents come from interval arithmetic over the placeholders' ranges instead. It is exact for
+ * the sums, products by constants and floor division/modulo by positive constants layouts are
+ * written with, and never too small for anything it accepts. */
+static bool bound_div(int64_t lo, int64_t hi, int64_t c, int64_t *olo, int64_t *ohi) {
+  if (c <= 0) return false;
+  *olo = lo >= 0 ? lo / c : -((-lo + c - 1) / c);
+  *ohi = hi >= 0 ? hi / c : -((-hi + c - 1) / c);
+  return true;
+}
+
+static bool expr_bounds(const tc_layout *L, const tc_expr *e, const int64_t *shape, int64_t reps, int64_t *lo, int64_t *hi,
+                        int depth) {
+  if (!e || depth > 64) return false;
+  int64_t a0 = 0, a1 = 0, b0 = 0, b1 = 0;
+  switch (e->op) {
+  case TC_OP_CONST_INT: *lo = *hi = e->ival; return true;
+  case TC_OP_VAR:
+    for (int i = 0; i < L->ndim; i++)
+      if (e->var == L->index[i]) return *lo = 0, *hi = shape[i] - 1, true;
+    if (e->var && e->var == L->replica) return *lo = 0, *hi = reps - 1, true;
+    return false;
+  case TC_OP_CAST:
+    return tc_dtype_is_int(e->dtype) && expr_bounds(L, e->args[0], shape, reps, lo, hi, depth + 1);
+  case TC_OP_NEG:
+    if (!expr_bounds(L, e->args[0], shape, reps, &a0, &a1, depth + 1)) return false;
+    return *lo = -a1, *hi = -a0, true;
+  default: break;
+  }
+  if (e->nargs != 2 || !expr_bounds(L, e->args[0], shape, reps, &a0, &a1, depth + 1) ||
+      !expr_bounds(L, e->args[1], shape, reps, &b0, &b1, depth + 1))
+    return false;
+  const int64_t big = (int64_t)1 << 40; /* keeps every product below int64 overflow */
+  if (a0 < -big || a1 > big || b0 < -big || b1 > big) return false;
+  switch (e->op) {
+  case TC_OP_ADD: *lo = a0 + b0, *hi = a1 + b1; return true;
+  case TC_OP_SUB: *lo = a0 - b1, *hi = a1 - b0; return true;
+  case TC_OP_MUL: {
+    if (b0 != b1 && a0 != a1) return false; /* products of two ranges stay out: no layout needs them */
+    int64_t p[4] = {a0 * b0, a0 * b1, a1 * b0, a1 * b1};
+    *lo = *hi = p[0];
+    for (int i = 1; i < 4; i++) *lo = p[i] < *lo ? p[i] : *lo, *hi = p[i] > *hi ? p[i] : *hi;
+    return true;
+  }
+  case TC_OP_FLOORDIV:
+    return b0 == b1 && bound_div(a0, a1, b0, lo, hi);
+  case TC_OP_DIV: /* truncating: the same as floor on non-negative operands */
+    return b0 == b1 && a0 >= 0 && bound_div(a0, a1, b0, lo, hi);
+  case TC_OP_FLOORMOD:
+    if (b0 != b1 || b0 <= 0) return false;
+    if (a0 >= 0 && a1 < b0) return *lo = a0, *hi = a1, true; /* the modulo never wraps */
+    return *lo = 0, *hi = b0 - 1, true;
+  case TC_OP_MIN: *lo = a0 < b0 ? a0 : b0, *hi = a1 < b1 ? a1 : b1; return true;
+  case TC_OP_MAX: *lo = a0 > b0 ? a0 : b0, *hi = a1 > b1 ? a1 : b1; return true;
+  case TC_OP_BIT_AND:
+    if (a0 < 0 || b0 < 0) return false;
+    return *lo = 0, *hi = a1 < b1 ? a1 : b1, true;
+  case TC_OP_BIT_OR:
+  case TC_OP_BIT_XOR: {
+    if (a0 < 0 || b0 < 0) return false;
+    int64_t m = a1 > b1 ? a1 : b1, p = 1;
+    while (p <= m) p <<= 1;
+    return *lo = 0, *hi = p - 1, true;
+  }
+  case TC_OP_SHR:
+    if (b0 != b1 || b0 < 0 || b0 > 62 || a0 < 0) return false;
+    return *lo = a0 >> b0, *hi = a1 >> b0, true;
+  case TC_OP_SHL:
+    if (b0 != b1 || b0 < 0 || b0 > 20 || a0 < 0) return false;
+    return *lo = a0 << b0, *hi = a1 << b0, true;
+  default: return false;
+  }
+}
+
+bool tc_layout_expr_bounds(const tc_layout *L, const tc_expr *e, const int64_t *shape, int64_t reps, int64_t *lo, int64_t *hi) {
+  for (int i = 0; i < L->ndim; i++)
+    if (shape[i] < 1) return false;
+  return reps >= 1 && expr_bounds(L, e, shape, reps, lo, hi, 0);
+}
+
 /* ---- the enumeration check ---- */
 static int cmp_i64(const void *x, const void *y) {
   int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
@@ -123,15 +204,65 @@ static void idx_str(const int64_t *idx, int n, char *out, size_t cap) {
   snprintf(out + w, cap - w, ")");
 }
 
+/* A storage layout too large to sort its offsets: the bounds come from interval arithmetic
+ * (sound at any size), distinctness from a bitmap over the storage while that stays small. */
+static bool check_large_shared(const tc_layout *L, const int64_t *shape, int64_t numel, char *why, size_t cap) {
+  int64_t lo, hi;
+  if (numel > TC_LAYOUT_BITMAP_LIMIT || L->storage_elems > 4 * (int64_t)TC_LAYOUT_BITMAP_LIMIT) {
+    if (!tc_layout_expr_bounds(L, L->offset, shape, 1, &lo, &hi)) {
+      snprintf(why, cap, "cannot be bounded over its %lld elements (a layout this large may use only +, -, and *, // and %% by "
+                         "constants)", (long long)numel);
+      return false;
+    }
+    if (lo < 0 || hi >= L->storage_elems) {
+      snprintf(why, cap, "maps some index to an offset in [%lld, %lld], outside [0, %lld)", (long long)lo, (long long)hi,
+               (long long)L->storage_elems);
+      return false;
+    }
+    return true; /* distinctness is not checked at this size (docs/ir.md) */
+  }
+  if (L->storage_elems < numel) {
+    snprintf(why, cap, "has storage for %lld elements, fewer than the %lld the buffer holds", (long long)L->storage_elems, (long long)numel);
+    return false;
+  }
+  uint8_t *seen = calloc((size_t)(L->storage_elems + 7) / 8, 1);
+  if (!seen) return true; /* cannot check: not a property of the layout */
+  int64_t idx[16] = {0};
+  char is[200];
+  bool ok = true;
+  for (int64_t lin = 0; ok && lin < numel; lin++) {
+    int64_t r = lin, off = 0;
+    for (int i = L->ndim - 1; i >= 0; i--) idx[i] = r % shape[i], r /= shape[i];
+    if (!tc_layout_eval(L, idx, 0, NULL, NULL, &off)) {
+      idx_str(idx, L->ndim, is, sizeof is);
+      snprintf(why, cap, "cannot be evaluated at %s", is);
+      ok = false;
+    } else if (off < 0 || off >= L->storage_elems) {
+      idx_str(idx, L->ndim, is, sizeof is);
+      snprintf(why, cap, "maps %s to offset %lld, outside [0, %lld)", is, (long long)off, (long long)L->storage_elems);
+      ok = false;
+    } else if (seen[off >> 3] & (1u << (off & 7))) {
+      snprintf(why, cap, "maps two elements to offset %lld", (long long)off);
+      ok = false;
+    } else {
+      seen[off >> 3] |= (uint8_t)(1u << (off & 7));
+    }
+  }
+  free(seen);
+  return ok;
+}
+
 bool tc_layout_check(const tc_layout *L, const int64_t *shape, int64_t threads, char *why, size_t cap) {
   int nd = L->ndim;
   int64_t numel = 1;
+  bool frag = L->kind == TC_LAYOUT_FRAGMENT;
   for (int i = 0; i < nd; i++) {
     if (shape[i] <= 0) return true;
     numel *= shape[i];
-    if (numel > TC_LAYOUT_CHECK_LIMIT) return true;
+    if (numel > TC_LAYOUT_BITMAP_LIMIT) break;
   }
-  bool frag = L->kind == TC_LAYOUT_FRAGMENT;
+  if (!frag && numel > TC_LAYOUT_CHECK_LIMIT) return check_large_shared(L, shape, numel, why, cap);
+  if (numel > TC_LAYOUT_CHECK_LIMIT) return true;
   int64_t reps = frag ? L->replicate : 1;
   if (reps < 1 || (frag && L->num_regs < 1) || (!frag && L->storage_elems < numel)) {
     snprintf(why, cap, frag ? "has %lld registers per thread and replicate %lld" : "has storage for %lld elements, fewer than the %lld the buffer holds",

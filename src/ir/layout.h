@@ -70,12 +70,21 @@ bool tc_layout_eval(const tc_layout *L, const int64_t *idx, int64_t replica, int
 bool tc_layout_eval_expr(const tc_layout *L, const tc_expr *e, const int64_t *idx, int64_t replica, int64_t *out);
 
 /* Check a layout against a buffer of constant `shape` and a block of `threads` threads by
- * enumerating every logical index (at most TC_LAYOUT_CHECK_LIMIT of them; larger buffers are
- * not enumerated and pass). SHARED: offsets in [0, storage_elems) and distinct; FRAGMENT:
- * thread in [0, threads), reg in [0, num_regs), distinct (thread, reg) pairs for distinct
- * indices. False with a message in `why` otherwise. */
+ * enumerating every logical index. SHARED: offsets in [0, storage_elems) and distinct;
+ * FRAGMENT: thread in [0, threads), reg in [0, num_regs), distinct (thread, reg) pairs for
+ * distinct indices. FRAGMENT layouts over more than TC_LAYOUT_CHECK_LIMIT elements pass
+ * unchecked; SHARED ones up to TC_LAYOUT_BITMAP_LIMIT elements are enumerated into a bitmap,
+ * larger ones have their bounds proved by interval arithmetic (tc_layout_expr_bounds) and their
+ * distinctness unchecked. False with a message in `why` otherwise. */
 #define TC_LAYOUT_CHECK_LIMIT (1 << 16)
+#define TC_LAYOUT_BITMAP_LIMIT (1 << 21)
 bool tc_layout_check(const tc_layout *L, const int64_t *shape, int64_t threads, char *why, size_t cap);
+
+/* Bounds [lo, hi] of a layout expression over every logical index of `shape` (and replica in
+ * [0, reps)) by interval arithmetic: never narrower than the true range, exact for sums,
+ * products by constants, and // and % by positive constants. False when the expression uses
+ * something else (a product of two ranges, a comparison, a load, ...). */
+bool tc_layout_expr_bounds(const tc_layout *L, const tc_expr *e, const int64_t *shape, int64_t reps, int64_t *lo, int64_t *hi);
 
 /* Structural equality: same kind, sizes and expressions (placeholders matched by position). */
 bool tc_layout_equal(const tc_layout *a, const tc_layout *b);

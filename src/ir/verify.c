@@ -418,10 +418,12 @@ static bool check_layout_expr(vctx *v, const tc_layout *L, const tc_expr *e, boo
 
 static bool check_layout(vctx *v, const tc_buffer *b) {
   const tc_layout *L = b->layout;
-  bool shared = b->scope == TC_SCOPE_SHARED, frag = b->scope == TC_SCOPE_FRAGMENT;
+  bool global = b->scope == TC_SCOPE_GLOBAL;
+  bool shared = b->scope == TC_SCOPE_SHARED || global, frag = b->scope == TC_SCOPE_FRAGMENT;
   tc_loc loc = v->cur ? v->cur->loc : b->loc;
   if (!shared && !frag)
-    return program(v, loc, "a layout on the %s buffer '%s'; layouts are for shared and fragment buffers", tc_scope_name(b->scope), bname(b));
+    return program(v, loc, "a layout on the %s buffer '%s'; layouts are for global, shared and fragment buffers",
+                   tc_scope_name(b->scope), bname(b));
   if (shared != (L->kind == TC_LAYOUT_SHARED))
     return program(v, loc, "the %s buffer '%s' has a %s layout; %s", tc_scope_name(b->scope), bname(b),
                    L->kind == TC_LAYOUT_SHARED ? "shared-memory (T.Layout)" : "fragment (T.Fragment)",
@@ -444,7 +446,17 @@ static bool check_layout(vctx *v, const tc_buffer *b) {
       return false;
   }
   int64_t shape[16];
-  if (b->ndim > 16 || !tc_buffer_const_shape(b, shape)) return true;
+  if (b->ndim > 16 || !tc_buffer_const_shape(b, shape)) {
+    if (global) /* the layout rearranges the tensor's memory: it must be known to fit */
+      return program(v, loc, "the layout of the global buffer '%s' needs a compile-time shape", bname(b));
+    return true;
+  }
+  if (global && L->storage_elems != tc_buffer_numel(b))
+    return program(v, loc, "the layout of the global buffer '%s' spans %lld elements; the tensor holds %lld", bname(b),
+                   (long long)L->storage_elems, (long long)tc_buffer_numel(b));
+  /* Passes never change a layout, so a large one (enumerated into a bitmap, up to a second) is
+   * checked once, on the reader's output; small ones at every stage. */
+  if (tc_buffer_numel(b) > TC_LAYOUT_CHECK_LIMIT && !(v->stage && !strcmp(v->stage, "evaluate"))) return true;
   char why[256];
   if (!tc_layout_check(L, shape, block_threads(v->k), why, sizeof why))
     return program(v, loc, "the %s layout of '%s' %s", L->name ? L->name : "annotated", bname(b), why);
@@ -840,8 +852,7 @@ static bool check_kernel(vctx *v) {
       if (p->buf->param_index != i)
         return internal(v, "tensor parameter %s has param_index %d, it is parameter %d", bname(p->buf), p->buf->param_index, i);
       if (!tc_dtype_valid(p->buf->dtype)) return internal(v, "tensor parameter %s has an invalid dtype", bname(p->buf));
-      if (p->buf->layout)
-        return program(v, p->buf->loc, "a layout on the global buffer '%s'; layouts are for shared and fragment buffers", bname(p->buf));
+      if (p->buf->layout && !check_layout(v, p->buf)) return false;
       if (!declare(v, p->buf)) return false;
     }
   }

@@ -45,7 +45,7 @@ rejects "order of the wrong length" "order/stage have 2 entries, fewer than the 
   's|order=\[0, 1, 2\], stage=\[0, 0, 1\]|order=[1, 0], stage=[0, 1]|'
 rejects "order that is not a permutation" "order lists 1 twice" 's|order=\[0, 1, 2\]|order=[0, 1, 1]|'
 rejects "order and stage of different lengths" "order has 3 entries but stage has 2" 's|stage=\[0, 0, 1\]|stage=[0, 1]|'
-rejects "a layout on a local buffer" "'C_local' is a local buffer; layouts are for shared and fragment buffers" \
+rejects "a layout on a local buffer" "'C_local' is a local buffer; layouts are for global, shared and fragment buffers" \
   's|C_local = T.alloc_fragment|C_local = T.alloc_local|'
 rejects "a T.Layout on a fragment" "its layout must be a T.Fragment" \
   's|C_local: T.Fragment((block_M, block_N), forward_thread_fn=|C_local: T.Layout((block_M, block_N), |; s|^ *forward_index_fn=lambda i, j: (i // 16) \* 4 + j // 8),|),|'

@@ -216,6 +216,118 @@ TEST(reference_and_verification_can_fail) {
   tilec_kernel_destroy(k);
 }
 
+
+/* T.annotate_layout on a global tensor rearranges its memory, as TileLang's lowering does:
+ * logical B[i, j] lives at the row-major offset of the layout's result. B is written through a
+ * tile copy and C element by element; the large layout (over more than 65536 elements) is the
+ * shape of the flash-attention backward dQ layout and is sized by interval arithmetic. */
+static const char *global_layout_src =
+    "import tilelang.language as T\n"
+    "def relayout(M=64, N=32, block=16):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((M, N), 'float32'), B: T.Tensor((M, N), 'float32'), C: T.Tensor((M, N), 'float32')):\n"
+    "        with T.Kernel(M // block, threads=32) as bx:\n"
+    "            T.annotate_layout({B: T.Layout(B.shape, lambda i, j: [j // 8, i // 8, j % 8, i % 8]),\n"
+    "                               C: T.Layout((M, N), lambda i, j: [j, i])})\n"
+    "            S = T.alloc_shared((block, N), 'float32')\n"
+    "            T.copy(A[bx * block, 0], S)\n"
+    "            T.copy(S, B[bx * block, 0])\n"
+    "            for i, j in T.Parallel(block, N):\n"
+    "                C[bx * block + i, j] = S[i, j] + 1.0\n"
+    "    return main\n";
+
+static int check_relayout(int64_t M, int64_t N) {
+  tilec_error err = {0};
+  char ms[24], ns[24];
+  snprintf(ms, sizeof ms, "%lld", (long long)M);
+  snprintf(ns, sizeof ns, "%lld", (long long)N);
+  tilec_define defs[2] = {{"M", ms}, {"N", ns}};
+  tilec_kernel *k = compile_src(global_layout_src, defs, 2, &err);
+  if (!k) printf("%s", err.rendered);
+  if (!k) return -1;
+  size_t n = (size_t)(M * N);
+  float *a = malloc(n * 4), *b = calloc(n, 4), *c = calloc(n, 4), *rb = calloc(n, 4), *rc = calloc(n, 4);
+  for (size_t i = 0; i < n; i++) a[i] = (float)i;
+  tensor ta, tb, tc, trb, trc;
+  make_tensor(&ta, a, M, N);
+  make_tensor(&tb, b, M, N);
+  make_tensor(&tc, c, M, N);
+  make_tensor(&trb, rb, M, N);
+  make_tensor(&trc, rc, M, N);
+  DLTensor *args[3] = {&ta.t, &tb.t, &tc.t}, *ref[3] = {&ta.t, &trb.t, &trc.t};
+  int bad = 0;
+  if (tilec_kernel_launch(k, args, 3, &err) != TILEC_OK || tilec_kernel_run_reference(k, ref, 3, &err) != TILEC_OK) {
+    printf("%s", err.rendered);
+    bad = -1;
+  }
+  for (int64_t i = 0; bad >= 0 && i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      int64_t ob = (((j / 8) * (M / 8) + i / 8) * 8 + j % 8) * 8 + i % 8, oc = j * M + i;
+      float want = a[i * N + j];
+      bad += b[ob] != want || rb[ob] != want || c[oc] != want + 1 || rc[oc] != want + 1;
+    }
+  free(a), free(b), free(c), free(rb), free(rc);
+  tilec_kernel_destroy(k);
+  return bad;
+}
+
+TEST(global_layouts_rearrange_memory) {
+  CHECK_INT(check_relayout(64, 32), 0);
+  CHECK_INT(check_relayout(512, 256), 0); /* 131072 elements: not enumerated */
+}
+
+
+/* Explicit warp specialization: warp group 1 produces chunks of A into a two-stage ring of
+ * shared tiles, warp group 0 sums them; full/empty barriers order the two. The cpu reference
+ * runs it in program order, where every wait finds its phase completed. */
+static const char *ws_src =
+    "import tilelang.language as T\n"
+    "@T.prim_func\n"
+    "def ring(A: T.Tensor((256, 64), 'float32'), Out: T.Tensor((32, 64), 'float32')):\n"
+    "    with T.Kernel(1, threads=256) as bx:\n"
+    "        S = T.alloc_shared((2, 32, 64), 'float32')\n"
+    "        acc = T.alloc_fragment((32, 64), 'float32')\n"
+    "        bars = T.alloc_barrier([128, 128, 128, 128])  # full[0], full[1], empty[0], empty[1]\n"
+    "        with T.ws(0):\n"
+    "            T.clear(acc)\n"
+    "        for k in T.serial(8):\n"
+    "            with T.ws(1):\n"
+    "                T.mbarrier_wait_parity(bars[k % 2 + 2], (k // 2) % 2 ^ 1)\n"
+    "                T.tma_copy(A[k * 32:(k + 1) * 32, :], S[k % 2, :, :], barrier=bars[k % 2])\n"
+    "                T.barrier_arrive(bars[k % 2])\n"
+    "            with T.ws(0):\n"
+    "                T.barrier_wait(bars[k % 2], (k // 2) % 2)\n"
+    "                for i, j in T.Parallel(32, 64):\n"
+    "                    acc[i, j] += S[k % 2, i, j]\n"
+    "                T.mbarrier_arrive(mbarrier=bars[k % 2 + 2])\n"
+    "        with T.ws(0):\n"
+    "            T.copy(acc, Out)\n";
+
+TEST(warp_specialized_ring_runs_in_program_order) {
+  tilec_error err = {0};
+  tilec_kernel *k = compile_src(ws_src, NULL, 0, &err);
+  if (!k) printf("%s", err.rendered);
+  CHECK(k != NULL);
+  float *a = malloc(256 * 64 * 4), *o = calloc(32 * 64, 4), *r = calloc(32 * 64, 4);
+  for (int i = 0; i < 256 * 64; i++) a[i] = (float)(i % 7) - 3.0f + (float)(i / 2048);
+  tensor ta, to, tr;
+  make_tensor(&ta, a, 256, 64);
+  make_tensor(&to, o, 32, 64);
+  make_tensor(&tr, r, 32, 64);
+  DLTensor *args[2] = {&ta.t, &to.t}, *ref[2] = {&ta.t, &tr.t};
+  EXPECT(tilec_kernel_launch(k, args, 2, &err) == TILEC_OK);
+  EXPECT(tilec_kernel_run_reference(k, ref, 2, &err) == TILEC_OK);
+  int bad = 0;
+  for (int i = 0; i < 32 * 64; i++) {
+    float want = 0;
+    for (int c = 0; c < 8; c++) want += a[c * 32 * 64 + i];
+    bad += o[i] != want || r[i] != want;
+  }
+  free(a), free(o), free(r);
+  tilec_kernel_destroy(k);
+  CHECK_INT(bad, 0);
+}
+
 /* Whether `tilec backends` reports target/backend as available on this machine: the line
  * "cuda    nvrtc     yes      yes        -" has the columns target, backend, default, available. */
 static bool backend_available(const char *target, const char *backend) {
@@ -586,6 +698,8 @@ int main(void) {
   RUN(bad_arguments_write_nothing);
   RUN(symbolic_dims_bound_from_tensors);
   RUN(reference_and_verification_can_fail);
+  RUN(global_layouts_rearrange_memory);
+  RUN(warp_specialized_ring_runs_in_program_order);
   RUN(defines_and_errors_as_values);
   RUN(fp8_stores_saturate);
   RUN(scalar_parameters);

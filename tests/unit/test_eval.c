@@ -568,6 +568,7 @@ TEST(compile_time_helpers_and_device_queries) {
       "from tilelang.math import next_power_of_2\n"
       "import tilelang as tl\n"
       "import torch\n"
+      "from tilelang import tvm\n"
       "def k(n=100):\n"
       "    assert tilelang.math.next_power_of_2(n) == 128 and tl.math.next_power_of_2(64) == 64\n"
       "    assert next_power_of_2(1) == 1 and next_power_of_2(0) == 2 and next_power_of_2(3) == 4\n"
@@ -576,6 +577,9 @@ TEST(compile_time_helpers_and_device_queries) {
       "    sm_major, sm_minor = torch.cuda.get_device_capability()\n"
       "    assert (sm_major, sm_minor) == (9, 0) and torch.cuda.get_device_capability(0)[0] >= 9\n"
       "    dtype = determine_fp8_type()\n"
+      "    from tvm import DataType\n"
+      "    assert DataType('float16').bits == 16 and DataType(T.int8).bits == 8 and tvm.DataType(dtype).bits == 8\n"
+      "    assert 128 // DataType(T.bfloat16).bits == 8 and DataType('float32').lanes == 1\n"
       "    @T.prim_func\n"
       "    def main(A: T.Tensor((driver.get_num_sms(),), dtype)):\n"
       "        with T.Kernel(1) as bx:\n"
@@ -597,6 +601,49 @@ TEST(compile_time_helpers_and_device_queries) {
       "    return main\n");
   EXPECT_LINE(&r, "kernel k(A: int8[8] output):");
   run_free(&r);
+}
+
+/* The register-budget hints of warp specialization are accepted and leave no IR. */
+TEST(register_hints_leave_no_ir) {
+  run with, without;
+  const char *head = HDR
+      "@T.prim_func\n"
+      "def k(A: T.Tensor((64,), 'float32')):\n"
+      "    with T.Kernel(1, threads=128) as bx:\n";
+  char src[1024];
+  snprintf(src, sizeof src, "%s%s", head,
+           "        T.disable_warp_group_reg_alloc()\n"
+           "        T.no_set_max_nreg()\n"
+           "        T.annotate_producer_reg_dealloc(24)\n"
+           "        T.annotate_consumer_reg_alloc()\n"
+           "        T.clear(A)\n");
+  CHECK_EVAL(&with, src);
+  snprintf(src, sizeof src, "%s%s", head, "        T.clear(A)\n");
+  CHECK_EVAL(&without, src);
+  CHECK_STR(with.ir, without.ir);
+  run_free(&with);
+  run_free(&without);
+}
+
+/* tx = T.thread_binding(0, n, thread="threadIdx.x") names the kernel's own thread index. */
+TEST(thread_binding_names_the_thread_index) {
+  run bound, got;
+  CHECK_EVAL(&bound, HDR
+      "@T.prim_func\n"
+      "def k(A: T.Tensor((64, 4), 'float32')):\n"
+      "    with T.Kernel(1, threads=(64, 4)) as bx:\n"
+      "        tx = T.thread_binding(0, 64, thread='threadIdx.x')\n"
+      "        ty = T.thread_binding(4, 'threadIdx.y')\n"
+      "        tz = T.thread_binding(0, 1, thread='threadIdx.z')\n"
+      "        A[tx, ty + tz] = 1.0\n");
+  CHECK_EVAL(&got, HDR
+      "@T.prim_func\n"
+      "def k(A: T.Tensor((64, 4), 'float32')):\n"
+      "    with T.Kernel(1, threads=(64, 4)) as bx:\n"
+      "        A[T.get_thread_binding(0), T.get_thread_binding(1) + 0] = 1.0\n");
+  CHECK_STR(bound.ir, got.ir);
+  run_free(&bound);
+  run_free(&got);
 }
 
 typedef struct diag_case {
@@ -910,6 +957,8 @@ int main(void) {
   RUN(symbolic_dims_and_slices);
   RUN(select_between_two_literals);
   RUN(compile_time_helpers_and_device_queries);
+  RUN(register_hints_leave_no_ir);
+  RUN(thread_binding_names_the_thread_index);
   RUN(diagnostics_are_values_with_places);
   RUN(examples_evaluate_and_verify);
   RUN(fuzz_seeds_evaluate);

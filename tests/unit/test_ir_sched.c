@@ -128,6 +128,51 @@ TEST(print_and_verify_layouts) {
   CHECK(verify_fails(k, TILEC_ERROR_PROGRAM, "a layout on the local buffer 'L'"));
 }
 
+/* Interval bounds of layout expressions, and the checks of layouts too large to sort: the
+ * dQ layout of flash attention's backward pass over 2 x 4 x 1024 x 64 elements. */
+TEST(large_layouts_are_bounded_by_intervals) {
+  tc_kernel_ir *k = mk("big", 32);
+  int64_t shape[4] = {2, 4, 1024, 64}, lo = 0, hi = 0;
+  tc_layout *L = tc_layout_new(S_A, k, TC_LAYOUT_SHARED, "annotated", 4, NULL, S_NOLOC);
+  tc_expr *l = S_V(L->index[2]), *d = S_V(L->index[3]);
+  tc_expr *last = S_B(TC_OP_ADD, S_B(TC_OP_MUL, S_I(4), S_B(TC_OP_FLOORMOD, l, S_I(8))),
+                      S_B(TC_OP_FLOORDIV, S_B(TC_OP_FLOORMOD, d, S_I(8)), S_I(2)));
+  CHECK(tc_layout_expr_bounds(L, last, shape, 1, &lo, &hi) && lo == 0 && hi == 31);
+  CHECK(tc_layout_expr_bounds(L, S_B(TC_OP_FLOORDIV, l, S_I(8)), shape, 1, &lo, &hi) && lo == 0 && hi == 127);
+  CHECK(tc_layout_expr_bounds(L, S_B(TC_OP_SUB, S_I(5), d), shape, 1, &lo, &hi) && lo == -58 && hi == 5);
+  CHECK(!tc_layout_expr_bounds(L, S_B(TC_OP_MUL, l, d), shape, 1, &lo, &hi)); /* a product of two ranges */
+  CHECK(!tc_layout_expr_bounds(L, S_B(TC_OP_FLOORMOD, l, d), shape, 1, &lo, &hi));
+  /* offset = (((b*4 + h)*128 + l//8)*8 + d//8)*2 + d%2)*32 + last: a permutation of 524288 */
+  tc_expr *b = S_V(L->index[0]), *h = S_V(L->index[1]);
+  tc_expr *off = S_B(TC_OP_ADD, S_B(TC_OP_MUL, b, S_I(4)), h);
+  off = S_B(TC_OP_ADD, S_B(TC_OP_MUL, off, S_I(128)), S_B(TC_OP_FLOORDIV, l, S_I(8)));
+  off = S_B(TC_OP_ADD, S_B(TC_OP_MUL, off, S_I(8)), S_B(TC_OP_FLOORDIV, d, S_I(8)));
+  off = S_B(TC_OP_ADD, S_B(TC_OP_MUL, off, S_I(2)), S_B(TC_OP_FLOORMOD, d, S_I(2)));
+  L->offset = S_B(TC_OP_ADD, S_B(TC_OP_MUL, off, S_I(32)), last);
+  L->storage_elems = 2 * 4 * 1024 * 64;
+  char why[200] = "";
+  CHECK(tc_layout_check(L, shape, 32, why, sizeof why)); /* enumerated into a bitmap */
+  L->offset = S_B(TC_OP_ADD, S_B(TC_OP_MUL, off, S_I(32)), S_B(TC_OP_FLOORMOD, l, S_I(8))); /* drops d % 8 // 2 */
+  CHECK(!tc_layout_check(L, shape, 32, why, sizeof why) && strstr(why, "maps two elements to offset"));
+  int64_t huge[4] = {8, 32, 1024, 64}; /* beyond the bitmap: bounds only */
+  L->offset = S_B(TC_OP_ADD, S_B(TC_OP_MUL, off, S_I(32)), last);
+  L->storage_elems = 1000000; /* offsets reach ((59*128 + 127)*8 + 7)*2 + 1)*32 + 31 */
+  CHECK(!tc_layout_check(L, huge, 32, why, sizeof why) && strstr(why, "in [0, 3932159], outside [0, 1000000)"));
+  L->storage_elems = 8 * 32 * 1024 * 64; /* in bounds; that b*4 + h collides is not seen at this size */
+  CHECK(tc_layout_check(L, huge, 32, why, sizeof why));
+  /* a global parameter may carry a storage layout that spans exactly its elements */
+  tc_kernel_ir *g = mk("glob", 32);
+  tc_buffer *Q = S_param(g, "dQ", F32, true, 2, S_I(64), S_I(32));
+  tc_layout *T2 = tc_layout_new(S_A, g, TC_LAYOUT_SHARED, "annotated", 2, NULL, S_NOLOC);
+  T2->offset = S_B(TC_OP_ADD, S_B(TC_OP_MUL, S_V(T2->index[1]), S_I(64)), S_V(T2->index[0]));
+  T2->storage_elems = 64 * 32;
+  Q->layout = T2;
+  g->body = S_seq(1, S_fill(S_W(Q), S_F(0.0)));
+  CHECK(verify_ok(g));
+  T2->storage_elems = 64 * 64;
+  CHECK(verify_fails(g, TILEC_ERROR_PROGRAM, "the layout of the global buffer 'dQ' spans 4096 elements; the tensor holds 2048"));
+}
+
 TEST(print_and_verify_loop_kinds_and_pipeline) {
   tc_kernel_ir *k = mk("loops", 64);
   tc_buffer *X = S_param(k, "X", F32, true, 1, S_I(64));
@@ -263,6 +308,7 @@ int main(void) {
   RUN(const_eval_follows_python_and_wraps);
   RUN(swizzle_is_a_permutation_with_the_documented_formula);
   RUN(print_and_verify_layouts);
+  RUN(large_layouts_are_bounded_by_intervals);
   RUN(print_and_verify_loop_kinds_and_pipeline);
   RUN(verify_intrinsics_against_the_table);
   RUN(interpreter_runs_warp_intrinsics);

@@ -109,7 +109,36 @@ void tc_cg_stride(tc_cg *g, tc_strbuf *sb, const tc_buffer *b, int j) {
   else tc_sb_printf(sb, "%s_s%d", c_name(g, b->name, b->id), j);
 }
 
+bool tc_cg_has_storage_layout(const tc_buffer *b) {
+  return b->scope == TC_SCOPE_GLOBAL && b->layout && b->layout->kind == TC_LAYOUT_SHARED;
+}
+
+void tc_cg_layout_offset(tc_cg *g, tc_strbuf *sb, const tc_buffer *b, const char *const *idx_c) {
+  const tc_layout *L = b->layout;
+  for (int j = 0; j < L->ndim; j++)
+    if (L->index[j]->id >= 0 && L->index[j]->id < g->P->nids) g->subst[L->index[j]->id] = tc_arena_printf(g->a, "(%s)", idx_c[j]);
+  tc_sb_puts(sb, "(int64_t)(");
+  tc_cg_index_expr(g, sb, L->offset);
+  tc_sb_putc(sb, ')');
+  for (int j = 0; j < L->ndim; j++)
+    if (L->index[j]->id >= 0 && L->index[j]->id < g->P->nids) g->subst[L->index[j]->id] = NULL;
+}
+
 void tc_cg_offset(tc_cg *g, tc_strbuf *sb, const tc_buffer *b, int nidx, tc_expr *const *idx) {
+  if (tc_cg_has_storage_layout(b) && nidx == b->ndim) {
+    const char *idx_c[16];
+    for (int j = 0; j < nidx && j < 16; j++) {
+      tc_strbuf t;
+      tc_sb_init(&t);
+      tc_sb_puts(&t, "(int64_t)(");
+      tc_cg_index_expr(g, &t, idx[j]);
+      tc_sb_putc(&t, ')');
+      idx_c[j] = tc_arena_strdup(g->a, tc_sb_cstr(&t));
+      tc_sb_free(&t);
+    }
+    tc_cg_layout_offset(g, sb, b, idx_c);
+    return;
+  }
   tc_sb_putc(sb, '(');
   if (nidx == 0) tc_sb_puts(sb, "0");
   for (int j = 0; j < nidx; j++) {

@@ -1,0 +1,252 @@
+/* eval_ws.c: explicit warp specialization in the reader: `with T.ws(k, ...)`, T.alloc_barrier,
+ * T.barrier_arrive / T.mbarrier_arrive, T.barrier_wait / T.mbarrier_wait_parity and
+ * T.tma_copy's barrier (issue 10).
+ *
+ * On a GPU, T.ws(k) runs its body on warp group k only (threads [128k, 128k + 128)), and the
+ * groups order their work through mbarriers: an arrive counts one arrival per thread; a phase
+ * completes when its barrier's arrive count is reached; wait(parity p) returns once the phase of
+ * parity p has completed, i.e. while the barrier's completed-phase count has the other parity.
+ *
+ * tilec's reference runs the block's statements in program order. A race-free producer/consumer
+ * program has the same result under every schedule its barriers allow, and program order is one
+ * of them exactly when no wait needs an arrival that comes later in the program. So the reader
+ * emits each T.ws body in place (its tile operations act for the group; a tile operation's result
+ * does not depend on which threads carry it out), keeps every barrier as a per-thread counter of
+ * arrivals (every thread executes the same arrivals, so the copies agree), and turns each wait
+ * into a runtime assert that its phase has completed. An assert that fails names the wait and
+ * says why: that order is one tilec cannot run. A T.ws body that reads the thread index is
+ * refused (it would run on threads outside the group). The kernel is marked, and GPU targets
+ * refuse it until warp specialization is lowered onto their mbarriers. */
+#include "front/eval_int.h"
+#include "ir/walk.h"
+
+#include <string.h>
+
+enum { WARP_GROUP_THREADS = 128, MAX_BARRIERS = 64 };
+
+static tc_loc call_loc(tc_args *a) { return a->call ? a->call->loc : (tc_loc){0}; }
+
+static int64_t block_threads(tc_ev *ev) {
+  int64_t n = 1;
+  for (int i = 0; i < ev->threads_ndim; i++) n *= ev->threads[i];
+  return n;
+}
+
+static void mark_kernel(tc_ev *ev, tc_loc loc) {
+  if (!ev->k->warp_specialized) ev->k->warp_specialized = true, ev->k->warp_specialized_loc = loc;
+}
+
+/* ---- T.alloc_barrier(arrive_count | [counts]) ---- */
+tc_val *ev_t_alloc_barrier(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_loc loc = call_loc(a);
+  if (!ev->cur) ev_fail(ev, loc, "T.alloc_barrier must be inside 'with T.Kernel(...)'");
+  tc_val *c = a->p[0];
+  int n = c->kind == TV_LIST || c->kind == TV_TUPLE ? c->u.seq.n : 1;
+  if (n < 1 || n > MAX_BARRIERS) ev_fail(ev, arg_loc(a, 0), "T.alloc_barrier: 1 to %d barriers, got %d", MAX_BARRIERS, n);
+  int64_t *counts = EV_NEW_ARRAY(ev, int64_t, n);
+  for (int i = 0; i < n; i++) {
+    tc_val *v = c->kind == TV_LIST || c->kind == TV_TUPLE ? c->u.seq.v[i] : c;
+    if (v->kind != TV_INT) ev_fail(ev, arg_loc(a, 0), "T.alloc_barrier: an arrive count must be an int known at compile time, not %s", tv_kind_name(v));
+    counts[i] = v->u.i;
+    if (counts[i] < 1 || counts[i] > 1024)
+      ev_fail(ev, arg_loc(a, 0), "T.alloc_barrier: an arrive count must be between 1 and 1024 threads, got %lld", (long long)counts[i]);
+  }
+  tc_expr **shape = TC_NEW_ARRAY(ev->ir, tc_expr *, 1);
+  shape[0] = tc_ir_int(ev->ir, n, tc_index_dtype(), loc);
+  const char *name = ev_target_name(ev, a->call, "mbar");
+  tc_buffer *b = tc_ir_new_buffer(ev->ir, ev->k, tc_arena_strdup(ev->ir, name), tc_dt(TC_DT_INT32), TC_SCOPE_LOCAL, 1, shape, loc);
+  tc_stmt *al = tc_ir_stmt(ev->ir, TC_ST_ALLOC, loc);
+  al->u.alloc.buf = b;
+  ev_emit(ev, al, loc, "T.alloc_barrier");
+  for (int i = 0; i < n; i++) { /* no arrivals yet: phase 0 in progress */
+    tc_stmt *st = tc_ir_stmt(ev->ir, TC_ST_STORE, loc);
+    st->u.store.buf = b;
+    st->u.store.nidx = 1;
+    st->u.store.idx = TC_NEW_ARRAY(ev->ir, tc_expr *, 1);
+    st->u.store.idx[0] = tc_ir_int(ev->ir, i, tc_index_dtype(), loc);
+    st->u.store.value = tc_ir_int(ev->ir, 0, tc_dt(TC_DT_INT32), loc);
+    ev_emit(ev, st, loc, "T.alloc_barrier");
+  }
+  if (ev->nbarriers == ev->capbarriers) {
+    int cap = ev->capbarriers ? ev->capbarriers * 2 : 4;
+    ev->barriers = tc_arena_grow(&ev->tmp, ev->barriers, sizeof *ev->barriers * (size_t)ev->nbarriers, sizeof *ev->barriers * (size_t)cap);
+    ev->capbarriers = cap;
+  }
+  ev->barriers[ev->nbarriers].buf = b;
+  ev->barriers[ev->nbarriers].n = n;
+  ev->barriers[ev->nbarriers].counts = counts;
+  ev->nbarriers++;
+  mark_kernel(ev, loc);
+  return tv_buffer(ev, b);
+}
+
+typedef struct barrier_ref {
+  tc_buffer *buf;
+  tc_expr *idx;   /* int32 */
+  tc_expr *count; /* the arrive count of that barrier (a select when they differ) */
+} barrier_ref;
+
+/* A barrier argument: the buffer T.alloc_barrier made (its barrier 0) or one element of it. */
+static barrier_ref barrier_arg(tc_ev *ev, tc_val *v, tc_loc loc, const char *what) {
+  tc_buffer *b = v->kind == TV_BUFFER ? v->u.buf : v->kind == TV_ELEM ? v->u.elem.buf : NULL;
+  int which = -1;
+  for (int i = 0; b && i < ev->nbarriers; i++)
+    if (ev->barriers[i].buf == b) which = i;
+  if (which < 0) ev_fail(ev, loc, "%s expects a barrier from T.alloc_barrier, not %s", what, tv_kind_name(v));
+  const int64_t *counts = ev->barriers[which].counts;
+  int n = ev->barriers[which].n;
+  barrier_ref r = {b, NULL, NULL};
+  if (v->kind == TV_ELEM) {
+    r.idx = v->u.elem.idx[0];
+    int64_t c;
+    if (tc_expr_const_int(r.idx, &c) && (c < 0 || c >= n))
+      ev_fail(ev, loc, "%s: barrier %lld of '%s', which has %d", what, (long long)c, b->name, n);
+  } else {
+    r.idx = tc_ir_int(ev->ir, 0, tc_index_dtype(), loc);
+  }
+  int64_t c;
+  bool uniform = true;
+  for (int i = 1; i < n; i++) uniform = uniform && counts[i] == counts[0];
+  r.count = tc_ir_int(ev->ir, counts[n - 1], tc_dt(TC_DT_INT32), loc);
+  if (tc_expr_const_int(r.idx, &c)) {
+    r.count = tc_ir_int(ev->ir, counts[c], tc_dt(TC_DT_INT32), loc);
+  } else if (!uniform) { /* idx == 0 ? c0 : idx == 1 ? c1 : ... : c{n-1} */
+    for (int i = n - 2; i >= 0; i--)
+      r.count = tc_ir_select(ev->ir, tc_ir_binary(ev->ir, TC_OP_EQ, tc_ir_clone_expr(ev->ir, r.idx), tc_ir_int(ev->ir, i, tc_index_dtype(), loc), loc),
+                             tc_ir_int(ev->ir, counts[i], tc_dt(TC_DT_INT32), loc), r.count, loc);
+  }
+  return r;
+}
+
+static tc_expr *counter_load(tc_ev *ev, const barrier_ref *r, tc_loc loc) {
+  tc_expr **idx = TC_NEW_ARRAY(ev->ir, tc_expr *, 1);
+  idx[0] = tc_ir_clone_expr(ev->ir, r->idx);
+  return tc_ir_load(ev->ir, r->buf, 1, idx, loc);
+}
+
+/* ---- arrive: one arrival per thread that executes it ---- */
+static tc_val *arrive(tc_ev *ev, tc_args *a, const char *what) {
+  tc_loc loc = call_loc(a);
+  if (!ev->cur) ev_fail(ev, loc, "%s must be inside 'with T.Kernel(...)'", what);
+  barrier_ref r = barrier_arg(ev, a->p[0], arg_loc(a, 0), what);
+  int64_t threads = ev->ws_threads ? ev->ws_threads : block_threads(ev);
+  tc_stmt *st = tc_ir_stmt(ev->ir, TC_ST_STORE, loc);
+  st->u.store.buf = r.buf;
+  st->u.store.nidx = 1;
+  st->u.store.idx = TC_NEW_ARRAY(ev->ir, tc_expr *, 1);
+  st->u.store.idx[0] = tc_ir_clone_expr(ev->ir, r.idx);
+  st->u.store.value = tc_ir_binary(ev->ir, TC_OP_ADD, counter_load(ev, &r, loc), tc_ir_int(ev->ir, threads, tc_dt(TC_DT_INT32), loc), loc);
+  ev_emit(ev, st, loc, what);
+  return tv_none(ev);
+}
+
+tc_val *ev_t_barrier_arrive(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  return arrive(ev, a, "T.barrier_arrive");
+}
+
+tc_val *ev_t_mbarrier_arrive(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  if (a->p[1] && a->p[1]->kind != TV_NONE)
+    ev_fail(ev, arg_loc(a, 1), "T.mbarrier_arrive: cta_id arrives on a cluster barrier; thread-block clusters need sm_90 cluster launch, which tilec does not model");
+  return arrive(ev, a, "T.mbarrier_arrive");
+}
+
+/* ---- wait(parity): passes when the completed-phase count has the other parity ---- */
+static tc_val *wait_parity(tc_ev *ev, tc_args *a, const char *what) {
+  tc_loc loc = call_loc(a);
+  if (!ev->cur) ev_fail(ev, loc, "%s must be inside 'with T.Kernel(...)'", what);
+  barrier_ref r = barrier_arg(ev, a->p[0], arg_loc(a, 0), what);
+  tc_val *pv = ev_scalar(ev, a->p[1], arg_loc(a, 1));
+  tc_expr *parity = ev_to_expr(ev, pv, arg_loc(a, 1));
+  if (!tc_dtype_is_int(parity->dtype)) ev_fail(ev, arg_loc(a, 1), "%s: the parity must be an integer", what);
+  parity = tc_ir_binary(ev->ir, TC_OP_FLOORMOD, ev_cast(ev, parity, tc_dt(TC_DT_INT32), loc), tc_ir_int(ev->ir, 2, tc_dt(TC_DT_INT32), loc), loc);
+  tc_expr *phases = tc_ir_binary(ev->ir, TC_OP_FLOORDIV, counter_load(ev, &r, loc), r.count, loc);
+  tc_expr *done = tc_ir_binary(ev->ir, TC_OP_FLOORMOD, phases, tc_ir_int(ev->ir, 2, tc_dt(TC_DT_INT32), loc), loc);
+  tc_stmt *st = tc_ir_stmt(ev->ir, TC_ST_ASSERT, loc);
+  st->u.assert_.cond = tc_ir_binary(ev->ir, TC_OP_NE, done, parity, loc);
+  st->u.assert_.msg = tc_arena_printf(ev->ir,
+                                      "%s:%d:%d: %s waits for a barrier phase that has not completed when the block reaches it in "
+                                      "program order; the cpu reference runs warp groups one after another in program order, so it "
+                                      "cannot run a wait that needs an arrival later in the program",
+                                      ev->src && ev->src->name ? ev->src->name : "?", loc.line, loc.col, what);
+  ev_emit(ev, st, loc, what);
+  return tv_none(ev);
+}
+
+tc_val *ev_t_barrier_wait(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  return wait_parity(ev, a, "T.barrier_wait");
+}
+
+tc_val *ev_t_mbarrier_wait_parity(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  return wait_parity(ev, a, "T.mbarrier_wait_parity");
+}
+
+void ev_check_barrier_arg(tc_ev *ev, tc_val *v, tc_loc loc, const char *what) { (void)barrier_arg(ev, v, loc, what); }
+
+/* ---- with T.ws(k, ...) ---- */
+tc_val *ev_t_ws(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_loc loc = call_loc(a);
+  tc_val *l = a->p[0];
+  int n = l->kind == TV_TUPLE || l->kind == TV_LIST ? l->u.seq.n : 0;
+  if (n < 1 || n > 8) ev_fail(ev, loc, "T.ws takes 1 to 8 warp group indices");
+  tc_val *v = tv_new(ev, TV_WARP_GROUP);
+  v->u.ws.n = n;
+  for (int i = 0; i < n; i++) {
+    tc_val *x = l->u.seq.v[i];
+    if (x->kind != TV_INT) ev_fail(ev, loc, "T.ws: a warp group index must be an int known at compile time, not %s", tv_kind_name(x));
+    v->u.ws.ids[i] = x->u.i;
+  }
+  v->u.ws.loc = loc;
+  return v;
+}
+
+typedef struct thread_use {
+  bool found;
+  tc_loc loc;
+} thread_use;
+
+static tc_expr *find_thread_var(void *ctx, tc_expr *e) {
+  bool *found = ctx;
+  if (e->op == TC_OP_VAR && e->var && e->var->kind == TC_VAR_THREAD_IDX) *found = true;
+  return e;
+}
+
+/* Pre-order: the last statement that reads the thread index is the innermost one. */
+static bool stmt_reads_thread(void *ctx, tc_stmt *s) {
+  thread_use *u = ctx;
+  bool found = false;
+  tc_rewrite_stmt_exprs(s, find_thread_var, &found);
+  if (found) u->found = true, u->loc = s->loc;
+  return found;
+}
+
+void ev_ws_enter(tc_ev *ev, tc_val *ws, const tc_ast_list *body, tc_loc loc) {
+  if (!ev->cur) ev_fail(ev, loc, "'with T.ws(...)' must be inside 'with T.Kernel(...)'");
+  if (ev->ws_threads) ev_fail(ev, loc, "'with T.ws(...)' inside another T.ws");
+  int64_t threads = block_threads(ev);
+  for (int i = 0; i < ws->u.ws.n; i++) {
+    int64_t g = ws->u.ws.ids[i];
+    for (int j = 0; j < i; j++)
+      if (ws->u.ws.ids[j] == g) ev_fail(ev, ws->u.ws.loc, "T.ws: warp group %lld is listed twice", (long long)g);
+    if (g < 0 || (g + 1) * WARP_GROUP_THREADS > threads)
+      ev_fail(ev, ws->u.ws.loc, "T.ws(%lld): warp group %lld is threads [%lld, %lld), but the block has %lld threads", (long long)g,
+              (long long)g, (long long)(g * WARP_GROUP_THREADS), (long long)((g + 1) * WARP_GROUP_THREADS), (long long)threads);
+  }
+  mark_kernel(ev, ws->u.ws.loc);
+  int first = ev->cur->n;
+  ev->ws_threads = (int64_t)ws->u.ws.n * WARP_GROUP_THREADS;
+  tc_flow f = ev_block(ev, body);
+  ev->ws_threads = 0;
+  if (f == FLOW_RETURN || f == FLOW_BREAK || f == FLOW_CONTINUE)
+    ev_unsupported(ev, loc, "'return', 'break' or 'continue' inside 'with T.ws(...)'");
+  thread_use u = {false, {0}};
+  for (int i = first; i < ev->cur->n; i++) tc_visit_stmts(ev->cur->items[i], stmt_reads_thread, &u);
+  if (u.found)
+    ev_fail(ev, u.loc, "this statement inside 'with T.ws(...)' reads the thread index; tilec runs a warp group's body as a whole "
+                       "(its tile operations, T.Parallel loops and scalar code), not on the group's own threads");
+}
