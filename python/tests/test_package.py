@@ -309,3 +309,19 @@ def test_prepared_launch_and_stream_rules():
         run.enqueue(0x1234)
     with pytest.raises(tilec.UsageError, match="stream"):
         k(a, b, stream=0x1234)
+
+
+def test_autotune_configurations_and_the_first_as_default():
+    prog = tilec.context().program(example("autotune_gemm.py"), open(example("autotune_gemm.py")).read())
+    cfgs = prog.autotune_configs("matmul")
+    assert len(cfgs) == 8 and cfgs[0] == [("block_M", "64"), ("block_N", "64"), ("block_K", "32"),
+                                          ("num_stages", "2"), ("threads", "128")]
+    a = rng.standard_normal((64, 64)).astype(np.float16)
+    b = rng.standard_normal((64, 64)).astype(np.float16)
+    k = tilec.compile(example("autotune_gemm.py"), M=64, N=64, K=64)  # tuned names unbound: the first configuration
+    want = a.astype(np.float32) @ b.astype(np.float32)
+    assert np.allclose(k(a, b).astype(np.float32), want, atol=0.05, rtol=0.01)
+    k2 = tilec.compile(example("autotune_gemm.py"), M=64, N=64, K=64, block_M=64, block_N=64, block_K=32,
+                       num_stages=3, threads=128)  # bound: no configuration added
+    assert np.allclose(k2(a, b).astype(np.float32), want, atol=0.05, rtol=0.01)
+    assert prog.autotune_configs(None) == cfgs  # the only kernel

@@ -94,8 +94,26 @@ class Program:
         return tilec_compile_options(kernel.encode() if kernel else None, arr, len(defines),
                                      (target or "auto").encode(), (backend or "auto").encode(), 0)
 
+    def autotune_configs(self, kernel=None):
+        """The configurations of the kernel's @autotune(configs=[...]): a list of
+        [(name, value text), ...], empty without @autotune."""
+        err = tilec_error()
+        p = lib().tilec_program_autotune_configs(self.handle, kernel.encode() if kernel else None, ctypes.byref(err))
+        _check(p, err)
+        lines = take_string(p).splitlines()
+        return [[tuple(w.split("=", 1)) for w in line.split(" ")] for line in lines if line]
+
     def compile(self, kernel=None, defines=(), target="auto", backend=None, returns=None):
         defines = tuple(defines)
+        # A kernel with @autotune whose tuned names are all unbound takes the first configuration,
+        # as `tilec run` does before `tilec tune` has chosen one.
+        if not getattr(self, "_configs_checked", {}).get(kernel):
+            self._configs_checked = getattr(self, "_configs_checked", {})
+            self._configs_checked[kernel] = self.autotune_configs(kernel) or [[]]
+        first = self._configs_checked[kernel][0]
+        bound = {k for k, _ in defines}
+        if first and not bound.intersection(k for k, _ in first):
+            defines = defines + tuple(first)
         key = (id(self), kernel, defines, target, backend, None if returns is None else tuple(returns))
         with _cache_lock:
             k = _kernels.get(key)

@@ -148,6 +148,7 @@ _SIGNATURES = {
     "tilec_program_destroy": (None, [_P]),
     "tilec_program_num_kernels": (ctypes.c_size_t, [_P]),
     "tilec_program_kernel_name": (ctypes.c_char_p, [_P, ctypes.c_size_t]),
+    "tilec_program_autotune_configs": (_P, [_P, ctypes.c_char_p, _E]),
     "tilec_program_ir": (_P, [_P, ctypes.POINTER(tilec_compile_options), ctypes.c_int, _E]),
     "tilec_program_source": (_P, [_P, ctypes.POINTER(tilec_compile_options), ctypes.c_int, _E]),
     "tilec_compile": (_P, [_P, ctypes.POINTER(tilec_compile_options), _E]),
