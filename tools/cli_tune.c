@@ -124,7 +124,11 @@ static int write_choice(const char *path, const char *line, double ms) {
 
 /* The configuration lines: --config, else the kernel's @autotune ("" when neither). */
 static char *config_text(const cli_options *o, tilec_program *prog, tilec_error *err) {
-  if (o->nconfigs == 0) return tilec_program_autotune_configs(prog, o->kernel, err);
+  if (o->nconfigs == 0) { /* the library's text, as a copy this file frees with free() */
+    char *lib = tilec_program_autotune_configs(prog, o->kernel, err), *t = lib ? strdup(lib) : NULL;
+    tilec_free(lib);
+    return t;
+  }
   size_t len = 1;
   for (int i = 0; i < o->nconfigs; i++) len += strlen(o->configs[i]) + 1;
   char *t = malloc(len);
@@ -173,7 +177,7 @@ int cli_apply_autotune(cli_options *o, int quiet) {
       rc = CLI_EXIT_USAGE;
     }
   }
-  free(text);
+  tilec_free(text);
   tilec_program_destroy(prog);
   tilec_context_destroy(ctx);
   return rc;
