@@ -1163,18 +1163,9 @@ static tc_kernel_ir *eval_kernel(tc_ev *ev, const tc_kernel_def *kd) {
   return k;
 }
 
-/* The part of tc_front_eval that runs under the error and out-of-memory escapes. Everything it
- * needs lives in *ev, so nothing is clobbered by longjmp. */
-static tc_kernel_ir *eval_guarded(tc_ev *ev, const char *name) {
-  if (setjmp(ev->oom_jmp)) {
-    tc_error_clear(ev->err);
-    tc_error(ev->err, TILEC_ERROR_NOMEM, "out of memory while evaluating the program");
-    return NULL;
-  }
-  if (setjmp(ev->fail_jmp)) {
-    if (ev->err->status == TILEC_OK) tc_error(ev->err, TILEC_ERROR_INTERNAL, "evaluation failed without a diagnostic");
-    return NULL;
-  }
+/* The module's globals, then the kernel definition `name` (NULL: the only one); a usage error
+ * names the choices, and NULL comes back (err set) when the file defines no kernel. */
+static const tc_kernel_def *module_kernel(tc_ev *ev, const char *name) {
   ev->globals = scope_new(ev, NULL, true);
   ev->scope = ev->globals;
   scan_module(ev);
@@ -1219,6 +1210,23 @@ static tc_kernel_ir *eval_guarded(tc_ev *ev, const char *name) {
   } else {
     kd = &defs.v[0];
   }
+  return kd;
+}
+
+/* The part of tc_front_eval that runs under the error and out-of-memory escapes. Everything it
+ * needs lives in *ev, so nothing is clobbered by longjmp. */
+static tc_kernel_ir *eval_guarded(tc_ev *ev, const char *name) {
+  if (setjmp(ev->oom_jmp)) {
+    tc_error_clear(ev->err);
+    tc_error(ev->err, TILEC_ERROR_NOMEM, "out of memory while evaluating the program");
+    return NULL;
+  }
+  if (setjmp(ev->fail_jmp)) {
+    if (ev->err->status == TILEC_OK) tc_error(ev->err, TILEC_ERROR_INTERNAL, "evaluation failed without a diagnostic");
+    return NULL;
+  }
+  const tc_kernel_def *kd = module_kernel(ev, name);
+  if (!kd) return NULL;
   return eval_kernel(ev, kd);
 }
 
@@ -1283,15 +1291,8 @@ static char *autotune_guarded(tc_ev *ev, const char *name) {
     if (ev->err->status == TILEC_OK) tc_error(ev->err, TILEC_ERROR_INTERNAL, "evaluation failed without a diagnostic");
     return NULL;
   }
-  ev->globals = scope_new(ev, NULL, true);
-  ev->scope = ev->globals;
-  scan_module(ev);
-  tc_kernel_defs defs = tc_front_find_kernels(&ev->tmp, ev->module);
-  const tc_kernel_def *kd = NULL;
-  for (int i = 0; i < defs.n; i++)
-    if (!name || strcmp(defs.v[i].name, name) == 0) kd = kd && !name ? NULL : &defs.v[i];
-  if (!kd) ev_fail_usage(ev, name ? "program has no kernel named '%s'" : "program defines %s kernel; choose one with --kernel",
-                         name ? name : defs.n ? "more than one" : "no");
+  const tc_kernel_def *kd = module_kernel(ev, name);
+  if (!kd) return NULL;
   const tc_ast *call = NULL;
   for (int i = 0; i < kd->def->list2.n; i++)
     if (strcmp(decorator_name(kd->def->list2.v[i]), "autotune") == 0) call = kd->def->list2.v[i];
