@@ -1009,22 +1009,29 @@ static void walk_outputs(tc_kernel_ir *k, const tc_stmt *s) {
 /* pass_configs={...}: the one key tilec honours is fast math, written
  * tilelang.PassConfigKey.TL_ENABLE_FAST_MATH (any prefix) or "tl.enable_fast_math"; its value is
  * evaluated at module level. The other keys are TVM pass switches with no meaning here. */
-static void record_fast_math(tc_ev *ev, const tc_ast *configs) {
+/* The pass_configs keys tilec acts on (PassConfigKey.NAME or its "tl.name" string): fast
+ * math, and turning warp specialization off. */
+static bool is_config_key(const char *text, const char *attr, const char *key) {
+  size_t n = strlen(text), na = strlen(attr), nk = strlen(key);
+  if (n >= na && strcmp(text + n - na, attr) == 0) return true;
+  return n == nk + 2 && (text[0] == '"' || text[0] == '\'') && text[n - 1] == text[0] && strncmp(text + 1, key, nk) == 0;
+}
+static void record_pass_configs(tc_ev *ev, const tc_ast *configs) {
   if (!configs || configs->kind != TC_AST_DICT) return;
   for (int i = 0; i < configs->list.n; i++) {
     const tc_ast *key = configs->list.v[i];
     if (!key) continue;
     const char *text = ev_node_text(ev, key);
-    size_t n = strlen(text);
-    static const char attr[] = "TL_ENABLE_FAST_MATH";
-    bool is_key = (n >= sizeof attr - 1 && strcmp(text + n - (sizeof attr - 1), attr) == 0) ||
-                  strcmp(text, "\"tl.enable_fast_math\"") == 0 || strcmp(text, "'tl.enable_fast_math'") == 0;
-    if (!is_key) continue;
+    bool fast = is_config_key(text, "TL_ENABLE_FAST_MATH", "tl.enable_fast_math");
+    bool no_ws = is_config_key(text, "TL_DISABLE_WARP_SPECIALIZED", "tl.disable_warp_specialized");
+    if (!fast && !no_ws) continue;
     tc_env *saved = ev->scope;
     ev->scope = ev->globals;
     tc_val *v = ev_expr(ev, configs->list2.v[i]);
     ev->scope = saved;
-    ev->k->fast_math = (v->kind == TV_BOOL && v->u.b) || (v->kind == TV_INT && v->u.i != 0);
+    bool on = (v->kind == TV_BOOL && v->u.b) || (v->kind == TV_INT && v->u.i != 0);
+    if (fast) ev->k->fast_math = on;
+    else ev->k->no_warp_specialize = on;
   }
 }
 
@@ -1039,7 +1046,7 @@ static void record_jit(tc_ev *ev, const tc_ast *call, tc_val *out_idx) {
     span.end_col = last->end_col;
     k->jit_args = tc_arena_strdup(ev->ir, ev_node_text(ev, &span));
     for (int i = 0; i < call->list2.n; i++)
-      if (call->list2.v[i]->str && strcmp(call->list2.v[i]->str, "pass_configs") == 0) record_fast_math(ev, call->list2.v[i]->a);
+      if (call->list2.v[i]->str && strcmp(call->list2.v[i]->str, "pass_configs") == 0) record_pass_configs(ev, call->list2.v[i]->a);
     for (int i = 0; i < call->list2.n; i++)
       if (call->list2.v[i]->str && strcmp(call->list2.v[i]->str, "out_idx") == 0) {
         tc_env *saved = ev->scope;

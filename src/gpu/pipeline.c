@@ -35,6 +35,22 @@
  *              if k+D < n: expect(bar (k+D)%N); tma_load tiles(k+D) -> stage (k+D)%N
  *              wait(bar k%N, (k/N)%2); consumers(k)
  *
+ * Warp specialization (sm_90a, a loop at the kernel's top level, threads a multiple of 128): the
+ * block gets a producer warpgroup more (tc_kernel_ir.producer_threads), one of whose threads
+ * issues every iteration's TMA loads, running up to N stages ahead of the consumers: it waits
+ * for a stage's "empty" mbarrier, on which each consumer warp arrives once the gemms that read
+ * the stage have finished, instead of the whole block meeting at a barrier every iteration. The
+ * loop is marked ws_split, its body [producer(k), consumer(k)]; run serially (the interpreter,
+ * and the meaning) it is the same loop; the cuda printer runs the parts on different threads:
+ *
+ *   mbar_init(full: N, 1 arrival); mbar_init(empty: N, threads/32 arrivals); barrier
+ *   for k < n (ws_split):
+ *     producer: if k >= N: wait(empty k%N, (k/N + 1)%2)
+ *               expect(full k%N, bytes); tma_load tiles(k) -> stage k%N
+ *     consumer: wait(full k%N, (k/N)%2); consumers(k)
+ *               arrive(empty k%N)   -- or, for an asynchronous wgmma mainloop, arrive on the
+ *                                      stage of k-1 once gemm k-1 has finished (k > 0)
+ *
  * A loop that does not fit
  * this shape (a producer whose tile is read before it in the body, or used outside the loop, or
  * whose indices depend on values the body computes) is left as written: it stays correct,
@@ -306,6 +322,9 @@ static tc_expr *bar_at(tc_arena *a, tc_buffer *bar, tc_expr *stage, tc_loc loc) 
 
 static tc_stmt *tma_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int np, const int *params, tc_buffer **from,
                              tc_buffer **to, int N, int D, bool async_mma);
+static const char *ws_refusal(const tc_gpu_plan *P, bool top_level);
+static tc_stmt *ws_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int np, const int *params, tc_buffer **from,
+                            tc_buffer **to, int N, bool async_mma);
 
 /* Producers of iteration `it` into stage `stage` as TMA loads completing on bar[stage]. */
 static tc_stmt *tma_producers_at(tc_gpu_plan *P, tc_stmt **prod, int np, const int *maps, int64_t bytes, tc_buffer *bar,
@@ -336,7 +355,7 @@ static tc_stmt *tma_producers_at(tc_gpu_plan *P, tc_stmt **prod, int np, const i
   return tc_stmt_list_seq(a, &out, loc);
 }
 
-static tc_stmt *pipeline_loop(tc_gpu_plan *P, tc_stmt *loop, tc_stmt *root) {
+static tc_stmt *pipeline_loop(tc_gpu_plan *P, tc_stmt *loop, tc_stmt *root, bool top_level) {
   tc_arena *a = P->a;
   tc_loc loc = loop->loc;
   int N = loop->u.loop.num_stages;
@@ -398,7 +417,12 @@ static tc_stmt *pipeline_loop(tc_gpu_plan *P, tc_stmt *loop, tc_stmt *root) {
   char why[256] = "";
   bool tma = true;
   for (int j = 0; j < np && tma; j++) tma = (params[j] = tma_param(P, root, prod[j], from[j], why, sizeof why)) >= 0;
-  if (tma) return tma_pipeline(P, loop, prod, np, params, from, to, N, D, async_mma);
+  if (tma) {
+    const char *no_ws = ws_refusal(P, top_level);
+    if (!no_ws) return ws_pipeline(P, loop, prod, np, params, from, to, N, async_mma);
+    if (P->notes) tc_sb_printf(P->notes, "T.Pipelined(num_stages=%d): not warp-specialized: %s\n", N, no_ws);
+    return tma_pipeline(P, loop, prod, np, params, from, to, N, D, async_mma);
+  }
   if (P->notes && P->desc->tma)
     tc_sb_printf(P->notes, "T.Pipelined(num_stages=%d): %d tile%s per stage by cp.async, producers %d iteration%s ahead; not TMA: %s\n",
                  N, np, np == 1 ? "" : "s", D, D == 1 ? "" : "s", why);
@@ -490,10 +514,11 @@ static tc_stmt *tma_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int 
   tc_stmt *al = tc_ir_stmt(a, TC_ST_ALLOC, loc);
   al->u.alloc.buf = bar;
   tc_stmt_list_push(a, &out, al);
-  tc_expr **ia = TC_NEW_ARRAY(a, tc_expr *, 2);
+  tc_expr **ia = TC_NEW_ARRAY(a, tc_expr *, 3);
   ia[0] = bar_at(a, bar, ci(a, 0, loc), loc);
   ia[1] = ci(a, N, loc);
-  tc_stmt_list_push(a, &out, tc_ir_intrinsic_stmt(a, "mbar_init", 2, ia, loc));
+  ia[2] = ci(a, 1, loc);
+  tc_stmt_list_push(a, &out, tc_ir_intrinsic_stmt(a, "mbar_init", 3, ia, loc));
   tc_stmt_list_push(a, &out, tc_ir_stmt(a, TC_ST_BARRIER, loc));
   for (int s = 0; s < D; s++)
     tc_stmt_list_push(a, &out,
@@ -514,9 +539,112 @@ static tc_stmt *tma_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int 
   return tc_stmt_list_seq(a, &out, loc);
 }
 
+/* Why the TMA pipeline of `loop` cannot be warp-specialized, or NULL. */
+static const char *ws_refusal(const tc_gpu_plan *P, bool top_level) {
+  if (!P->desc->wgmma) return "the arch is not sm_90a (setmaxnreg)";
+  if (P->k->no_warp_specialize) return "pass_configs turns it off (tl.disable_warp_specialized)";
+  if (!top_level) return "the loop is not at the kernel's top level";
+  if (P->k->threads_ndim != 1 || P->threads % 128 || P->threads + 128 > P->desc->max_threads)
+    return "the block is not one-dimensional with a multiple of 128 threads, at most 896";
+  if (P->k->producer_threads) return "another loop of the kernel has the producer warpgroup";
+  return NULL;
+}
+
+/* The warp-specialized form of the TMA pipeline (the comment at the top). */
+static tc_stmt *ws_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int np, const int *params, tc_buffer **from,
+                            tc_buffer **to, int N, bool async_mma) {
+  tc_arena *a = P->a;
+  tc_loc loc = loop->loc;
+  int maps[16];
+  int64_t bytes = 0;
+  for (int j = 0; j < np; j++) {
+    int64_t rows = 0, cols = 0;
+    tc_expr_const_int(from[j]->shape[0], &rows);
+    tc_expr_const_int(from[j]->shape[1], &cols);
+    maps[j] = tma_map(P, params[j], rows, cols);
+    bytes += rows * cols * (tc_dtype_bits(from[j]->dtype) / 8);
+  }
+  tc_expr **bshape = TC_NEW_ARRAY(a, tc_expr *, 1);
+  bshape[0] = ci(a, 2 * N, loc);
+  tc_buffer *bar = tc_ir_new_buffer(a, P->k, "tcg_mbar", tc_dt(TC_DT_UINT64), TC_SCOPE_SHARED, 1, bshape, loc);
+  tc_var *k = tc_ir_new_var(a, P->k, "k_pipe", tc_index_dtype(), TC_VAR_LOOP, loc);
+  tc_var *n = tc_ir_new_var(a, P->k, "n_pipe", tc_index_dtype(), TC_VAR_LOCAL, loc);
+  tc_expr *kr = tc_ir_var_ref(a, k, loc), *nr = tc_ir_var_ref(a, n, loc);
+  tc_expr *iter_k = tc_ir_binary(a, TC_OP_ADD, loop->u.loop.min, kr, loc);
+  tc_expr *stage_k = tc_ir_binary(a, TC_OP_FLOORMOD, kr, ci(a, N, loc), loc);
+  tc_expr *round_k = tc_ir_binary(a, TC_OP_FLOORDIV, kr, ci(a, N, loc), loc);
+  /* producer(k) */
+  tc_stmt_list pl = {0};
+  tc_expr **we = TC_NEW_ARRAY(a, tc_expr *, 2);
+  we[0] = bar_at(a, bar, tc_ir_binary(a, TC_OP_ADD, ci(a, N, loc), stage_k, loc), loc);
+  we[1] = tc_ir_binary(a, TC_OP_FLOORMOD, tc_ir_binary(a, TC_OP_ADD, round_k, ci(a, 1, loc), loc), ci(a, 2, loc), loc);
+  tc_stmt_list_push(a, &pl, if_then(a, tc_ir_binary(a, TC_OP_GE, kr, ci(a, N, loc), loc), tc_ir_intrinsic_stmt(a, "mbar_wait", 2, we, loc), loc));
+  tc_stmt_list_push(a, &pl, tma_producers_at(P, prod, np, maps, bytes, bar, loop->u.loop.var, iter_k, from, to, stage_k, loc));
+  tc_stmt *producer = tc_stmt_list_seq(a, &pl, loc);
+  /* consumer(k) */
+  tc_stmt_list cons = {0};
+  tc_expr **wf = TC_NEW_ARRAY(a, tc_expr *, 2);
+  wf[0] = bar_at(a, bar, stage_k, loc);
+  wf[1] = tc_ir_binary(a, TC_OP_FLOORMOD, round_k, ci(a, 2, loc), loc);
+  tc_stmt_list_push(a, &cons, tc_ir_intrinsic_stmt(a, "mbar_wait", 2, wf, loc));
+  tc_stmt *kloop = consumer_loop(P, loop, &cons, prod, np, from, to, k, nr, iter_k, stage_k, async_mma);
+  tc_stmt_list cl = {0};
+  tc_stmt_list_push(a, &cl, kloop->u.loop.body);
+  tc_expr **fa = TC_NEW_ARRAY(a, tc_expr *, 1);
+  if (async_mma) { /* gemm k-1 has finished once gemm k returns */
+    tc_expr *prev = tc_ir_binary(a, TC_OP_FLOORMOD, tc_ir_binary(a, TC_OP_SUB, kr, ci(a, 1, loc), loc), ci(a, N, loc), loc);
+    fa[0] = bar_at(a, bar, tc_ir_binary(a, TC_OP_ADD, ci(a, N, loc), prev, loc), loc);
+    tc_stmt_list_push(a, &cl, if_then(a, tc_ir_binary(a, TC_OP_GT, kr, ci(a, 0, loc), loc), tc_ir_intrinsic_stmt(a, "mbar_arrive_warp", 1, fa, loc), loc));
+  } else {
+    fa[0] = bar_at(a, bar, tc_ir_binary(a, TC_OP_ADD, ci(a, N, loc), stage_k, loc), loc);
+    tc_stmt_list_push(a, &cl, tc_ir_intrinsic_stmt(a, "mbar_arrive_warp", 1, fa, loc));
+  }
+  tc_stmt **parts = TC_NEW_ARRAY(a, tc_stmt *, 2);
+  parts[0] = producer;
+  parts[1] = tc_stmt_list_seq(a, &cl, loc);
+  tc_stmt *body = tc_ir_stmt(a, TC_ST_SEQ, loc);
+  body->u.seq.n = 2;
+  body->u.seq.items = parts;
+  kloop->u.loop.body = body;
+  kloop->u.loop.ws_split = true;
+  P->k->producer_threads = 128;
+  /* the loop, after the barriers are made */
+  tc_stmt_list out = {0};
+  tc_stmt *ln = tc_ir_stmt(a, TC_ST_LET, loc);
+  ln->u.let.var = n;
+  ln->u.let.value = loop->u.loop.extent;
+  tc_stmt_list_push(a, &out, ln);
+  tc_stmt *al = tc_ir_stmt(a, TC_ST_ALLOC, loc);
+  al->u.alloc.buf = bar;
+  tc_stmt_list_push(a, &out, al);
+  for (int e = 0; e < 2; e++) {
+    tc_expr **ia = TC_NEW_ARRAY(a, tc_expr *, 3);
+    ia[0] = bar_at(a, bar, ci(a, e * N, loc), loc);
+    ia[1] = ci(a, N, loc);
+    ia[2] = ci(a, e ? P->threads / 32 : 1, loc);
+    tc_stmt_list_push(a, &out, tc_ir_intrinsic_stmt(a, "mbar_init", 3, ia, loc));
+  }
+  tc_stmt_list_push(a, &out, tc_ir_stmt(a, TC_ST_BARRIER, loc));
+  tc_stmt_list_push(a, &out, kloop);
+  if (async_mma) tc_stmt_list_push(a, &out, intrin(a, "wgmma_wait", 0, true, loc));
+  tc_stmt_list_push(a, &out, tc_ir_stmt(a, TC_ST_BARRIER, loc));
+  for (int j = 0; j < np; j++) {
+    P->restage_from[P->nrestage] = from[j];
+    P->restage_to[P->nrestage++] = to[j];
+  }
+  if (P->notes)
+    tc_sb_printf(P->notes,
+                 "T.Pipelined(num_stages=%d): warp-specialized: a producer warpgroup (threads %d..%d) loads %d tile%s per stage by TMA "
+                 "up to %d stages ahead; the %d consumer threads wait on full mbarriers and free stages on empty ones%s\n",
+                 N, P->threads, P->threads + 127, np, np == 1 ? "" : "s", N, P->threads,
+                 P->threads + 128 >= 384 ? "; setmaxnreg moves registers from the producers to the consumers" : "");
+  return tc_stmt_list_seq(a, &out, loc);
+}
+
 typedef struct walk_ctx {
   tc_gpu_plan *P;
   tc_stmt *root;
+  int depth; /* enclosing loops and conditions */
 } walk_ctx;
 
 static tc_stmt *rewrite(walk_ctx *W, tc_stmt *s) {
@@ -526,12 +654,17 @@ static tc_stmt *rewrite(walk_ctx *W, tc_stmt *s) {
     for (int i = 0; i < s->u.seq.n; i++) s->u.seq.items[i] = rewrite(W, s->u.seq.items[i]);
     return s;
   case TC_ST_FOR:
+    W->depth++;
     s->u.loop.body = rewrite(W, s->u.loop.body);
-    if (s->u.loop.kind == TC_LOOP_PIPELINED && s->u.loop.num_stages >= 2 && W->P->nrestage < 60) return pipeline_loop(W->P, s, W->root);
+    W->depth--;
+    if (s->u.loop.kind == TC_LOOP_PIPELINED && s->u.loop.num_stages >= 2 && W->P->nrestage < 60)
+      return pipeline_loop(W->P, s, W->root, W->depth == 0);
     return s;
   case TC_ST_IF:
+    W->depth++;
     s->u.if_.then_s = rewrite(W, s->u.if_.then_s);
     s->u.if_.else_s = rewrite(W, s->u.if_.else_s);
+    W->depth--;
     return s;
   default: return s;
   }
@@ -547,7 +680,7 @@ static bool realloc_cb(void *ctx, tc_stmt *s) {
 
 bool tc_gpu_pipeline(tc_gpu_plan *P) {
   if (!P->desc->cp_async) return true;
-  walk_ctx W = {P, P->k->body};
+  walk_ctx W = {P, P->k->body, 0};
   P->k->body = rewrite(&W, P->k->body);
   tc_visit_stmts(P->k->body, realloc_cb, P);
   return true;

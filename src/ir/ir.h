@@ -192,6 +192,11 @@ struct tc_stmt {
       int num_stages;         /* PIPELINED; 0 when not given */
       tc_pipeline_args pipeline; /* PIPELINED: order, stage, sync, group */
       int thread_axis;        /* THREAD_BINDING: 0=x, 1=y, 2=z */
+      /* SERIAL, made by the GPU lowering (pipeline.c): the body is SEQ[producer, consumer] and
+       * runs serially (producer(k), then consumer(k)), but a target may run the producers of
+       * every iteration on the kernel's producer threads and the consumers on the others,
+       * ordered by the full/empty mbarriers the two parts contain (warp specialization) */
+      bool ws_split;
       tc_stmt *body;
     } loop;
     struct { tc_expr *cond; tc_stmt *then_s, *else_s; } if_;
@@ -262,6 +267,8 @@ typedef struct tc_kernel_ir {
   /* pass_configs={PassConfigKey.TL_ENABLE_FAST_MATH: True}: gpu targets may use approximate
    * exp/exp2/log/log2/sin/cos (the cpu reference stays exact; --verify's tolerance covers it) */
   bool fast_math;
+  /* pass_configs={PassConfigKey.TL_DISABLE_WARP_SPECIALIZED: True}: no producer warpgroup */
+  bool no_warp_specialize;
   /* The parameters a TileLang caller gets back, in order (0-based): out_idx normalised, or
    * the tensors an eager @tilelang.jit function returns; nreturns 0 when neither. */
   int nreturns;
@@ -274,6 +281,10 @@ typedef struct tc_kernel_ir {
    * (src/front/eval_ws.c); GPU targets refuse it until it is lowered onto their mbarriers */
   bool warp_specialized;
   tc_loc warp_specialized_loc;
+  /* Set by the GPU lowering when a loop is ws_split: the block launches threads + this many
+   * threads (a producer warpgroup, last); they run only the producer parts of that loop, and
+   * a block barrier still means the kernel's own threads */
+  int producer_threads;
   int next_id;            /* id counter for vars and buffers */
 } tc_kernel_ir;
 

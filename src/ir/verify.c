@@ -608,6 +608,11 @@ static bool check_stmt(vctx *v, const tc_stmt *s) {
       ok = internal(v, "bad loop kind or stage count");
       break;
     }
+    if (s->u.loop.ws_split && (s->u.loop.kind != TC_LOOP_SERIAL || !s->u.loop.body || s->u.loop.body->kind != TC_ST_SEQ ||
+                               s->u.loop.body->u.seq.n != 2)) {
+      ok = internal(v, "a warp-specialized loop is serial with a body of [producer, consumer]");
+      break;
+    }
     if (!check_loop_schedule(v, s)) {
       ok = false;
       break;

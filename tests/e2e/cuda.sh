@@ -75,10 +75,24 @@ grep -qx '// examples/gemm.py:44:17: T.gemm 64 x 64 x 32 (float16 x float16 -> f
 "$T" source examples/gemm.py --target cuda,arch=sm_90a --explain >"$D/out" 2>"$D/err"
 grep -qx "// T.Pipelined(num_stages=3): 2 tiles per stage by cp.async, producers 1 iteration ahead; not TMA: 'A_shared' has rows of 64 bytes; a TMA box here needs whole 128-byte rows, a multiple of 8 of them" "$D/out" &&
   ok "explain: why a pipeline stays on cp.async" || bad "explain: cp.async reason"
-"$T" source examples/gemm.py --target cuda,arch=sm_90a --explain -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=4 >"$D/out" 2>"$D/err"
-grep -qx '// T.Pipelined(num_stages=4): 2 tiles per stage by TMA (cp.async.bulk.tensor), mbarrier waits, producers 2 iterations ahead' "$D/out" &&
-  grep -q 'const __grid_constant__ tcg_tmap tcg_tm1)' "$D/out" &&
-  ok "explain: the pipeline on TMA" || bad "explain: TMA line"
+"$T" source examples/gemm.py --target cuda,arch=sm_90a --explain -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=4 --kernel-only >"$D/out" 2>"$D/err"
+grep -qx '// T.Pipelined(num_stages=4): warp-specialized: a producer warpgroup (threads 256..383) loads 2 tiles per stage by TMA up to 4 stages ahead; the 256 consumer threads wait on full mbarriers and free stages on empty ones; setmaxnreg moves registers from the producers to the consumers' "$D/out" &&
+  grep -q 'const __grid_constant__ tcg_tmap tcg_tm1)' "$D/out" && grep -q '__launch_bounds__(384, 1)' "$D/out" &&
+  grep -q 'tcg_setmaxnreg_inc<232>();' "$D/out" && grep -q 'tcg_setmaxnreg_dec<40>();' "$D/out" &&
+  grep -q 'tcg_bar_consumers<256>();' "$D/out" && [ "$(grep -c '__syncthreads();' "$D/out")" = 1 ] &&
+  [ "$(grep -c 'tcg_tma_load_any(' "$D/out")" = 2 ] && grep -q 'tcg_mbar_arrive_warp(' "$D/out" &&
+  ok "explain: the pipeline on TMA, warp-specialized" || bad "explain: warp-specialized TMA line"
+# sm_90 (no setmaxnreg), and pass_configs turning warp specialization off: the block-wide TMA pipeline
+"$T" source examples/gemm.py --target cuda,arch=sm_90 --explain -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=4 --kernel-only >"$D/out" 2>"$D/err"
+grep -qx '// T.Pipelined(num_stages=4): not warp-specialized: the arch is not sm_90a (setmaxnreg)' "$D/out" &&
+  grep -qx '// T.Pipelined(num_stages=4): 2 tiles per stage by TMA (cp.async.bulk.tensor), mbarrier waits, producers 3 iterations ahead' "$D/out" &&
+  grep -q '__launch_bounds__(256)' "$D/out" && ! grep -q 'tcg_setmaxnreg' "$D/out" &&
+  ok "explain: TMA without warp specialization on sm_90" || bad "explain: sm_90 TMA line"
+sed 's/@tilelang.jit(out_idx=\[-1\])/@tilelang.jit(out_idx=[-1], pass_configs={"tl.disable_warp_specialized": True})/' examples/gemm.py >"$D/gemm_nows.py"
+"$T" source "$D/gemm_nows.py" --target cuda,arch=sm_90a --explain -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=4 >"$D/out" 2>"$D/err"
+grep -qx '// T.Pipelined(num_stages=4): not warp-specialized: pass_configs turns it off (tl.disable_warp_specialized)' "$D/out" &&
+  grep -qx '// T.Pipelined(num_stages=4): 2 tiles per stage by TMA (cp.async.bulk.tensor), mbarrier waits, producers 2 iterations ahead' "$D/out" &&
+  ok "explain: pass_configs turns warp specialization off" || bad "explain: tl.disable_warp_specialized"
 # fast math only where the kernel asks for it (flash_attention.py sets TL_ENABLE_FAST_MATH)
 "$T" source examples/flash_attention.py --target cuda,arch=sm_90a --kernel-only >"$D/out" 2>"$D/err"
 "$T" source examples/softmax.py --target cuda,arch=sm_90a --kernel-only -D m=256 >"$D/out2" 2>"$D/err"

@@ -143,6 +143,12 @@ if cuobj=$(find_cuobjdump); then
     if [ -n "$ok" ]; then echo "PASS gpu_lower sass $c: $t UTMALDG, $w mbarrier waits, $a LDGSTS"
     else echo "FAIL gpu_lower sass $c: $t UTMALDG, $w mbarrier waits, $a LDGSTS (not the expected load path)"; fi
   done
+  # warp specialization on sm_90a: the producer warpgroup gives registers to the consumers
+  # (USETMAXREG), the consumers free stages by mbarrier arrivals, and nothing spills
+  sass=$("$cuobj" -sass "$C/gemm_tma.sm_90a.cubin" 2>&1)
+  r=$(echo "$sass" | grep -c USETMAXREG); s=$(echo "$sass" | grep -c 'STL\|LDL')
+  if [ "$r" -eq 2 ] && [ "$s" -eq 0 ]; then echo "PASS gpu_lower sass gemm_tma.sm_90a: warp-specialized, $r USETMAXREG, no local memory"
+  else echo "FAIL gpu_lower sass gemm_tma.sm_90a: $r USETMAXREG (expected 2), $s local-memory ops"; fi
 else
   echo "gpu_lower: no cuobjdump, SASS not checked"
 fi

@@ -292,7 +292,11 @@ TEST(tma_maps_in_the_signature_and_metadata) {
   tc_generated g = {0};
   CHECK_INT(tc_cuda_nvrtc_backend.generate(&lw, &g, &err), TILEC_OK);
   CHECK(strstr(g.kernel_source, "const __grid_constant__ tcg_tmap tcg_tm0, const __grid_constant__ tcg_tmap tcg_tm1)") != NULL);
-  CHECK(strstr(g.kernel_source, "tcg_tma_load(") != NULL && strstr(g.kernel_source, "tcg_mbar_wait(") != NULL);
+  /* warp-specialized: thread 128 (the producer warpgroup's first) issues the loads */
+  CHECK(strstr(g.kernel_source, "tcg_tma_load_any(") != NULL && strstr(g.kernel_source, "tcg_mbar_wait(") != NULL);
+  CHECK(strstr(g.kernel_source, "if ((int)threadIdx.x == 128) {") != NULL);
+  CHECK(strstr(g.kernel_source, "__launch_bounds__(256, 1)") != NULL);
+  CHECK(strstr(g.meta, "block=256,1,1\n") != NULL);
   CHECK(strstr(g.kernel_source, "tcg_cp_async") == NULL);
   CHECK(strstr(g.meta, "tmap=0,2,128,64,256,128,s0\n") != NULL);
   CHECK(strstr(g.meta, "tmap=1,2,64,128,128,256,s0\n") != NULL);

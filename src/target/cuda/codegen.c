@@ -34,6 +34,8 @@ typedef struct cg {
   tc_strbuf *ops;    /* wgmma instruction specializations the kernel needs (wgmma.c) */
   char op_keys[16][24];
   int nop_keys;
+  int consumers;     /* the kernel's threads when it has a producer warpgroup, else 0 */
+  bool in_producer;  /* printing a warp-specialized loop's producer part (one thread runs it) */
 } cg;
 
 static void fail(cg *g, tc_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -454,7 +456,8 @@ static void tma_load(cg *g, tc_expr *const *args) {
   expr(g, &p, panel);
   expr(g, &gr, group);
   expr(g, &l, lead);
-  line(g, "tcg_tma_load(%s, &tcg_tm%lld, %s, (int)(%s), (int)(%s), (int)(%s));", tc_sb_cstr(&d), (long long)map, tc_sb_cstr(&bar),
+  line(g, "tcg_tma_load%s(%s, &tcg_tm%lld, %s, (int)(%s), (int)(%s), (int)(%s));", g->in_producer ? "_any" : "", tc_sb_cstr(&d),
+       (long long)map, tc_sb_cstr(&bar),
        tc_sb_cstr(&p), tc_sb_cstr(&gr), tc_sb_cstr(&l));
   tc_sb_free(&d), tc_sb_free(&bar), tc_sb_free(&p), tc_sb_free(&gr), tc_sb_free(&l);
 }
@@ -665,6 +668,93 @@ static void alloc(cg *g, const tc_buffer *b) {
   tc_sb_free(&n);
 }
 
+/* A warp-specialized loop (pipeline.c): the producer warpgroup, after the barrier that makes
+ * the mbarriers visible to it, gives its registers to the consumers, and one of its threads
+ * runs every iteration's producer part; then it leaves. The consumers run the consumer parts. */
+static void for_header(cg *g, const tc_stmt *s) {
+  tc_strbuf v, mn, ext;
+  tc_sb_init(&v), tc_sb_init(&mn), tc_sb_init(&ext);
+  var_name(g, &v, s->u.loop.var);
+  expr(g, &mn, s->u.loop.min);
+  expr(g, &ext, s->u.loop.extent);
+  mark_nonneg(g, s->u.loop.var, nonneg(g, s->u.loop.min));
+  line(g, "for (int32_t %s = %s; %s < (%s) + (%s); %s++) {", tc_sb_cstr(&v), tc_sb_cstr(&mn), tc_sb_cstr(&v), tc_sb_cstr(&mn),
+       tc_sb_cstr(&ext), tc_sb_cstr(&v));
+  tc_sb_free(&v), tc_sb_free(&mn), tc_sb_free(&ext);
+}
+static void ws_loop(cg *g, const tc_stmt *s) {
+  int T = g->consumers;
+  /* registers: the launch bound gives each thread 65536 / (T + 128), rounded down to 8; the
+   * producers keep 40 and the consumers share the rest (at most 240 each). Below 384 threads
+   * the launch bound already allows more than the consumers could get. */
+  bool realloc = T + 128 >= 384;
+  int inc = ((65536 - 128 * 40) / T) / 8 * 8;
+  if (inc > 240) inc = 240;
+  line(g, "__syncthreads();");
+  line(g, "if ((int)threadIdx.x >= %d) {", T);
+  g->ind++;
+  if (realloc) line(g, "tcg_setmaxnreg_dec<40>();");
+  line(g, "if ((int)threadIdx.x == %d) {", T);
+  g->ind++;
+  for_header(g, s);
+  g->ind++;
+  g->in_producer = true;
+  stmt(g, s->u.loop.body->u.seq.items[0]);
+  g->in_producer = false;
+  g->ind--;
+  line(g, "}");
+  g->ind--;
+  line(g, "}");
+  line(g, "return;");
+  g->ind--;
+  line(g, "}");
+  if (realloc) line(g, "tcg_setmaxnreg_inc<%d>();", inc);
+  for_header(g, s);
+  g->ind++;
+  stmt(g, s->u.loop.body->u.seq.items[1]);
+  g->ind--;
+  line(g, "}");
+}
+
+static bool has_ws_loop(const tc_stmt *s) {
+  if (!s) return false;
+  if (s->kind == TC_ST_FOR && s->u.loop.ws_split) return true;
+  if (s->kind == TC_ST_SEQ)
+    for (int i = 0; i < s->u.seq.n; i++)
+      if (has_ws_loop(s->u.seq.items[i])) return true;
+  return false;
+}
+
+/* The kernel body of a block with a producer warpgroup: until the warp-specialized loop, the
+ * producers skip every statement but the declarations (LET, ALLOC) the loop may use; after
+ * it they have left. (The loop is reached through sequences only: pipeline.c.) */
+static bool top_level(cg *g, const tc_stmt *s, bool before) {
+  if (!before || !s) {
+    stmt(g, s);
+    return before;
+  }
+  switch (s->kind) {
+  case TC_ST_SEQ:
+    for (int i = 0; i < s->u.seq.n; i++) before = top_level(g, s->u.seq.items[i], before);
+    return before;
+  case TC_ST_LET:
+  case TC_ST_ALLOC: stmt(g, s); return true;
+  case TC_ST_FOR:
+    if (s->u.loop.ws_split) {
+      stmt(g, s);
+      return false;
+    }
+    break;
+  default: break;
+  }
+  line(g, "if ((int)threadIdx.x < %d) {", g->consumers);
+  g->ind++;
+  stmt(g, s);
+  g->ind--;
+  line(g, "}");
+  return true;
+}
+
 static void stmt(cg *g, const tc_stmt *s) {
   if (!s || g->failed) return;
   tc_strbuf t;
@@ -675,6 +765,10 @@ static void stmt(cg *g, const tc_stmt *s) {
     break;
   case TC_ST_ALLOC: alloc(g, s->u.alloc.buf); break;
   case TC_ST_FOR: {
+    if (s->u.loop.ws_split && g->consumers) {
+      ws_loop(g, s);
+      break;
+    }
     tc_strbuf v, mn, ext;
     tc_sb_init(&v), tc_sb_init(&mn), tc_sb_init(&ext);
     var_name(g, &v, s->u.loop.var);
@@ -724,7 +818,10 @@ static void stmt(cg *g, const tc_stmt *s) {
     tc_sb_free(&v);
     break;
   }
-  case TC_ST_BARRIER: line(g, "__syncthreads();"); break;
+  case TC_ST_BARRIER:
+    if (g->consumers && s->u.barrier.scope == TC_BARRIER_BLOCK) line(g, "tcg_bar_consumers<%d>();", g->consumers);
+    else line(g, "__syncthreads();");
+    break;
   case TC_ST_EVALUATE:
     expr(g, &t, s->u.evaluate.value);
     line(g, "(void)(%s);", tc_sb_cstr(&t));
@@ -743,13 +840,17 @@ static void stmt(cg *g, const tc_stmt *s) {
     } else if (!strcmp(s->u.intrinsic.name, "tma_load")) {
       tma_load(g, s->u.intrinsic.args);
     } else if (!strncmp(s->u.intrinsic.name, "mbar_", 5)) {
-      tc_strbuf b, x;
-      tc_sb_init(&b), tc_sb_init(&x);
-      expr(g, &b, s->u.intrinsic.args[0]);
-      expr(g, &x, s->u.intrinsic.args[1]);
       const char *op = s->u.intrinsic.name + 5;
-      line(g, "tcg_mbar_%s(%s, %s(%s));", op, tc_sb_cstr(&b), !strcmp(op, "init") ? "(int)" : "(uint32_t)", tc_sb_cstr(&x));
-      tc_sb_free(&b), tc_sb_free(&x);
+      tc_strbuf b, x, y;
+      tc_sb_init(&b), tc_sb_init(&x), tc_sb_init(&y);
+      expr(g, &b, s->u.intrinsic.args[0]);
+      if (s->u.intrinsic.nargs > 1) expr(g, &x, s->u.intrinsic.args[1]);
+      if (s->u.intrinsic.nargs > 2) expr(g, &y, s->u.intrinsic.args[2]);
+      if (!strcmp(op, "init")) line(g, "tcg_mbar_init(%s, (int)(%s), (int)(%s));", tc_sb_cstr(&b), tc_sb_cstr(&x), tc_sb_cstr(&y));
+      else if (!strcmp(op, "arrive_warp")) line(g, "tcg_mbar_arrive_warp(%s);", tc_sb_cstr(&b));
+      else line(g, "tcg_mbar_%s%s(%s, (uint32_t)(%s));", op, g->in_producer && !strcmp(op, "expect") ? "_any" : "", tc_sb_cstr(&b),
+                tc_sb_cstr(&x));
+      tc_sb_free(&b), tc_sb_free(&x), tc_sb_free(&y);
     } else if (!strcmp(s->u.intrinsic.name, "copy_vec")) {
       copy_vec(g, s->u.intrinsic.args);
     } else if (!strcmp(s->u.intrinsic.name, "cp_async_commit")) {
@@ -896,7 +997,9 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
     if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'))) *p = '_';
   int threads = 1;
   for (int i = 0; i < k->threads_ndim; i++) threads *= k->threads[i];
-  tc_sb_printf(&kern, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", threads, entry);
+  if (k->producer_threads > 0 && has_ws_loop(k->body)) g.consumers = threads;
+  if (g.consumers) tc_sb_printf(&kern, "extern \"C\" __global__ void __launch_bounds__(%d, 1) %s(", threads + k->producer_threads, entry);
+  else tc_sb_printf(&kern, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", threads, entry);
   int np = 0;
   for (int i = 0; i < k->nparams; i++) {
     const tc_param *p = &k->params[i];
@@ -922,7 +1025,8 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
   g.ind = 1;
   line(&g, "extern __shared__ __align__(1024) unsigned char tcg_smem[];");
   if (k->swizzle_panel > 0 && k->swizzle_enable) rasterize(&g, k->swizzle_panel, k->swizzle_order != TC_SWIZZLE_ROW);
-  stmt(&g, k->body);
+  if (g.consumers) top_level(&g, k->body, true);
+  else stmt(&g, k->body);
   tc_sb_puts(&kern, "}\n");
   if (g.failed) {
     tc_sb_free(&kern);

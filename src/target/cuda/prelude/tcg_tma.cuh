@@ -20,21 +20,38 @@ struct __align__(64) tcg_tmap {
 
 TCG_DEV uint32_t tcg__smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
 
-/* Thread 0 makes n barriers that complete on one arrival plus their transaction bytes; the
- * fences make them visible to the TMA unit. A block barrier follows (the lowering places it). */
-TCG_DEV void tcg_mbar_init(uint64_t *bar, int n) {
+/* Thread 0 makes n barriers that complete on `count` arrivals plus their transaction bytes;
+ * the fences make them visible to the TMA unit. A block barrier follows (the lowering places
+ * it). */
+TCG_DEV void tcg_mbar_init(uint64_t *bar, int n, int count) {
   if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-    for (int i = 0; i < n; i++) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(tcg__smem_addr(bar + i)) : "memory");
+    for (int i = 0; i < n; i++)
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(tcg__smem_addr(bar + i)), "r"(count) : "memory");
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
   }
 }
 
-/* Thread 0 arrives on the stage's barrier and announces the bytes its copies will deliver. */
-TCG_DEV void tcg_mbar_expect(uint64_t *bar, uint32_t bytes) {
-  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0)
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(tcg__smem_addr(bar)), "r"(bytes) : "memory");
+/* The calling thread arrives on the stage's barrier and announces the bytes its copies will
+ * deliver (_any: whichever thread calls it; the plain form: thread 0 of the block). */
+TCG_DEV void tcg_mbar_expect_any(uint64_t *bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(tcg__smem_addr(bar)), "r"(bytes) : "memory");
 }
+TCG_DEV void tcg_mbar_expect(uint64_t *bar, uint32_t bytes) {
+  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) tcg_mbar_expect_any(bar, bytes);
+}
+
+/* Each warp arrives once, when all its lanes are here: the consumers of a warp-specialized
+ * loop freeing a stage (the barrier counts warps). */
+TCG_DEV void tcg_mbar_arrive_warp(uint64_t *bar) {
+  __syncwarp();
+  if ((threadIdx.x & 31) == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(tcg__smem_addr(bar)) : "memory");
+}
+
+/* Register reallocation between the warpgroups of a warp-specialized block: every warp of a
+ * warpgroup executes it. */
+template <int R> TCG_DEV void tcg_setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(R)); }
+template <int R> TCG_DEV void tcg_setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(R)); }
 
 /* Every thread waits for the barrier's phase with this parity to complete. */
 TCG_DEV void tcg_mbar_wait(uint64_t *bar, uint32_t parity) {
@@ -48,15 +65,22 @@ TCG_DEV void tcg_mbar_wait(uint64_t *bar, uint32_t parity) {
   } while (!done);
 }
 
-/* Thread 0 copies one box (coordinates in the map's five dimensions, innermost first) into
- * shared memory at dst; it completes on bar. Elements outside the tensor arrive as zeros. */
-TCG_DEV void tcg_tma_load(void *dst, const tcg_tmap *map, uint64_t *bar, int c2, int c3, int c4) {
-  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0)
-    asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];"
-                 ::"r"(tcg__smem_addr(dst)), "l"((unsigned long long)map), "r"(0), "r"(0), "r"(c2), "r"(c3), "r"(c4),
-                 "r"(tcg__smem_addr(bar))
-                 : "memory");
+/* One box (coordinates in the map's five dimensions, innermost first) into shared memory at
+ * dst; it completes on bar. Elements outside the tensor arrive as zeros. _any: the calling
+ * thread issues it; the plain form: thread 0 of the block. */
+TCG_DEV void tcg_tma_load_any(void *dst, const tcg_tmap *map, uint64_t *bar, int c2, int c3, int c4) {
+  asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];"
+               ::"r"(tcg__smem_addr(dst)), "l"((unsigned long long)map), "r"(0), "r"(0), "r"(c2), "r"(c3), "r"(c4),
+               "r"(tcg__smem_addr(bar))
+               : "memory");
 }
+TCG_DEV void tcg_tma_load(void *dst, const tcg_tmap *map, uint64_t *bar, int c2, int c3, int c4) {
+  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) tcg_tma_load_any(dst, map, bar, c2, c3, c4);
+}
+
+/* The consumers of a warp-specialized block (its threads other than the producer warpgroup)
+ * meet at named barrier 1; barrier 0 (__syncthreads) would wait for the producers too. */
+template <int N> TCG_DEV void tcg_bar_consumers() { asm volatile("bar.sync 1, %0;" ::"n"(N) : "memory"); }
 
 #endif
 #endif
