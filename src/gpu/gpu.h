@@ -31,6 +31,8 @@ typedef struct tc_gpu_desc {
   bool tma;               /* cp.async.bulk.tensor loads completing on mbarriers (sm_90+) */
   bool swizzle_gemm_operands; /* store T.gemm's 8/16-bit shared operands XOR-swizzled (cuda's
                                  ldmatrix wants it; Metal's simdgroup_load reads row-major) */
+  bool staged_epilogue;   /* a gemm accumulator stored to global memory goes through shared
+                             memory in 16-byte rows (epilogue.c) */
 } tc_gpu_desc;
 
 /* ---- fragment layouts (layout.c) ----
@@ -142,6 +144,7 @@ typedef struct tc_gpu_plan {
   int nrestage;
   bool async_copy;           /* while lowering a producer: its 16-byte copies are cp.async */
   tc_stmt_set units;         /* lowered tile operations the barrier pass takes as one access */
+  tc_buffer *epi_stage[2];   /* epilogue.c's per-warp staging tiles (16- and 32-bit), or NULL */
 } tc_gpu_plan;
 
 bool tc_gpu_fail(tc_gpu_plan *P, tc_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -371,8 +371,8 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
   }
   tc_visit_stmts(k->body, flat_stmt_cb, P);
   /* scratch buffers the reductions asked for */
-  tc_buffer *scr[4] = {P->scratch, P->scratch64, P->scratch_i32, P->scratch_i64};
-  for (int i = 0; i < 4; i++) {
+  tc_buffer *scr[6] = {P->scratch, P->scratch64, P->scratch_i32, P->scratch_i64, P->epi_stage[0], P->epi_stage[1]};
+  for (int i = 0; i < 6; i++) {
     if (!scr[i]) continue;
     tc_stmt *al = tc_ir_stmt(a, TC_ST_ALLOC, loc);
     al->u.alloc.buf = scr[i];

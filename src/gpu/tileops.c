@@ -614,7 +614,7 @@ static tc_expr *repl_rewrite(void *ctx, tc_expr *e) {
 
 /* ---- region helpers ---- */
 /* Indices of region `r` at iteration `it` (one value per non-unit dimension, in order). */
-static tc_expr **region_at(tc_gpu_plan *P, const tc_region *r, tc_expr *const *it, tc_loc loc) {
+tc_expr **tc_gpu_region_at(tc_gpu_plan *P, const tc_region *r, tc_expr *const *it, tc_loc loc) {
   tc_expr **idx = TC_NEW_ARRAY(P->a, tc_expr *, r->ndim > 0 ? r->ndim : 1);
   int k = 0;
   for (int d = 0; d < r->ndim; d++) {
@@ -691,7 +691,7 @@ static tc_expr *global_in_bounds(tc_gpu_plan *P, const tc_region *g, tc_loc loc)
 
 /* The run-time test of a vectorized copy of global tile g in runs of v elements: the tile is
  * inside the tensor, its first element 16-byte aligned, and every row a whole number of runs. */
-static tc_expr *aligned_tile(tc_gpu_plan *P, const tc_region *g, int v, tc_loc loc) {
+tc_expr *tc_gpu_aligned_tile(tc_gpu_plan *P, const tc_region *g, int v, tc_loc loc) {
   tc_expr **g0 = TC_NEW_ARRAY(P->a, tc_expr *, g->ndim);
   for (int d = 0; d < g->ndim; d++) g0[d] = g->r[d].start;
   tc_expr **aa = TC_NEW_ARRAY(P->a, tc_expr *, 1);
@@ -723,7 +723,7 @@ static tc_stmt *vector_copy(tc_gpu_plan *P, const tc_region *src, const tc_regio
     it[d] = tc_ir_var_ref(P->a, vars[d], loc);
   }
   it[n - 1] = bin(P, TC_OP_MUL, it[n - 1], ci(P, v, loc), loc);
-  tc_expr **di = region_at(P, dst, it, loc), **si = region_at(P, src, it, loc);
+  tc_expr **di = tc_gpu_region_at(P, dst, it, loc), **si = tc_gpu_region_at(P, src, it, loc);
   tc_expr **args = TC_NEW_ARRAY(P->a, tc_expr *, 2);
   args[0] = tc_ir_address_of(P->a, dst->buf, dst->ndim, di, loc);
   args[1] = tc_ir_address_of(P->a, src->buf, src->ndim, si, loc);
@@ -731,7 +731,7 @@ static tc_stmt *vector_copy(tc_gpu_plan *P, const tc_region *src, const tc_regio
   tc_stmt *fast = deal(P, n, vars, vext, body, loc);
   if (!fast) return NULL;
   /* run-time test: in bounds, first element aligned, every row aligned */
-  tc_expr *cond = aligned_tile(P, g, v, loc);
+  tc_expr *cond = tc_gpu_aligned_tile(P, g, v, loc);
   tc_stmt *c = tc_ir_stmt(P->a, TC_ST_IF, loc);
   c->u.if_.cond = cond;
   c->u.if_.then_s = fast;
@@ -782,7 +782,7 @@ static tc_stmt *vector_frag_copy(tc_gpu_plan *P, const tc_region *src, const tc_
     k = 0;
     for (int d = 0; d < D->ndim; d++)
       if (D->shape[d] != 1) it[k++] = idx[d];
-    tc_expr *gaddr = tc_ir_address_of(P->a, g->buf, g->ndim, region_at(P, g, it, loc), loc);
+    tc_expr *gaddr = tc_ir_address_of(P->a, g->buf, g->ndim, tc_gpu_region_at(P, g, it, loc), loc);
     tc_expr *raddr = tc_ir_address_of(P->a, P->regs[f->buf->id], 1, idx1(P, ci(P, r0, loc)), loc);
     tc_expr **args = TC_NEW_ARRAY(P->a, tc_expr *, 3);
     args[0] = f == dst ? raddr : gaddr;
@@ -792,7 +792,7 @@ static tc_stmt *vector_frag_copy(tc_gpu_plan *P, const tc_region *src, const tc_
   }
   *cond_out = NULL;
   if (shared) return tc_ir_seq(P->a, out.n, out.items, loc);
-  tc_expr *cond = aligned_tile(P, g, w, loc);
+  tc_expr *cond = tc_gpu_aligned_tile(P, g, w, loc);
   *cond_out = cond;
   return tc_ir_seq(P->a, out.n, out.items, loc);
 }
@@ -803,8 +803,8 @@ static tc_stmt *lower_copy(tc_gpu_plan *P, tc_stmt *s) {
   int64_t ext[TC_GL_MAXDIM];
   int n = iter_vars(P, dst, vars, ext, s->loc);
   tc_expr **it = var_refs(P, n, vars, s->loc);
-  tc_expr *val = tc_ir_load(P->a, src->buf, src->ndim, region_at(P, src, it, s->loc), s->loc);
-  tc_stmt *body = store(P, dst->buf, dst->ndim, region_at(P, dst, it, s->loc), tc_ir_cast(P->a, dst->buf->dtype, val, s->loc), s->loc);
+  tc_expr *val = tc_ir_load(P->a, src->buf, src->ndim, tc_gpu_region_at(P, src, it, s->loc), s->loc);
+  tc_stmt *body = store(P, dst->buf, dst->ndim, tc_gpu_region_at(P, dst, it, s->loc), tc_ir_cast(P->a, dst->buf->dtype, val, s->loc), s->loc);
   tc_stmt *fast = is_frag(src->buf) || is_frag(dst->buf) ? NULL : vector_copy(P, src, dst, n, ext, s->loc);
   /* between a fragment and a global tensor: a path without bounds checks when the tile is
    * inside the tensor (tested once at run time) */
@@ -823,6 +823,7 @@ static tc_stmt *lower_copy(tc_gpu_plan *P, tc_stmt *s) {
     c->u.if_.else_s = b;
     tc_expr *vcond = NULL;
     tc_stmt *vec = vector_frag_copy(P, src, dst, n, ext, &vcond, s->loc);
+    if (!vec && is_frag(src->buf)) vec = tc_gpu_acc_store_staged(P, src, dst, n, ext, &vcond, s->loc);
     if (!vec) return c;
     tc_stmt *v = tc_ir_stmt(P->a, TC_ST_IF, s->loc);
     v->u.if_.cond = vcond;
@@ -857,7 +858,7 @@ static tc_stmt *lower_fill(tc_gpu_plan *P, tc_stmt *s) {
   int64_t ext[TC_GL_MAXDIM];
   int n = iter_vars(P, dst, vars, ext, s->loc);
   tc_expr **it = var_refs(P, n, vars, s->loc);
-  tc_stmt *body = store(P, dst->buf, dst->ndim, region_at(P, dst, it, s->loc), s->u.fill.value, s->loc);
+  tc_stmt *body = store(P, dst->buf, dst->ndim, tc_gpu_region_at(P, dst, it, s->loc), s->u.fill.value, s->loc);
   if (is_thread_local(dst->buf)) return serial_nest(P, n, vars, ext, body, s->loc);
   return over_region(P, dst, n, vars, ext, body, false, s->loc);
 }
@@ -1093,7 +1094,7 @@ static tc_stmt *lower_reduce_general(tc_gpu_plan *P, tc_stmt *s) {
     tc_expr *lin = NULL;
     for (int d = 0; d < sn; d++) lin = lin ? bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, lin, ci(P, sext[d], loc), loc), it[d], loc) : it[d];
     tc_stmt *st = store(P, from, 1, idx1(P, lin ? lin : ci(P, 0, loc)),
-                        tc_ir_load(P->a, src->buf, src->ndim, region_at(P, src, it, loc), loc), loc);
+                        tc_ir_load(P->a, src->buf, src->ndim, tc_gpu_region_at(P, src, it, loc), loc), loc);
     tc_stmt_list_push(P->a, &out, barrier(P, loc));
     tc_stmt *stage = over_region(P, src, sn, sv, sext, st, true, loc);
     if (!stage) return NULL;
@@ -1116,7 +1117,7 @@ static tc_stmt *lower_reduce_general(tc_gpu_plan *P, tc_stmt *s) {
     for (int d = 0; d < sn; d++) lin = lin ? bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, lin, ci(P, sext[d], loc), loc), sit[d], loc) : sit[d];
     x = tc_ir_load(P->a, from, 1, idx1(P, lin), loc);
   } else {
-    x = tc_ir_load(P->a, src->buf, src->ndim, region_at(P, src, sit, loc), loc);
+    x = tc_ir_load(P->a, src->buf, src->ndim, tc_gpu_region_at(P, src, sit, loc), loc);
   }
   tc_stmt_list body = {0};
   tc_stmt_list_push(P->a, &body, let_stmt(P, accv, red_identity(P, op, acc, loc), loc));
@@ -1125,7 +1126,7 @@ static tc_stmt *lower_reduce_general(tc_gpu_plan *P, tc_stmt *s) {
   as->u.let.value = red_combine(P, op, tc_ir_var_ref(P->a, accv, loc), red_input(P, op, acc, x, loc), loc);
   tc_stmt_list_push(P->a, &body, for_loop(P, k, sext[dim], TC_LOOP_SERIAL, as, loc));
   tc_expr *v = tc_ir_var_ref(P->a, accv, loc);
-  tc_expr **didx = region_at(P, dst, dit, loc);
+  tc_expr **didx = tc_gpu_region_at(P, dst, dit, loc);
   if (!s->u.reduce.clear) v = red_combine(P, op, cast_to(P, acc, tc_ir_load(P->a, dst->buf, dst->ndim, didx, loc)), v, loc);
   tc_stmt_list_push(P->a, &body, store(P, dst->buf, dst->ndim, didx, v, loc));
   tc_stmt *b = tc_stmt_list_seq(P->a, &body, loc);
@@ -1174,7 +1175,7 @@ static tc_stmt *lower_cumsum(tc_gpu_plan *P, tc_stmt *s) {
   for (int d = 0; d < n; d++) lin = lin ? bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, lin, ci(P, ext[d], loc), loc), it[d], loc) : it[d];
   tc_stmt_list out = {0};
   tc_stmt_list_push(P->a, &out, barrier(P, loc));
-  tc_stmt *st = store(P, sc, 1, idx1(P, lin), tc_ir_load(P->a, src->buf, src->ndim, region_at(P, src, it, loc), loc), loc);
+  tc_stmt *st = store(P, sc, 1, idx1(P, lin), tc_ir_load(P->a, src->buf, src->ndim, tc_gpu_region_at(P, src, it, loc), loc), loc);
   tc_stmt *stage = is_thread_local(src->buf) ? NULL : over_region(P, src, n, v, ext, st, true, loc);
   if (!stage) {
     if (!is_thread_local(src->buf)) return NULL;
@@ -1217,7 +1218,7 @@ static tc_stmt *lower_cumsum(tc_gpu_plan *P, tc_stmt *s) {
   tc_expr **wit = var_refs(P, wn, w, loc);
   tc_expr *wl = NULL;
   for (int d = 0; d < wn; d++) wl = wl ? bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, wl, ci(P, wext[d], loc), loc), wit[d], loc) : wit[d];
-  tc_stmt *back = store(P, dst->buf, dst->ndim, region_at(P, dst, wit, loc), tc_ir_load(P->a, sc, 1, idx1(P, wl), loc), loc);
+  tc_stmt *back = store(P, dst->buf, dst->ndim, tc_gpu_region_at(P, dst, wit, loc), tc_ir_load(P->a, sc, 1, idx1(P, wl), loc), loc);
   tc_stmt *wb = over_region(P, dst, wn, w, wext, back, false, loc);
   if (!wb) return NULL;
   tc_stmt_list_push(P->a, &out, wb);
@@ -1234,8 +1235,8 @@ static tc_stmt *lower_atomic_tile(tc_gpu_plan *P, tc_stmt *s) {
   tc_stmt *a = tc_ir_stmt(P->a, TC_ST_ATOMIC_ADD, s->loc);
   a->u.atomic.buf = dst->buf;
   a->u.atomic.nidx = dst->ndim;
-  a->u.atomic.idx = region_at(P, dst, it, s->loc);
-  a->u.atomic.value = cast_to(P, dst->buf->dtype, tc_ir_load(P->a, src->buf, src->ndim, region_at(P, src, it, s->loc), s->loc));
+  a->u.atomic.idx = tc_gpu_region_at(P, dst, it, s->loc);
+  a->u.atomic.value = cast_to(P, dst->buf->dtype, tc_ir_load(P->a, src->buf, src->ndim, tc_gpu_region_at(P, src, it, s->loc), s->loc));
   if (is_frag(src->buf)) return over_region(P, src, n, vars, ext, a, true, s->loc);
   return over_region(P, dst, n, vars, ext, a, false, s->loc);
 }

@@ -23,6 +23,7 @@ bool tc_cuda_desc_for_arch(const char *arch, tc_gpu_desc *d) {
   d->wgmma = sm == 90 && n > 0 && arch[n - 1] == 'a';
   d->tma = sm >= 90;
   d->swizzle_gemm_operands = true;
+  d->staged_epilogue = true;
   return true;
 }
 
