@@ -82,6 +82,11 @@ grep -qx '// T.Pipelined(num_stages=4): warp-specialized: a producer warpgroup (
   grep -q 'tcg_bar_consumers<256>();' "$D/out" && [ "$(grep -c '__syncthreads();' "$D/out")" = 1 ] &&
   [ "$(grep -c 'tcg_tma_load_any(' "$D/out")" = 2 ] && grep -q 'tcg_mbar_arrive_warp(' "$D/out" &&
   ok "explain: the pipeline on TMA, warp-specialized" || bad "explain: warp-specialized TMA line"
+# the accumulator's store to C goes through shared memory in whole 16-byte rows
+"$T" source examples/gemm.py --target cuda,arch=sm_90a --explain --kernel-only >"$D/out" 2>"$D/err"
+grep -qx '// T.copy(C_local -> C): the acc(128x128, warps 4x1, interleaved) accumulator through shared memory, 16-byte stores of whole rows' "$D/out" &&
+  grep -q 'b[0-9]*_tcg_epilogue' "$D/out" && grep -q '__syncwarp();' "$D/out" &&
+  ok "explain: the staged epilogue" || bad "explain: staged epilogue line"
 # sm_90 (no setmaxnreg), and pass_configs turning warp specialization off: the block-wide TMA pipeline
 "$T" source examples/gemm.py --target cuda,arch=sm_90 --explain -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=4 --kernel-only >"$D/out" 2>"$D/err"
 grep -qx '// T.Pipelined(num_stages=4): not warp-specialized: the arch is not sm_90a (setmaxnreg)' "$D/out" &&
