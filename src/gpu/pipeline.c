@@ -571,18 +571,30 @@ static tc_stmt *ws_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int n
   tc_var *n = tc_ir_new_var(a, P->k, "n_pipe", tc_index_dtype(), TC_VAR_LOCAL, loc);
   tc_expr *kr = tc_ir_var_ref(a, k, loc), *nr = tc_ir_var_ref(a, n, loc);
   tc_expr *iter_k = tc_ir_binary(a, TC_OP_ADD, loop->u.loop.min, kr, loc);
-  tc_expr *stage_k = tc_ir_binary(a, TC_OP_FLOORMOD, kr, ci(a, N, loc), loc);
-  tc_expr *round_k = tc_ir_binary(a, TC_OP_FLOORDIV, kr, ci(a, N, loc), loc);
+  /* Stages and phases count iterations through c_pipe, LET to k at the top of each part: a
+   * persistent kernel, which runs the loop once per tile, continues the count (ir.h) */
+  tc_var *cp = tc_ir_new_var(a, P->k, "c_pipe", tc_index_dtype(), TC_VAR_LOCAL, loc);
+  tc_var *cc = tc_ir_new_var(a, P->k, "c_pipe", tc_index_dtype(), TC_VAR_LOCAL, loc);
+  tc_expr *cpr = tc_ir_var_ref(a, cp, loc), *ccr = tc_ir_var_ref(a, cc, loc);
+  tc_expr *stage_k = tc_ir_binary(a, TC_OP_FLOORMOD, ccr, ci(a, N, loc), loc);
+  tc_expr *round_k = tc_ir_binary(a, TC_OP_FLOORDIV, ccr, ci(a, N, loc), loc);
+  tc_expr *pstage = tc_ir_binary(a, TC_OP_FLOORMOD, cpr, ci(a, N, loc), loc);
+  tc_expr *pround = tc_ir_binary(a, TC_OP_FLOORDIV, cpr, ci(a, N, loc), loc);
+  tc_stmt *lp = tc_ir_stmt(a, TC_ST_LET, loc), *lc = tc_ir_stmt(a, TC_ST_LET, loc);
+  lp->u.let.var = cp, lp->u.let.value = tc_ir_var_ref(a, k, loc);
+  lc->u.let.var = cc, lc->u.let.value = tc_ir_var_ref(a, k, loc);
   /* producer(k) */
   tc_stmt_list pl = {0};
+  tc_stmt_list_push(a, &pl, lp);
   tc_expr **we = TC_NEW_ARRAY(a, tc_expr *, 2);
-  we[0] = bar_at(a, bar, tc_ir_binary(a, TC_OP_ADD, ci(a, N, loc), stage_k, loc), loc);
-  we[1] = tc_ir_binary(a, TC_OP_FLOORMOD, tc_ir_binary(a, TC_OP_ADD, round_k, ci(a, 1, loc), loc), ci(a, 2, loc), loc);
-  tc_stmt_list_push(a, &pl, if_then(a, tc_ir_binary(a, TC_OP_GE, kr, ci(a, N, loc), loc), tc_ir_intrinsic_stmt(a, "mbar_wait", 2, we, loc), loc));
-  tc_stmt_list_push(a, &pl, tma_producers_at(P, prod, np, maps, bytes, bar, loop->u.loop.var, iter_k, from, to, stage_k, loc));
+  we[0] = bar_at(a, bar, tc_ir_binary(a, TC_OP_ADD, ci(a, N, loc), pstage, loc), loc);
+  we[1] = tc_ir_binary(a, TC_OP_FLOORMOD, tc_ir_binary(a, TC_OP_ADD, pround, ci(a, 1, loc), loc), ci(a, 2, loc), loc);
+  tc_stmt_list_push(a, &pl, if_then(a, tc_ir_binary(a, TC_OP_GE, cpr, ci(a, N, loc), loc), tc_ir_intrinsic_stmt(a, "mbar_wait", 2, we, loc), loc));
+  tc_stmt_list_push(a, &pl, tma_producers_at(P, prod, np, maps, bytes, bar, loop->u.loop.var, iter_k, from, to, pstage, loc));
   tc_stmt *producer = tc_stmt_list_seq(a, &pl, loc);
   /* consumer(k) */
   tc_stmt_list cons = {0};
+  tc_stmt_list_push(a, &cons, lc);
   tc_expr **wf = TC_NEW_ARRAY(a, tc_expr *, 2);
   wf[0] = bar_at(a, bar, stage_k, loc);
   wf[1] = tc_ir_binary(a, TC_OP_FLOORMOD, round_k, ci(a, 2, loc), loc);
@@ -592,9 +604,9 @@ static tc_stmt *ws_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int n
   tc_stmt_list_push(a, &cl, kloop->u.loop.body);
   tc_expr **fa = TC_NEW_ARRAY(a, tc_expr *, 1);
   if (async_mma) { /* gemm k-1 has finished once gemm k returns */
-    tc_expr *prev = tc_ir_binary(a, TC_OP_FLOORMOD, tc_ir_binary(a, TC_OP_SUB, kr, ci(a, 1, loc), loc), ci(a, N, loc), loc);
+    tc_expr *prev = tc_ir_binary(a, TC_OP_FLOORMOD, tc_ir_binary(a, TC_OP_SUB, ccr, ci(a, 1, loc), loc), ci(a, N, loc), loc);
     fa[0] = bar_at(a, bar, tc_ir_binary(a, TC_OP_ADD, ci(a, N, loc), prev, loc), loc);
-    tc_stmt_list_push(a, &cl, if_then(a, tc_ir_binary(a, TC_OP_GT, kr, ci(a, 0, loc), loc), tc_ir_intrinsic_stmt(a, "mbar_arrive_warp", 1, fa, loc), loc));
+    tc_stmt_list_push(a, &cl, if_then(a, tc_ir_binary(a, TC_OP_GT, ccr, ci(a, 0, loc), loc), tc_ir_intrinsic_stmt(a, "mbar_arrive_warp", 1, fa, loc), loc));
   } else {
     fa[0] = bar_at(a, bar, tc_ir_binary(a, TC_OP_ADD, ci(a, N, loc), stage_k, loc), loc);
     tc_stmt_list_push(a, &cl, tc_ir_intrinsic_stmt(a, "mbar_arrive_warp", 1, fa, loc));

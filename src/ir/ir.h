@@ -195,7 +195,10 @@ struct tc_stmt {
       /* SERIAL, made by the GPU lowering (pipeline.c): the body is SEQ[producer, consumer] and
        * runs serially (producer(k), then consumer(k)), but a target may run the producers of
        * every iteration on the kernel's producer threads and the consumers on the others,
-       * ordered by the full/empty mbarriers the two parts contain (warp specialization) */
+       * ordered by the full/empty mbarriers the two parts contain (warp specialization).
+       * Each part begins with LET c = var: the pipeline's iteration count, which stages and
+       * phases are computed from; a target that runs the loop once per tile of a persistent
+       * block continues it from the previous run instead */
       bool ws_split;
       tc_stmt *body;
     } loop;

@@ -297,6 +297,9 @@ TEST(tma_maps_in_the_signature_and_metadata) {
   CHECK(strstr(g.kernel_source, "if ((int)threadIdx.x == 128) {") != NULL);
   CHECK(strstr(g.kernel_source, "__launch_bounds__(256, 1)") != NULL);
   CHECK(strstr(g.meta, "block=256,1,1\n") != NULL);
+  /* every tile's loop is as long: the blocks that fit on the device walk all the tiles */
+  CHECK(strstr(g.meta, "persistent=1\n") != NULL);
+  CHECK(strstr(g.kernel_source, "for (int tcg_tile = (int)blockIdx.x; tcg_tile < tcg_tiles; tcg_tile += (int)gridDim.x) {") != NULL);
   CHECK(strstr(g.kernel_source, "tcg_cp_async") == NULL);
   CHECK(strstr(g.meta, "tmap=0,2,128,64,256,128,s0\n") != NULL);
   CHECK(strstr(g.meta, "tmap=1,2,64,128,128,256,s0\n") != NULL);
@@ -305,6 +308,48 @@ TEST(tma_maps_in_the_signature_and_metadata) {
   CHECK_INT(tc_cuda_nvrtc_backend.generate(&lw, &g, &err), TILEC_OK);
   CHECK(strstr(g.kernel_source, "tcg_tmap") == NULL && strstr(g.kernel_source, "tcg_cp_async") != NULL);
   CHECK(strstr(g.meta, "tmap=") == NULL);
+  tc_generated_free(&g);
+  tc_arena_free(&a);
+  tilec_program_destroy(p);
+  tilec_context_destroy(ctx);
+}
+
+/* A warp-specialized loop whose length depends on the tile (causal attention's shape) gets one
+ * block per tile, which the hardware schedules as blocks finish; the meta says which. */
+TEST(tile_dependent_loops_launch_a_block_per_tile) {
+  tilec_error err = {0};
+  tilec_context_options o = {.flags = TILEC_CONTEXT_NO_DISK_CACHE};
+  tilec_context *ctx = tilec_context_create(&o, &err);
+  tc_arena a;
+  tc_arena_init(&a);
+  static const char src[] =
+      "import tilelang.language as T\n"
+      "@T.prim_func\n"
+      "def tri(A: T.Tensor((512, 512), \"float16\"), B: T.Tensor((512, 512), \"float16\"), C: T.Tensor((512, 512), \"float16\")):\n"
+      "    with T.Kernel(4, 4, threads=128) as (bx, by):\n"
+      "        As = T.alloc_shared((128, 64), \"float16\")\n"
+      "        Bs = T.alloc_shared((64, 128), \"float16\")\n"
+      "        c = T.alloc_fragment((128, 128), \"float32\")\n"
+      "        T.clear(c)\n"
+      "        for k in T.Pipelined(bx + 1, num_stages=3):\n"
+      "            T.copy(A[by * 128, k * 64], As)\n"
+      "            T.copy(B[k * 64, bx * 128], Bs)\n"
+      "            T.gemm(As, Bs, c)\n"
+      "        T.copy(c, C[by * 128, bx * 128])\n";
+  tilec_program *p = NULL;
+  tc_kernel_ir *k = kernel_from(&a, ctx, "tri.py", src, &p, &err);
+  if (!k) printf("  %s", err.rendered);
+  CHECK(k != NULL);
+  tc_target_desc d;
+  CHECK(tc_cuda_describe_arch("sm_90a", &d, NULL));
+  tc_lowered lw = {&a, k, &d, NULL};
+  tc_generated g = {0};
+  CHECK_INT(tc_cuda_nvrtc_backend.generate(&lw, &g, &err), TILEC_OK);
+  CHECK(g.meta && strstr(g.meta, "persistent=0\n") != NULL);
+  tc_cuda_meta m;
+  CHECK_INT(tc_cuda_meta_parse(g.meta, strlen(g.meta), &m, &err), TILEC_OK);
+  CHECK(m.walks_tiles && !m.persistent);
+  CHECK_INT(tc_cuda_meta_parse("entry=f\nblock=1,1,1\narch=sm_90a\npersistent=2\n", 45, &m, &err), TILEC_ERROR_INTERNAL);
   tc_generated_free(&g);
   tc_arena_free(&a);
   tilec_program_destroy(p);
@@ -389,6 +434,7 @@ int main(void) {
   RUN(arch_rule_and_options);
   RUN(generate_lowers_prints_and_describes_the_launch);
   RUN(tma_maps_in_the_signature_and_metadata);
+  RUN(tile_dependent_loops_launch_a_block_per_tile);
   RUN(driver_presence_is_reported);
   TEST_MAIN_END();
 }

@@ -148,6 +148,13 @@ tilec_status tc_cuda_meta_parse(const char *text, size_t len, tc_cuda_meta *out,
       }
       t.rows = rows, t.cols = cols, t.R = R, t.C = C;
       out->tmaps[out->ntmaps++] = t;
+    } else if (strcmp(key, "persistent") == 0) {
+      if (strcmp(val, "0") && strcmp(val, "1")) {
+        tc_error(err, TILEC_ERROR_INTERNAL, "cuda meta: persistent '%s' is not 0 or 1", val);
+        return TILEC_ERROR_INTERNAL;
+      }
+      out->walks_tiles = true;
+      out->persistent = val[0] == '1';
     } else if (strcmp(key, "arch") == 0) {
       if (!tc_cuda_arch_known(val)) {
         tc_error(err, TILEC_ERROR_INTERNAL, "cuda meta: arch '%s' is not a supported cuda arch", val);

@@ -36,6 +36,7 @@ typedef struct cg {
   int nop_keys;
   int consumers;     /* the kernel's threads when it has a producer warpgroup, else 0 */
   bool in_producer;  /* printing a warp-specialized loop's producer part (one thread runs it) */
+  const tc_stmt *count_let; /* the LET of that loop's iteration count being printed */
 } cg;
 
 static void fail(cg *g, tc_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -108,7 +109,8 @@ static void var_name(cg *g, tc_strbuf *sb, const tc_var *v) {
   switch (v->kind) {
   case TC_VAR_THREAD_IDX: tc_sb_printf(sb, "((int)threadIdx.%c)", axes[v->axis % 3]); return;
   case TC_VAR_BLOCK_IDX:
-    if (g->k->swizzle_panel > 0 && g->k->swizzle_enable && v->axis < 2) tc_sb_printf(sb, "tcg_b%c", axes[v->axis]);
+    if (g->consumers) tc_sb_printf(sb, "tcg_b%c", axes[v->axis % 3]); /* a persistent block's tile */
+    else if (g->k->swizzle_panel > 0 && g->k->swizzle_enable && v->axis < 2) tc_sb_printf(sb, "tcg_b%c", axes[v->axis]);
     else tc_sb_printf(sb, "((int)blockIdx.%c)", axes[v->axis % 3]);
     return;
   case TC_VAR_SYMBOLIC: tc_sb_printf(sb, "tcg_sym_%d", v->id); return;
@@ -668,9 +670,13 @@ static void alloc(cg *g, const tc_buffer *b) {
   tc_sb_free(&n);
 }
 
-/* A warp-specialized loop (pipeline.c): the producer warpgroup, after the barrier that makes
- * the mbarriers visible to it, gives its registers to the consumers, and one of its threads
- * runs every iteration's producer part; then it leaves. The consumers run the consumer parts. */
+/* ---- warp-specialized kernels: persistent blocks (pipeline.c, docs/cuda.md) ----
+ * A kernel with a warp-specialized loop runs as a persistent kernel: the runtime launches
+ * min(tiles, what fits on the device at once) blocks (meta persistent=1), and each block walks
+ * the tiles (the logical grid, x fastest) from blockIdx.x in steps of gridDim.x. The producer
+ * warpgroup and the consumers walk them independently: one producer thread issues the loads of
+ * the next tile while the consumers store the last one, and both count the pipeline's
+ * iterations across tiles (tcg_pipe), so a stage's mbarrier phases continue where they were. */
 static void for_header(cg *g, const tc_stmt *s) {
   tc_strbuf v, mn, ext;
   tc_sb_init(&v), tc_sb_init(&mn), tc_sb_init(&ext);
@@ -682,39 +688,6 @@ static void for_header(cg *g, const tc_stmt *s) {
        tc_sb_cstr(&ext), tc_sb_cstr(&v));
   tc_sb_free(&v), tc_sb_free(&mn), tc_sb_free(&ext);
 }
-static void ws_loop(cg *g, const tc_stmt *s) {
-  int T = g->consumers;
-  /* registers: the launch bound gives each thread 65536 / (T + 128), rounded down to 8; the
-   * producers keep 40 and the consumers share the rest (at most 240 each). Below 384 threads
-   * the launch bound already allows more than the consumers could get. */
-  bool realloc = T + 128 >= 384;
-  int inc = ((65536 - 128 * 40) / T) / 8 * 8;
-  if (inc > 240) inc = 240;
-  line(g, "__syncthreads();");
-  line(g, "if ((int)threadIdx.x >= %d) {", T);
-  g->ind++;
-  if (realloc) line(g, "tcg_setmaxnreg_dec<40>();");
-  line(g, "if ((int)threadIdx.x == %d) {", T);
-  g->ind++;
-  for_header(g, s);
-  g->ind++;
-  g->in_producer = true;
-  stmt(g, s->u.loop.body->u.seq.items[0]);
-  g->in_producer = false;
-  g->ind--;
-  line(g, "}");
-  g->ind--;
-  line(g, "}");
-  line(g, "return;");
-  g->ind--;
-  line(g, "}");
-  if (realloc) line(g, "tcg_setmaxnreg_inc<%d>();", inc);
-  for_header(g, s);
-  g->ind++;
-  stmt(g, s->u.loop.body->u.seq.items[1]);
-  g->ind--;
-  line(g, "}");
-}
 
 static bool has_ws_loop(const tc_stmt *s) {
   if (!s) return false;
@@ -725,34 +698,187 @@ static bool has_ws_loop(const tc_stmt *s) {
   return false;
 }
 
-/* The kernel body of a block with a producer warpgroup: until the warp-specialized loop, the
- * producers skip every statement but the declarations (LET, ALLOC) the loop may use; after
- * it they have left. (The loop is reached through sequences only: pipeline.c.) */
-static bool top_level(cg *g, const tc_stmt *s, bool before) {
-  if (!before || !s) {
-    stmt(g, s);
-    return before;
+/* The LET c_pipe = k that begins a part of a warp-specialized loop (ir.h), or NULL. */
+static const tc_stmt *count_let(const tc_stmt *loop, const tc_stmt *part) {
+  const tc_stmt *first = part;
+  while (first && first->kind == TC_ST_SEQ && first->u.seq.n > 0) first = first->u.seq.items[0];
+  if (first && first->kind == TC_ST_LET && first->u.let.value->op == TC_OP_VAR && first->u.let.value->var == loop->u.loop.var)
+    return first;
+  return NULL;
+}
+
+/* One part of the warp-specialized loop, counting from tcg_pipe, which then moves past it. */
+static void ws_part(cg *g, const tc_stmt *loop, int part) {
+  const tc_stmt *body = loop->u.loop.body->u.seq.items[part];
+  g->count_let = count_let(loop, body);
+  if (!g->count_let) {
+    fail(g, loop->loc, "internal: a warp-specialized loop part does not begin with its count");
+    return;
   }
+  for_header(g, loop);
+  g->ind++;
+  g->in_producer = part == 0;
+  stmt(g, body);
+  g->in_producer = false;
+  g->ind--;
+  line(g, "}");
+  tc_strbuf ext;
+  tc_sb_init(&ext);
+  expr(g, &ext, loop->u.loop.extent);
+  line(g, "tcg_pipe += %s;", tc_sb_cstr(&ext));
+  tc_sb_free(&ext);
+  g->count_let = NULL;
+}
+
+static bool loads_local(const tc_expr *e) {
+  if (!e) return false;
+  if ((e->op == TC_OP_LOAD || e->op == TC_OP_ADDRESS_OF) && e->buf->scope != TC_SCOPE_GLOBAL) return true;
+  for (int i = 0; i < e->nargs; i++)
+    if (loads_local(e->args[i])) return true;
+  return false;
+}
+
+/* The body of one tile, for the producer thread (role 0: the declarations the loads need and
+ * the loop's producer part) or for the consumers (role 1: everything but the set-up of the
+ * barriers, printed once before the tiles, and with the loop's consumer part). */
+static void tile_body(cg *g, const tc_stmt *s, int role) {
+  if (!s || g->failed) return;
   switch (s->kind) {
   case TC_ST_SEQ:
-    for (int i = 0; i < s->u.seq.n; i++) before = top_level(g, s->u.seq.items[i], before);
-    return before;
+    for (int i = 0; i < s->u.seq.n; i++) tile_body(g, s->u.seq.items[i], role);
+    return;
+  case TC_ST_ALLOC:
+    if (s->u.alloc.buf->scope != TC_SCOPE_SHARED && role == 1) stmt(g, s); /* shared tiles: before the tiles */
+    return;
   case TC_ST_LET:
-  case TC_ST_ALLOC: stmt(g, s); return true;
+    if (role == 1 || !loads_local(s->u.let.value)) stmt(g, s);
+    return;
+  case TC_ST_INTRINSIC:
+    if (!strcmp(s->u.intrinsic.name, "mbar_init")) return; /* before the tiles */
+    break;
   case TC_ST_FOR:
     if (s->u.loop.ws_split) {
-      stmt(g, s);
-      return false;
+      ws_part(g, s, role == 0 ? 0 : 1);
+      return;
     }
     break;
   default: break;
   }
-  line(g, "if ((int)threadIdx.x < %d) {", g->consumers);
+  if (role == 1) stmt(g, s);
+}
+
+/* What the tiles share: the shared tiles' addresses and the barriers' set-up. */
+static void tile_setup(cg *g, const tc_stmt *s) {
+  if (!s || g->failed) return;
+  if (s->kind == TC_ST_SEQ)
+    for (int i = 0; i < s->u.seq.n; i++) tile_setup(g, s->u.seq.items[i]);
+  else if (s->kind == TC_ST_ALLOC && s->u.alloc.buf->scope == TC_SCOPE_SHARED) stmt(g, s);
+  else if (s->kind == TC_ST_INTRINSIC && !strcmp(s->u.intrinsic.name, "mbar_init")) stmt(g, s);
+}
+
+/* The tile loop's head: tile -> (tcg_bx, tcg_by, tcg_bz), with T.use_swizzle's panels. */
+static void tile_loop_head(cg *g) {
+  const tc_kernel_ir *k = g->k;
+  line(g, "for (int tcg_tile = (int)blockIdx.x; tcg_tile < tcg_tiles; tcg_tile += (int)gridDim.x) {");
   g->ind++;
-  stmt(g, s);
+  line(g, "const int tcg_lin = tcg_tile %% (tcg_gx * tcg_gy), tcg_bz = tcg_tile / (tcg_gx * tcg_gy);");
+  line(g, "int tcg_bx, tcg_by;");
+  if (k->swizzle_panel > 0 && k->swizzle_enable) {
+    /* panels of `panel` rows (or columns), walked in order, as rasterize() does for a grid */
+    bool column = k->swizzle_order != TC_SWIZZLE_ROW;
+    int panel = k->swizzle_panel;
+    const char *fast = column ? "tcg_gy" : "tcg_gx", *slow = column ? "tcg_gx" : "tcg_gy";
+    line(g, "{");
+    line(g, "  const int p = tcg_lin / (%d * %s), in_p = tcg_lin %% (%d * %s);", panel, fast, panel, fast);
+    line(g, "  const int h = min(%d, %s - p * %d);", panel, slow, panel);
+    line(g, "  tcg_b%s = in_p / h;", column ? "y" : "x");
+    line(g, "  tcg_b%s = p * %d + in_p %% h;", column ? "x" : "y", panel);
+    line(g, "}");
+  } else {
+    line(g, "tcg_bx = tcg_lin %% tcg_gx;");
+    line(g, "tcg_by = tcg_lin / tcg_gx;");
+  }
+  line(g, "(void)tcg_bx, (void)tcg_by, (void)tcg_bz;");
+}
+
+/* Whether an expression is the same in every tile: constants, symbolic dims and scalar
+ * parameters, through the top-level LETs of `body`. */
+static const tc_stmt *find_let(const tc_stmt *s, const tc_var *v) {
+  if (!s) return NULL;
+  if (s->kind == TC_ST_LET && s->u.let.var == v) return s;
+  if (s->kind == TC_ST_SEQ)
+    for (int i = 0; i < s->u.seq.n; i++) {
+      const tc_stmt *f = find_let(s->u.seq.items[i], v);
+      if (f) return f;
+    }
+  return NULL;
+}
+static bool same_every_tile(const tc_stmt *body, const tc_expr *e, int depth) {
+  if (!e || depth > 8) return false;
+  if (e->op == TC_OP_LOAD || e->op == TC_OP_ADDRESS_OF || e->op == TC_OP_CALL) return false;
+  if (e->op == TC_OP_VAR) {
+    if (e->var->kind == TC_VAR_SYMBOLIC || e->var->kind == TC_VAR_PARAM) return true;
+    const tc_stmt *let = find_let(body, e->var);
+    return let && same_every_tile(body, let->u.let.value, depth + 1);
+  }
+  for (int i = 0; i < e->nargs; i++)
+    if (!same_every_tile(body, e->args[i], depth)) return false;
+  return true;
+}
+static const tc_stmt *find_ws_loop(const tc_stmt *s) {
+  if (!s) return NULL;
+  if (s->kind == TC_ST_FOR && s->u.loop.ws_split) return s;
+  if (s->kind == TC_ST_SEQ)
+    for (int i = 0; i < s->u.seq.n; i++) {
+      const tc_stmt *f = find_ws_loop(s->u.seq.items[i]);
+      if (f) return f;
+    }
+  return NULL;
+}
+
+static void persistent_body(cg *g) {
+  const tc_kernel_ir *k = g->k;
+  int T = g->consumers;
+  tc_strbuf gd[3];
+  for (int i = 0; i < 3; i++) {
+    tc_sb_init(&gd[i]);
+    if (i < k->grid_ndim) expr(g, &gd[i], k->grid[i]);
+    else tc_sb_puts(&gd[i], "1");
+  }
+  line(g, "const int tcg_gx = (int)(%s), tcg_gy = (int)(%s), tcg_gz = (int)(%s);", tc_sb_cstr(&gd[0]), tc_sb_cstr(&gd[1]),
+       tc_sb_cstr(&gd[2]));
+  line(g, "const int tcg_tiles = tcg_gx * tcg_gy * tcg_gz;");
+  for (int i = 0; i < 3; i++) tc_sb_free(&gd[i]);
+  tile_setup(g, k->body);
+  line(g, "__syncthreads();");
+  /* registers: the launch bound gives each thread 65536 / (T + 128), rounded down to 8; the
+   * producers keep 40 and the consumers share the rest (at most 240 each). Below 384 threads
+   * the launch bound already allows more than the consumers could get. */
+  bool realloc = T + 128 >= 384;
+  int inc = ((65536 - 128 * 40) / T) / 8 * 8;
+  if (inc > 240) inc = 240;
+  line(g, "if ((int)threadIdx.x >= %d) {", T);
+  g->ind++;
+  if (realloc) line(g, "tcg_setmaxnreg_dec<40>();");
+  line(g, "if ((int)threadIdx.x == %d) {", T);
+  g->ind++;
+  line(g, "int tcg_pipe = 0;");
+  tile_loop_head(g);
+  tile_body(g, k->body, 0);
   g->ind--;
   line(g, "}");
-  return true;
+  g->ind--;
+  line(g, "}");
+  line(g, "return;");
+  g->ind--;
+  line(g, "}");
+  if (realloc) line(g, "tcg_setmaxnreg_inc<%d>();", inc);
+  line(g, "int tcg_pipe = 0;");
+  tile_loop_head(g);
+  tile_body(g, k->body, 1);
+  line(g, "tcg_bar_consumers<%d>(); /* the tile's shared memory is free for the next */", T);
+  g->ind--;
+  line(g, "}");
 }
 
 static void stmt(cg *g, const tc_stmt *s) {
@@ -765,10 +891,6 @@ static void stmt(cg *g, const tc_stmt *s) {
     break;
   case TC_ST_ALLOC: alloc(g, s->u.alloc.buf); break;
   case TC_ST_FOR: {
-    if (s->u.loop.ws_split && g->consumers) {
-      ws_loop(g, s);
-      break;
-    }
     tc_strbuf v, mn, ext;
     tc_sb_init(&v), tc_sb_init(&mn), tc_sb_init(&ext);
     var_name(g, &v, s->u.loop.var);
@@ -808,7 +930,10 @@ static void stmt(cg *g, const tc_stmt *s) {
     tc_sb_init(&v);
     var_name(g, &v, s->u.let.var);
     expr(g, &t, s->u.let.value);
-    if (s->kind == TC_ST_LET) {
+    if (s == g->count_let) {
+      mark_nonneg(g, s->u.let.var, true);
+      line(g, "%s %s = tcg_pipe + %s;", ctype(s->u.let.var->dtype), tc_sb_cstr(&v), tc_sb_cstr(&t));
+    } else if (s->kind == TC_ST_LET) {
       mark_nonneg(g, s->u.let.var, nonneg(g, s->u.let.value));
       line(g, "%s %s = %s;", ctype(s->u.let.var->dtype), tc_sb_cstr(&v), tc_sb_cstr(&t));
     } else {
@@ -1024,9 +1149,12 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
   tc_sb_puts(&kern, ") {\n");
   g.ind = 1;
   line(&g, "extern __shared__ __align__(1024) unsigned char tcg_smem[];");
-  if (k->swizzle_panel > 0 && k->swizzle_enable) rasterize(&g, k->swizzle_panel, k->swizzle_order != TC_SWIZZLE_ROW);
-  if (g.consumers) top_level(&g, k->body, true);
-  else stmt(&g, k->body);
+  if (g.consumers) {
+    persistent_body(&g);
+  } else {
+    if (k->swizzle_panel > 0 && k->swizzle_enable) rasterize(&g, k->swizzle_panel, k->swizzle_order != TC_SWIZZLE_ROW);
+    stmt(&g, k->body);
+  }
   tc_sb_puts(&kern, "}\n");
   if (g.failed) {
     tc_sb_free(&kern);
@@ -1072,6 +1200,13 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
         }
       }
       tc_sb_putc(&m, '\n');
+    }
+    /* the blocks walk the tiles (persistent_body): as many blocks as run at once when every
+     * tile's loop is as long (GEMM); else one block per tile, which the hardware schedules as
+     * blocks finish (causal attention's tiles differ in length) */
+    if (g.consumers) {
+      const tc_stmt *loop = find_ws_loop(k->body);
+      tc_sb_printf(&m, "persistent=%d\n", loop && same_every_tile(k->body, loop->u.loop.extent, 0) ? 1 : 0);
     }
     out->meta = tc_sb_take(&m);
   }

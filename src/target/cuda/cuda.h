@@ -13,6 +13,9 @@
  *   smem=BYTES     dynamic shared memory; may exceed 48 KB (the runtime raises
  *                  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
  *   arch=sm_XX     the arch the source was written for
+ *   persistent=0|1 the kernel walks the tiles of its grid itself (a warp-specialized kernel,
+ *                  codegen.c), computing the logical grid from its parameters; the launch is
+ *                  along x: 1: min(tiles, the blocks the device holds at once), 0: one per tile
  * Unknown keys are ignored when parsed.
  *
  * Kernel parameter ABI (the entry's parameters, in this order):
@@ -60,6 +63,8 @@ typedef struct tc_cuda_meta {
   char arch[32];
   int ntmaps;
   tc_cuda_tmap tmaps[TC_CUDA_MAX_TMAPS];
+  bool walks_tiles; /* persistent= given */
+  bool persistent;  /* ... and 1 */
 } tc_cuda_meta;
 /* Parse meta text (`len` bytes). Requires entry, block and arch; smem defaults to 0. */
 tilec_status tc_cuda_meta_parse(const char *text, size_t len, tc_cuda_meta *out, tilec_error *err);

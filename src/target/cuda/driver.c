@@ -73,6 +73,7 @@ static void load_once(void) {
   REQUIRE(GetErrorString, "cuGetErrorString", NULL);
   REQUIRE(PointerGetAttribute, "cuPointerGetAttribute", NULL);
   *(void **)&g_api.TensorMapEncodeTiled = dlsym(lib, "cuTensorMapEncodeTiled"); /* optional */
+  *(void **)&g_api.OccupancyMaxActiveBlocksPerMultiprocessor = dlsym(lib, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   tc_cu_result r = g_api.Init(0);
   if (r != TC_CU_SUCCESS) {
     char d[160];

@@ -95,6 +95,8 @@ typedef struct tc_cu_api {
                                        const uint64_t *dims, const uint64_t *strides,
                                        const unsigned *box, const unsigned *elem_strides,
                                        int interleave, int swizzle, int l2promo, int oobfill);
+  /* Optional: blocks of a function that fit on one multiprocessor at once. */
+  tc_cu_result (*OccupancyMaxActiveBlocksPerMultiprocessor)(int *blocks, tc_cu_function fn, int block_size, size_t smem);
   int device_count; /* after cuInit */
   int driver_version;
 } tc_cu_api;

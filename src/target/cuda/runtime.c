@@ -109,6 +109,7 @@ typedef struct device_slot {
   tc_cu_context ctx;
   tc_cu_module module;
   tc_cu_function fn;
+  int resident; /* blocks the device runs at once (persistent kernels), after loading */
 } device_slot;
 
 struct tc_loaded {
@@ -154,6 +155,16 @@ static tilec_status load_on(tc_loaded *m, int d, tilec_error *err) {
     snprintf(what, sizeof what, "preparing kernel entry '%s'", m->meta.entry);
     return tc_cu_fail(err, cu, r, what);
   }
+  /* a persistent kernel launches as many blocks as run at once: multiprocessors x blocks each */
+  int sms = 0, per_sm = 0;
+  if (m->meta.persistent) {
+    if (cu->DeviceGetAttribute(&sms, TC_CU_DEV_ATTR_MULTIPROCESSOR_COUNT, dev) != TC_CU_SUCCESS || sms < 1) sms = 1;
+    if (!cu->OccupancyMaxActiveBlocksPerMultiprocessor ||
+        cu->OccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, s->fn, m->meta.block[0] * m->meta.block[1] * m->meta.block[2],
+                                                      (size_t)m->meta.smem) != TC_CU_SUCCESS || per_sm < 1)
+      per_sm = 1;
+  }
+  s->resident = sms * per_sm;
   s->loaded = true;
   return TILEC_OK;
 }
@@ -377,9 +388,20 @@ tilec_status tc_cuda_launch(const tc_backend_env *env, tc_loaded *m, const tc_la
     st = encode_tmap(cu, m, &m->meta.tmaps[i], a, &maps[i], err);
     ptrs[m->nparams + m->nsyms + i] = &maps[i];
   }
+  unsigned grid[3] = {(unsigned)a->grid[0], (unsigned)a->grid[1], (unsigned)a->grid[2]};
+  if (st == TILEC_OK && m->meta.walks_tiles) { /* the blocks walk the logical grid's tiles themselves */
+    int64_t tiles = a->grid[0] * a->grid[1] * a->grid[2];
+    if (tiles > INT32_MAX) {
+      tc_error(err, TILEC_ERROR_USAGE, "launch grid (%lld, %lld, %lld) has more than 2^31 - 1 blocks", (long long)a->grid[0],
+               (long long)a->grid[1], (long long)a->grid[2]);
+      st = TILEC_ERROR_USAGE;
+    }
+    grid[0] = (unsigned)(m->meta.persistent && tiles > m->dev[d].resident ? m->dev[d].resident : tiles);
+    grid[1] = grid[2] = 1;
+  }
   if (st == TILEC_OK) {
     tc_cu_stream stream = (tc_cu_stream)a->stream;
-    r = cu->LaunchKernel(m->dev[d].fn, (unsigned)a->grid[0], (unsigned)a->grid[1], (unsigned)a->grid[2],
+    r = cu->LaunchKernel(m->dev[d].fn, grid[0], grid[1], grid[2],
                          (unsigned)m->meta.block[0], (unsigned)m->meta.block[1], (unsigned)m->meta.block[2],
                          (unsigned)m->meta.smem, stream, ptrs, NULL);
     char what[320];
