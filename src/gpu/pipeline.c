@@ -543,7 +543,7 @@ static tc_stmt *tma_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int 
 static const char *ws_refusal(const tc_gpu_plan *P, bool top_level) {
   if (!P->desc->wgmma) return "the arch is not sm_90a (setmaxnreg)";
   if (P->k->no_warp_specialize) return "pass_configs turns it off (tl.disable_warp_specialized)";
-  if (!top_level) return "the loop is not at the kernel's top level";
+  if (!top_level) return "the loop is not at the kernel's top level, or a name it may use is assigned inside a statement before it";
   if (P->k->threads_ndim != 1 || P->threads % 128 || P->threads + 128 > P->desc->max_threads)
     return "the block is not one-dimensional with a multiple of 128 threads, at most 896";
   if (P->k->producer_threads) return "another loop of the kernel has the producer warpgroup";
@@ -656,21 +656,43 @@ static tc_stmt *ws_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int n
 typedef struct walk_ctx {
   tc_gpu_plan *P;
   tc_stmt *root;
-  int depth; /* enclosing loops and conditions */
+  int depth;          /* enclosing loops and conditions */
+  bool deep_assign;   /* a statement before, at the top level, assigns a name inside itself */
 } walk_ctx;
+
+static bool nested_assign_cb(void *ctx, tc_stmt *s) {
+  if (s->kind == TC_ST_ASSIGN) *(bool *)ctx = true;
+  return true;
+}
+/* Whether s assigns a name below its top level (a top-level ASSIGN the producer thread of a
+ * warp-specialized kernel replays; one inside a loop or condition it cannot). */
+static bool assigns_inside(tc_stmt *s) {
+  if (!s || s->kind == TC_ST_ASSIGN || s->kind == TC_ST_LET) return false;
+  if (s->kind == TC_ST_SEQ) {
+    for (int i = 0; i < s->u.seq.n; i++)
+      if (assigns_inside(s->u.seq.items[i])) return true;
+    return false;
+  }
+  bool any = false;
+  tc_visit_stmts(s, nested_assign_cb, &any);
+  return any;
+}
 
 static tc_stmt *rewrite(walk_ctx *W, tc_stmt *s) {
   if (!s) return s;
   switch (s->kind) {
   case TC_ST_SEQ:
-    for (int i = 0; i < s->u.seq.n; i++) s->u.seq.items[i] = rewrite(W, s->u.seq.items[i]);
+    for (int i = 0; i < s->u.seq.n; i++) {
+      s->u.seq.items[i] = rewrite(W, s->u.seq.items[i]);
+      if (W->depth == 0 && assigns_inside(s->u.seq.items[i])) W->deep_assign = true;
+    }
     return s;
   case TC_ST_FOR:
     W->depth++;
     s->u.loop.body = rewrite(W, s->u.loop.body);
     W->depth--;
     if (s->u.loop.kind == TC_LOOP_PIPELINED && s->u.loop.num_stages >= 2 && W->P->nrestage < 60)
-      return pipeline_loop(W->P, s, W->root, W->depth == 0);
+      return pipeline_loop(W->P, s, W->root, W->depth == 0 && !W->deep_assign);
     return s;
   case TC_ST_IF:
     W->depth++;
@@ -692,7 +714,7 @@ static bool realloc_cb(void *ctx, tc_stmt *s) {
 
 bool tc_gpu_pipeline(tc_gpu_plan *P) {
   if (!P->desc->cp_async) return true;
-  walk_ctx W = {P, P->k->body, 0};
+  walk_ctx W = {P, P->k->body, 0, false};
   P->k->body = rewrite(&W, P->k->body);
   tc_visit_stmts(P->k->body, realloc_cb, P);
   return true;

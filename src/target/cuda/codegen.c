@@ -730,16 +730,8 @@ static void ws_part(cg *g, const tc_stmt *loop, int part) {
   g->count_let = NULL;
 }
 
-static bool loads_local(const tc_expr *e) {
-  if (!e) return false;
-  if ((e->op == TC_OP_LOAD || e->op == TC_OP_ADDRESS_OF) && e->buf->scope != TC_SCOPE_GLOBAL) return true;
-  for (int i = 0; i < e->nargs; i++)
-    if (loads_local(e->args[i])) return true;
-  return false;
-}
-
-/* The body of one tile, for the producer thread (role 0: the declarations the loads need and
- * the loop's producer part) or for the consumers (role 1: everything but the set-up of the
+/* The body of one tile, for the producer thread (role 0: the top-level declarations and names,
+ * which the loads may use, and the loop's producer part) or for the consumers (role 1: everything but the set-up of the
  * barriers, printed once before the tiles, and with the loop's consumer part). */
 static void tile_body(cg *g, const tc_stmt *s, int role) {
   if (!s || g->failed) return;
@@ -748,10 +740,11 @@ static void tile_body(cg *g, const tc_stmt *s, int role) {
     for (int i = 0; i < s->u.seq.n; i++) tile_body(g, s->u.seq.items[i], role);
     return;
   case TC_ST_ALLOC:
-    if (s->u.alloc.buf->scope != TC_SCOPE_SHARED && role == 1) stmt(g, s); /* shared tiles: before the tiles */
+    if (s->u.alloc.buf->scope != TC_SCOPE_SHARED) stmt(g, s); /* shared tiles: before the tiles */
     return;
   case TC_ST_LET:
-    if (role == 1 || !loads_local(s->u.let.value)) stmt(g, s);
+  case TC_ST_ASSIGN: /* the producer computes every top-level name (pipeline.c refuses names assigned deeper) */
+    stmt(g, s);
     return;
   case TC_ST_INTRINSIC:
     if (!strcmp(s->u.intrinsic.name, "mbar_init")) return; /* before the tiles */
