@@ -1299,6 +1299,19 @@ static tc_stmt *lower_gemm(tc_gpu_plan *P, tc_stmt *s) {
   }
   char instr_why[200];
   tc_gpu_gemm_instr instr = tc_gpu_gemm_choose(P, s, instr_why, sizeof instr_why);
+  if (Lc->coop) {
+    /* the accumulator holds matmul2d destinations (layout.c): every gemm into it must run there */
+    const char *no = tc_gpu_matmul2d_reason(M, N, K, Lc->wm, Lc->wn, ra->buf->dtype, rb->buf->dtype, rc->buf->dtype,
+                                            ra->buf->scope == TC_SCOPE_SHARED, rb->buf->scope == TC_SCOPE_SHARED, false,
+                                            instr_why, sizeof instr_why);
+    if (no) {
+      tc_gpu_fail(P, loc, "T.gemm on %s: the accumulator %s is laid out for matmul2d by another gemm, and this one cannot "
+                  "run on matmul2d (%s)", P->desc->target, rc->buf->name, no);
+      return NULL;
+    }
+    instr = TC_GPU_GEMM_MATMUL2D;
+    snprintf(instr_why, sizeof instr_why, "matmul2d 16x32x%lld over %d x %d simdgroups", (long long)K, Lc->wm, Lc->wn);
+  }
   if (instr == TC_GPU_GEMM_MMA && Lc->interleave) {
     tc_gpu_fail(P, loc, "T.gemm on %s: the accumulator %s is laid out for wgmma by another gemm, and this one cannot "
                 "run on wgmma (%s)", P->desc->target, rc->buf->name, instr_why);
@@ -1312,7 +1325,9 @@ static tc_stmt *lower_gemm(tc_gpu_plan *P, tc_stmt *s) {
     tc_sb_printf(P->notes, "T.gemm %lld x %lld x %lld (%s x %s -> %s): ", (long long)M, (long long)N, (long long)K,
                  tc_dtype_scalar_name((tc_scalar_type)ra->buf->dtype.code), tc_dtype_scalar_name((tc_scalar_type)rb->buf->dtype.code),
                  tc_dtype_scalar_name((tc_scalar_type)rc->buf->dtype.code));
-    if (instr == TC_GPU_GEMM_WGMMA)
+    if (instr == TC_GPU_GEMM_MATMUL2D)
+      tc_sb_printf(P->notes, "%s\n", instr_why);
+    else if (instr == TC_GPU_GEMM_WGMMA)
       tc_sb_printf(P->notes, "%s%s\n", instr_why, tc_stmt_set_has(&P->async_mma, s) ? ", asynchronous mainloop" : "");
     else
       tc_sb_printf(P->notes, "mma.sync over %d x %d warps; not wgmma: %s\n", Lc->wm, Lc->wn,
