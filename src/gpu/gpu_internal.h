@@ -24,4 +24,8 @@ typedef struct access_scan {
 } access_scan;
 void tc_gpu_scan_nest(access_scan *A, const par_nest *N);
 
+/* direct.c: on Metal 4, gemm operands only staged through shared tiles by a T.copy are read
+ * from global memory instead (matmul2d's direct-global form) */
+bool tc_gpu_matmul2d_direct(tc_gpu_plan *P);
+
 #endif

@@ -531,10 +531,10 @@ static void infer_gemm(infer_ctx *C, tc_stmt *s) {
   bool coop = false;
   if (P->desc->matmul2d && !wgmma) {
     const tc_buffer *A = s->u.gemm.a.buf;
-    int64_t K = 0;
-    if (A && A->ndim >= 2) tc_expr_const_int(A->shape[s->u.gemm.trans_a ? A->ndim - 2 : A->ndim - 1], &K);
+    const tc_region *ra = &s->u.gemm.a; /* a whole tile, or a global region (direct.c) */
+    int64_t K = ra->ndim >= 2 ? ra->r[s->u.gemm.trans_a ? ra->ndim - 2 : ra->ndim - 1].extent : 0;
     coop = K > 0 && !tc_gpu_matmul2d_reason(shape[0], shape[1], K, wm, wn, A->dtype, s->u.gemm.b.buf->dtype, cb->dtype,
-                                            A->scope == TC_SCOPE_SHARED, s->u.gemm.b.buf->scope == TC_SCOPE_SHARED,
+                                            A->scope != TC_SCOPE_FRAGMENT, s->u.gemm.b.buf->scope != TC_SCOPE_FRAGMENT,
                                             C->rs_gemm, why, sizeof why);
   }
   if (!(wgmma ? tc_gl_make_acc_wgmma(&L, shape[0], shape[1], P->threads, why, sizeof why)

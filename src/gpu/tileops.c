@@ -1270,15 +1270,15 @@ static tc_stmt *lower_gemm(tc_gpu_plan *P, tc_stmt *s) {
   }
   for (int i = 0; i < 2; i++) {
     const tc_region *r = i ? rb : ra;
+    if (Lc->coop && r->buf->scope == TC_SCOPE_GLOBAL && r->buf->ndim == 2) continue; /* direct-global (direct.c) */
     if (r->buf->ndim < 2 || !tile_of_buffer(r) || (r->buf->scope != TC_SCOPE_SHARED && !(i == 0 && is_frag(r->buf)))) {
       tc_gpu_fail(P, loc, "T.gemm on %s needs %s as a whole 2-D shared tile%s", P->desc->target, i ? "B" : "A",
                   i ? "" : " (or a fragment)");
       return NULL;
     }
   }
-  int64_t M = Lc->M, N = Lc->N, sa0, sa1;
-  tc_expr_const_int(ra->buf->shape[ra->buf->ndim - 2], &sa0);
-  tc_expr_const_int(ra->buf->shape[ra->buf->ndim - 1], &sa1);
+  int64_t M = Lc->M, N = Lc->N;
+  int64_t sa0 = ra->r[ra->ndim - 2].extent, sa1 = ra->r[ra->ndim - 1].extent; /* a whole tile, or a global region */
   int64_t K = s->u.gemm.trans_a ? sa0 : sa1;
   if (is_frag(ra->buf)) {
     const tc_gpu_layout *La = P->frag[ra->buf->id];
@@ -1302,7 +1302,7 @@ static tc_stmt *lower_gemm(tc_gpu_plan *P, tc_stmt *s) {
   if (Lc->coop) {
     /* the accumulator holds matmul2d destinations (layout.c): every gemm into it must run there */
     const char *no = tc_gpu_matmul2d_reason(M, N, K, Lc->wm, Lc->wn, ra->buf->dtype, rb->buf->dtype, rc->buf->dtype,
-                                            ra->buf->scope == TC_SCOPE_SHARED, rb->buf->scope == TC_SCOPE_SHARED, false,
+                                            !is_frag(ra->buf), !is_frag(rb->buf), false,
                                             instr_why, sizeof instr_why);
     if (no) {
       tc_gpu_fail(P, loc, "T.gemm on %s: the accumulator %s is laid out for matmul2d by another gemm, and this one cannot "

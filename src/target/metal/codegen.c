@@ -510,16 +510,37 @@ static void gemm_call(cg *g, tc_loc loc, tc_expr *const *args) {
   }
   tc_dtype ta = A->dtype, tb = B->dtype, tcd = C->dtype;
   if (v[7] == 2) {
-    /* matmul2d: the lowering laid C out as 16 x 32 destinations (gemm.c checked the rest) */
+    /* matmul2d: the lowering laid C out as 16 x 32 destinations (gemm.c checked the rest);
+     * operands in device memory (direct-global, src/gpu/direct.c) are passed as the whole
+     * matrix, its extents and the tile's origin, so matmul2d's bounds are the tensor's */
+    bool gg = A->scope == TC_SCOPE_GLOBAL && B->scope == TC_SCOPE_GLOBAL;
     tc_strbuf t;
     tc_sb_init(&t);
-    tc_sb_printf(&t, "tcm_gemm_mpp_ss<%lld, %lld, %lld, %lld, %lld, %s, %s, %s, %s>(", (long long)v[0], (long long)v[1],
-                 (long long)v[2], (long long)v[3], (long long)v[4], v[5] ? "true" : "false", v[6] ? "true" : "false",
-                 gemm_type(g, ta), gemm_type(g, tb));
-    expr(g, &t, args[10]);
-    tc_sb_puts(&t, ", ");
-    expr(g, &t, args[11]);
-    tc_sb_puts(&t, ", ");
+    tc_sb_printf(&t, "tcm_gemm_mpp_%s<%lld, %lld, %lld, %lld, %lld, %s, %s, %s, %s>(", gg ? "gg" : "ss", (long long)v[0],
+                 (long long)v[1], (long long)v[2], (long long)v[3], (long long)v[4], v[5] ? "true" : "false",
+                 v[6] ? "true" : "false", gemm_type(g, ta), gemm_type(g, tb));
+    for (int i = 10; i < 12; i++) {
+      const tc_expr *op = args[i];
+      if (gg && (op->op != TC_OP_ADDRESS_OF || op->nargs != 2 || op->buf->ndim != 2)) {
+        fail(g, loc, "matmul2d (direct-global) reads 2-D tensors; its operand reached the code generator otherwise");
+        tc_sb_free(&t);
+        return;
+      }
+      if (gg) {
+        buf_name(&t, op->buf);
+        tc_sb_puts(&t, ", ");
+        dim_text(g, &t, op->buf, 0);
+        tc_sb_puts(&t, ", ");
+        dim_text(g, &t, op->buf, 1);
+        tc_sb_puts(&t, ", ");
+        expr(g, &t, op->args[0]);
+        tc_sb_puts(&t, ", ");
+        expr(g, &t, op->args[1]);
+      } else {
+        expr(g, &t, op);
+      }
+      tc_sb_puts(&t, ", ");
+    }
     expr(g, &t, args[12]);
     tc_sb_puts(&t, ", tcg_simdgroup);");
     line(g, "%s", tc_sb_cstr(&t));

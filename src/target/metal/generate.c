@@ -30,6 +30,7 @@ typedef struct explain_ctx {
   bool metal4;
   int msl;
   bool rs; /* a gemm of the kernel reads A from registers */
+  const char *notes; /* the lowering's notes (lines "LOC: not direct-global: why") */
 } explain_ctx;
 
 static bool find_rs(void *ctx, tc_stmt *s) {
@@ -38,6 +39,21 @@ static bool find_rs(void *ctx, tc_stmt *s) {
       s->u.intrinsic.args[10]->buf->scope == TC_SCOPE_LOCAL)
     X->rs = true;
   return true;
+}
+
+/* The lowering's reason a matmul2d gemm kept its threadgroup staging (src/gpu/direct.c), as
+ * "not direct-global: why" in out. */
+static void direct_note(const explain_ctx *X, tc_loc loc, char *out, size_t cap) {
+  char key[300];
+  int n = loc.src ? snprintf(key, sizeof key, "%s:%d:%d: not direct-global: ", loc.src->name, loc.line, loc.col) : 0;
+  const char *p = n > 0 && (size_t)n < sizeof key && X->notes ? strstr(X->notes, key) : NULL;
+  if (!p) {
+    snprintf(out, cap, "not direct-global: A and B are read from threadgroup memory as T.copy stages them");
+    return;
+  }
+  p += n;
+  size_t len = strcspn(p, "\n");
+  snprintf(out, cap, "not direct-global: %.*s", (int)len, p);
 }
 
 static bool explain_gemm(void *ctx, tc_stmt *s) {
@@ -50,14 +66,20 @@ static bool explain_gemm(void *ctx, tc_stmt *s) {
   if (s->loc.src) tc_sb_printf(sb, "%s:%d:%d: ", s->loc.src->name, s->loc.line, s->loc.col);
   tc_sb_printf(sb, "T.gemm %lld x %lld x %lld (%s x %s -> %s, A %s): ", (long long)v[0], (long long)v[1], (long long)v[2],
                tc_dtype_scalar_name((tc_scalar_type)A->dtype.code), tc_dtype_scalar_name((tc_scalar_type)B->dtype.code),
-               tc_dtype_scalar_name((tc_scalar_type)C->dtype.code), A->scope == TC_SCOPE_LOCAL ? "in registers" : "in threadgroup memory");
+               tc_dtype_scalar_name((tc_scalar_type)C->dtype.code),
+               A->scope == TC_SCOPE_LOCAL ? "in registers" : A->scope == TC_SCOPE_GLOBAL ? "in device memory" : "in threadgroup memory");
   if (v[7] == 2) {
-    tc_sb_printf(sb, "matmul2d (shared-staged): mpp::tensor_ops::matmul2d 16 x 32 x %lld on each simdgroup's %lld x %lld "
+    bool gg = A->scope == TC_SCOPE_GLOBAL;
+    tc_sb_printf(sb, "matmul2d (%s): mpp::tensor_ops::matmul2d 16 x 32 x %lld on each simdgroup's %lld x %lld "
                      "fragments over %lld x %lld simdgroups (%lld x %lld per simdgroup), float cooperative-tensor accumulation",
-                 (long long)v[2], (long long)(v[0] / v[3] / 16), (long long)(v[1] / v[4] / 32), (long long)v[3], (long long)v[4],
-                 (long long)(v[0] / v[3]), (long long)(v[1] / v[4]));
-    tc_sb_puts(sb, "; not direct-global: A and B are read from threadgroup memory as T.copy stages them (direct-global "
-                   "is not implemented in this tilec yet)");
+                 gg ? "direct-global" : "shared-staged", (long long)v[2], (long long)(v[0] / v[3] / 16), (long long)(v[1] / v[4] / 32),
+                 (long long)v[3], (long long)v[4], (long long)(v[0] / v[3]), (long long)(v[1] / v[4]));
+    if (gg) tc_sb_puts(sb, ", A and B read from device memory (no threadgroup staging)");
+    else {
+      char why[300];
+      direct_note(X, s->loc, why, sizeof why);
+      tc_sb_printf(sb, "; %s", why);
+    }
     tc_sb_putc(sb, '\n');
     return true;
   }
@@ -95,8 +117,11 @@ tilec_status tc_metal_emit(const tc_lowered *lw, tc_generated *out, tilec_error 
   desc.matmul2d = metal4; /* gemm accumulators that suit it are laid out for matmul2d (src/gpu/gemm.c) */
   tc_arena a;
   tc_arena_init(&a);
+  tc_strbuf notes; /* the lowering's decisions: why a matmul2d gemm is not direct-global */
+  tc_sb_init(&notes);
   jmp_buf oom;
   if (setjmp(oom)) {
+    tc_sb_free(&notes);
     tc_arena_free(&a);
     tc_generated_free(out);
     tc_error(err, TILEC_ERROR_NOMEM, "out of memory generating metal code");
@@ -106,13 +131,13 @@ tilec_status tc_metal_emit(const tc_lowered *lw, tc_generated *out, tilec_error 
   char entry[256] = "";
   int64_t smem = 0;
   tilec_status st = TILEC_OK;
-  tc_kernel_ir *lowered = tc_gpu_lower(&a, lw->k, &desc, NULL, err);
+  tc_kernel_ir *lowered = tc_gpu_lower(&a, lw->k, &desc, &notes, err);
   if (!lowered) st = err->status;
   else st = tc_metal_print(lowered, &a, msl, out, entry, sizeof entry, &smem, err);
   if (st == TILEC_OK) {
     tc_strbuf ex;
     tc_sb_init(&ex);
-    explain_ctx X = {&ex, metal4, msl, false};
+    explain_ctx X = {&ex, metal4, msl, false, tc_sb_cstr(&notes)};
     tc_visit_stmts(lowered->body, find_rs, &X);
     tc_visit_stmts(lowered->body, explain_gemm, &X);
     if (ex.len == 0) tc_sb_puts(&ex, "no T.gemm: no GEMM path to choose\n");
@@ -129,6 +154,7 @@ tilec_status tc_metal_emit(const tc_lowered *lw, tc_generated *out, tilec_error 
     }
   }
   a.oom_jmp = NULL;
+  tc_sb_free(&notes);
   tc_arena_free(&a);
   if (st != TILEC_OK) tc_generated_free(out);
   return st;
