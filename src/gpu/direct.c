@@ -32,11 +32,26 @@ static void count_buf(void *ctx, const tc_buffer *b, bool write) {
   U->uses[b->id]++;
 }
 
+/* Buffers the access walk does not see: any inside an intrinsic's arguments, and any whose
+ * address is taken; they count as used too often to be staging. */
+static void pin_expr(use_ctx *U, const tc_expr *e) {
+  if (!e) return;
+  if (e->buf && e->buf->id >= 0 && e->buf->id < U->n) U->uses[e->buf->id] += 2;
+  for (int i = 0; i < e->nargs && e->args; i++) pin_expr(U, e->args[i]);
+}
+static tc_expr *pin_address_cb(void *ctx, tc_expr *e) {
+  use_ctx *U = ctx;
+  if (e->op == TC_OP_ADDRESS_OF && e->buf && e->buf->id >= 0 && e->buf->id < U->n) U->uses[e->buf->id] += 2;
+  return e;
+}
+
 static bool count_cb(void *ctx, tc_stmt *s) {
   use_ctx *U = ctx;
   U->cur = s;
   tc_access_fns f = {.buf = count_buf, .ctx = U};
   tc_stmt_accesses(&f, s, false); /* an allocation without an initial value is no use */
+  if (s->kind == TC_ST_INTRINSIC)
+    for (int i = 0; i < s->u.intrinsic.nargs; i++) pin_expr(U, s->u.intrinsic.args[i]);
   return true;
 }
 
@@ -179,6 +194,7 @@ bool tc_gpu_matmul2d_direct(tc_gpu_plan *P) {
   D.gemms = TC_NEW_ARRAY(P->a, int, n);
   tc_visit_stmts(k->body, find_rs_cb, &D);
   tc_visit_stmts(k->body, count_cb, &D.U);
+  tc_rewrite_stmt_exprs(k->body, pin_address_cb, &D.U);
   tc_visit_stmts(k->body, gemm_cb, &D);
   if (D.ndrop) tc_visit_stmts(k->body, drop_allocs_cb, &D);
   return true;
