@@ -1026,23 +1026,25 @@ static tc_stmt *lower_reduce_regs(tc_gpu_plan *P, tc_stmt *s, const int64_t *dre
   }
   unsigned W = V >> 5; /* warp bits: combine through shared memory */
   if (W) {
-    int warps = P->threads / 32;
-    tc_buffer *sc = scratch(P, acc, (int64_t)warps * D->num_regs, loc);
+    /* one slot per thread and register: the lanes of a warp that the shuffles did not combine
+     * hold different rows, so a slot per warp would be overwritten by each of them */
+    tc_buffer *sc = scratch(P, acc, (int64_t)P->threads * D->num_regs, loc);
     tc_expr *tid = tid_ref(P, loc), *w = bin(P, TC_OP_FLOORDIV, tid, ci(P, 32, loc), loc);
-    tc_expr *lane_rep = bin(P, TC_OP_EQ, bin(P, TC_OP_BIT_AND, tid, ci(P, V & 31u, loc), loc), ci(P, 0, loc), loc);
+    tc_expr *lane = bin(P, TC_OP_FLOORMOD, tid_ref(P, loc), ci(P, 32, loc), loc);
     tc_stmt_list wr = {0};
     for (int64_t d = 0; d < D->num_regs; d++) {
-      tc_expr *off = bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, w, ci(P, D->num_regs, loc), loc), ci(P, d, loc), loc);
+      tc_expr *off = bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, tid_ref(P, loc), ci(P, D->num_regs, loc), loc), ci(P, d, loc), loc);
       tc_stmt_list_push(P->a, &wr, store(P, sc, 1, idx1(P, off), reg_load(P, part, d, loc), loc));
     }
     tc_stmt_list_push(P->a, &out, barrier(P, loc));
-    tc_stmt_list_push(P->a, &out, if_then(P, lane_rep, tc_stmt_list_seq(P->a, &wr, loc), loc));
+    tc_stmt_list_push(P->a, &out, tc_stmt_list_seq(P->a, &wr, loc));
     tc_stmt_list_push(P->a, &out, barrier(P, loc));
     for (int64_t d = 0; d < D->num_regs; d++) {
       tc_expr *accv = NULL;
       for (unsigned sub = W;; sub = (sub - 1) & W) { /* every subset of the warp bits */
         tc_expr *wp = bin(P, TC_OP_BIT_OR, bin(P, TC_OP_BIT_AND, w, ci(P, ~(int64_t)W, loc), loc), ci(P, sub, loc), loc);
-        tc_expr *off = bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, wp, ci(P, D->num_regs, loc), loc), ci(P, d, loc), loc);
+        tc_expr *tp = bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, wp, ci(P, 32, loc), loc), tc_ir_clone_expr(P->a, lane), loc);
+        tc_expr *off = bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, tp, ci(P, D->num_regs, loc), loc), ci(P, d, loc), loc);
         tc_expr *v = tc_ir_load(P->a, sc, 1, idx1(P, off), loc);
         accv = accv ? red_combine(P, op, accv, v, loc) : v;
         if (!sub) break;
