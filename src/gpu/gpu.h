@@ -33,6 +33,8 @@ typedef struct tc_gpu_desc {
                                  ldmatrix wants it; Metal's simdgroup_load reads row-major) */
   bool staged_epilogue;   /* a gemm accumulator stored to global memory goes through shared
                              memory in 16-byte rows (epilogue.c) */
+  bool matmul2d;          /* Metal 4's cooperative-tensor matmul2d (16 x 32 destinations) may
+                             hold a gemm's accumulator (layout ACC with `coop`, gemm.c) */
 } tc_gpu_desc;
 
 /* ---- fragment layouts (layout.c) ----
@@ -62,6 +64,9 @@ typedef struct tc_gpu_layout {
   /* ACC, ROWS_ACC: warp slices interleaved (wgmma with several 64-row blocks per warpgroup):
    * a warp's 16-row tiles are 16 * wm rows apart, not stacked in one band of M / wm rows */
   bool interleave;
+  /* ACC: placed as Metal 4 matmul2d destinations instead of the m16n8 pattern: each warp's
+   * sub-tile is 16 x 32 fragments, row-major, each held as one cooperative tensor (gemm.c) */
+  bool coop;
   /* CYCLIC: chunk size; ROWS_CYCLIC: vec and row length N of the source tile, group size */
   int vec;
   int64_t group;
@@ -95,10 +100,23 @@ void tc_gl_make_repl(tc_gpu_layout *L, int ndim, const int64_t *shape, int threa
  * to REPL when the tile's rows are not held by fixed thread groups. */
 void tc_gl_make_rows(tc_gpu_layout *L, const tc_gpu_layout *tile, int threads);
 
-/* The matrix instruction of a T.gemm (gemm.c), and in `why` the reason for it. */
-typedef enum tc_gpu_gemm_instr { TC_GPU_GEMM_MMA = 0, TC_GPU_GEMM_WGMMA = 1 } tc_gpu_gemm_instr;
+/* The accumulator of a gemm held as Metal 4 matmul2d destinations (16 x 32 cooperative tensors
+ * over wm x wn warps, gemm.c). */
+bool tc_gl_make_acc_coop(tc_gpu_layout *L, int64_t M, int64_t N, int wm, int wn, int threads, char *why, size_t cap);
+
+/* The matrix instruction of a T.gemm (gemm.c), and in `why` the reason for it. MATMUL2D: Metal
+ * 4's mpp::tensor_ops::matmul2d on an accumulator laid out as ACC with `coop`. */
+typedef enum tc_gpu_gemm_instr { TC_GPU_GEMM_MMA = 0, TC_GPU_GEMM_WGMMA = 1, TC_GPU_GEMM_MATMUL2D = 2 } tc_gpu_gemm_instr;
 struct tc_gpu_plan;
 tc_gpu_gemm_instr tc_gpu_gemm_choose(const struct tc_gpu_plan *P, const tc_stmt *gemm, char *why, size_t cap);
+/* Why a gemm cannot run on Metal 4's matmul2d, or NULL when it can: operand and accumulator
+ * dtypes, A and B in memory (shared, or global on the direct-global form), M % 16, N % 32, K % 16, the wm x wn partition giving
+ * sub-tiles of whole 16 x 32 fragments, and no gemm of the kernel reading A from registers
+ * (`rs_in_kernel`: that operand needs the simdgroup layout, which a shared accumulator would
+ * not have). The lowering and the metal target's --explain ask the same question. */
+const char *tc_gpu_matmul2d_reason(int64_t M, int64_t N, int64_t K, int wm, int wn, tc_dtype a, tc_dtype b, tc_dtype c,
+                                   bool a_mem, bool b_mem, bool rs_in_kernel, char *buf, size_t cap);
+
 /* Rows of a shared buffer's 2-D tile as the swizzle sees it (lower.c): the next-to-last
  * dimension when leading dimensions stack tiles, else all rows; 0 when not constant. */
 int64_t tc_gpu_tile_rows(const tc_buffer *b);

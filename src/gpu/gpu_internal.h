@@ -33,5 +33,8 @@ tc_expr *tc_gpu_aligned_tile(tc_gpu_plan *P, const tc_region *g, int v, tc_loc l
  * when it does not qualify; *cond is the run-time test under which it may be taken. */
 tc_stmt *tc_gpu_acc_store_staged(tc_gpu_plan *P, const tc_region *src, const tc_region *dst, int n, const int64_t *ext,
                                  tc_expr **cond, tc_loc loc);
+/* direct.c: on Metal 4, gemm operands only staged through shared tiles by a T.copy are read
+ * from global memory instead (matmul2d's direct-global form) */
+bool tc_gpu_matmul2d_direct(tc_gpu_plan *P);
 
 #endif

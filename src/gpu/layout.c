@@ -72,6 +72,29 @@ bool tc_gl_make_acc_wgmma(tc_gpu_layout *L, int64_t M, int64_t N, int threads, c
   return true;
 }
 
+bool tc_gl_make_acc_coop(tc_gpu_layout *L, int64_t M, int64_t N, int wm, int wn, int threads, char *why, size_t cap) {
+  if (!tc_gl_make_acc(L, M, N, wm, wn, threads, why, cap)) return false;
+  if ((M / wm) % 16 || (N / wn) % 32) {
+    snprintf(why, cap, "a %lld x %lld tile cannot be split over %d x %d simdgroups in 16 x 32 matmul2d fragments", (long long)M,
+             (long long)N, wm, wn);
+    return false;
+  }
+  L->coop = true; /* same register count: 16 x 32 / 32 lanes = 16 per fragment */
+  return true;
+}
+
+/* ACC with `coop`: a warp's (M/wm) x (N/wn) sub-tile is FN = N/wn/32 fragments of 16 x 32 per
+ * 16-row band, fragment f = fi * FN + fj in registers 16f .. 16f+15, each placed as Metal 4's
+ * matmul2d destination cooperative tensor (16 x 32, float, execution_simdgroup) places its
+ * elements: element i of lane l is row 8*i[2] + 4*l[4] + l[2:1], column 16*i[3] + 4*(l[0] +
+ * 2*l[3]) + i[1:0]. Apple does not document it; it is the placement public Metal 4 GEMMs
+ * (TileLang's among them) store cooperative tensors by, and the emulator's (docs/metal.md). */
+static void coop_split(int64_t r16, int64_t c32, int64_t *lane, int64_t *loc) {
+  int64_t r8 = r16 % 8, cg = (c32 % 16) / 4;
+  *lane = (cg % 2) + (r8 % 4) * 2 + (cg / 2) * 8 + (r8 / 4) * 16;
+  *loc = (c32 / 16) * 8 + (r16 / 8) * 4 + c32 % 4;
+}
+
 /* ACC rows: band wmi of the warp partition, 16-row tile mi of the band, row r16 of the tile */
 static int64_t acc_row(const tc_gpu_layout *L, int64_t wmi, int64_t mi, int64_t r16) {
   return L->interleave ? mi * 16 * L->wm + wmi * 16 + r16 : wmi * (L->M / L->wm) + mi * 16 + r16;
@@ -103,7 +126,8 @@ void tc_gl_make_repl(tc_gpu_layout *L, int ndim, const int64_t *shape, int threa
 
 void tc_gl_make_rows(tc_gpu_layout *L, const tc_gpu_layout *tile, int threads) {
   int64_t M = tile->shape[0];
-  if (tile->kind == TC_GL_ACC) {
+  /* the rows of a matmul2d accumulator are replicated: its row owners differ from ROWS_ACC's */
+  if (tile->kind == TC_GL_ACC && !tile->coop) {
     set_shape(L, 1, &M, threads);
     L->kind = TC_GL_ROWS_ACC;
     L->M = tile->M, L->N = tile->N, L->wm = tile->wm, L->wn = tile->wn;
@@ -133,6 +157,14 @@ void tc_gl_owner(const tc_gpu_layout *L, int64_t e, int64_t rep, int64_t *thread
   switch (L->kind) {
   case TC_GL_ACC: {
     int64_t TN = L->N / L->wn, NT = TN / 8;
+    if (L->coop) {
+      int64_t TM = L->M / L->wm, row = e / L->N, col = e % L->N, lane, loc;
+      int64_t wmi = row / TM, wni = col / TN, rr = row % TM, cc = col % TN;
+      coop_split(rr % 16, cc % 32, &lane, &loc);
+      *thread = (wmi * L->wn + wni) * 32 + lane + rep * 32 * L->wm * L->wn;
+      *reg = ((rr / 16) * (TN / 32) + cc / 32) * 16 + loc;
+      return;
+    }
     int64_t row = e / L->N, col = e % L->N, wmi, mi, r16;
     acc_row_split(L, row, &wmi, &mi, &r16);
     int64_t h = r16 / 8, g = r16 % 8;
@@ -176,6 +208,11 @@ int64_t tc_gl_elem(const tc_gpu_layout *L, int64_t t, int64_t r, int64_t *rep) {
     *rep = t / W;
     t %= W;
     int64_t w = t / 32, l = t % 32, c = r % 2, ni = (r / 2) % NT, h = (r / (2 * NT)) % 2, mi = r / (4 * NT);
+    if (L->coop) {
+      int64_t TM = L->M / L->wm, FN = TN / 32, f = r / 16, loc = r % 16;
+      int64_t r16 = ((loc / 4) % 2) * 8 + (l / 16) * 4 + (l / 2) % 4, c32 = (loc / 8) * 16 + ((l % 2) + ((l / 8) % 2) * 2) * 4 + loc % 4;
+      return ((w / L->wn) * TM + (f / FN) * 16 + r16) * L->N + (w % L->wn) * TN + (f % FN) * 32 + c32;
+    }
     int64_t row = acc_row(L, w / L->wn, mi, h * 8 + l / 4);
     int64_t col = (w % L->wn) * TN + ni * 8 + (l % 4) * 2 + c;
     return row * L->N + col;
@@ -238,6 +275,17 @@ void tc_gl_index_exprs_at(tc_arena *a, const tc_gpu_layout *L, tc_expr *tid, tc_
   case TC_GL_ACC: {
     int64_t TM = L->M / L->wm, TN = L->N / L->wn, NT = TN / 8;
     if (L->reps > 1) tid = modc(a, tid, 32 * L->wm * L->wn, loc);
+    if (L->coop) {
+      tc_expr *w = divc(a, tid, 32, loc), *l = modc(a, tid, 32, loc), *f = divc(a, r, 16, loc), *e = modc(a, r, 16, loc);
+      int64_t FN = TN / 32;
+      tc_expr *r16 = bin(a, TC_OP_ADD, mulc(a, modc(a, divc(a, e, 4, loc), 2, loc), 8, loc),
+                         bin(a, TC_OP_ADD, mulc(a, divc(a, l, 16, loc), 4, loc), modc(a, divc(a, l, 2, loc), 4, loc), loc), loc);
+      tc_expr *cg = bin(a, TC_OP_ADD, modc(a, l, 2, loc), mulc(a, modc(a, divc(a, l, 8, loc), 2, loc), 2, loc), loc);
+      tc_expr *c32 = bin(a, TC_OP_ADD, mulc(a, divc(a, e, 8, loc), 16, loc), bin(a, TC_OP_ADD, mulc(a, cg, 4, loc), modc(a, e, 4, loc), loc), loc);
+      idx[0] = bin(a, TC_OP_ADD, bin(a, TC_OP_ADD, mulc(a, divc(a, w, L->wn, loc), TM, loc), mulc(a, divc(a, f, FN, loc), 16, loc), loc), r16, loc);
+      idx[1] = bin(a, TC_OP_ADD, bin(a, TC_OP_ADD, mulc(a, modc(a, w, L->wn, loc), TN, loc), mulc(a, modc(a, f, FN, loc), 32, loc), loc), c32, loc);
+      return;
+    }
     tc_expr *c = modc(a, r, 2, loc), *ni = modc(a, divc(a, r, 2, loc), NT, loc);
     tc_expr *h = modc(a, divc(a, r, 2 * NT, loc), 2, loc), *mi = divc(a, r, 4 * NT, loc);
     tc_expr *w = divc(a, tid, 32, loc), *l = modc(a, tid, 32, loc);
@@ -307,14 +355,14 @@ bool tc_gl_equal(const tc_gpu_layout *x, const tc_gpu_layout *y) {
   if (x->kind != y->kind || x->ndim != y->ndim || x->threads != y->threads) return false;
   for (int i = 0; i < x->ndim; i++)
     if (x->shape[i] != y->shape[i]) return false;
-  return x->M == y->M && x->N == y->N && x->wm == y->wm && x->wn == y->wn && x->interleave == y->interleave &&
+  return x->M == y->M && x->N == y->N && x->wm == y->wm && x->wn == y->wn && x->interleave == y->interleave && x->coop == y->coop &&
          x->vec == y->vec && x->group == y->group;
 }
 
 void tc_gl_describe(const tc_gpu_layout *L, char *out, size_t cap) {
   switch (L->kind) {
   case TC_GL_ACC:
-    snprintf(out, cap, "acc(%lldx%lld, warps %dx%d%s%s)", (long long)L->M, (long long)L->N, L->wm, L->wn,
+    snprintf(out, cap, "%sacc(%lldx%lld, warps %dx%d%s%s)", L->coop ? "matmul2d " : "", (long long)L->M, (long long)L->N, L->wm, L->wn,
              L->interleave ? ", interleaved" : "", L->reps > 1 ? ", replicated" : "");
     break;
   case TC_GL_ROWS_ACC: snprintf(out, cap, "rows of acc(%lldx%lld, warps %dx%d)", (long long)L->M, (long long)L->N, L->wm, L->wn); break;
@@ -352,6 +400,7 @@ typedef struct infer_ctx {
   bool changed;
   bool ok;
   int seed_min_dims;
+  bool rs_gemm; /* a gemm of the kernel reads A from registers (no matmul2d accumulators then) */
 } infer_ctx;
 
 static bool const_shape(const tc_buffer *b, int64_t *shape) {
@@ -479,8 +528,18 @@ static void infer_gemm(infer_ctx *C, tc_stmt *s) {
     return;
   }
   tc_gpu_layout L;
+  bool coop = false;
+  if (P->desc->matmul2d && !wgmma) {
+    const tc_buffer *A = s->u.gemm.a.buf;
+    const tc_region *ra = &s->u.gemm.a; /* a whole tile, or a global region (direct.c) */
+    int64_t K = ra->ndim >= 2 ? ra->r[s->u.gemm.trans_a ? ra->ndim - 2 : ra->ndim - 1].extent : 0;
+    coop = K > 0 && !tc_gpu_matmul2d_reason(shape[0], shape[1], K, wm, wn, A->dtype, s->u.gemm.b.buf->dtype, cb->dtype,
+                                            A->scope != TC_SCOPE_FRAGMENT, s->u.gemm.b.buf->scope != TC_SCOPE_FRAGMENT,
+                                            C->rs_gemm, why, sizeof why);
+  }
   if (!(wgmma ? tc_gl_make_acc_wgmma(&L, shape[0], shape[1], P->threads, why, sizeof why)
-              : tc_gl_make_acc(&L, shape[0], shape[1], wm, wn, P->threads, why, sizeof why))) {
+        : coop ? tc_gl_make_acc_coop(&L, shape[0], shape[1], wm, wn, P->threads, why, sizeof why)
+               : tc_gl_make_acc(&L, shape[0], shape[1], wm, wn, P->threads, why, sizeof why))) {
     tc_gpu_fail(P, s->loc, "T.gemm: %s", why);
     C->ok = false;
     return;
@@ -587,8 +646,15 @@ static bool collect_frags(void *ctx, tc_stmt *s) {
   return true;
 }
 
+static bool find_rs_gemm(void *ctx, tc_stmt *s) {
+  infer_ctx *C = ctx;
+  if (s->kind == TC_ST_GEMM && is_frag(s->u.gemm.a.buf)) C->rs_gemm = true;
+  return true;
+}
+
 bool tc_gpu_infer_layouts(tc_gpu_plan *P) {
   infer_ctx C = {.P = P, .ok = true};
+  if (P->desc->matmul2d) tc_visit_stmts(P->k->body, find_rs_gemm, &C);
   for (int round = 0; round < 64; round++) {
     C.changed = false;
     tc_visit_stmts(P->k->body, infer_cb, &C);

@@ -304,6 +304,8 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
   if (!tc_gpu_pipeline(&pre)) return NULL;
   P->async = pre.async;
   P->async_mma = pre.async_mma;
+  /* Metal 4: gemm operands only staged in shared memory are read from global memory */
+  if (!tc_gpu_matmul2d_direct(&pre)) return NULL;
   P->nbufs = k->next_id;
   P->frag = TC_NEW_ARRAY(a, tc_gpu_layout *, P->nbufs + 1);
   P->swizzle = TC_NEW_ARRAY(a, bool, P->nbufs + 1);

@@ -1027,23 +1027,25 @@ static tc_stmt *lower_reduce_regs(tc_gpu_plan *P, tc_stmt *s, const int64_t *dre
   }
   unsigned W = V >> 5; /* warp bits: combine through shared memory */
   if (W) {
-    int warps = P->threads / 32;
-    tc_buffer *sc = scratch(P, acc, (int64_t)warps * D->num_regs, loc);
+    /* one slot per thread and register: the lanes of a warp that the shuffles did not combine
+     * hold different rows, so a slot per warp would be overwritten by each of them */
+    tc_buffer *sc = scratch(P, acc, (int64_t)P->threads * D->num_regs, loc);
     tc_expr *tid = tid_ref(P, loc), *w = bin(P, TC_OP_FLOORDIV, tid, ci(P, 32, loc), loc);
-    tc_expr *lane_rep = bin(P, TC_OP_EQ, bin(P, TC_OP_BIT_AND, tid, ci(P, V & 31u, loc), loc), ci(P, 0, loc), loc);
+    tc_expr *lane = bin(P, TC_OP_FLOORMOD, tid_ref(P, loc), ci(P, 32, loc), loc);
     tc_stmt_list wr = {0};
     for (int64_t d = 0; d < D->num_regs; d++) {
-      tc_expr *off = bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, w, ci(P, D->num_regs, loc), loc), ci(P, d, loc), loc);
+      tc_expr *off = bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, tid_ref(P, loc), ci(P, D->num_regs, loc), loc), ci(P, d, loc), loc);
       tc_stmt_list_push(P->a, &wr, store(P, sc, 1, idx1(P, off), reg_load(P, part, d, loc), loc));
     }
     tc_stmt_list_push(P->a, &out, barrier(P, loc));
-    tc_stmt_list_push(P->a, &out, if_then(P, lane_rep, tc_stmt_list_seq(P->a, &wr, loc), loc));
+    tc_stmt_list_push(P->a, &out, tc_stmt_list_seq(P->a, &wr, loc));
     tc_stmt_list_push(P->a, &out, barrier(P, loc));
     for (int64_t d = 0; d < D->num_regs; d++) {
       tc_expr *accv = NULL;
       for (unsigned sub = W;; sub = (sub - 1) & W) { /* every subset of the warp bits */
         tc_expr *wp = bin(P, TC_OP_BIT_OR, bin(P, TC_OP_BIT_AND, w, ci(P, ~(int64_t)W, loc), loc), ci(P, sub, loc), loc);
-        tc_expr *off = bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, wp, ci(P, D->num_regs, loc), loc), ci(P, d, loc), loc);
+        tc_expr *tp = bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, wp, ci(P, 32, loc), loc), tc_ir_clone_expr(P->a, lane), loc);
+        tc_expr *off = bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, tp, ci(P, D->num_regs, loc), loc), ci(P, d, loc), loc);
         tc_expr *v = tc_ir_load(P->a, sc, 1, idx1(P, off), loc);
         accv = accv ? red_combine(P, op, accv, v, loc) : v;
         if (!sub) break;
@@ -1271,15 +1273,15 @@ static tc_stmt *lower_gemm(tc_gpu_plan *P, tc_stmt *s) {
   }
   for (int i = 0; i < 2; i++) {
     const tc_region *r = i ? rb : ra;
+    if (Lc->coop && r->buf->scope == TC_SCOPE_GLOBAL && r->buf->ndim == 2) continue; /* direct-global (direct.c) */
     if (r->buf->ndim < 2 || !tile_of_buffer(r) || (r->buf->scope != TC_SCOPE_SHARED && !(i == 0 && is_frag(r->buf)))) {
       tc_gpu_fail(P, loc, "T.gemm on %s needs %s as a whole 2-D shared tile%s", P->desc->target, i ? "B" : "A",
                   i ? "" : " (or a fragment)");
       return NULL;
     }
   }
-  int64_t M = Lc->M, N = Lc->N, sa0, sa1;
-  tc_expr_const_int(ra->buf->shape[ra->buf->ndim - 2], &sa0);
-  tc_expr_const_int(ra->buf->shape[ra->buf->ndim - 1], &sa1);
+  int64_t M = Lc->M, N = Lc->N;
+  int64_t sa0 = ra->r[ra->ndim - 2].extent, sa1 = ra->r[ra->ndim - 1].extent; /* a whole tile, or a global region */
   int64_t K = s->u.gemm.trans_a ? sa0 : sa1;
   if (is_frag(ra->buf)) {
     const tc_gpu_layout *La = P->frag[ra->buf->id];
@@ -1300,6 +1302,19 @@ static tc_stmt *lower_gemm(tc_gpu_plan *P, tc_stmt *s) {
   }
   char instr_why[200];
   tc_gpu_gemm_instr instr = tc_gpu_gemm_choose(P, s, instr_why, sizeof instr_why);
+  if (Lc->coop) {
+    /* the accumulator holds matmul2d destinations (layout.c): every gemm into it must run there */
+    const char *no = tc_gpu_matmul2d_reason(M, N, K, Lc->wm, Lc->wn, ra->buf->dtype, rb->buf->dtype, rc->buf->dtype,
+                                            !is_frag(ra->buf), !is_frag(rb->buf), false,
+                                            instr_why, sizeof instr_why);
+    if (no) {
+      tc_gpu_fail(P, loc, "T.gemm on %s: the accumulator %s is laid out for matmul2d by another gemm, and this one cannot "
+                  "run on matmul2d (%s)", P->desc->target, rc->buf->name, no);
+      return NULL;
+    }
+    instr = TC_GPU_GEMM_MATMUL2D;
+    snprintf(instr_why, sizeof instr_why, "matmul2d 16x32x%lld over %d x %d simdgroups", (long long)K, Lc->wm, Lc->wn);
+  }
   if (instr == TC_GPU_GEMM_MMA && Lc->interleave) {
     tc_gpu_fail(P, loc, "T.gemm on %s: the accumulator %s is laid out for wgmma by another gemm, and this one cannot "
                 "run on wgmma (%s)", P->desc->target, rc->buf->name, instr_why);
@@ -1313,7 +1328,9 @@ static tc_stmt *lower_gemm(tc_gpu_plan *P, tc_stmt *s) {
     tc_sb_printf(P->notes, "T.gemm %lld x %lld x %lld (%s x %s -> %s): ", (long long)M, (long long)N, (long long)K,
                  tc_dtype_scalar_name((tc_scalar_type)ra->buf->dtype.code), tc_dtype_scalar_name((tc_scalar_type)rb->buf->dtype.code),
                  tc_dtype_scalar_name((tc_scalar_type)rc->buf->dtype.code));
-    if (instr == TC_GPU_GEMM_WGMMA)
+    if (instr == TC_GPU_GEMM_MATMUL2D)
+      tc_sb_printf(P->notes, "%s\n", instr_why);
+    else if (instr == TC_GPU_GEMM_WGMMA)
       tc_sb_printf(P->notes, "%s%s\n", instr_why, tc_stmt_set_has(&P->async_mma, s) ? ", asynchronous mainloop" : "");
     else
       tc_sb_printf(P->notes, "mma.sync over %d x %d warps; not wgmma: %s\n", Lc->wm, Lc->wn,

@@ -2,9 +2,10 @@
 # The metal target without a Mac (docs/metal.md): every line of tests/e2e/examples.list runs on
 # the emulator (backend emu: the generated MSL built by the host C++ compiler and run on the
 # CPU) in both configurations, Metal 3 (--target metal) and Metal 4 (metal,metal4=1), and is
-# verified against the reference interpreter; then source tests on the generated MSL: qualifiers,
-# 128-bit copies, threadgroup memory, the GEMM path and its reasons (--explain), the MSL version
-# rules for bfloat16, option errors. About 40 s on 2 cores (plain build).
+# verified against the reference interpreter, with GEMM variants for Metal 4's matmul2d; then
+# source tests on the generated MSL: qualifiers, 128-bit copies, threadgroup memory, the GEMM
+# path and its reasons (--explain), both matmul2d forms, the MSL version rules for bfloat16,
+# option errors. About 60 s on 2 cores (plain build).
 T=${TILEC:-build/tilec}
 if ! command -v "${TILEC_EMU_CXX:-c++}" >/dev/null 2>&1; then
   echo "metal: no C++ compiler (${TILEC_EMU_CXX:-c++}): the emulator cannot run, nothing checked"
@@ -22,12 +23,29 @@ file=${line%% *}; args=${line#"$file"}
 out=$(timeout 300 "$T" run "examples/$file" $args --target "$tgt" --verify 2>&1); rc=$?
 if [ $rc -eq 0 ]; then printf "PASS metal run %s %s\n" "$tgt" "$line"
 else printf "FAIL metal run %s %s (exit %s)\n%s\n" "$tgt" "$line" "$rc" "$(echo "$out" | tail -n 8 | sed "s/^/    /")"; fi'
+# tests/e2e/data/metal_matmul2d.py: GEMM variants for Metal 4's matmul2d (both forms, transposes,
+# row reductions, atomics, ragged and non-square tiles, the dtypes); most fall back to the
+# simdgroup path on Metal 3, and run there too.
+m2d="../tests/e2e/data/metal_matmul2d.py"
 for tgt in metal metal,metal4=1; do
   { grep -v -e '^#' -e '^$' tests/e2e/examples.list | sed 's/[[:space:]]*$//'
     # non-square block tiles on the simdgroup path; bfloat16 both ways (MSL 3.0: 16-bit storage)
     echo "gemm.py -D M=200 -D N=136 -D K=96 -D block_M=64 -D block_N=128"
     echo "gemm.py -D M=96 -D N=96 -D K=64 -D block_M=32 -D block_N=96 -D block_K=32"
     echo "cross_entropy.py -D M=16 -D V=256 -D dtype=bfloat16"
+    echo "$m2d"
+    echo "$m2d -D trans_A=True -D trans_B=True -D epilogue=atomic"
+    echo "$m2d -D staged=True -D trans_B=True"
+    echo "$m2d -D M=50 -D N=70 -D K=40 -D block_M=16 -D block_N=32 -D threads=32 -D dtype=bfloat16"
+    echo "$m2d -D M=64 -D N=96 -D K=48 -D block_M=64 -D block_N=32 -D threads=64 -D dtype=float32 -D trans_A=True"
+    echo "$m2d -D M=40 -D N=128 -D K=32 -D block_M=32 -D block_N=128 -D threads=128 -D staged=True"
+    # row reductions beside the accumulator: on matmul2d its rows are replicated (the general
+    # form); on the simdgroup path rows split over 2 x 2 and 1 x 4 simdgroups combine through
+    # shared memory, one slot per thread (a slot per simdgroup lost rows: found here)
+    echo "$m2d -D epilogue=rows"
+    echo "$m2d -D epilogue=rows -D staged=True -D trans_A=True"
+    echo "$m2d -D epilogue=rows -D block_M=32 -D block_N=32 -D threads=32 -D trans_B=True"
+    echo "$m2d -D epilogue=rows -D block_M=32 -D M=40 -D N=128"
   } | xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$T" "$tgt" {}
 done
 out=$("$T" run examples/cross_entropy.py -D M=16 -D V=256 -D dtype=bfloat16 --target metal,msl=3.0 --verify 2>&1)
@@ -65,13 +83,66 @@ e=$(src examples/gemm.py --target metal --explain --kernel-only | head -n 1)
 echo "$e" | grep -q '^// examples/gemm.py:[0-9]*:[0-9]*: T.gemm 128 x 128 x 32 (float16 x float16 -> float32, A in threadgroup memory): simdgroup_matrix 8x8 path over 2 x 2 simdgroups (64 x 64 per simdgroup, float accumulation); not matmul2d: metal4 is off (--target metal,metal4=1)$'
 check "explain: Metal 3 takes the simdgroup path" $?
 e=$(src examples/gemm.py --target metal,metal4=1 --explain --kernel-only | head -n 1)
-echo "$e" | grep -q 'simdgroup_matrix 8x8 path over 2 x 2 simdgroups.*not matmul2d: the shape suits it, but the cooperative-tensor path is not implemented'
-check "explain: metal4, a suitable shape, and why it still is the simdgroup path" $?
+echo "$e" | grep -q '^// examples/gemm.py:[0-9]*:[0-9]*: T.gemm 128 x 128 x 32 (float16 x float16 -> float32, A in device memory): matmul2d (direct-global): mpp::tensor_ops::matmul2d 16 x 32 x 32 on each simdgroup.s 4 x 2 fragments over 2 x 2 simdgroups (64 x 64 per simdgroup), float cooperative-tensor accumulation, A and B read from device memory (no threadgroup staging)$'
+check "explain: metal4, gemm.py takes matmul2d (direct-global)" $?
 e=$(src examples/gemm.py --target metal,metal4=1 -D block_N=48 --explain --kernel-only | head -n 1)
 echo "$e" | grep -q 'T.gemm 128 x 48 x 32 .*simdgroup_matrix 8x8 path over 4 x 1 simdgroups (32 x 48 per simdgroup.*not matmul2d: N = 48 is not a multiple of 32$'
 check "explain: metal4, N % 32 != 0 takes the simdgroup path" $?
 e=$(src examples/gemm.py --target metal,metal4=1 -D block_M=64 -D block_N=64 -D block_K=8 --explain --kernel-only | head -n 1)
 echo "$e" | grep -q 'not matmul2d: K = 8 is not a multiple of 16$'; check "explain: metal4, K % 16 != 0" $?
+e=$(src "tests/e2e/data/metal_matmul2d.py" -D block_M=32 --target metal,metal4=1 --explain --kernel-only | head -n 1)
+echo "$e" | grep -q 'simdgroup_matrix 8x8 path over 1 x 4 simdgroups.*not matmul2d: the 1 x 4 simdgroup partition gives 32 x 16 sub-tiles, not multiples of 16 x 32$'
+check "explain: metal4, a partition without whole 16 x 32 fragments" $?
+e=$(src "tests/e2e/data/metal_matmul2d.py" -D accum_dtype=float16 --target metal,metal4=1 --explain --kernel-only | head -n 1)
+echo "$e" | grep -q 'not matmul2d: the accumulator is float16 (matmul2d here accumulates into float32)$'; check "explain: metal4, a float16 accumulator" $?
+e=$(src "tests/e2e/data/metal_matmul2d.py" -D dtype=int8 -D accum_dtype=int32 --target metal,metal4=1 --explain --kernel-only | head -n 1)
+echo "$e" | grep -q 'SIMT path.*not matmul2d: its operands are int8 x int8'; check "explain: metal4, int8 operands" $?
+e=$(src examples/flash_attention.py --target metal,metal4=1 --explain --kernel-only | head -n 2)
+echo "$e" | head -n 1 | grep -q 'not matmul2d: another T.gemm of this kernel reads A from registers' &&
+  echo "$e" | tail -n 1 | grep -q 'A in registers).*not matmul2d: A is in registers'
+check "explain: metal4, attention keeps the simdgroup path (its second gemm reads registers)" $?
+e=$(src examples/conv_implicit_gemm.py --target metal,metal4=1 --explain --kernel-only | head -n 1)
+echo "$e" | grep -q "matmul2d (shared-staged): .*; not direct-global: A ('data_shared') is not staged by a T.copy right before the T.gemm$"
+check "explain: metal4, a tile computed by T.Parallel stays shared-staged" $?
+e=$(src "tests/e2e/data/metal_matmul2d.py" -D staged=True --target metal,metal4=1 --explain --kernel-only | head -n 1)
+echo "$e" | grep -q "matmul2d (shared-staged): .*not direct-global: A ('A_shared') is used by more than its T.copy and this T.gemm$"
+check "explain: metal4, a tile read outside the gemm stays shared-staged" $?
+
+# matmul2d's MSL: direct-global reads device memory with no threadgroup memory or barrier;
+# shared-staged reads the threadgroup tiles; both forms on non-square tiles and transposes
+g4=$(src examples/gemm.py --target metal,metal4=1 --kernel-only)
+echo "$g4" | grep -q '    tcm_gemm_mpp_gg<128, 128, 32, 2, 2, false, false, half, half>(b0_A, (256), (256), .*, b1_B, (256), (256), .*, (&b[0-9]*_C_local\[(long)(0)\]), tcg_simdgroup);$'
+check "matmul2d direct-global: gemm.py calls tcm_gemm_mpp_gg on the device tensors" $?
+echo "$g4" | grep -q -e 'tcg_smem' -e 'threadgroup_barrier' -e '^ *threadgroup '; [ $? -ne 0 ]
+check "matmul2d direct-global: no threadgroup memory, no barrier" $?
+f4=$(src examples/gemm.py --target metal,metal4=1)
+echo "$f4" | grep -q '^#include <MetalPerformancePrimitives/MetalPerformancePrimitives.h>$' &&
+  echo "$f4" | grep -q 'mpp::tensor_ops::matmul2d_descriptor(16, 32, K, TRANS_A, TRANS_B, false,' &&
+  echo "$f4" | grep -q 'mpp::tensor_ops::matmul2d<desc, execution_simdgroup> op;' &&
+  echo "$f4" | grep -q 'get_destination_cooperative_tensor<decltype(a), decltype(b), float>()' &&
+  echo "$f4" | grep -q 'op.run(a, b, d);' && echo "$f4" | grep -q 'tensor<device TA, dextents<int32_t, 2>, tensor_inline>'
+check "matmul2d prelude: descriptor, execution_simdgroup, destination cooperative tensor, run" $?
+echo "$g" | grep -q -e 'MetalPerformancePrimitives' -e 'tcm_gemm_mpp'; [ $? -ne 0 ]; check "Metal 3 MSL has no MPP" $?
+ns=$(src "tests/e2e/data/metal_matmul2d.py" -D M=64 -D N=96 -D K=48 -D block_M=64 -D block_N=32 -D threads=64 -D trans_A=True --target metal,metal4=1 --kernel-only)
+echo "$ns" | grep -q 'tcm_gemm_mpp_gg<64, 32, 16, 2, 1, true, false, half, half>(b0_A, (48), (64), ' &&
+  ! echo "$ns" | grep -q 'tcg_smem'
+check "matmul2d direct-global: 64 x 32 tile over 2 x 1 simdgroups, A transposed" $?
+ss=$(src "tests/e2e/data/metal_matmul2d.py" -D M=40 -D N=128 -D K=32 -D block_M=32 -D block_N=128 -D threads=128 -D staged=True --target metal,metal4=1 --kernel-only)
+echo "$ss" | grep -q 'tcm_gemm_mpp_ss<32, 128, 16, 1, 4, false, false, half, half>((&b[0-9]*_A_shared\[(long)(0)\]), (&b[0-9]*_B_shared\[(long)(0)\]), ' &&
+  echo "$ss" | grep -q 'threadgroup_barrier'
+check "matmul2d shared-staged: 32 x 128 tile over 1 x 4 simdgroups, from threadgroup memory" $?
+tg4=$(src examples/gemm_transposed.py --target metal,metal4=1 -D block_M=64 -D block_N=64 --kernel-only)
+echo "$tg4" | grep -q 'tcm_gemm_mpp_gg<64, 64, 64, 2, 2, false, true, bfloat, bfloat>('; check "matmul2d direct-global: B transposed, bfloat16" $?
+# every gemm example but attention (its second gemm reads registers) takes matmul2d on Metal 4
+for line in $(grep -v -e '^#' -e '^$' tests/e2e/examples.list | sed 's/ .*//' | sort -u); do
+  grep -q 'T.gemm' "examples/$line" || continue
+  [ "$line" = flash_attention.py ] && continue
+  args=$(grep "^$line -D" tests/e2e/examples.list | head -n 1 | sed "s/^$line//")
+  [ "$line" = gemm_transposed.py ] && args="$args -D block_M=64 -D block_N=64"
+  # shellcheck disable=SC2086
+  src "examples/$line" $args --target metal,metal4=1 --explain --kernel-only | grep -q '): matmul2d (direct-global\|shared-staged)'
+  check "explain: metal4, $line takes matmul2d" $?
+done
 e=$(src examples/softmax.py -D m=4 --target metal --explain --kernel-only | head -n 1)
 [ "$e" = "// no T.gemm: no GEMM path to choose" ]; check "explain: a kernel without T.gemm" $?
 

@@ -1,8 +1,9 @@
 /* test_metal_emu: the Metal emulator (src/target/metal/emu.h) on hand-written MSL: buffers and
  * scalars reach [[buffer(i)]], thread positions come from their attributes, threadgroup memory
  * is shared by a threadgroup's threads only, barriers wait, a missing barrier gives wrong
- * results, simd operations meet their lanes, simdgroup_matrix multiplies, a deadlock and a
- * compile error are reported. Needs a C++ compiler (c++); without one the tests say so. */
+ * results, simd operations meet their lanes, simdgroup_matrix multiplies, Metal 4's matmul2d
+ * multiplies into a cooperative tensor with the element ownership tilec relies on, a deadlock
+ * and a compile error are reported. Needs a C++ compiler (c++); without one the tests say so. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,6 +178,68 @@ TEST(simdgroup_matrix_multiplies) {
   tc_emu_library_free(lib);
 }
 
+/* Metal 4: D = 1 + A[8.., :] * B[:, 4..] for a 16 x 32 destination, A (20 x 40) and B (40 x 36)
+ * device tensors sliced at an origin, so rows 12..15 of the fragment lie past A's extents and
+ * read zeros; every lane writes its elements where get_multidimensional_index says they are. */
+static const char k_matmul2d[] =
+    "#include <metal_stdlib>\n"
+    "#include <metal_tensor>\n"
+    "#include <MetalPerformancePrimitives/MetalPerformancePrimitives.h>\n"
+    "using namespace metal;\n"
+    "kernel void mm(device half *a [[buffer(0)]], device half *b [[buffer(1)]], device float *d [[buffer(2)]],\n"
+    "    device int *own [[buffer(3)]], ushort lane [[thread_index_in_simdgroup]]) {\n"
+    "  tensor<device half, dextents<int32_t, 2>, tensor_inline> ta(a, dextents<int32_t, 2>(40, 20));\n"
+    "  tensor<device half, dextents<int32_t, 2>, tensor_inline> tb(b, dextents<int32_t, 2>(36, 40));\n"
+    "  constexpr auto desc = mpp::tensor_ops::matmul2d_descriptor(16, 32, 40, false, false, false,\n"
+    "      mpp::tensor_ops::matmul2d_descriptor::mode::multiply_accumulate);\n"
+    "  mpp::tensor_ops::matmul2d<desc, execution_simdgroup> op;\n"
+    "  auto sa = ta.slice(0, 8);\n"
+    "  auto sb = tb.slice(4, 0);\n"
+    "  auto c = op.get_destination_cooperative_tensor<decltype(sa), decltype(sb), float>();\n"
+    "  for (int i = 0; i < c.get_capacity(); i++) c[i] = 1.0f;\n"
+    "  op.run(sa, sb, c);\n"
+    "  for (int i = 0; i < c.get_capacity(); i++) {\n"
+    "    if (!c.is_valid_element(i)) continue;\n"
+    "    auto idx = c.get_multidimensional_index(i);\n"
+    "    d[idx[1] * 32 + idx[0]] = c[i];\n"
+    "    own[lane * 16 + i] = idx[1] * 32 + idx[0];\n"
+    "  }\n"
+    "}\n";
+
+TEST(matmul2d_multiplies_into_a_cooperative_tensor) {
+  if (!have_cxx()) return;
+  tc_emu_library *lib = build(k_matmul2d);
+  CHECK(lib);
+  static const uint16_t half_of_int[5] = {0xc000, 0xbc00, 0x0000, 0x3c00, 0x4000}; /* -2 .. 2, exact */
+  uint16_t a[20 * 40], b[40 * 36];
+  float af[20 * 40], bf[40 * 36], d[16 * 32];
+  int own[32 * 16];
+  for (int i = 0; i < 20 * 40; i++) a[i] = half_of_int[i % 5], af[i] = (float)(i % 5) - 2;
+  for (int i = 0; i < 40 * 36; i++) b[i] = half_of_int[(i * 3) % 5], bf[i] = (float)((i * 3) % 5) - 2;
+  for (int i = 0; i < 16 * 32; i++) d[i] = -1000, own[i] = -1;
+  void *bind[4] = {a, b, d, own};
+  uint32_t one[3] = {1, 1, 1}, t32[3] = {32, 1, 1};
+  tilec_error err = {0};
+  CHECK(tc_emu_dispatch(lib, "mm", bind, 4, one, t32, 0, &err) == TILEC_OK);
+  for (int r = 0; r < 16; r++)
+    for (int col = 0; col < 32; col++) {
+      float s = 1;
+      for (int k = 0; r + 8 < 20 && k < 40; k++) s += af[(r + 8) * 40 + k] * bf[k * 36 + col + 4];
+      EXPECT(d[r * 32 + col] == s);
+    }
+  /* element i of lane l: row 8*i[2] + 4*l[4] + l[2:1], column 16*i[3] + 4*(l[0] + 2*l[3]) + i[1:0] */
+  int seen[16 * 32] = {0};
+  for (int l = 0; l < 32; l++)
+    for (int i = 0; i < 16; i++) {
+      int row = ((i >> 2) & 1) * 8 + ((l >> 4) & 1) * 4 + ((l >> 1) & 3);
+      int col = ((i >> 3) & 1) * 16 + ((l & 1) + ((l >> 3) & 1) * 2) * 4 + (i & 3);
+      EXPECT(own[l * 16 + i] == row * 32 + col);
+      seen[row * 32 + col]++;
+    }
+  for (int e = 0; e < 16 * 32; e++) EXPECT(seen[e] == 1);
+  tc_emu_library_free(lib);
+}
+
 TEST(compile_error_has_the_log) {
   if (!have_cxx()) return;
   tilec_error err = {0};
@@ -198,6 +261,7 @@ int main(void) {
   RUN(barrier_waits_and_a_missing_barrier_shows);
   RUN(simd_operations_meet_their_lanes);
   RUN(simdgroup_matrix_multiplies);
+  RUN(matmul2d_multiplies_into_a_cooperative_tensor);
   RUN(compile_error_has_the_log);
   TEST_MAIN_END();
 }

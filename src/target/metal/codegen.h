@@ -7,6 +7,9 @@
 
 /* The MSL prelude generated kernels include (src/target/metal/prelude.metal). */
 const char *tc_metal_prelude(void);
+/* The Metal 4 prelude: the matmul2d block GEMM (src/target/metal/prelude_mpp.metal), included
+ * only by kernels that use it. */
+const char *tc_metal_prelude_mpp(void);
 
 /* Print a kernel lowered by tc_gpu_lower as MSL of version `msl` (x100: 300, 310, 400).
  * `entry` receives the kernel function's name and `smem_bytes` its threadgroup memory. */

@@ -47,5 +47,7 @@ char *tc_emu_toolchain_id(const char *cxx, tilec_error *err);
 bool tc_emu_available(const char *cxx, char *why, size_t cap);
 /* The stand-in header's text (generated from src/target/metal/emu/metal_stdlib). */
 const char *tc_metal_emu_stdlib(void);
+/* The <metal_tensor> / MetalPerformancePrimitives stand-in (src/target/metal/emu/metal_tensor). */
+const char *tc_metal_emu_tensor(void);
 
 #endif

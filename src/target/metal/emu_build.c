@@ -1,13 +1,15 @@
 /* emu_build.c: building MSL for the emulator (emu.h).
  *
- * The MSL text is compiled as C++17 against the metal_stdlib stand-in, after two source passes:
+ * The MSL text is compiled as C++20 (Metal 4's matmul2d takes its descriptor as a class-type
+ * template argument) against the stand-ins for <metal_stdlib> and <metal_tensor> (which is also
+ * <MetalPerformancePrimitives/MetalPerformancePrimitives.h>), after two source passes:
  *  - a threadgroup array declared in a function body (`threadgroup float t[256];`) becomes
  *    `static thread_local`, one copy per OS thread: the emulator runs one threadgroup at a time
  *    on an OS thread, so its threads share the array as they would on the GPU;
  *  - for every kernel (`kernel void f(...)` or `[[kernel, ...]] void f(...)`) a C entry point
  *    `tc_emu_entry_f(bindings, ids)` is appended that passes [[buffer(i)]] arguments from
  *    bindings[i] and the thread-position attributes from the runner's ids.
- * The compiler runs without a shell (posix_spawn), its flags fixed: -std=c++17 -O1 -fPIC
+ * The compiler runs without a shell (posix_spawn), its flags fixed: -std=c++20 -O1 -fPIC
  * -shared, plus -fsanitize=address when tilec itself is built with ASan, so that out-of-bounds
  * accesses in generated code are caught there too. */
 #include <ctype.h>
@@ -33,7 +35,7 @@
 #endif
 #endif
 
-static const char *const k_flags[] = {"-x", "c++", "-std=c++17", "-O1", "-fPIC", "-shared", "-Wno-attributes",
+static const char *const k_flags[] = {"-x", "c++", "-std=c++20", "-O1", "-fPIC", "-shared", "-Wno-attributes",
                                       "-Wno-ignored-attributes", "-fno-exceptions", "-fno-rtti",
 #ifdef TC_EMU_ASAN
                                       "-fsanitize=address", "-fno-omit-frame-pointer",
@@ -378,7 +380,15 @@ tilec_status tc_emu_compile(const char *source, const char *cxx, void **so, size
   snprintf(incl, sizeof incl, "-I%s", dir);
   tilec_status st = TILEC_OK;
   char *buf = NULL;
-  if (!tc_write_file(hpath, tc_metal_emu_stdlib(), strlen(tc_metal_emu_stdlib())) ||
+  /* Metal 4's tensor and MetalPerformancePrimitives headers are one stand-in */
+  char tpath[4200], mdir[4200], mpath[4300];
+  snprintf(tpath, sizeof tpath, "%s/metal_tensor", dir);
+  snprintf(mdir, sizeof mdir, "%s/MetalPerformancePrimitives", dir);
+  snprintf(mpath, sizeof mpath, "%s/MetalPerformancePrimitives.h", mdir);
+  static const char mpp_h[] = "#include <metal_tensor>\n";
+  if (mkdir(mdir, 0700) != 0 || !tc_write_file(tpath, tc_metal_emu_tensor(), strlen(tc_metal_emu_tensor())) ||
+      !tc_write_file(mpath, mpp_h, strlen(mpp_h)) ||
+      !tc_write_file(hpath, tc_metal_emu_stdlib(), strlen(tc_metal_emu_stdlib())) ||
       !tc_write_file(cpath, tc_sb_cstr(&text), strlen(tc_sb_cstr(&text)))) {
     tc_error(err, TILEC_ERROR_IO, "cannot write the emulator's sources in %s", dir);
     st = TILEC_ERROR_IO;
@@ -423,6 +433,9 @@ done:
   free(buf);
   tc_sb_free(&text);
   unlink(hpath);
+  unlink(tpath);
+  unlink(mpath);
+  rmdir(mdir);
   unlink(cpath);
   unlink(sopath);
   rmdir(dir);

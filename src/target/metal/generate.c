@@ -29,20 +29,31 @@ typedef struct explain_ctx {
   tc_strbuf *sb;
   bool metal4;
   int msl;
+  bool rs; /* a gemm of the kernel reads A from registers */
+  const char *notes; /* the lowering's notes (lines "LOC: not direct-global: why") */
 } explain_ctx;
 
-/* Why a gemm cannot take Metal 4's cooperative-tensor matmul2d, or NULL when its shape and
- * partition would suit it (TileLang's rule: M % 16, N % 32, K % 16, and each simdgroup's
- * sub-tile a multiple of 16 x 32). */
-static const char *matmul2d_shape_reason(int64_t M, int64_t N, int64_t K, int64_t wm, int64_t wn, char *buf, size_t cap) {
-  if (M % 16) snprintf(buf, cap, "M = %lld is not a multiple of 16", (long long)M);
-  else if (N % 32) snprintf(buf, cap, "N = %lld is not a multiple of 32", (long long)N);
-  else if (K % 16) snprintf(buf, cap, "K = %lld is not a multiple of 16", (long long)K);
-  else if ((M / wm) % 16 || (N / wn) % 32)
-    snprintf(buf, cap, "the %lld x %lld simdgroup partition gives %lld x %lld sub-tiles, not multiples of 16 x 32", (long long)wm,
-             (long long)wn, (long long)(M / wm), (long long)(N / wn));
-  else return NULL;
-  return buf;
+static bool find_rs(void *ctx, tc_stmt *s) {
+  explain_ctx *X = ctx;
+  if (s->kind == TC_ST_INTRINSIC && !strcmp(s->u.intrinsic.name, "gemm_block") && s->u.intrinsic.args[10]->buf &&
+      s->u.intrinsic.args[10]->buf->scope == TC_SCOPE_LOCAL)
+    X->rs = true;
+  return true;
+}
+
+/* The lowering's reason a matmul2d gemm kept its threadgroup staging (src/gpu/direct.c), as
+ * "not direct-global: why" in out. */
+static void direct_note(const explain_ctx *X, tc_loc loc, char *out, size_t cap) {
+  char key[300];
+  int n = loc.src ? snprintf(key, sizeof key, "%s:%d:%d: not direct-global: ", loc.src->name, loc.line, loc.col) : 0;
+  const char *p = n > 0 && (size_t)n < sizeof key && X->notes ? strstr(X->notes, key) : NULL;
+  if (!p) {
+    snprintf(out, cap, "not direct-global: A and B are read from threadgroup memory as T.copy stages them");
+    return;
+  }
+  p += n;
+  size_t len = strcspn(p, "\n");
+  snprintf(out, cap, "not direct-global: %.*s", (int)len, p);
 }
 
 static bool explain_gemm(void *ctx, tc_stmt *s) {
@@ -55,7 +66,23 @@ static bool explain_gemm(void *ctx, tc_stmt *s) {
   if (s->loc.src) tc_sb_printf(sb, "%s:%d:%d: ", s->loc.src->name, s->loc.line, s->loc.col);
   tc_sb_printf(sb, "T.gemm %lld x %lld x %lld (%s x %s -> %s, A %s): ", (long long)v[0], (long long)v[1], (long long)v[2],
                tc_dtype_scalar_name((tc_scalar_type)A->dtype.code), tc_dtype_scalar_name((tc_scalar_type)B->dtype.code),
-               tc_dtype_scalar_name((tc_scalar_type)C->dtype.code), A->scope == TC_SCOPE_LOCAL ? "in registers" : "in threadgroup memory");
+               tc_dtype_scalar_name((tc_scalar_type)C->dtype.code),
+               A->scope == TC_SCOPE_LOCAL ? "in registers" : A->scope == TC_SCOPE_GLOBAL ? "in device memory" : "in threadgroup memory");
+  if (v[7] == 2) {
+    bool gg = A->scope == TC_SCOPE_GLOBAL;
+    tc_sb_printf(sb, "matmul2d (%s): mpp::tensor_ops::matmul2d 16 x 32 x %lld on each simdgroup's %lld x %lld "
+                     "fragments over %lld x %lld simdgroups (%lld x %lld per simdgroup), float cooperative-tensor accumulation",
+                 gg ? "direct-global" : "shared-staged", (long long)v[2], (long long)(v[0] / v[3] / 16), (long long)(v[1] / v[4] / 32),
+                 (long long)v[3], (long long)v[4], (long long)(v[0] / v[3]), (long long)(v[1] / v[4]));
+    if (gg) tc_sb_puts(sb, ", A and B read from device memory (no threadgroup staging)");
+    else {
+      char why[300];
+      direct_note(X, s->loc, why, sizeof why);
+      tc_sb_printf(sb, "; %s", why);
+    }
+    tc_sb_putc(sb, '\n');
+    return true;
+  }
   bool sg_types = true;
   const tc_buffer *ops[2] = {A, B};
   for (int i = 0; i < 2; i++) {
@@ -67,13 +94,12 @@ static bool explain_gemm(void *ctx, tc_stmt *s) {
                  (long long)v[3], (long long)v[4], (long long)(v[0] / v[3]), (long long)(v[1] / v[4]));
   else
     tc_sb_printf(sb, "SIMT path (simdgroup_matrix does not take these operand types)");
-  char why[160];
-  const char *shape = matmul2d_shape_reason(v[0], v[1], v[2], v[3], v[4], why, sizeof why);
+  char why[200];
+  const char *no = tc_gpu_matmul2d_reason(v[0], v[1], v[2], (int)v[3], (int)v[4], A->dtype, B->dtype, C->dtype,
+                                          A->scope == TC_SCOPE_SHARED, B->scope == TC_SCOPE_SHARED, X->rs, why, sizeof why);
   if (!X->metal4) tc_sb_puts(sb, "; not matmul2d: metal4 is off (--target metal,metal4=1)");
-  else if (shape) tc_sb_printf(sb, "; not matmul2d: %s", shape);
-  else
-    tc_sb_puts(sb, "; not matmul2d: the shape suits it, but the cooperative-tensor path is not implemented in this "
-                   "tilec yet (docs/metal.md)");
+  else if (no) tc_sb_printf(sb, "; not matmul2d: %s", no);
+  else tc_sb_puts(sb, "; not matmul2d: its accumulator is laid out for another gemm's simdgroup path");
   tc_sb_putc(sb, '\n');
   return true;
 }
@@ -88,10 +114,14 @@ tilec_status tc_metal_emit(const tc_lowered *lw, tc_generated *out, tilec_error 
   }
   tc_gpu_desc desc;
   metal_gpu_desc(&desc);
+  desc.matmul2d = metal4; /* gemm accumulators that suit it are laid out for matmul2d (src/gpu/gemm.c) */
   tc_arena a;
   tc_arena_init(&a);
+  tc_strbuf notes; /* the lowering's decisions: why a matmul2d gemm is not direct-global */
+  tc_sb_init(&notes);
   jmp_buf oom;
   if (setjmp(oom)) {
+    tc_sb_free(&notes);
     tc_arena_free(&a);
     tc_generated_free(out);
     tc_error(err, TILEC_ERROR_NOMEM, "out of memory generating metal code");
@@ -101,13 +131,14 @@ tilec_status tc_metal_emit(const tc_lowered *lw, tc_generated *out, tilec_error 
   char entry[256] = "";
   int64_t smem = 0;
   tilec_status st = TILEC_OK;
-  tc_kernel_ir *lowered = tc_gpu_lower(&a, lw->k, &desc, NULL, err);
+  tc_kernel_ir *lowered = tc_gpu_lower(&a, lw->k, &desc, &notes, err);
   if (!lowered) st = err->status;
   else st = tc_metal_print(lowered, &a, msl, out, entry, sizeof entry, &smem, err);
   if (st == TILEC_OK) {
     tc_strbuf ex;
     tc_sb_init(&ex);
-    explain_ctx X = {&ex, metal4, msl};
+    explain_ctx X = {&ex, metal4, msl, false, tc_sb_cstr(&notes)};
+    tc_visit_stmts(lowered->body, find_rs, &X);
     tc_visit_stmts(lowered->body, explain_gemm, &X);
     if (ex.len == 0) tc_sb_puts(&ex, "no T.gemm: no GEMM path to choose\n");
     out->explain = tc_sb_take(&ex);
@@ -123,6 +154,7 @@ tilec_status tc_metal_emit(const tc_lowered *lw, tc_generated *out, tilec_error 
     }
   }
   a.oom_jmp = NULL;
+  tc_sb_free(&notes);
   tc_arena_free(&a);
   if (st != TILEC_OK) tc_generated_free(out);
   return st;
