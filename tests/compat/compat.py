@@ -15,6 +15,7 @@ import argparse
 import ast
 import collections
 import concurrent.futures
+import json
 import os
 import re
 import subprocess
@@ -390,6 +391,51 @@ def bindings(tree, name, fn):
     return {k: t for k, t in ((k, define_text(v)) for k, v in out.items()) if t is not None}
 
 
+TRACE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "trace.py")
+
+
+def file_kernels(tilec, path, tree, trace):
+    """The kernels tilec finds in the file (`tilec ir --list`: helpers such as get_best_config
+    are not kernels), and what tests/compat/trace.py records of their first calls when the file
+    runs with stand-ins for torch and tilelang."""
+    rc, out, _ = run([tilec, "ir", path, "--list"], 60)
+    if rc != 0:
+        return [name for name, _, _ in find_kernels(tree)], {}
+    names = out.split()
+    traced = {}
+    if trace and names:
+        rc, out, _ = run([sys.executable, TRACE, path] + names, 60)
+        if rc == 0:
+            try:
+                traced = json.loads(out.strip().splitlines()[-1])
+            except (ValueError, IndexError):
+                traced = {}
+    return names, traced
+
+
+def traced_bindings(tree, fn, rec):
+    """-D values from a recorded call: the arguments, then (eager kernels) the sizes named in
+    `A: T.Tensor((M, K), dtype)` from the shapes of the tensors passed."""
+    out = autotune_first_config(tree, fn) if fn is not None else {}
+    out.update(rec.get("args", {}))
+    shapes = rec.get("shapes", {})
+    if fn is not None:
+        for st in ast.walk(fn):
+            if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.target.id in shapes and \
+                    isinstance(st.annotation, ast.Call) and st.annotation.args and \
+                    isinstance(st.annotation.args[0], (ast.Tuple, ast.List)):
+                dims = st.annotation.args[0].elts
+                if len(dims) == len(shapes[st.target.id]):
+                    for d, n in zip(dims, shapes[st.target.id]):
+                        if isinstance(d, ast.Name):
+                            out.setdefault(d.id, n)
+        # a factory's tensor parameter is no size: only the names tilec can bind
+        params = {p.arg for p in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
+        if not fn.args.kwarg:
+            out = {k: v for k, v in out.items() if k in params or k not in rec.get("args", {})}
+    return {k: t for k, t in ((k, define_text(v)) for k, v in out.items()) if t is not None}
+
+
 def run(cmd, timeout):
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -473,6 +519,8 @@ def main():
     ap.add_argument("--no-verify", action="store_true")
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--details", help="write one line per kernel to this file")
+    ap.add_argument("--static", action="store_true",
+                    help="bind sizes from the source text alone (no run of the file with stand-ins)")
     o = ap.parse_args()
     if "TILEC_CACHE_DIR" not in os.environ:  # the runs never touch the user's kernel cache
         import tempfile
@@ -481,6 +529,7 @@ def main():
     if not os.path.isdir(root):
         sys.exit(f"compat: {root} is not a folder (give a TileLang checkout)")
     jobs, files, bw_files = [], 0, set()
+    parsed = []
     for dirpath, _, names in sorted(os.walk(root)):
         for fname in sorted(names):
             if not fname.endswith(".py"):
@@ -491,14 +540,25 @@ def main():
                 tree = ast.parse(text)
             except SyntaxError:
                 continue
-            ks = find_kernels(tree)
-            if not ks:
+            if not find_kernels(tree):
                 continue
-            files += 1
-            if BLACKWELL.search(text):
-                bw_files.add(path)
-            for name, fn, _ in ks:
-                jobs.append((path, name, bindings(tree, name, fn)))
+            parsed.append((path, text, tree))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=o.jobs) as ex:
+        listed = list(ex.map(lambda pt: file_kernels(o.tilec, pt[0], pt[2], not o.static), parsed))
+    for (path, text, tree), (names, traced) in zip(parsed, listed):
+        if not names:
+            continue
+        files += 1
+        if BLACKWELL.search(text):
+            bw_files.add(path)
+        fns = {s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        for name in names:
+            fn = fns.get(name)
+            if name in traced:
+                defs = traced_bindings(tree, fn, traced[name])
+            else:
+                defs = bindings(tree, name, fn) if fn is not None else {}
+            jobs.append((path, name, defs))
     results = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=o.jobs) as ex:
         futs = [ex.submit(one_kernel, o.tilec, p, n, d, not o.no_verify) for p, n, d in jobs]
