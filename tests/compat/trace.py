@@ -75,6 +75,8 @@ class Any:
     def __call__(self, *a, **k):
         if len(a) == 1 and not k and (inspect.isfunction(a[0]) or inspect.isclass(a[0]) or isinstance(a[0], Recorder)):
             return a[0]
+        if a and isinstance(a[0], FakeTensor):  # an unknown library's op on x: shaped like x
+            return LikeResult(a[0]._shape, a[0].dtype)
         return Any(self._name + "()")
 
     def __mro_entries__(self, bases):
@@ -389,6 +391,11 @@ class FakeTensor:
         return lambda *x, **k: FakeTensor(self._shape, self.dtype)
 
 
+class LikeResult(FakeTensor):
+    """What an unknown library function returns for a tensor argument: a tensor shaped like it,
+    or (unpacked) that tensor first and unknowns after."""
+
+
 class torch_Size(tuple):
     def __getitem__(self, i):
         r = tuple.__getitem__(self, i)
@@ -659,6 +666,8 @@ def unpack(v, n):
     """`a, b = v` where v is a stand-in: n stand-ins (tensors of unknown shape)."""
     if isinstance(v, Any):
         return tuple(Any(str(v)) for _ in range(n))
+    if isinstance(v, LikeResult):
+        return (FakeTensor(v._shape, v.dtype),) + tuple(FakeTensor(None) for _ in range(n - 1))
     if isinstance(v, FakeTensor) and v._shape is None:
         return tuple(FakeTensor(None) for _ in range(n))
     return v
@@ -705,7 +714,9 @@ def make_module(name):
     if root == "einops":
         return FakeModule(name, {"rearrange": rearrange, "repeat": rearrange})
     if root == "tilelang":
-        return FakeModule(name, {"jit": _jit, "autotune": _jit, "lazy_jit": _jit})
+        return FakeModule(name, {"jit": _jit, "autotune": _jit, "lazy_jit": _jit, "dtype": lambda x, *a: DType(str(x)),
+                                 "determine_fp8_type": lambda kind="e4m3": DType("float8_e4m3fn" if kind == "e4m3"
+                                                                                 else "float8_e5m2")})
     return FakeModule(name)
 
 
