@@ -192,6 +192,7 @@ struct tc_ev {
   tc_var *thread_vars[3];
   int rt_depth;             /* runtime-block nesting (FOR bodies, runtime IF branches) */
   int loop_depth_mark;      /* rt_depth at the innermost runtime loop's body (0: none) */
+  unsigned assign_stamp;    /* counts LETs and assignments of local variables (ev_const_diff_lets) */
   tc_undo *undo;
   int nundo, capundo;
 
@@ -293,6 +294,10 @@ tc_dtype ev_promote(tc_dtype a, tc_dtype b);
 const char *ev_runtime_reason(tc_ev *ev, tc_val *v);
 /* b - a when it folds to a constant. */
 bool ev_const_diff(tc_expr *b, tc_expr *a, int64_t *out);
+/* ev_const_diff that also sees through the LET values of local variables (`H1 = H0 + 64`: the
+ * extent of H0:H1 is 64, as TileLang's simplifier finds); the variables it looked through are
+ * marked folded, and assigning one of them later is an error (the extent would not hold). */
+bool ev_const_diff_lets(tc_expr *b, tc_expr *a, int64_t *out);
 bool ev_expr_equal(const tc_expr *a, const tc_expr *b);
 /* A compile-time int, or an error naming `what` (and why the value is not constant). */
 int64_t ev_need_int(tc_ev *ev, tc_val *v, const tc_ast *node, tc_loc loc, const char *what);

@@ -126,6 +126,13 @@ void ev_bind_name(tc_ev *ev, const char *name, tc_val *v, tc_loc loc) {
   if (ev->cur && v->kind != TV_BUFFER) {
     bool scalar = ev_is_runtime(v) || is_lit(v);
     if (b && b->owned && scalar) {
+      if (b->owned->folded && b->depth < ev->loop_depth_mark && ev->loop_depth_mark > 0)
+        ev_fail(ev, loc,
+                "'%s' (bound on line %d) is assigned in a loop after the extent of a slice in that loop was worked "
+                "out from its value; make the slice's end an expression of its start, or keep '%s' unchanged in the loop",
+                name, b->owned->loc.line, name);
+      b->owned->let_value = NULL;
+      b->owned->assign_stamp = ++ev->assign_stamp;
       tc_stmt *st = tc_ir_stmt(ev->ir, TC_ST_ASSIGN, loc);
       st->u.let.var = b->owned;
       st->u.let.value = ev_to_expr_as(ev, v, b->owned->dtype, loc);
@@ -160,6 +167,8 @@ void ev_bind_name(tc_ev *ev, const char *name, tc_val *v, tc_loc loc) {
       tc_stmt *st = tc_ir_stmt(ev->ir, TC_ST_LET, loc);
       st->u.let.var = var;
       st->u.let.value = e;
+      var->let_value = e;
+      var->let_stamp = ++ev->assign_stamp;
       ev_emit(ev, st, loc, "an assignment");
       tc_binding *nb = scope_set(ev, s, name, tv_expr(ev, tc_ir_var_ref(ev->ir, var, loc)));
       nb->owned = var;

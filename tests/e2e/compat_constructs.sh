@@ -1,0 +1,15 @@
+#!/bin/sh
+# TileLang constructs that the compatibility run (tests/compat) needed, each read and run on the
+# cpu with --verify against the reference interpreter (tests/e2e/data/compat/*.py).
+T=${TILEC:-build/tilec}
+D=$(mktemp -d /tmp/tilec-e2e-compat-XXXXXX)
+trap 'rm -rf "$D"' EXIT
+export TILEC_CACHE_DIR="$D/cache"
+S=tests/e2e/data/compat
+check() { # name file args...
+  name=$1 f=$2
+  shift 2
+  if "$T" run "$S/$f" --verify "$@" >"$D/out" 2>"$D/err"; then echo "PASS compat: $name"
+  else echo "FAIL compat: $name (exit $?)"; head -n 8 "$D/err" "$D/out"; fi
+}
+check "slice extent through LET values" slice_let_extent.py -D H=128 -D D=16 -D padded_H=64 -D H_per_block=64 -D REPLICATE_H=1
