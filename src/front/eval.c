@@ -717,7 +717,8 @@ static bool contains_prim_func(const tc_ast_list *body, int depth) {
     const tc_ast *s = body->v[i];
     switch (s->kind) {
     case TC_AST_FUNCTION_DEF:
-      if (has_decorator(s, "prim_func")) return true;
+      /* a nested helper that defines the prim_func (def kernel_func(...): @T.prim_func ...) */
+      if (has_decorator(s, "prim_func") || contains_prim_func(&s->list, depth + 1)) return true;
       break;
     case TC_AST_IF:
     case TC_AST_FOR:

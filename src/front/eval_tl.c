@@ -557,7 +557,8 @@ static tc_val *t_tma_copy(tc_ev *ev, tc_val *self, tc_args *a) {
 }
 
 /* T.no_set_max_nreg / T.disable_warp_group_reg_alloc / T.annotate_producer_reg_dealloc /
- * T.annotate_consumer_reg_alloc: how TileLang's warp specialization splits the register file
+ * T.annotate_consumer_reg_alloc, and the explicit T.set_max_nreg(count, is_inc) /
+ * T.inc_max_nreg / T.dec_max_nreg a warp group runs itself: how TileLang's warp specialization splits the register file
  * between producer and consumer warp groups (setmaxnreg). A register budget never changes a
  * result and tilec's GPU code does not use setmaxnreg, so they are checked and dropped. `self`
  * carries the default register count, 0 for the ones that take none. */
@@ -571,6 +572,10 @@ static tc_val *t_reg_alloc_hint(tc_ev *ev, tc_val *self, tc_args *a) {
     if (regs < 24 || regs > 256 || regs % 8 != 0)
       ev_fail(ev, arg_loc(a, 0), "T.%s: the register count must be a multiple of 8 in [24, 256] (setmaxnreg), got %lld", fn,
               (long long)regs);
+  }
+  if (strcmp(fn, "set_max_nreg") == 0) {
+    int64_t inc = arg_int(ev, a, 1, 0, "is_inc");
+    if (inc != 0 && inc != 1) ev_fail(ev, arg_loc(a, 1), "T.set_max_nreg: is_inc must be 1 (increase) or 0 (decrease), got %lld", (long long)inc);
   }
   return tv_none(ev);
 }
@@ -1194,7 +1199,7 @@ static tc_val *t_compile(tc_ev *ev, tc_val *self, tc_args *a) {
 
 static const tc_builtin language_builtins[] = {
     {"T.Kernel", "*blocks | threads? is_cpu? prelude?", t_kernel, 0},
-    {"T.Parallel", "*extents | coalesced_width? loop_layout?", t_parallel, 0},
+    {"T.Parallel", "*extents | coalesced_width? loop_layout? prefer_async? annotations?", t_parallel, 0},
     {"T.Pipelined", "start stop? num_stages? order? stage? sync? group?", t_pipelined, 0},
     {"T.serial", "start stop? step? | annotations?", t_serial, 0},
     {"T.Serial", "start stop? step? | annotations?", t_serial, 0},
@@ -1235,6 +1240,9 @@ static const tc_builtin language_builtins[] = {
     {"T.disable_warp_group_reg_alloc", "", t_reg_alloc_hint, 0},
     {"T.annotate_producer_reg_dealloc", "reg_count?", t_reg_alloc_hint, 0},
     {"T.annotate_consumer_reg_alloc", "reg_count?", t_reg_alloc_hint, 0},
+    {"T.set_max_nreg", "reg_count is_inc", t_reg_alloc_hint, 0},
+    {"T.inc_max_nreg", "reg_count", t_reg_alloc_hint, 0},
+    {"T.dec_max_nreg", "reg_count", t_reg_alloc_hint, 0},
     {"T.annotate_layout", "layout_map | allow_reannotation? allow_buffer_region?", ev_t_annotate_layout, 0},
     {"T.Layout", "shape forward_fn", ev_t_layout, EV_TAG_LAMBDA_ARGS},
     {"T.Fragment", "shape forward_fn? forward_thread_fn? replicate? forward_index_fn?", ev_t_fragment, EV_TAG_LAMBDA_ARGS},

@@ -13,3 +13,4 @@ check() { # name file args...
   else echo "FAIL compat: $name (exit $?)"; head -n 8 "$D/err" "$D/out"; fi
 }
 check "slice extent through LET values" slice_let_extent.py -D H=128 -D D=16 -D padded_H=64 -D H_per_block=64 -D REPLICATE_H=1
+check "a factory whose prim_func a nested helper defines; register and T.Parallel hints" nested_factory_hints.py -D M=64 -D N=32
