@@ -49,6 +49,13 @@ static tc_val *c_fp8_type(tc_ev *ev, tc_val *self, tc_args *a) {
   return tv_str(ev, "float8_e4m3fn", strlen("float8_e4m3fn")); /* NVIDIA's (AMD's would be e4m3fnuz) */
 }
 
+/* The name of the device the queries describe (sm_90, 132 SMs: an H100 SXM). */
+static tc_val *c_device_name(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self, (void)a;
+  static const char name[] = "NVIDIA H100 80GB HBM3";
+  return tv_str(ev, name, strlen(name));
+}
+
 static tc_val *c_true(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self, (void)a;
   return tv_bool(ev, true);
@@ -72,6 +79,7 @@ static const tc_builtin compat_builtins[] = {
     {"torch.cuda.get_device_capability", "device?", c_capability, 0},
     {"tilelang.language.fp8.determine_fp8_type", "fp8_format?", c_fp8_type, 0},
     {"torch.cuda.is_available", "", c_true, 0},
+    {"torch.cuda.get_device_name", "device?", c_device_name, 0},
     {NULL, NULL, NULL, 0},
 };
 
