@@ -413,6 +413,14 @@ def file_kernels(tilec, path, tree, trace):
     return names, traced
 
 
+def required_params(fn):
+    a = fn.args
+    params = a.posonlyargs + a.args
+    out = [p.arg for p in params[:len(params) - len(a.defaults)]]
+    out += [p.arg for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is None]
+    return out
+
+
 def traced_bindings(tree, fn, rec):
     """-D values from a recorded call: the arguments, then (eager kernels) the sizes named in
     `A: T.Tensor((M, K), dtype)` from the shapes of the tensors passed."""
@@ -556,6 +564,17 @@ def main():
             fn = fns.get(name)
             if name in traced:
                 defs = traced_bindings(tree, fn, traced[name])
+            elif traced and fn is not None:
+                # a kernel the file's default run does not call (another --kernel choice, the other
+                # branch of use_atomic): the sizes its sibling kernels were called with, by name
+                sib = {}
+                for rec in traced.values():
+                    for k, v in rec.get("args", {}).items():
+                        sib.setdefault(k, v)
+                defs = bindings(tree, name, fn)
+                for p in required_params(fn):
+                    if p not in defs and p in sib and define_text(sib[p]) is not None:
+                        defs[p] = define_text(sib[p])
             else:
                 defs = bindings(tree, name, fn) if fn is not None else {}
             jobs.append((path, name, defs))

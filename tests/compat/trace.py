@@ -468,13 +468,45 @@ class FakeModule(types.ModuleType):
         self._special = special or {}
 
     def __getattr__(self, a):
+        if a == "__version__":
+            return "2.5.0"
         if a.startswith("__") and a.endswith("__"):
             raise AttributeError(a)
         if a in self._special:
             return self._special[a]
         if a in DTYPE_NAMES:
             return dtype_of(a)
+        if self.__name__ == "tilelang" and a in TILELANG_SUBMODULES:
+            import importlib
+            return importlib.import_module("tilelang." + a)
         return Any(self.__name__ + "." + a)
+
+
+TILELANG_SUBMODULES = {"language", "testing", "profiler", "autotuner", "carver", "utils", "tools", "transform",
+                       "contrib", "intrinsics", "layout", "math", "cuda", "engine", "env", "quantize", "tileop"}
+
+
+class Module:
+    """torch.nn.Module: calling runs forward; device and dtype moves are no-ops."""
+
+    def __call__(self, *a, **k):
+        return self.forward(*a, **k)
+
+    def _me(self, *a, **k):
+        return self
+
+    to = cuda = half = float = bfloat16 = eval = train = requires_grad_ = _me
+
+    def register_buffer(self, name, t, *a, **k):
+        setattr(self, name, t)
+
+    def parameters(self, *a, **k):
+        return iter(())
+
+    def __getattr__(self, a):
+        if a.startswith("__"):
+            raise AttributeError(a)
+        return Any("module." + a)
 
 
 def _first_tensor_shape(*a, **k):
@@ -673,6 +705,12 @@ def unpack(v, n):
     return v
 
 
+def _cdiv(a, b):
+    if isinstance(a, int) and isinstance(b, int):
+        return -(-a // b)
+    return Any("cdiv()")
+
+
 def _jit(*a, **k):
     """tilelang.jit / tilelang.autotune: a decorator with or without arguments."""
     if len(a) == 1 and not k and callable(a[0]):
@@ -708,6 +746,10 @@ def make_module(name):
             sp = dict(CUDA)
         elif name == "torch.autograd":
             sp = {"Function": Function}
+        elif name == "torch.nn":
+            sp = {"Module": Module, "Parameter": lambda t, *a, **k: t, "ModuleList": list,
+                  "Linear": lambda i, o, *a, **k: (lambda x: FakeTensor(x._shape[:-1] + (o,), x.dtype)
+                                                   if isinstance(x, FakeTensor) and x._shape else FakeTensor(None))}
         elif name != "torch":
             sp = {}
         return TorchModule(name, sp)
@@ -715,6 +757,7 @@ def make_module(name):
         return FakeModule(name, {"rearrange": rearrange, "repeat": rearrange})
     if root == "tilelang":
         return FakeModule(name, {"jit": _jit, "autotune": _jit, "lazy_jit": _jit, "dtype": lambda x, *a: DType(str(x)),
+                                 "cdiv": _cdiv, "ceildiv": _cdiv, "next_power_of_2": lambda x: 1 << (int(x) - 1).bit_length(),
                                  "determine_fp8_type": lambda kind="e4m3": DType("float8_e4m3fn" if kind == "e4m3"
                                                                                  else "float8_e5m2")})
     return FakeModule(name)
