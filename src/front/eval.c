@@ -711,25 +711,25 @@ static bool has_decorator(const tc_ast *def, const char *name) {
   return false;
 }
 
-static bool contains_prim_func(const tc_ast_list *body, int depth) {
+static bool contains_prim_func(const tc_ast_list *body, bool nested, int depth) {
   if (depth > 50) return false;
   for (int i = 0; i < body->n; i++) {
     const tc_ast *s = body->v[i];
     switch (s->kind) {
     case TC_AST_FUNCTION_DEF:
-      /* a nested helper that defines the prim_func (def kernel_func(...): @T.prim_func ...) */
-      if (has_decorator(s, "prim_func") || contains_prim_func(&s->list, depth + 1)) return true;
+      /* nested: a helper that defines the prim_func (def kernel_func(...): @T.prim_func ...) */
+      if (has_decorator(s, "prim_func") || (nested && contains_prim_func(&s->list, nested, depth + 1))) return true;
       break;
     case TC_AST_IF:
     case TC_AST_FOR:
     case TC_AST_WHILE:
-      if (contains_prim_func(&s->list, depth + 1) || contains_prim_func(&s->list2, depth + 1)) return true;
+      if (contains_prim_func(&s->list, nested, depth + 1) || contains_prim_func(&s->list2, nested, depth + 1)) return true;
       break;
     case TC_AST_WITH:
-      if (contains_prim_func(&s->list2, depth + 1)) return true;
+      if (contains_prim_func(&s->list2, nested, depth + 1)) return true;
       break;
     case TC_AST_TRY:
-      if (contains_prim_func(&s->list, depth + 1)) return true;
+      if (contains_prim_func(&s->list, nested, depth + 1)) return true;
       break;
     default: break;
     }
@@ -773,7 +773,10 @@ tc_kernel_defs tc_front_find_kernels(tc_arena *arena, const tc_ast *module) {
     tc_kernel_style style;
     if (has_decorator(s, "prim_func")) style = TC_STYLE_PRIM_FUNC;
     else if (has_decorator(s, "macro")) continue;
-    else if (contains_prim_func(&s->list, 0)) style = TC_STYLE_FACTORY;
+    else if (contains_prim_func(&s->list, false, 0)) style = TC_STYLE_FACTORY;
+    /* a @tilelang.jit function whose nested helper defines and returns the prim_func is a
+     * factory too (an undecorated one, such as an autotuning driver, is no kernel) */
+    else if (is_tilelang_jit(module, s) && contains_prim_func(&s->list, true, 0)) style = TC_STYLE_FACTORY;
     else if (is_tilelang_jit(module, s)) style = TC_STYLE_EAGER;
     else continue;
     int j;

@@ -15,3 +15,5 @@ check() { # name file args...
 check "slice extent through LET values" slice_let_extent.py -D H=128 -D D=16 -D padded_H=64 -D H_per_block=64 -D REPLICATE_H=1
 check "a factory whose prim_func a nested helper defines; register and T.Parallel hints" nested_factory_hints.py -D M=64 -D N=32
 check "torch.cuda.get_device_name" device_name.py -D N=64
+if [ "$("$T" ir "$S/nested_factory_hints.py" --list | tr '\n' ' ')" = "scale_rows " ]; then echo "PASS compat: an undecorated driver with a nested prim_func is no kernel"
+else echo "FAIL compat: ir --list of nested_factory_hints.py:"; "$T" ir "$S/nested_factory_hints.py" --list; fi

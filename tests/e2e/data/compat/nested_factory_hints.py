@@ -20,3 +20,18 @@ def scale_rows(M, N):
         return main
 
     return kernel_func(16, 128)
+
+
+def tune_driver(M, N):
+    """Not a kernel (no @tilelang.jit): an autotuning driver whose helper defines a prim_func."""
+
+    def kernel(block_M):
+        @T.prim_func
+        def main(A: T.Tensor((M, N), "float32")):
+            with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
+                for i, j in T.Parallel(block_M, N):
+                    A[bx * block_M + i, j] = 0.0
+
+        return main
+
+    return kernel
