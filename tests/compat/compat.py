@@ -413,6 +413,21 @@ def file_kernels(tilec, path, tree, trace):
     return names, traced
 
 
+def annotated_sizes(fn, shapes):
+    """An eager kernel's `A: T.Tensor((M, K), dtype)`: M and K from the shape of the tensor passed as A."""
+    out = {}
+    for st in ast.walk(fn):
+        if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.target.id in shapes and \
+                isinstance(st.annotation, ast.Call) and st.annotation.args and \
+                isinstance(st.annotation.args[0], (ast.Tuple, ast.List)):
+            dims = st.annotation.args[0].elts
+            if len(dims) == len(shapes[st.target.id]):
+                for d, n in zip(dims, shapes[st.target.id]):
+                    if isinstance(d, ast.Name):
+                        out.setdefault(d.id, n)
+    return out
+
+
 def required_params(fn):
     a = fn.args
     params = a.posonlyargs + a.args
@@ -428,15 +443,8 @@ def traced_bindings(tree, fn, rec):
     out.update(rec.get("args", {}))
     shapes = rec.get("shapes", {})
     if fn is not None:
-        for st in ast.walk(fn):
-            if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.target.id in shapes and \
-                    isinstance(st.annotation, ast.Call) and st.annotation.args and \
-                    isinstance(st.annotation.args[0], (ast.Tuple, ast.List)):
-                dims = st.annotation.args[0].elts
-                if len(dims) == len(shapes[st.target.id]):
-                    for d, n in zip(dims, shapes[st.target.id]):
-                        if isinstance(d, ast.Name):
-                            out.setdefault(d.id, n)
+        for k, v in annotated_sizes(fn, shapes).items():
+            out.setdefault(k, v)
         # a factory's tensor parameter is no size: only the names tilec can bind
         params = {p.arg for p in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
         if not fn.args.kwarg:
@@ -567,14 +575,18 @@ def main():
             elif traced and fn is not None:
                 # a kernel the file's default run does not call (another --kernel choice, the other
                 # branch of use_atomic): the sizes its sibling kernels were called with, by name
-                sib = {}
+                sib, sib_shapes = {}, {}
                 for rec in traced.values():
                     for k, v in rec.get("args", {}).items():
                         sib.setdefault(k, v)
+                    for k, v in rec.get("shapes", {}).items():
+                        sib_shapes.setdefault(k, v)
                 defs = bindings(tree, name, fn)
                 for p in required_params(fn):
                     if p not in defs and p in sib and define_text(sib[p]) is not None:
                         defs[p] = define_text(sib[p])
+                for k, v in annotated_sizes(fn, sib_shapes).items():
+                    defs.setdefault(k, define_text(v))
             else:
                 defs = bindings(tree, name, fn) if fn is not None else {}
             jobs.append((path, name, defs))
