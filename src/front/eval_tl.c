@@ -861,6 +861,9 @@ static tc_val *t_atomic_add(tc_ev *ev, tc_val *self, tc_args *a) {
   tc_val *dst = a->p[0], *val = a->p[1];
   if (a->p[3] && a->p[3]->kind != TV_NONE && ev_truth(ev, a->p[3], arg_loc(a, 3)))
     ev_unsupported(ev, arg_loc(a, 3), "T.atomic_add(..., return_prev=True)");
+  /* use_tma=True asks TileLang for a TMA reduction (cp.reduce.async.bulk, sm_90+): the same sums
+   * by another instruction, so it is checked and dropped */
+  (void)arg_bool(ev, a, 4, false);
   tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_ATOMIC_ADD, loc);
   tc_val *sv = ev_scalar(ev, val, loc);
   bool scalar_value = is_lit(sv) || (ev_is_runtime(val) && !(val->kind == TV_ELEM && dst->kind != TV_ELEM));
@@ -1225,7 +1228,7 @@ static const tc_builtin language_builtins[] = {
     {"T.reduce_absmax", "buffer out dim? clear?", t_reduce_absmax, 0},
     {"T.reduce_abssum", "buffer out dim?", t_reduce_abssum, 0},
     {"T.cumsum", "src dst? dim? reverse?", t_cumsum, 0},
-    {"T.atomic_add", "dst value memory_order? return_prev?", t_atomic_add, 0},
+    {"T.atomic_add", "dst value memory_order? return_prev? use_tma?", t_atomic_add, 0},
     {"T.get_thread_binding", "dim?", t_thread_binding, 0},
     {"T.thread_binding", "start stop? thread? | annotations?", t_thread_binding_loop, 0},
     {"T.use_swizzle", "panel_size? order? enable?", t_use_swizzle, 0},

@@ -17,3 +17,4 @@ check "a factory whose prim_func a nested helper defines; register and T.Paralle
 check "torch.cuda.get_device_name" device_name.py -D N=64
 if [ "$("$T" ir "$S/nested_factory_hints.py" --list | tr '\n' ' ')" = "scale_rows " ]; then echo "PASS compat: an undecorated driver with a nested prim_func is no kernel"
 else echo "FAIL compat: ir --list of nested_factory_hints.py:"; "$T" ir "$S/nested_factory_hints.py" --list; fi
+check "T.atomic_add(..., use_tma=True)" atomic_add_use_tma.py -D M=64 -D N=32 -D block_M=16
