@@ -400,9 +400,10 @@ def file_kernels(tilec, path, tree, trace):
     runs with stand-ins for torch and tilelang."""
     rc, out, _ = run([tilec, "ir", path, "--list"], 60)
     if rc != 0:
-        return [name for name, _, _ in find_kernels(tree)], {}
+        return [name for name, _, _ in find_kernels(tree)], {}, {}
     names = out.split()
     traced = {}
+    module_globals = {}
     if trace and names:
         rc, out, _ = run([sys.executable, TRACE, path] + names, 60)
         if rc == 0:
@@ -410,7 +411,8 @@ def file_kernels(tilec, path, tree, trace):
                 traced = json.loads(out.strip().splitlines()[-1])
             except (ValueError, IndexError):
                 traced = {}
-    return names, traced
+        module_globals = traced.pop("__globals__", {})
+    return names, traced, module_globals
 
 
 def annotated_sizes(fn, shapes):
@@ -488,11 +490,21 @@ def shrink(defs):
     return out
 
 
-def one_kernel(tilec, path, name, defs, verify):
+def one_kernel(tilec, path, name, defs, verify, module_globals=None):
     args = []
     for k, v in defs.items():
         args += ["-D", f"{k}={v}"]
     rc, out, err = run([tilec, "ir", path, "--kernel", name] + args, 60)
+    # a name only the file's __main__ block binds (a module-level constant when the file runs)
+    for _ in range(6):
+        m = re.search(r"name '(\w+)' is only defined by module-level code", err) if rc == 1 else None
+        if not m or m.group(1) not in (module_globals or {}) or m.group(1) in defs or \
+                define_text(module_globals[m.group(1)]) is None:
+            break
+        defs = dict(defs)
+        defs[m.group(1)] = define_text(module_globals[m.group(1)])
+        args += ["-D", f"{m.group(1)}={defs[m.group(1)]}"]
+        rc, out, err = run([tilec, "ir", path, "--kernel", name] + args, 60)
     res = {"file": path, "kernel": name, "defs": defs, "ir_rc": rc, "ir_err": err}
     if rc != 0 or not verify:
         return res
@@ -561,7 +573,9 @@ def main():
             parsed.append((path, text, tree))
     with concurrent.futures.ThreadPoolExecutor(max_workers=o.jobs) as ex:
         listed = list(ex.map(lambda pt: file_kernels(o.tilec, pt[0], pt[2], not o.static), parsed))
-    for (path, text, tree), (names, traced) in zip(parsed, listed):
+    module_globals = {}
+    for (path, text, tree), (names, traced, mg) in zip(parsed, listed):
+        module_globals[path] = mg
         if not names:
             continue
         files += 1
@@ -592,7 +606,7 @@ def main():
             jobs.append((path, name, defs))
     results = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=o.jobs) as ex:
-        futs = [ex.submit(one_kernel, o.tilec, p, n, d, not o.no_verify) for p, n, d in jobs]
+        futs = [ex.submit(one_kernel, o.tilec, p, n, d, not o.no_verify, module_globals.get(p, {})) for p, n, d in jobs]
         for f in futs:
             results.append(f.result())
     table = collections.Counter()

@@ -948,6 +948,12 @@ def main():
         pass
     finally:
         sys.stdout = out
+    # the module's globals after the run (names the __main__ block binds that kernels read)
+    glob = {}
+    for k, v in list(g.items()):
+        if not k.startswith("__") and type(v) in (int, float, bool, DType):
+            glob[k] = _jsonable(v)
+    RECORDS["__globals__"] = glob
     print(json.dumps(RECORDS))
     if os.environ.get("TILEC_TRACE_DEBUG"):
         sys.stderr = sys.__stderr__
