@@ -243,6 +243,8 @@ tc_val *tv_buffer(tc_ev *ev, tc_buffer *b);
 tc_val *tv_builtin(tc_ev *ev, const tc_builtin *b, tc_val *self);
 tc_val *tv_module(tc_ev *ev, int id);
 tc_val *tv_opaque(tc_ev *ev, const char *name);
+/* the value of iket.range(...): a context that does nothing (eval_compat.c) */
+#define IKET_RANGE_NAME "iket.range(...)"
 void tv_list_push(tc_ev *ev, tc_val *list, tc_val *x);
 const char *tv_kind_name(const tc_val *v); /* Python-ish type name: "int", "tuple", "buffer" */
 /* repr/str into a string (for str(), f-strings and messages). */

@@ -686,9 +686,22 @@ tc_flow ev_stmt(tc_ev *ev, const tc_ast *s) {
   case TC_AST_FOR: return exec_for(ev, s);
   case TC_AST_WHILE: return exec_while(ev, s);
   case TC_AST_WITH: {
-    if (s->list.n != 1) ev_unsupported(ev, s->loc, "'with' with several context managers");
-    const tc_ast *item = s->list.v[0];
-    tc_val *ctx = ev_expr(ev, item->a);
+    /* `with A as x, B:` is `with A as x: with B:`; the only contexts besides T.Kernel and T.ws
+     * are ones that do nothing (iket.range), so at most one item opens a scope */
+    const tc_ast *item = NULL;
+    tc_val *ctx = NULL;
+    for (int i = 0; i < s->list.n; i++) {
+      const tc_ast *it = s->list.v[i];
+      tc_val *c = ev_expr(ev, it->a);
+      if (c->kind == TV_OPAQUE && strcmp(c->u.opaque.name, IKET_RANGE_NAME) == 0) {
+        if (it->b) ev_unsupported(ev, it->b->loc, "'with iket.range(...) as NAME'");
+        continue;
+      }
+      if (item) ev_unsupported(ev, it->a->loc, "'with' with several context managers that each open a scope");
+      item = it;
+      ctx = c;
+    }
+    if (!item) return ev_block(ev, &s->list2);
     if (ctx->kind == TV_KERNEL) {
       ev_kernel_enter(ev, ctx, item->b, &s->list2, s->loc);
       return FLOW_NORMAL;

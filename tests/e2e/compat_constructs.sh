@@ -18,3 +18,4 @@ check "torch.cuda.get_device_name" device_name.py -D N=64
 if [ "$("$T" ir "$S/nested_factory_hints.py" --list | tr '\n' ' ')" = "scale_rows " ]; then echo "PASS compat: an undecorated driver with a nested prim_func is no kernel"
 else echo "FAIL compat: ir --list of nested_factory_hints.py:"; "$T" ir "$S/nested_factory_hints.py" --list; fi
 check "T.atomic_add(..., use_tma=True)" atomic_add_use_tma.py -D M=64 -D N=32 -D block_M=16
+check "iket ranges, marks and payloads" iket_events.py -D n=300
