@@ -762,7 +762,20 @@ static tc_val *t_gemm(tc_ev *ev, tc_val *self, tc_args *a) {
 
 static tc_val *fill_common(tc_ev *ev, tc_args *a, tc_val *value, const char *what) {
   tc_loc loc = call_loc(a);
-  tc_region r = ev_region(ev, a->p[0], NULL, a->pnode[0], arg_loc(a, 0), what);
+  tc_region r;
+  if (a->p[0]->kind == TV_ELEM) { /* T.fill(buf[i, j], v): TileLang fills the one element */
+    tc_buffer *b = a->p[0]->u.elem.buf;
+    memset(&r, 0, sizeof r);
+    r.buf = b;
+    r.ndim = b->ndim;
+    r.r = TC_NEW_ARRAY(ev->ir, tc_range, b->ndim > 0 ? b->ndim : 1);
+    for (int i = 0; i < b->ndim; i++) {
+      r.r[i].start = a->p[0]->u.elem.idx[i];
+      r.r[i].extent = 1;
+    }
+  } else {
+    r = ev_region(ev, a->p[0], NULL, a->pnode[0], arg_loc(a, 0), what);
+  }
   tc_val *v = ev_scalar(ev, value, loc);
   if (!ev_is_runtime(v) && !is_lit(v)) ev_fail(ev, loc, "%s: the value must be a scalar, not %s", what, tv_kind_name(v));
   tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_FILL, loc);

@@ -19,3 +19,4 @@ if [ "$("$T" ir "$S/nested_factory_hints.py" --list | tr '\n' ' ')" = "scale_row
 else echo "FAIL compat: ir --list of nested_factory_hints.py:"; "$T" ir "$S/nested_factory_hints.py" --list; fi
 check "T.atomic_add(..., use_tma=True)" atomic_add_use_tma.py -D M=64 -D N=32 -D block_M=16
 check "iket ranges, marks and payloads" iket_events.py -D n=300
+check "T.fill on one element" fill_element.py -D N=16
