@@ -104,7 +104,7 @@ static const tc_builtin compat_builtins[] = {
 const tc_builtin *ev_compat_builtin(const char *dotted) {
   for (const tc_builtin *b = compat_builtins; b->name; b++)
     if (strcmp(b->name, dotted) == 0) return b;
-  return NULL;
+  return ev_tirx_builtin(dotted);
 }
 
 /* int.bit_length(), a compile-time int method. */

@@ -319,6 +319,7 @@ tc_val *ev_module_attr_try(tc_ev *ev, int mod, const char *attr);
 /* eval_compat.c: helpers reached by dotted name (tilelang.math.next_power_of_2, device queries),
  * int methods, and the "needs an sm_100 target" diagnostic for Blackwell-only attributes. */
 const tc_builtin *ev_compat_builtin(const char *dotted);
+const tc_builtin *ev_tirx_builtin(const char *dotted); /* eval_tl.c: tvm.tirx.const, ... */
 tc_val *ev_compat_int_method(tc_ev *ev, tc_val *obj, const char *attr);
 void ev_compat_check_attr(tc_ev *ev, const char *module, const char *attr, tc_loc loc);
 tc_region ev_region(tc_ev *ev, tc_val *v, const tc_region *other, const tc_ast *node, tc_loc loc,

@@ -1130,6 +1130,38 @@ static tc_val *t_dtype(tc_ev *ev, tc_val *self, tc_args *a) {
   return tv_dtype(ev, dt);
 }
 
+/* T.reinterpret(value, dtype) (TileLang's order, like T.cast; the older (dtype, value) is
+ * accepted too, as TileLang does) and tvm.tirx.reinterpret(dtype, value): the value's bits read
+ * as dtype, of the same width. */
+static tc_val *do_reinterpret(tc_ev *ev, tc_args *a, bool dtype_first) {
+  tc_loc loc = call_loc(a);
+  int vi = dtype_first ? 1 : 0, di = dtype_first ? 0 : 1;
+  if (!dtype_first && a->p[0]->kind == TV_DTYPE && a->p[1]->kind != TV_DTYPE) vi = 1, di = 0;
+  tc_dtype to;
+  ev_get_dtype(ev, a->p[di], &to, arg_loc(a, di), "the dtype of reinterpret");
+  tc_val *x = ev_scalar(ev, a->p[vi], arg_loc(a, vi));
+  if (!ev_is_runtime(x) && !is_lit(x)) ev_fail(ev, arg_loc(a, vi), "reinterpret expects a scalar value, not %s", tv_kind_name(x));
+  tc_expr *e = ev_to_expr(ev, x, arg_loc(a, vi));
+  int fb = tc_dtype_bits(e->dtype), tb = tc_dtype_bits(to);
+  if (fb != tb)
+    ev_fail(ev, loc, "reinterpret: %s has %d bits but %s has %d; a reinterpretation keeps the width", ev_dtype_name(e->dtype), fb,
+            ev_dtype_name(to), tb);
+  if (fb != 8 && fb != 16 && fb != 32 && fb != 64)
+    ev_unsupported(ev, loc, tc_arena_printf(&ev->tmp, "reinterpret of a %d-bit type", fb));
+  if (tc_dtype_eq(e->dtype, to)) return tv_expr(ev, e);
+  tc_expr **args = TC_NEW_ARRAY(ev->ir, tc_expr *, 1);
+  args[0] = e;
+  return tv_expr(ev, tc_ir_call(ev->ir, "reinterpret", to, 1, args, loc));
+}
+static tc_val *t_reinterpret(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return do_reinterpret(ev, a, false); }
+static tc_val *t_tirx_reinterpret(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return do_reinterpret(ev, a, true); }
+/* tvm.tirx.const(value, dtype): a constant of that dtype */
+static tc_val *t_tirx_const(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  if (!a->p[1] || a->p[1]->kind == TV_NONE) return a->p[0];
+  return do_cast(ev, a->p[0], a->p[1], arg_loc(a, 0), arg_loc(a, 1), call_loc(a));
+}
+
 static tc_val *t_cast(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   return do_cast(ev, a->p[0], a->p[1], arg_loc(a, 0), arg_loc(a, 1), call_loc(a));
@@ -1213,6 +1245,23 @@ static tc_val *t_compile(tc_ev *ev, tc_val *self, tc_args *a) {
 
 /* ---------------------------------------------------------------- tables */
 
+/* TVM's tirx functions TileLang's examples call (`from tvm import tirx`), by the dotted name
+ * they are reached by; ev_compat_builtin looks here too. */
+static const tc_builtin tirx_builtins[] = {
+    {"tvm.tirx.const", "value dtype?", t_tirx_const, 0},
+    {"tvm.tirx.reinterpret", "dtype value", t_tirx_reinterpret, 0},
+    {"tvm.tirx.Cast", "dtype value", t_Cast, 0},
+    {"tvm.tirx.Select", "cond t f", t_if_then_else, 0},
+    {"tvm.tirx.Min", "a b", t_min, 0},
+    {NULL, NULL, NULL, 0},
+};
+
+const tc_builtin *ev_tirx_builtin(const char *dotted) {
+  for (const tc_builtin *b = tirx_builtins; b->name; b++)
+    if (strcmp(b->name, dotted) == 0) return b;
+  return NULL;
+}
+
 static const tc_builtin language_builtins[] = {
     {"T.Kernel", "*blocks | threads? is_cpu? prelude?", t_kernel, 0},
     {"T.Parallel", "*extents | coalesced_width? loop_layout? prefer_async? annotations?", t_parallel, 0},
@@ -1294,6 +1343,7 @@ static const tc_builtin language_builtins[] = {
     {"T.cast", "value dtype", t_cast, 0},
     {"T.dtype", "value", t_dtype, 0},
     {"T.Cast", "dtype value", t_Cast, 0},
+    {"T.reinterpret", "value dtype", t_reinterpret, 0},
     {"T.infinity", "dtype", t_infinity, 0},
     {"T.max_value", "dtype", t_max_value, 0},
     {"T.min_value", "dtype", t_min_value, 0},

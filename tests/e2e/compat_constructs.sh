@@ -20,3 +20,4 @@ else echo "FAIL compat: ir --list of nested_factory_hints.py:"; "$T" ir "$S/nest
 check "T.atomic_add(..., use_tma=True)" atomic_add_use_tma.py -D M=64 -D N=32 -D block_M=16
 check "iket ranges, marks and payloads" iket_events.py -D n=300
 check "T.fill on one element" fill_element.py -D N=16
+check "T.reinterpret and tvm.tirx helpers" reinterpret_bits.py -D N=64
