@@ -21,3 +21,4 @@ check "T.atomic_add(..., use_tma=True)" atomic_add_use_tma.py -D M=64 -D N=32 -D
 check "iket ranges, marks and payloads" iket_events.py -D n=300
 check "T.fill on one element" fill_element.py -D N=16
 check "T.reinterpret and tvm.tirx helpers" reinterpret_bits.py -D N=64
+check "T.gemm with a one-row operand" gemm_one_row.py -D G=1 -D BS=32 -D BK=16
