@@ -378,6 +378,7 @@ int main(int argc, char **argv) {
   if (o.list && !is_ir) return usage_error("--list is an option of 'tilec ir', not of '%s'", cmd);
   if ((o.nconfigs || o.jobs) && !is_tune) return usage_error("--config and --jobs are options of 'tilec tune', not of '%s'", cmd);
   if (is_tune) return cli_tune(&o);
+  if (o.list) return cmd_ir(&o); /* names only: no @autotune configuration is evaluated */
   if ((rc = cli_apply_autotune(&o, 0)) != 0) return rc;
   if (is_ir) return cmd_ir(&o);
   if (is_source) return cmd_source(&o);

@@ -1285,6 +1285,12 @@ static bool config_value_text(const tc_val *v, tc_strbuf *sb) {
   }
 }
 
+static bool has_param(const tc_ast *def, const char *name) {
+  for (int i = 0; i < def->params.n; i++)
+    if (strcmp(def->params.v[i].name, name) == 0) return true;
+  return false;
+}
+
 static char *autotune_guarded(tc_ev *ev, const char *name) {
   if (setjmp(ev->oom_jmp)) {
     tc_error_clear(ev->err);
@@ -1315,10 +1321,16 @@ static char *autotune_guarded(tc_ev *ev, const char *name) {
   for (int c = 0; c < cfgs->u.seq.n; c++) {
     const tc_val *d = cfgs->u.seq.v[c];
     if (d->kind != TV_DICT) ev_fail(ev, arg->loc, "@autotune configuration %d is %s, not a dict", c, tv_kind_name(d));
+    int written = 0;
     for (int j = 0; j < d->u.dict.n; j++) {
       const tc_val *k = d->u.dict.k[j];
       if (k->kind != TV_STR) ev_fail(ev, arg->loc, "@autotune configuration %d has a key that is not a parameter name", c);
-      tc_sb_printf(&sb, "%s%.*s=", j ? " " : "", (int)k->u.str.n, k->u.str.s);
+      /* pass_configs in a configuration are TileLang compile options (TMA, warp specialization
+       * switches), not kernel parameters: they never change a result and are dropped */
+      if (k->u.str.n == 12 && memcmp(k->u.str.s, "pass_configs", 12) == 0 && d->u.dict.v[j]->kind == TV_DICT &&
+          !has_param(kd->def, "pass_configs"))
+        continue;
+      tc_sb_printf(&sb, "%s%.*s=", written++ ? " " : "", (int)k->u.str.n, k->u.str.s);
       if (!config_value_text(d->u.dict.v[j], &sb))
         ev_fail(ev, arg->loc, "@autotune configuration %d: the value of '%.*s' (%s) cannot be given with -D", c, (int)k->u.str.n,
                 k->u.str.s, tv_kind_name(d->u.dict.v[j]));
