@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """TileLang's own examples as tilec's acceptance corpus (issue 10).
 
-    python3 tests/compat/compat.py TILELANG_CHECKOUT [--tilec build/tilec] [--jobs N] [--no-verify]
+    python3 tests/compat/compat.py TILELANG_CHECKOUT [--tilec build/tilec] [--jobs N] [--no-verify] [--static]
 
-For every kernel (a module-level @T.prim_func, a function whose body defines one, or a
-@tilelang.jit function) in TILELANG_CHECKOUT/examples, the sizes are bound the way a user running
-the file would: the call of the kernel in the file's main() (or __main__ block, or any other
-function), evaluated with main()'s defaults, the argparse defaults and main()'s own assignments.
-Then `tilec ir` runs; each kernel that reads is run with `--verify` on the cpu (sizes of 512 and
-up that are multiples of 256 are shrunk to 256 for that run, so the reference interpreter
-finishes). Prints the outcome table and the most frequent missing constructs.
+For every kernel `tilec ir FILE --list` names in TILELANG_CHECKOUT/examples, the sizes are bound
+the way a user running the file would: tests/compat/trace.py runs the file with stand-ins for
+torch, tilelang and the GPU and records the arguments of each kernel's first call; kernels it
+cannot reach fall back to reading the source (the call in main() or __main__, main()'s and
+argparse's defaults, simple assignments; --static uses that alone). Then `tilec ir` runs; each
+kernel that reads is run with `--verify` on the cpu (sizes of 512 and up that are multiples of
+256 are shrunk to 256 for that run, so the reference interpreter finishes). Prints the outcome
+table and the most frequent missing constructs (docs/testing.md).
 """
 import argparse
 import ast
