@@ -921,8 +921,30 @@ def guarded(tree, kernels, path="<file>"):
     return compile(tree, path, "exec")
 
 
+def _safe_open(file, mode="r", *a, **k):
+    """open() for the traced file: reading works, writing goes nowhere (the run leaves no files)."""
+    if any(c in mode for c in "wax+"):
+        return io.open(os.devnull, "wb" if "b" in mode else "w")
+    return io.open(file, mode, *a, **k)
+
+
+def _sandbox():
+    """The traced file runs no programs and changes no files."""
+    import builtins
+    import shutil
+    noop = lambda *a, **k: None  # noqa: E731
+    os.system = lambda *a, **k: 0
+    for name in ("remove", "unlink", "rmdir", "removedirs", "makedirs", "mkdir", "rename", "replace", "chmod"):
+        setattr(os, name, noop)
+    shutil.rmtree = shutil.copy = shutil.copyfile = shutil.move = noop
+    builtins.open = _safe_open
+    for name in ("subprocess", "multiprocessing"):
+        sys.modules[name] = FakeModule(name)
+
+
 def main():
     path, kernels = sys.argv[1], sys.argv[2:]
+    _sandbox()
     KERNELS.update(kernels)
     sys.meta_path.insert(0, Finder(False))
     sys.meta_path.append(Finder(True))
