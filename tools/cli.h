@@ -12,7 +12,7 @@ enum { CLI_MAX_CONFIGS = 256 };
 typedef struct cli_options {
   const char *file, *kernel, *target, *backend, *load_dir, *save_dir, *perturb, *output;
   unsigned long long seed;
-  int verify, bench, json, kernel_only, lowered, explain;
+  int verify, bench, json, kernel_only, lowered, explain, list;
   const char *reference; /* verify: "interp" (default) or "cpu" */
   int ndefines;
   tilec_define defines[CLI_MAX_DEFINES];

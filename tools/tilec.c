@@ -1,6 +1,6 @@
 /* tilec: the command-line driver.
  *
- *   tilec ir FILE [--kernel NAME] [-D NAME=VALUE]... [--lowered]
+ *   tilec ir FILE [--kernel NAME] [-D NAME=VALUE]... [--lowered] [--list]
  *   tilec run FILE [--kernel NAME] [-D NAME=VALUE]... [--target T] [--backend B] [--verify]
  *             [--bench] [--seed N] [--load DIR] [--save DIR] [--json]
  *   tilec source FILE [...] [--target T] [--backend B] [--kernel-only]
@@ -43,6 +43,7 @@ static const char usage_text[] =
     "                     module-level constant\n"
     "                     (VALUE: an int, a float, True/False, or a word such as bfloat16)\n"
     "  --lowered          (ir) print the IR after the target-independent passes\n"
+    "  --list             (ir) print the names of FILE's kernels, one a line\n"
     "  --target T         cpu, cuda, metal or auto (default auto: cpu); options may\n"
     "                     follow after commas: cuda,arch=sm_90a\n"
     "  --backend B        execution backend of the target (default: the target's default)\n"
@@ -70,14 +71,16 @@ static const char usage_text[] =
 static const struct {
   const char *cmd, *text;
 } command_help[] = {
-    {"ir", "usage: tilec ir FILE [--kernel NAME] [-D NAME=VALUE]... [--lowered]\n"
+    {"ir", "usage: tilec ir FILE [--kernel NAME] [-D NAME=VALUE]... [--lowered] [--list]\n"
            "\n"
            "Read FILE, evaluate one kernel with its bindings and print its tile IR.\n"
            "\n"
            "  --kernel NAME   the kernel to use when FILE defines several\n"
            "  -D NAME=VALUE   bind a kernel parameter, a T.const name, a symbolic dimension or a\n"
            "                  module-level constant (VALUE: int, float, True/False or a word such as bfloat16)\n"
-           "  --lowered       print the IR after the target-independent passes\n"},
+           "  --lowered       print the IR after the target-independent passes\n"
+           "  --list          print the names of FILE's kernels (factories, @tilelang.jit functions,\n"
+           "                  @T.prim_func functions), one a line, and nothing else\n"},
     {"run", "usage: tilec run FILE [--kernel NAME] [-D NAME=VALUE]... [--target T] [--backend B]\n"
             "                 [--verify] [--bench] [--seed N] [--load DIR] [--save DIR] [--json]\n"
             "\n"
@@ -236,6 +239,7 @@ static int parse_options(int argc, char **argv, int first, cli_options *o) {
     else if (strcmp(a, "--kernel-only") == 0) o->kernel_only = 1;
     else if (strcmp(a, "--explain") == 0) o->explain = 1;
     else if (strcmp(a, "--lowered") == 0) o->lowered = 1;
+    else if (strcmp(a, "--list") == 0) o->list = 1;
     else if (strncmp(a, "-D", 2) == 0) {
       const char *def = a[2] ? a + 2 : NULL;
       if (!def) {
@@ -283,6 +287,12 @@ static int cmd_ir(const cli_options *o) {
   if (!prog) {
     rc = cli_report(&err);
   } else {
+    if (o->list) {
+      for (size_t i = 0; i < tilec_program_num_kernels(prog); i++) printf("%s\n", tilec_program_kernel_name(prog, i));
+      tilec_program_destroy(prog);
+      tilec_context_destroy(ctx);
+      return 0;
+    }
     tilec_compile_options co;
     cli_compile_options(o, &co);
     char *text = tilec_program_ir(prog, &co, o->lowered, &err);
@@ -365,8 +375,10 @@ int main(int argc, char **argv) {
   int rc = parse_options(argc, argv, 2, &o);
   if (rc) return rc;
   if (!o.file) return usage_error("'%s' needs a FILE", cmd);
+  if (o.list && !is_ir) return usage_error("--list is an option of 'tilec ir', not of '%s'", cmd);
   if ((o.nconfigs || o.jobs) && !is_tune) return usage_error("--config and --jobs are options of 'tilec tune', not of '%s'", cmd);
   if (is_tune) return cli_tune(&o);
+  if (o.list) return cmd_ir(&o); /* names only: no @autotune configuration is evaluated */
   if ((rc = cli_apply_autotune(&o, 0)) != 0) return rc;
   if (is_ir) return cmd_ir(&o);
   if (is_source) return cmd_source(&o);

@@ -711,24 +711,25 @@ static bool has_decorator(const tc_ast *def, const char *name) {
   return false;
 }
 
-static bool contains_prim_func(const tc_ast_list *body, int depth) {
+static bool contains_prim_func(const tc_ast_list *body, bool nested, int depth) {
   if (depth > 50) return false;
   for (int i = 0; i < body->n; i++) {
     const tc_ast *s = body->v[i];
     switch (s->kind) {
     case TC_AST_FUNCTION_DEF:
-      if (has_decorator(s, "prim_func")) return true;
+      /* nested: a helper that defines the prim_func (def kernel_func(...): @T.prim_func ...) */
+      if (has_decorator(s, "prim_func") || (nested && contains_prim_func(&s->list, nested, depth + 1))) return true;
       break;
     case TC_AST_IF:
     case TC_AST_FOR:
     case TC_AST_WHILE:
-      if (contains_prim_func(&s->list, depth + 1) || contains_prim_func(&s->list2, depth + 1)) return true;
+      if (contains_prim_func(&s->list, nested, depth + 1) || contains_prim_func(&s->list2, nested, depth + 1)) return true;
       break;
     case TC_AST_WITH:
-      if (contains_prim_func(&s->list2, depth + 1)) return true;
+      if (contains_prim_func(&s->list2, nested, depth + 1)) return true;
       break;
     case TC_AST_TRY:
-      if (contains_prim_func(&s->list, depth + 1)) return true;
+      if (contains_prim_func(&s->list, nested, depth + 1)) return true;
       break;
     default: break;
     }
@@ -772,7 +773,10 @@ tc_kernel_defs tc_front_find_kernels(tc_arena *arena, const tc_ast *module) {
     tc_kernel_style style;
     if (has_decorator(s, "prim_func")) style = TC_STYLE_PRIM_FUNC;
     else if (has_decorator(s, "macro")) continue;
-    else if (contains_prim_func(&s->list, 0)) style = TC_STYLE_FACTORY;
+    else if (contains_prim_func(&s->list, false, 0)) style = TC_STYLE_FACTORY;
+    /* a @tilelang.jit function whose nested helper defines and returns the prim_func is a
+     * factory too (an undecorated one, such as an autotuning driver, is no kernel) */
+    else if (is_tilelang_jit(module, s) && contains_prim_func(&s->list, true, 0)) style = TC_STYLE_FACTORY;
     else if (is_tilelang_jit(module, s)) style = TC_STYLE_EAGER;
     else continue;
     int j;
@@ -1288,6 +1292,12 @@ static bool config_value_text(const tc_val *v, tc_strbuf *sb) {
   }
 }
 
+static bool has_param(const tc_ast *def, const char *name) {
+  for (int i = 0; i < def->params.n; i++)
+    if (strcmp(def->params.v[i].name, name) == 0) return true;
+  return false;
+}
+
 static char *autotune_guarded(tc_ev *ev, const char *name) {
   if (setjmp(ev->oom_jmp)) {
     tc_error_clear(ev->err);
@@ -1318,10 +1328,16 @@ static char *autotune_guarded(tc_ev *ev, const char *name) {
   for (int c = 0; c < cfgs->u.seq.n; c++) {
     const tc_val *d = cfgs->u.seq.v[c];
     if (d->kind != TV_DICT) ev_fail(ev, arg->loc, "@autotune configuration %d is %s, not a dict", c, tv_kind_name(d));
+    int written = 0;
     for (int j = 0; j < d->u.dict.n; j++) {
       const tc_val *k = d->u.dict.k[j];
       if (k->kind != TV_STR) ev_fail(ev, arg->loc, "@autotune configuration %d has a key that is not a parameter name", c);
-      tc_sb_printf(&sb, "%s%.*s=", j ? " " : "", (int)k->u.str.n, k->u.str.s);
+      /* pass_configs in a configuration are TileLang compile options (TMA, warp specialization
+       * switches), not kernel parameters: they never change a result and are dropped */
+      if (k->u.str.n == 12 && memcmp(k->u.str.s, "pass_configs", 12) == 0 && d->u.dict.v[j]->kind == TV_DICT &&
+          !has_param(kd->def, "pass_configs"))
+        continue;
+      tc_sb_printf(&sb, "%s%.*s=", written++ ? " " : "", (int)k->u.str.n, k->u.str.s);
       if (!config_value_text(d->u.dict.v[j], &sb))
         ev_fail(ev, arg->loc, "@autotune configuration %d: the value of '%.*s' (%s) cannot be given with -D", c, (int)k->u.str.n,
                 k->u.str.s, tv_kind_name(d->u.dict.v[j]));

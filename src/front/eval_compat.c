@@ -49,6 +49,13 @@ static tc_val *c_fp8_type(tc_ev *ev, tc_val *self, tc_args *a) {
   return tv_str(ev, "float8_e4m3fn", strlen("float8_e4m3fn")); /* NVIDIA's (AMD's would be e4m3fnuz) */
 }
 
+/* The name of the device the queries describe (sm_90, 132 SMs: an H100 SXM). */
+static tc_val *c_device_name(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self, (void)a;
+  static const char name[] = "NVIDIA H100 80GB HBM3";
+  return tv_str(ev, name, strlen(name));
+}
+
 static tc_val *c_true(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self, (void)a;
   return tv_bool(ev, true);
@@ -62,6 +69,21 @@ static tc_val *c_data_type(tc_ev *ev, tc_val *self, tc_args *a) {
   return tv_dtype(ev, dt);
 }
 
+/* tilelang.tools.cuda.iket: intra-kernel event timing (a profiler). Its ranges, marks and
+ * payloads record timestamps and never change a result, so they are accepted and dropped:
+ * iket.range(...) is a context that does nothing (see the 'with' statement). */
+static tc_val *c_iket_range(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self, (void)a;
+  tc_val *v = tv_new(ev, TV_OPAQUE);
+  v->u.opaque.name = IKET_RANGE_NAME;
+  return v;
+}
+
+static tc_val *c_none(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self, (void)a;
+  return tv_none(ev);
+}
+
 static const tc_builtin compat_builtins[] = {
     {"tvm.DataType", "dtype", c_data_type, 0},
     {"tilelang.tvm.DataType", "dtype", c_data_type, 0},
@@ -72,13 +94,17 @@ static const tc_builtin compat_builtins[] = {
     {"torch.cuda.get_device_capability", "device?", c_capability, 0},
     {"tilelang.language.fp8.determine_fp8_type", "fp8_format?", c_fp8_type, 0},
     {"torch.cuda.is_available", "", c_true, 0},
+    {"torch.cuda.get_device_name", "device?", c_device_name, 0},
+    {"tilelang.tools.cuda.iket.range", "name | payload?", c_iket_range, 0},
+    {"tilelang.tools.cuda.iket.mark", "name | payload?", c_none, 0},
+    {"tilelang.tools.cuda.iket.payload", "value | dtype?", c_none, 0},
     {NULL, NULL, NULL, 0},
 };
 
 const tc_builtin *ev_compat_builtin(const char *dotted) {
   for (const tc_builtin *b = compat_builtins; b->name; b++)
     if (strcmp(b->name, dotted) == 0) return b;
-  return NULL;
+  return ev_tirx_builtin(dotted);
 }
 
 /* int.bit_length(), a compile-time int method. */

@@ -803,7 +803,7 @@ static tc_val *buffer_subscript(tc_ev *ev, tc_buffer *b, tc_val *index, const tc
       extent = dim - s0;
     } else {
       tc_expr *stop = ev_index_expr(ev, hi, l);
-      if (!ev_const_diff(stop, start, &extent))
+      if (!ev_const_diff(stop, start, &extent) && !ev_const_diff_lets(stop, start, &extent))
         ev_fail(ev, l, "the extent of the slice '%s' must be known at compile time (the end minus the start does not "
                 "fold to a constant)",
                 nodes && nodes[i] ? ev_node_text(ev, nodes[i]) : "?");

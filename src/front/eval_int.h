@@ -192,6 +192,7 @@ struct tc_ev {
   tc_var *thread_vars[3];
   int rt_depth;             /* runtime-block nesting (FOR bodies, runtime IF branches) */
   int loop_depth_mark;      /* rt_depth at the innermost runtime loop's body (0: none) */
+  unsigned assign_stamp;    /* counts LETs and assignments of local variables (ev_const_diff_lets) */
   tc_undo *undo;
   int nundo, capundo;
 
@@ -242,6 +243,8 @@ tc_val *tv_buffer(tc_ev *ev, tc_buffer *b);
 tc_val *tv_builtin(tc_ev *ev, const tc_builtin *b, tc_val *self);
 tc_val *tv_module(tc_ev *ev, int id);
 tc_val *tv_opaque(tc_ev *ev, const char *name);
+/* the value of iket.range(...): a context that does nothing (eval_compat.c) */
+#define IKET_RANGE_NAME "iket.range(...)"
 void tv_list_push(tc_ev *ev, tc_val *list, tc_val *x);
 const char *tv_kind_name(const tc_val *v); /* Python-ish type name: "int", "tuple", "buffer" */
 /* repr/str into a string (for str(), f-strings and messages). */
@@ -293,6 +296,10 @@ tc_dtype ev_promote(tc_dtype a, tc_dtype b);
 const char *ev_runtime_reason(tc_ev *ev, tc_val *v);
 /* b - a when it folds to a constant. */
 bool ev_const_diff(tc_expr *b, tc_expr *a, int64_t *out);
+/* ev_const_diff that also sees through the LET values of local variables (`H1 = H0 + 64`: the
+ * extent of H0:H1 is 64, as TileLang's simplifier finds); the variables it looked through are
+ * marked folded, and assigning one of them later is an error (the extent would not hold). */
+bool ev_const_diff_lets(tc_expr *b, tc_expr *a, int64_t *out);
 bool ev_expr_equal(const tc_expr *a, const tc_expr *b);
 /* A compile-time int, or an error naming `what` (and why the value is not constant). */
 int64_t ev_need_int(tc_ev *ev, tc_val *v, const tc_ast *node, tc_loc loc, const char *what);
@@ -312,6 +319,7 @@ tc_val *ev_module_attr_try(tc_ev *ev, int mod, const char *attr);
 /* eval_compat.c: helpers reached by dotted name (tilelang.math.next_power_of_2, device queries),
  * int methods, and the "needs an sm_100 target" diagnostic for Blackwell-only attributes. */
 const tc_builtin *ev_compat_builtin(const char *dotted);
+const tc_builtin *ev_tirx_builtin(const char *dotted); /* eval_tl.c: tvm.tirx.const, ... */
 tc_val *ev_compat_int_method(tc_ev *ev, tc_val *obj, const char *attr);
 void ev_compat_check_attr(tc_ev *ev, const char *module, const char *attr, tc_loc loc);
 tc_region ev_region(tc_ev *ev, tc_val *v, const tc_region *other, const tc_ast *node, tc_loc loc,

@@ -126,6 +126,13 @@ void ev_bind_name(tc_ev *ev, const char *name, tc_val *v, tc_loc loc) {
   if (ev->cur && v->kind != TV_BUFFER) {
     bool scalar = ev_is_runtime(v) || is_lit(v);
     if (b && b->owned && scalar) {
+      if (b->owned->folded && b->depth < ev->loop_depth_mark && ev->loop_depth_mark > 0)
+        ev_fail(ev, loc,
+                "'%s' (bound on line %d) is assigned in a loop after the extent of a slice in that loop was worked "
+                "out from its value; make the slice's end an expression of its start, or keep '%s' unchanged in the loop",
+                name, b->owned->loc.line, name);
+      b->owned->let_value = NULL;
+      b->owned->assign_stamp = ++ev->assign_stamp;
       tc_stmt *st = tc_ir_stmt(ev->ir, TC_ST_ASSIGN, loc);
       st->u.let.var = b->owned;
       st->u.let.value = ev_to_expr_as(ev, v, b->owned->dtype, loc);
@@ -160,6 +167,8 @@ void ev_bind_name(tc_ev *ev, const char *name, tc_val *v, tc_loc loc) {
       tc_stmt *st = tc_ir_stmt(ev->ir, TC_ST_LET, loc);
       st->u.let.var = var;
       st->u.let.value = e;
+      var->let_value = e;
+      var->let_stamp = ++ev->assign_stamp;
       ev_emit(ev, st, loc, "an assignment");
       tc_binding *nb = scope_set(ev, s, name, tv_expr(ev, tc_ir_var_ref(ev->ir, var, loc)));
       nb->owned = var;
@@ -677,9 +686,22 @@ tc_flow ev_stmt(tc_ev *ev, const tc_ast *s) {
   case TC_AST_FOR: return exec_for(ev, s);
   case TC_AST_WHILE: return exec_while(ev, s);
   case TC_AST_WITH: {
-    if (s->list.n != 1) ev_unsupported(ev, s->loc, "'with' with several context managers");
-    const tc_ast *item = s->list.v[0];
-    tc_val *ctx = ev_expr(ev, item->a);
+    /* `with A as x, B:` is `with A as x: with B:`; the only contexts besides T.Kernel and T.ws
+     * are ones that do nothing (iket.range), so at most one item opens a scope */
+    const tc_ast *item = NULL;
+    tc_val *ctx = NULL;
+    for (int i = 0; i < s->list.n; i++) {
+      const tc_ast *it = s->list.v[i];
+      tc_val *c = ev_expr(ev, it->a);
+      if (c->kind == TV_OPAQUE && strcmp(c->u.opaque.name, IKET_RANGE_NAME) == 0) {
+        if (it->b) ev_unsupported(ev, it->b->loc, "'with iket.range(...) as NAME'");
+        continue;
+      }
+      if (item) ev_unsupported(ev, it->a->loc, "'with' with several context managers that each open a scope");
+      item = it;
+      ctx = c;
+    }
+    if (!item) return ev_block(ev, &s->list2);
     if (ctx->kind == TV_KERNEL) {
       ev_kernel_enter(ev, ctx, item->b, &s->list2, s->loc);
       return FLOW_NORMAL;

@@ -557,7 +557,8 @@ static tc_val *t_tma_copy(tc_ev *ev, tc_val *self, tc_args *a) {
 }
 
 /* T.no_set_max_nreg / T.disable_warp_group_reg_alloc / T.annotate_producer_reg_dealloc /
- * T.annotate_consumer_reg_alloc: how TileLang's warp specialization splits the register file
+ * T.annotate_consumer_reg_alloc, and the explicit T.set_max_nreg(count, is_inc) /
+ * T.inc_max_nreg / T.dec_max_nreg a warp group runs itself: how TileLang's warp specialization splits the register file
  * between producer and consumer warp groups (setmaxnreg). A register budget never changes a
  * result and tilec's GPU code does not use setmaxnreg, so they are checked and dropped. `self`
  * carries the default register count, 0 for the ones that take none. */
@@ -571,6 +572,10 @@ static tc_val *t_reg_alloc_hint(tc_ev *ev, tc_val *self, tc_args *a) {
     if (regs < 24 || regs > 256 || regs % 8 != 0)
       ev_fail(ev, arg_loc(a, 0), "T.%s: the register count must be a multiple of 8 in [24, 256] (setmaxnreg), got %lld", fn,
               (long long)regs);
+  }
+  if (strcmp(fn, "set_max_nreg") == 0) {
+    int64_t inc = arg_int(ev, a, 1, 0, "is_inc");
+    if (inc != 0 && inc != 1) ev_fail(ev, arg_loc(a, 1), "T.set_max_nreg: is_inc must be 1 (increase) or 0 (decrease), got %lld", (long long)inc);
   }
   return tv_none(ev);
 }
@@ -757,7 +762,20 @@ static tc_val *t_gemm(tc_ev *ev, tc_val *self, tc_args *a) {
 
 static tc_val *fill_common(tc_ev *ev, tc_args *a, tc_val *value, const char *what) {
   tc_loc loc = call_loc(a);
-  tc_region r = ev_region(ev, a->p[0], NULL, a->pnode[0], arg_loc(a, 0), what);
+  tc_region r;
+  if (a->p[0]->kind == TV_ELEM) { /* T.fill(buf[i, j], v): TileLang fills the one element */
+    tc_buffer *b = a->p[0]->u.elem.buf;
+    memset(&r, 0, sizeof r);
+    r.buf = b;
+    r.ndim = b->ndim;
+    r.r = TC_NEW_ARRAY(ev->ir, tc_range, b->ndim > 0 ? b->ndim : 1);
+    for (int i = 0; i < b->ndim; i++) {
+      r.r[i].start = a->p[0]->u.elem.idx[i];
+      r.r[i].extent = 1;
+    }
+  } else {
+    r = ev_region(ev, a->p[0], NULL, a->pnode[0], arg_loc(a, 0), what);
+  }
   tc_val *v = ev_scalar(ev, value, loc);
   if (!ev_is_runtime(v) && !is_lit(v)) ev_fail(ev, loc, "%s: the value must be a scalar, not %s", what, tv_kind_name(v));
   tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_FILL, loc);
@@ -856,6 +874,9 @@ static tc_val *t_atomic_add(tc_ev *ev, tc_val *self, tc_args *a) {
   tc_val *dst = a->p[0], *val = a->p[1];
   if (a->p[3] && a->p[3]->kind != TV_NONE && ev_truth(ev, a->p[3], arg_loc(a, 3)))
     ev_unsupported(ev, arg_loc(a, 3), "T.atomic_add(..., return_prev=True)");
+  /* use_tma=True asks TileLang for a TMA reduction (cp.reduce.async.bulk, sm_90+): the same sums
+   * by another instruction, so it is checked and dropped */
+  (void)arg_bool(ev, a, 4, false);
   tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_ATOMIC_ADD, loc);
   tc_val *sv = ev_scalar(ev, val, loc);
   bool scalar_value = is_lit(sv) || (ev_is_runtime(val) && !(val->kind == TV_ELEM && dst->kind != TV_ELEM));
@@ -1109,6 +1130,38 @@ static tc_val *t_dtype(tc_ev *ev, tc_val *self, tc_args *a) {
   return tv_dtype(ev, dt);
 }
 
+/* T.reinterpret(value, dtype) (TileLang's order, like T.cast; the older (dtype, value) is
+ * accepted too, as TileLang does) and tvm.tirx.reinterpret(dtype, value): the value's bits read
+ * as dtype, of the same width. */
+static tc_val *do_reinterpret(tc_ev *ev, tc_args *a, bool dtype_first) {
+  tc_loc loc = call_loc(a);
+  int vi = dtype_first ? 1 : 0, di = dtype_first ? 0 : 1;
+  if (!dtype_first && a->p[0]->kind == TV_DTYPE && a->p[1]->kind != TV_DTYPE) vi = 1, di = 0;
+  tc_dtype to;
+  ev_get_dtype(ev, a->p[di], &to, arg_loc(a, di), "the dtype of reinterpret");
+  tc_val *x = ev_scalar(ev, a->p[vi], arg_loc(a, vi));
+  if (!ev_is_runtime(x) && !is_lit(x)) ev_fail(ev, arg_loc(a, vi), "reinterpret expects a scalar value, not %s", tv_kind_name(x));
+  tc_expr *e = ev_to_expr(ev, x, arg_loc(a, vi));
+  int fb = tc_dtype_bits(e->dtype), tb = tc_dtype_bits(to);
+  if (fb != tb)
+    ev_fail(ev, loc, "reinterpret: %s has %d bits but %s has %d; a reinterpretation keeps the width", ev_dtype_name(e->dtype), fb,
+            ev_dtype_name(to), tb);
+  if (fb != 8 && fb != 16 && fb != 32 && fb != 64)
+    ev_unsupported(ev, loc, tc_arena_printf(&ev->tmp, "reinterpret of a %d-bit type", fb));
+  if (tc_dtype_eq(e->dtype, to)) return tv_expr(ev, e);
+  tc_expr **args = TC_NEW_ARRAY(ev->ir, tc_expr *, 1);
+  args[0] = e;
+  return tv_expr(ev, tc_ir_call(ev->ir, "reinterpret", to, 1, args, loc));
+}
+static tc_val *t_reinterpret(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return do_reinterpret(ev, a, false); }
+static tc_val *t_tirx_reinterpret(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return do_reinterpret(ev, a, true); }
+/* tvm.tirx.const(value, dtype): a constant of that dtype */
+static tc_val *t_tirx_const(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  if (!a->p[1] || a->p[1]->kind == TV_NONE) return a->p[0];
+  return do_cast(ev, a->p[0], a->p[1], arg_loc(a, 0), arg_loc(a, 1), call_loc(a));
+}
+
 static tc_val *t_cast(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   return do_cast(ev, a->p[0], a->p[1], arg_loc(a, 0), arg_loc(a, 1), call_loc(a));
@@ -1192,9 +1245,26 @@ static tc_val *t_compile(tc_ev *ev, tc_val *self, tc_args *a) {
 
 /* ---------------------------------------------------------------- tables */
 
+/* TVM's tirx functions TileLang's examples call (`from tvm import tirx`), by the dotted name
+ * they are reached by; ev_compat_builtin looks here too. */
+static const tc_builtin tirx_builtins[] = {
+    {"tvm.tirx.const", "value dtype?", t_tirx_const, 0},
+    {"tvm.tirx.reinterpret", "dtype value", t_tirx_reinterpret, 0},
+    {"tvm.tirx.Cast", "dtype value", t_Cast, 0},
+    {"tvm.tirx.Select", "cond t f", t_if_then_else, 0},
+    {"tvm.tirx.Min", "a b", t_min, 0},
+    {NULL, NULL, NULL, 0},
+};
+
+const tc_builtin *ev_tirx_builtin(const char *dotted) {
+  for (const tc_builtin *b = tirx_builtins; b->name; b++)
+    if (strcmp(b->name, dotted) == 0) return b;
+  return NULL;
+}
+
 static const tc_builtin language_builtins[] = {
     {"T.Kernel", "*blocks | threads? is_cpu? prelude?", t_kernel, 0},
-    {"T.Parallel", "*extents | coalesced_width? loop_layout?", t_parallel, 0},
+    {"T.Parallel", "*extents | coalesced_width? loop_layout? prefer_async? annotations?", t_parallel, 0},
     {"T.Pipelined", "start stop? num_stages? order? stage? sync? group?", t_pipelined, 0},
     {"T.serial", "start stop? step? | annotations?", t_serial, 0},
     {"T.Serial", "start stop? step? | annotations?", t_serial, 0},
@@ -1220,7 +1290,7 @@ static const tc_builtin language_builtins[] = {
     {"T.reduce_absmax", "buffer out dim? clear?", t_reduce_absmax, 0},
     {"T.reduce_abssum", "buffer out dim?", t_reduce_abssum, 0},
     {"T.cumsum", "src dst? dim? reverse?", t_cumsum, 0},
-    {"T.atomic_add", "dst value memory_order? return_prev?", t_atomic_add, 0},
+    {"T.atomic_add", "dst value memory_order? return_prev? use_tma?", t_atomic_add, 0},
     {"T.get_thread_binding", "dim?", t_thread_binding, 0},
     {"T.thread_binding", "start stop? thread? | annotations?", t_thread_binding_loop, 0},
     {"T.use_swizzle", "panel_size? order? enable?", t_use_swizzle, 0},
@@ -1235,6 +1305,9 @@ static const tc_builtin language_builtins[] = {
     {"T.disable_warp_group_reg_alloc", "", t_reg_alloc_hint, 0},
     {"T.annotate_producer_reg_dealloc", "reg_count?", t_reg_alloc_hint, 0},
     {"T.annotate_consumer_reg_alloc", "reg_count?", t_reg_alloc_hint, 0},
+    {"T.set_max_nreg", "reg_count is_inc", t_reg_alloc_hint, 0},
+    {"T.inc_max_nreg", "reg_count", t_reg_alloc_hint, 0},
+    {"T.dec_max_nreg", "reg_count", t_reg_alloc_hint, 0},
     {"T.annotate_layout", "layout_map | allow_reannotation? allow_buffer_region?", ev_t_annotate_layout, 0},
     {"T.Layout", "shape forward_fn", ev_t_layout, EV_TAG_LAMBDA_ARGS},
     {"T.Fragment", "shape forward_fn? forward_thread_fn? replicate? forward_index_fn?", ev_t_fragment, EV_TAG_LAMBDA_ARGS},
@@ -1270,6 +1343,7 @@ static const tc_builtin language_builtins[] = {
     {"T.cast", "value dtype", t_cast, 0},
     {"T.dtype", "value", t_dtype, 0},
     {"T.Cast", "dtype value", t_Cast, 0},
+    {"T.reinterpret", "value dtype", t_reinterpret, 0},
     {"T.infinity", "dtype", t_infinity, 0},
     {"T.max_value", "dtype", t_max_value, 0},
     {"T.min_value", "dtype", t_min_value, 0},

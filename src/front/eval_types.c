@@ -398,7 +398,18 @@ typedef struct lin_form {
   const tc_expr *atom[32];
   int64_t c;
   bool bad;
+  bool expand_lets; /* a LOCAL var stands for the value of its LET (see ev_const_diff_lets) */
+  unsigned since;   /* while expanding: a LOCAL var assigned at or after this stamp makes it bad */
+  int nvars;
+  tc_var *vars[32]; /* the LOCAL vars met while expanding */
 } lin_form;
+
+static void lin_note_var(lin_form *f, tc_var *v) {
+  for (int i = 0; i < f->nvars; i++)
+    if (f->vars[i] == v) return;
+  if (f->nvars == 32) f->bad = true;
+  else f->vars[f->nvars++] = v;
+}
 
 static void lin_add(lin_form *f, const tc_expr *e, int64_t coef, int depth) {
   if (f->bad) return;
@@ -420,6 +431,23 @@ static void lin_add(lin_form *f, const tc_expr *e, int64_t coef, int depth) {
     lin_add(f, e->args[1], -coef, depth + 1);
     return;
   case TC_OP_NEG: lin_add(f, e->args[0], -coef, depth + 1); return;
+  case TC_OP_VAR:
+    if (f->expand_lets && e->var->kind == TC_VAR_LOCAL) {
+      tc_var *v = e->var;
+      lin_note_var(f, v);
+      if (f->since && v->assign_stamp >= f->since) { /* assigned after the LET being expanded */
+        f->bad = true;
+        return;
+      }
+      if (v->let_value) {
+        unsigned outer = f->since;
+        if (!f->since || v->let_stamp < f->since) f->since = v->let_stamp;
+        lin_add(f, v->let_value, coef, depth + 1);
+        f->since = outer;
+        return;
+      }
+    }
+    break;
   case TC_OP_MUL:
     if (e->args[0]->op == TC_OP_CONST_INT) {
       if (__builtin_mul_overflow(coef, e->args[0]->ival, &t)) f->bad = true;
@@ -452,6 +480,20 @@ static void lin_add(lin_form *f, const tc_expr *e, int64_t coef, int depth) {
   }
   f->atom[f->n] = e;
   f->coef[f->n++] = coef;
+}
+
+bool ev_const_diff_lets(tc_expr *b, tc_expr *a, int64_t *out) {
+  lin_form f;
+  memset(&f, 0, sizeof f);
+  f.expand_lets = true;
+  lin_add(&f, b, 1, 0);
+  lin_add(&f, a, -1, 0);
+  if (f.bad) return false;
+  for (int i = 0; i < f.n; i++)
+    if (f.coef[i] != 0) return false;
+  for (int i = 0; i < f.nvars; i++) f.vars[i]->folded = true;
+  *out = f.c;
+  return true;
 }
 
 bool ev_const_diff(tc_expr *b, tc_expr *a, int64_t *out) {

@@ -588,6 +588,11 @@ static val eval(ictx *c, const tc_expr *e, int t) {
       v.i = 1;
       return v;
     }
+    if (id == TC_INTRIN_REINTERPRET) { /* the same bits, read as the other dtype */
+      uint64_t bits = 0;
+      write_global(e->args[0]->dtype, &bits, 0, eval(c, e->args[0], t));
+      return read_global(e->dtype, &bits, 0);
+    }
     fail(c, TILEC_ERROR_TARGET, e->loc, -1, "intrinsic %s runs only on a GPU target", e->callee ? e->callee : "?");
   }
   case TC_OP_ADDRESS_OF:

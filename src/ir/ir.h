@@ -55,6 +55,12 @@ typedef struct tc_var {
   int axis; /* BLOCK_IDX/THREAD_IDX: 0=x, 1=y, 2=z */
   int id;   /* unique within the kernel; printers and codegen may use it to disambiguate */
   tc_loc loc;
+  /* front end only (LOCAL vars): the value of the LET that declared it, until it is assigned
+   * again; `folded` once a slice's extent was folded through that value (a later assignment is
+   * then an error: the extent would no longer hold). Never read after evaluation. */
+  const struct tc_expr *let_value;
+  bool folded;
+  unsigned let_stamp, assign_stamp; /* front end: when the LET ran, when it was last assigned */
 } tc_var;
 
 /* ---- buffers ---- */

@@ -1,20 +1,22 @@
 #!/usr/bin/env python3
 """TileLang's own examples as tilec's acceptance corpus (issue 10).
 
-    python3 tests/compat/compat.py TILELANG_CHECKOUT [--tilec build/tilec] [--jobs N] [--no-verify]
+    python3 tests/compat/compat.py TILELANG_CHECKOUT [--tilec build/tilec] [--jobs N] [--no-verify] [--static]
 
-For every kernel (a module-level @T.prim_func, a function whose body defines one, or a
-@tilelang.jit function) in TILELANG_CHECKOUT/examples, the sizes are bound the way a user running
-the file would: the call of the kernel in the file's main() (or __main__ block, or any other
-function), evaluated with main()'s defaults, the argparse defaults and main()'s own assignments.
-Then `tilec ir` runs; each kernel that reads is run with `--verify` on the cpu (sizes of 512 and
-up that are multiples of 256 are shrunk to 256 for that run, so the reference interpreter
-finishes). Prints the outcome table and the most frequent missing constructs.
+For every kernel `tilec ir FILE --list` names in TILELANG_CHECKOUT/examples, the sizes are bound
+the way a user running the file would: tests/compat/trace.py runs the file with stand-ins for
+torch, tilelang and the GPU and records the arguments of each kernel's first call; kernels it
+cannot reach fall back to reading the source (the call in main() or __main__, main()'s and
+argparse's defaults, simple assignments; --static uses that alone). Then `tilec ir` runs; each
+kernel that reads is run with `--verify` on the cpu (sizes of 512 and up that are multiples of
+256 are shrunk to 256 for that run, so the reference interpreter finishes). Prints the outcome
+table and the most frequent missing constructs (docs/testing.md).
 """
 import argparse
 import ast
 import collections
 import concurrent.futures
+import json
 import os
 import re
 import subprocess
@@ -390,6 +392,69 @@ def bindings(tree, name, fn):
     return {k: t for k, t in ((k, define_text(v)) for k, v in out.items()) if t is not None}
 
 
+TRACE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "trace.py")
+
+
+def file_kernels(tilec, path, tree, trace):
+    """The kernels tilec finds in the file (`tilec ir --list`: helpers such as get_best_config
+    are not kernels), and what tests/compat/trace.py records of their first calls when the file
+    runs with stand-ins for torch and tilelang."""
+    rc, out, _ = run([tilec, "ir", path, "--list"], 60)
+    if rc != 0:
+        return [name for name, _, _ in find_kernels(tree)], {}, {}
+    names = out.split()
+    traced = {}
+    module_globals = {}
+    if trace and names:
+        rc, out, _ = run([sys.executable, TRACE, path] + names, 60)
+        if rc == 0:
+            try:
+                traced = json.loads(out.strip().splitlines()[-1])
+            except (ValueError, IndexError):
+                traced = {}
+        module_globals = traced.pop("__globals__", {})
+    return names, traced, module_globals
+
+
+def annotated_sizes(fn, shapes):
+    """An eager kernel's `A: T.Tensor((M, K), dtype)`: M and K from the shape of the tensor passed as A."""
+    out = {}
+    for st in ast.walk(fn):
+        if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.target.id in shapes and \
+                isinstance(st.annotation, ast.Call) and st.annotation.args and \
+                isinstance(st.annotation.args[0], (ast.Tuple, ast.List)):
+            dims = st.annotation.args[0].elts
+            if len(dims) == len(shapes[st.target.id]):
+                for d, n in zip(dims, shapes[st.target.id]):
+                    if isinstance(d, ast.Name):
+                        out.setdefault(d.id, n)
+    return out
+
+
+def required_params(fn):
+    a = fn.args
+    params = a.posonlyargs + a.args
+    out = [p.arg for p in params[:len(params) - len(a.defaults)]]
+    out += [p.arg for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is None]
+    return out
+
+
+def traced_bindings(tree, fn, rec):
+    """-D values from a recorded call: the arguments, then (eager kernels) the sizes named in
+    `A: T.Tensor((M, K), dtype)` from the shapes of the tensors passed."""
+    out = autotune_first_config(tree, fn) if fn is not None else {}
+    out.update(rec.get("args", {}))
+    shapes = rec.get("shapes", {})
+    if fn is not None:
+        for k, v in annotated_sizes(fn, shapes).items():
+            out.setdefault(k, v)
+        # a factory's tensor parameter is no size: only the names tilec can bind
+        params = {p.arg for p in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
+        if not fn.args.kwarg:
+            out = {k: v for k, v in out.items() if k in params or k not in rec.get("args", {})}
+    return {k: t for k, t in ((k, define_text(v)) for k, v in out.items()) if t is not None}
+
+
 def run(cmd, timeout):
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -426,11 +491,21 @@ def shrink(defs):
     return out
 
 
-def one_kernel(tilec, path, name, defs, verify):
+def one_kernel(tilec, path, name, defs, verify, module_globals=None):
     args = []
     for k, v in defs.items():
         args += ["-D", f"{k}={v}"]
     rc, out, err = run([tilec, "ir", path, "--kernel", name] + args, 60)
+    # a name only the file's __main__ block binds (a module-level constant when the file runs)
+    for _ in range(6):
+        m = re.search(r"name '(\w+)' is only defined by module-level code", err) if rc == 1 else None
+        if not m or m.group(1) not in (module_globals or {}) or m.group(1) in defs or \
+                define_text(module_globals[m.group(1)]) is None:
+            break
+        defs = dict(defs)
+        defs[m.group(1)] = define_text(module_globals[m.group(1)])
+        args += ["-D", f"{m.group(1)}={defs[m.group(1)]}"]
+        rc, out, err = run([tilec, "ir", path, "--kernel", name] + args, 60)
     res = {"file": path, "kernel": name, "defs": defs, "ir_rc": rc, "ir_err": err}
     if rc != 0 or not verify:
         return res
@@ -473,6 +548,8 @@ def main():
     ap.add_argument("--no-verify", action="store_true")
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--details", help="write one line per kernel to this file")
+    ap.add_argument("--static", action="store_true",
+                    help="bind sizes from the source text alone (no run of the file with stand-ins)")
     o = ap.parse_args()
     if "TILEC_CACHE_DIR" not in os.environ:  # the runs never touch the user's kernel cache
         import tempfile
@@ -481,6 +558,7 @@ def main():
     if not os.path.isdir(root):
         sys.exit(f"compat: {root} is not a folder (give a TileLang checkout)")
     jobs, files, bw_files = [], 0, set()
+    parsed = []
     for dirpath, _, names in sorted(os.walk(root)):
         for fname in sorted(names):
             if not fname.endswith(".py"):
@@ -491,17 +569,45 @@ def main():
                 tree = ast.parse(text)
             except SyntaxError:
                 continue
-            ks = find_kernels(tree)
-            if not ks:
+            if not find_kernels(tree):
                 continue
-            files += 1
-            if BLACKWELL.search(text):
-                bw_files.add(path)
-            for name, fn, _ in ks:
-                jobs.append((path, name, bindings(tree, name, fn)))
+            parsed.append((path, text, tree))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=o.jobs) as ex:
+        listed = list(ex.map(lambda pt: file_kernels(o.tilec, pt[0], pt[2], not o.static), parsed))
+    module_globals = {}
+    for (path, text, tree), (names, traced, mg) in zip(parsed, listed):
+        module_globals[path] = mg
+        if not names:
+            continue
+        files += 1
+        if BLACKWELL.search(text):
+            bw_files.add(path)
+        fns = {s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        for name in names:
+            fn = fns.get(name)
+            if name in traced:
+                defs = traced_bindings(tree, fn, traced[name])
+            elif traced and fn is not None:
+                # a kernel the file's default run does not call (another --kernel choice, the other
+                # branch of use_atomic): the sizes its sibling kernels were called with, by name
+                sib, sib_shapes = {}, {}
+                for rec in traced.values():
+                    for k, v in rec.get("args", {}).items():
+                        sib.setdefault(k, v)
+                    for k, v in rec.get("shapes", {}).items():
+                        sib_shapes.setdefault(k, v)
+                defs = bindings(tree, name, fn)
+                for p in required_params(fn):
+                    if p not in defs and p in sib and define_text(sib[p]) is not None:
+                        defs[p] = define_text(sib[p])
+                for k, v in annotated_sizes(fn, sib_shapes).items():
+                    defs.setdefault(k, define_text(v))
+            else:
+                defs = bindings(tree, name, fn) if fn is not None else {}
+            jobs.append((path, name, defs))
     results = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=o.jobs) as ex:
-        futs = [ex.submit(one_kernel, o.tilec, p, n, d, not o.no_verify) for p, n, d in jobs]
+        futs = [ex.submit(one_kernel, o.tilec, p, n, d, not o.no_verify, module_globals.get(p, {})) for p, n, d in jobs]
         for f in futs:
             results.append(f.result())
     table = collections.Counter()

@@ -89,3 +89,8 @@ expect_exit "unknown target option" 2 "$T" ir --lowered --target cuda,sm=90 exam
 expect_grep "unknown target option names the valid ones" "unknown option 'sm' for target 'cuda' (valid options: arch)" "$D/err"
 expect_exit "unknown cuda arch" 2 "$T" source --target cuda,arch=sm_70 examples/softmax.py
 expect_grep "unknown cuda arch names the supported ones" "unknown cuda arch 'sm_70' (supported: sm_80, sm_86, sm_89, sm_90, sm_90a)" "$D/err"
+# ir --list: the file's kernels, one a line (tests/compat uses it to skip helpers)
+printf 'import tilelang\nimport tilelang.language as T\ndef helper(n):\n    return n\n@tilelang.jit\ndef fa(N):\n    @T.prim_func\n    def k(A: T.Tensor((N,), "float32")):\n        with T.Kernel(1) as bx:\n            A[0] = 1.0\n    return k\n@T.prim_func\ndef kb(A: T.Tensor((4,), "float32")):\n    with T.Kernel(1) as bx:\n        A[0] = 1.0\n' >"$D/two.py"
+expect_exit "ir --list" 0 "$T" ir "$D/two.py" --list
+if [ "$(tr '\n' ' ' <"$D/out")" = "fa kb " ]; then echo "PASS cli: ir --list names the kernels alone"; else echo "FAIL cli: ir --list printed:"; cat "$D/out"; fi
+expect_exit "--list outside ir" 2 "$T" run "$D/two.py" --list

@@ -150,7 +150,13 @@ static bool region2(tc_cg *g, const tc_stmt *s, const tc_region *r, g2 *out, con
       if (n < 2) dims[n] = j;
       n++;
     }
-  /* a 1-row or 1-column operand: use the last dims so the shape is still 2-D */
+  /* a 1-row or 1-column operand: use the last dims so the shape is still 2-D (as the front end
+   * reads a (1, K) tile) */
+  if (n == 1 && r->ndim >= 2) {
+    dims[0] = r->ndim - 2;
+    dims[1] = r->ndim - 1;
+    n = 2;
+  }
   if (n < 2) {
     tc_cf_fail(&g->cf, s->loc, "T.gemm operand %s must be a 2-D tile on cpu", what);
     return false;

@@ -1,0 +1,27 @@
+#!/bin/sh
+# TileLang constructs that the compatibility run (tests/compat) needed, each read and run on the
+# cpu with --verify against the reference interpreter (tests/e2e/data/compat/*.py).
+T=${TILEC:-build/tilec}
+D=$(mktemp -d /tmp/tilec-e2e-compat-XXXXXX)
+trap 'rm -rf "$D"' EXIT
+export TILEC_CACHE_DIR="$D/cache"
+S=tests/e2e/data/compat
+check() { # name file args...
+  name=$1 f=$2
+  shift 2
+  if "$T" run "$S/$f" --verify "$@" >"$D/out" 2>"$D/err"; then echo "PASS compat: $name"
+  else echo "FAIL compat: $name (exit $?)"; head -n 8 "$D/err" "$D/out"; fi
+}
+check "slice extent through LET values" slice_let_extent.py -D H=128 -D D=16 -D padded_H=64 -D H_per_block=64 -D REPLICATE_H=1
+check "a factory whose prim_func a nested helper defines; register and T.Parallel hints" nested_factory_hints.py -D M=64 -D N=32
+check "torch.cuda.get_device_name" device_name.py -D N=64
+if [ "$("$T" ir "$S/nested_factory_hints.py" --list | tr '\n' ' ')" = "scale_rows " ]; then echo "PASS compat: an undecorated driver with a nested prim_func is no kernel"
+else echo "FAIL compat: ir --list of nested_factory_hints.py:"; "$T" ir "$S/nested_factory_hints.py" --list; fi
+check "T.atomic_add(..., use_tma=True)" atomic_add_use_tma.py -D M=64 -D N=32 -D block_M=16
+check "iket ranges, marks and payloads" iket_events.py -D n=300
+check "T.fill on one element" fill_element.py -D N=16
+check "T.reinterpret and tvm.tirx helpers" reinterpret_bits.py -D N=64
+check "T.gemm with a one-row operand" gemm_one_row.py -D G=1 -D BS=32 -D BK=16
+check "@autotune configurations with pass_configs" autotune_pass_configs.py -D M=64 -D N=16
+if [ "$("$T" ir "$S/autotune_pass_configs.py" --list)" = "double" ]; then echo "PASS compat: ir --list evaluates no @autotune configuration"
+else echo "FAIL compat: ir --list of autotune_pass_configs.py"; fi
