@@ -320,6 +320,53 @@ static tc_expr *bar_at(tc_arena *a, tc_buffer *bar, tc_expr *stage, tc_loc loc) 
   return tc_ir_address_of(a, bar, 1, i, loc);
 }
 
+/* The tensor map of each producer's tile (maps[j]) and the bytes one stage brings. */
+static int64_t tma_stage_maps(tc_gpu_plan *P, int np, const int *params, tc_buffer **from, int *maps) {
+  int64_t bytes = 0;
+  for (int j = 0; j < np; j++) {
+    int64_t rows = 0, cols = 0;
+    tc_expr_const_int(from[j]->shape[0], &rows);
+    tc_expr_const_int(from[j]->shape[1], &cols);
+    maps[j] = tma_map(P, params[j], rows, cols);
+    bytes += rows * cols * (tc_dtype_bits(from[j]->dtype) / 8);
+  }
+  return bytes;
+}
+
+/* A shared array of n mbarriers. */
+static tc_buffer *new_mbars(tc_gpu_plan *P, int n, tc_loc loc) {
+  tc_expr **shape = TC_NEW_ARRAY(P->a, tc_expr *, 1);
+  shape[0] = ci(P->a, n, loc);
+  return tc_ir_new_buffer(P->a, P->k, "tcg_mbar", tc_dt(TC_DT_UINT64), TC_SCOPE_SHARED, 1, shape, loc);
+}
+
+/* The statements every pipeline form begins with: n := the trip count, and the allocation of
+ * its barriers (bar, or none). */
+static void pipeline_head(tc_gpu_plan *P, tc_stmt_list *out, tc_var *n, tc_expr *extent, tc_buffer *bar, tc_loc loc) {
+  tc_stmt *ln = tc_ir_stmt(P->a, TC_ST_LET, loc);
+  ln->u.let.var = n;
+  ln->u.let.value = extent;
+  tc_stmt_list_push(P->a, out, ln);
+  if (!bar) return;
+  tc_stmt *al = tc_ir_stmt(P->a, TC_ST_ALLOC, loc);
+  al->u.alloc.buf = bar;
+  tc_stmt_list_push(P->a, out, al);
+}
+
+/* ... and end with: the loop, the wait for its last wgmma (and its last cp.async group), a
+ * barrier; the tiles' allocations become the staged ones (realloc_cb). */
+static void pipeline_tail(tc_gpu_plan *P, tc_stmt_list *out, tc_stmt *kloop, bool async_mma, bool cp_async, int np,
+                          tc_buffer **from, tc_buffer **to, tc_loc loc) {
+  tc_stmt_list_push(P->a, out, kloop);
+  if (async_mma) tc_stmt_list_push(P->a, out, intrin(P->a, "wgmma_wait", 0, true, loc));
+  if (cp_async) tc_stmt_list_push(P->a, out, intrin(P->a, "cp_async_wait", 0, true, loc));
+  tc_stmt_list_push(P->a, out, tc_ir_stmt(P->a, TC_ST_BARRIER, loc));
+  for (int j = 0; j < np; j++) {
+    P->restage_from[P->nrestage] = from[j];
+    P->restage_to[P->nrestage++] = to[j];
+  }
+}
+
 static tc_stmt *tma_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int np, const int *params, tc_buffer **from,
                              tc_buffer **to, int N, int D, bool async_mma);
 static const char *ws_refusal(const tc_gpu_plan *P, bool top_level);
@@ -444,10 +491,7 @@ static tc_stmt *pipeline_loop(tc_gpu_plan *P, tc_stmt *loop, tc_stmt *root, bool
   tc_stmt_list_push(a, &cons, intrin(a, "cp_async_commit", 0, false, loc));
   tc_stmt *kloop = consumer_loop(P, loop, &cons, prod, np, from, to, k, nr, iter_k, stage_k, async_mma);
   tc_stmt_list out = {0};
-  tc_stmt *ln = tc_ir_stmt(a, TC_ST_LET, loc);
-  ln->u.let.var = n;
-  ln->u.let.value = loop->u.loop.extent;
-  tc_stmt_list_push(a, &out, ln);
+  pipeline_head(P, &out, n, loop->u.loop.extent, NULL, loc);
   for (int s = 0; s < D; s++) {
     tc_stmt_list_push(a, &out,
                       if_then(a, tc_ir_binary(a, TC_OP_LT, ci(a, s, loc), nr, loc),
@@ -456,17 +500,7 @@ static tc_stmt *pipeline_loop(tc_gpu_plan *P, tc_stmt *loop, tc_stmt *root, bool
                               loc));
     tc_stmt_list_push(a, &out, intrin(a, "cp_async_commit", 0, false, loc));
   }
-  tc_stmt_list_push(a, &out, kloop);
-  if (async_mma) tc_stmt_list_push(a, &out, intrin(a, "wgmma_wait", 0, true, loc));
-  tc_stmt_list_push(a, &out, intrin(a, "cp_async_wait", 0, true, loc));
-  tc_stmt_list_push(a, &out, tc_ir_stmt(a, TC_ST_BARRIER, loc));
-  /* the tiles' allocations become the staged ones */
-  for (int j = 0; j < np; j++) {
-    stage_ctx S = {a, from[j], to[j], NULL};
-    (void)S;
-    P->restage_from[P->nrestage] = from[j];
-    P->restage_to[P->nrestage++] = to[j];
-  }
+  pipeline_tail(P, &out, kloop, async_mma, true, np, from, to, loc);
   return tc_stmt_list_seq(a, &out, loc);
 }
 
@@ -476,17 +510,8 @@ static tc_stmt *tma_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int 
   tc_arena *a = P->a;
   tc_loc loc = loop->loc;
   int maps[16];
-  int64_t bytes = 0;
-  for (int j = 0; j < np; j++) {
-    int64_t rows = 0, cols = 0;
-    tc_expr_const_int(from[j]->shape[0], &rows);
-    tc_expr_const_int(from[j]->shape[1], &cols);
-    maps[j] = tma_map(P, params[j], rows, cols);
-    bytes += rows * cols * (tc_dtype_bits(from[j]->dtype) / 8);
-  }
-  tc_expr **bshape = TC_NEW_ARRAY(a, tc_expr *, 1);
-  bshape[0] = ci(a, N, loc);
-  tc_buffer *bar = tc_ir_new_buffer(a, P->k, "tcg_mbar", tc_dt(TC_DT_UINT64), TC_SCOPE_SHARED, 1, bshape, loc);
+  int64_t bytes = tma_stage_maps(P, np, params, from, maps);
+  tc_buffer *bar = new_mbars(P, N, loc);
   tc_var *k = tc_ir_new_var(a, P->k, "k_pipe", tc_index_dtype(), TC_VAR_LOOP, loc);
   tc_var *n = tc_ir_new_var(a, P->k, "n_pipe", tc_index_dtype(), TC_VAR_LOCAL, loc);
   tc_expr *kr = tc_ir_var_ref(a, k, loc), *nr = tc_ir_var_ref(a, n, loc);
@@ -507,13 +532,7 @@ static tc_stmt *tma_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int 
   tc_stmt_list_push(a, &cons, tc_ir_intrinsic_stmt(a, "mbar_wait", 2, wa, loc));
   tc_stmt *kloop = consumer_loop(P, loop, &cons, prod, np, from, to, k, nr, iter_k, stage_k, async_mma);
   tc_stmt_list out = {0};
-  tc_stmt *ln = tc_ir_stmt(a, TC_ST_LET, loc);
-  ln->u.let.var = n;
-  ln->u.let.value = loop->u.loop.extent;
-  tc_stmt_list_push(a, &out, ln);
-  tc_stmt *al = tc_ir_stmt(a, TC_ST_ALLOC, loc);
-  al->u.alloc.buf = bar;
-  tc_stmt_list_push(a, &out, al);
+  pipeline_head(P, &out, n, loop->u.loop.extent, bar, loc);
   tc_expr **ia = TC_NEW_ARRAY(a, tc_expr *, 3);
   ia[0] = bar_at(a, bar, ci(a, 0, loc), loc);
   ia[1] = ci(a, N, loc);
@@ -526,13 +545,7 @@ static tc_stmt *tma_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int 
                               tma_producers_at(P, prod, np, maps, bytes, bar, loop->u.loop.var,
                                                tc_ir_binary(a, TC_OP_ADD, loop->u.loop.min, ci(a, s, loc), loc), from, to, ci(a, s, loc), loc),
                               loc));
-  tc_stmt_list_push(a, &out, kloop);
-  if (async_mma) tc_stmt_list_push(a, &out, intrin(a, "wgmma_wait", 0, true, loc));
-  tc_stmt_list_push(a, &out, tc_ir_stmt(a, TC_ST_BARRIER, loc));
-  for (int j = 0; j < np; j++) {
-    P->restage_from[P->nrestage] = from[j];
-    P->restage_to[P->nrestage++] = to[j];
-  }
+  pipeline_tail(P, &out, kloop, async_mma, false, np, from, to, loc);
   if (P->notes)
     tc_sb_printf(P->notes, "T.Pipelined(num_stages=%d): %d tile%s per stage by TMA (cp.async.bulk.tensor), mbarrier waits, producers %d iteration%s ahead\n",
                  N, np, np == 1 ? "" : "s", D, D == 1 ? "" : "s");
@@ -556,17 +569,8 @@ static tc_stmt *ws_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int n
   tc_arena *a = P->a;
   tc_loc loc = loop->loc;
   int maps[16];
-  int64_t bytes = 0;
-  for (int j = 0; j < np; j++) {
-    int64_t rows = 0, cols = 0;
-    tc_expr_const_int(from[j]->shape[0], &rows);
-    tc_expr_const_int(from[j]->shape[1], &cols);
-    maps[j] = tma_map(P, params[j], rows, cols);
-    bytes += rows * cols * (tc_dtype_bits(from[j]->dtype) / 8);
-  }
-  tc_expr **bshape = TC_NEW_ARRAY(a, tc_expr *, 1);
-  bshape[0] = ci(a, 2 * N, loc);
-  tc_buffer *bar = tc_ir_new_buffer(a, P->k, "tcg_mbar", tc_dt(TC_DT_UINT64), TC_SCOPE_SHARED, 1, bshape, loc);
+  int64_t bytes = tma_stage_maps(P, np, params, from, maps);
+  tc_buffer *bar = new_mbars(P, 2 * N, loc); /* full, then empty */
   tc_var *k = tc_ir_new_var(a, P->k, "k_pipe", tc_index_dtype(), TC_VAR_LOOP, loc);
   tc_var *n = tc_ir_new_var(a, P->k, "n_pipe", tc_index_dtype(), TC_VAR_LOCAL, loc);
   tc_expr *kr = tc_ir_var_ref(a, k, loc), *nr = tc_ir_var_ref(a, n, loc);
@@ -622,13 +626,7 @@ static tc_stmt *ws_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int n
   P->k->producer_threads = 128;
   /* the loop, after the barriers are made */
   tc_stmt_list out = {0};
-  tc_stmt *ln = tc_ir_stmt(a, TC_ST_LET, loc);
-  ln->u.let.var = n;
-  ln->u.let.value = loop->u.loop.extent;
-  tc_stmt_list_push(a, &out, ln);
-  tc_stmt *al = tc_ir_stmt(a, TC_ST_ALLOC, loc);
-  al->u.alloc.buf = bar;
-  tc_stmt_list_push(a, &out, al);
+  pipeline_head(P, &out, n, loop->u.loop.extent, bar, loc);
   for (int e = 0; e < 2; e++) {
     tc_expr **ia = TC_NEW_ARRAY(a, tc_expr *, 3);
     ia[0] = bar_at(a, bar, ci(a, e * N, loc), loc);
@@ -637,13 +635,7 @@ static tc_stmt *ws_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int n
     tc_stmt_list_push(a, &out, tc_ir_intrinsic_stmt(a, "mbar_init", 3, ia, loc));
   }
   tc_stmt_list_push(a, &out, tc_ir_stmt(a, TC_ST_BARRIER, loc));
-  tc_stmt_list_push(a, &out, kloop);
-  if (async_mma) tc_stmt_list_push(a, &out, intrin(a, "wgmma_wait", 0, true, loc));
-  tc_stmt_list_push(a, &out, tc_ir_stmt(a, TC_ST_BARRIER, loc));
-  for (int j = 0; j < np; j++) {
-    P->restage_from[P->nrestage] = from[j];
-    P->restage_to[P->nrestage++] = to[j];
-  }
+  pipeline_tail(P, &out, kloop, async_mma, false, np, from, to, loc);
   if (P->notes)
     tc_sb_printf(P->notes,
                  "T.Pipelined(num_stages=%d): warp-specialized: a producer warpgroup (threads %d..%d) loads %d tile%s per stage by TMA "

@@ -258,6 +258,24 @@ TEST(generate_lowers_prints_and_describes_the_launch) {
   tilec_context_destroy(ctx);
 }
 
+/* A batched gemm whose K loop runs the given number of iterations (the format argument), its
+ * tiles loaded by TMA on sm_90. */
+static const char bmm_src[] =
+    "import tilelang.language as T\n"
+    "b = T.symbolic('b')\n"
+    "@T.prim_func\n"
+    "def bmm(A: T.Tensor((b, 256, 128), \"float16\"), B: T.Tensor((b, 128, 256), \"float16\"), C: T.Tensor((b, 256, 256), \"float16\")):\n"
+    "    with T.Kernel(2, 2, b, threads=128) as (bx, by, bz):\n"
+    "        As = T.alloc_shared((128, 64), \"float16\")\n"
+    "        Bs = T.alloc_shared((64, 128), \"float16\")\n"
+    "        c = T.alloc_fragment((128, 128), \"float32\")\n"
+    "        T.clear(c)\n"
+    "        for k in T.Pipelined(%s, num_stages=3):\n"
+    "            T.copy(A[bz, by * 128, k * 64], As)\n"
+    "            T.copy(B[bz, k * 64, bx * 128], Bs)\n"
+    "            T.gemm(As, Bs, c)\n"
+    "        T.copy(c, C[bz, by * 128, bx * 128])\n";
+
 /* A pipelined gemm whose tiles are whole 128-byte rows loads them by TMA on sm_90a: tensor maps
  * after the symbolic dims, described in the metadata (a symbolic leading dim as sK); sm_80 keeps
  * cp.async and takes no map. */
@@ -267,21 +285,8 @@ TEST(tma_maps_in_the_signature_and_metadata) {
   tilec_context *ctx = tilec_context_create(&o, &err);
   tc_arena a;
   tc_arena_init(&a);
-  static const char src[] =
-      "import tilelang.language as T\n"
-      "b = T.symbolic('b')\n"
-      "@T.prim_func\n"
-      "def bmm(A: T.Tensor((b, 256, 128), \"float16\"), B: T.Tensor((b, 128, 256), \"float16\"), C: T.Tensor((b, 256, 256), \"float16\")):\n"
-      "    with T.Kernel(2, 2, b, threads=128) as (bx, by, bz):\n"
-      "        As = T.alloc_shared((128, 64), \"float16\")\n"
-      "        Bs = T.alloc_shared((64, 128), \"float16\")\n"
-      "        c = T.alloc_fragment((128, 128), \"float32\")\n"
-      "        T.clear(c)\n"
-      "        for k in T.Pipelined(2, num_stages=3):\n"
-      "            T.copy(A[bz, by * 128, k * 64], As)\n"
-      "            T.copy(B[bz, k * 64, bx * 128], Bs)\n"
-      "            T.gemm(As, Bs, c)\n"
-      "        T.copy(c, C[bz, by * 128, bx * 128])\n";
+  char src[sizeof bmm_src + 16];
+  snprintf(src, sizeof src, bmm_src, "2");
   tilec_program *p = NULL;
   tc_kernel_ir *k = kernel_from(&a, ctx, "bmm.py", src, &p, &err);
   if (!k) printf("  %s", err.rendered);
@@ -322,20 +327,8 @@ TEST(tile_dependent_loops_launch_a_block_per_tile) {
   tilec_context *ctx = tilec_context_create(&o, &err);
   tc_arena a;
   tc_arena_init(&a);
-  static const char src[] =
-      "import tilelang.language as T\n"
-      "@T.prim_func\n"
-      "def tri(A: T.Tensor((512, 512), \"float16\"), B: T.Tensor((512, 512), \"float16\"), C: T.Tensor((512, 512), \"float16\")):\n"
-      "    with T.Kernel(4, 4, threads=128) as (bx, by):\n"
-      "        As = T.alloc_shared((128, 64), \"float16\")\n"
-      "        Bs = T.alloc_shared((64, 128), \"float16\")\n"
-      "        c = T.alloc_fragment((128, 128), \"float32\")\n"
-      "        T.clear(c)\n"
-      "        for k in T.Pipelined(bx + 1, num_stages=3):\n"
-      "            T.copy(A[by * 128, k * 64], As)\n"
-      "            T.copy(B[k * 64, bx * 128], Bs)\n"
-      "            T.gemm(As, Bs, c)\n"
-      "        T.copy(c, C[by * 128, bx * 128])\n";
+  char src[sizeof bmm_src + 16];
+  snprintf(src, sizeof src, bmm_src, "bx + 1"); /* tile (bx, ...) runs bx + 1 iterations */
   tilec_program *p = NULL;
   tc_kernel_ir *k = kernel_from(&a, ctx, "tri.py", src, &p, &err);
   if (!k) printf("  %s", err.rendered);

@@ -677,6 +677,7 @@ static void alloc(cg *g, const tc_buffer *b) {
  * warpgroup and the consumers walk them independently: one producer thread issues the loads of
  * the next tile while the consumers store the last one, and both count the pipeline's
  * iterations across tiles (tcg_pipe), so a stage's mbarrier phases continue where they were. */
+/* A loop's head, "for (...) {" (and its unroll pragma); the caller prints the body and "}". */
 static void for_header(cg *g, const tc_stmt *s) {
   tc_strbuf v, mn, ext;
   tc_sb_init(&v), tc_sb_init(&mn), tc_sb_init(&ext);
@@ -684,6 +685,7 @@ static void for_header(cg *g, const tc_stmt *s) {
   expr(g, &mn, s->u.loop.min);
   expr(g, &ext, s->u.loop.extent);
   mark_nonneg(g, s->u.loop.var, nonneg(g, s->u.loop.min));
+  if (s->u.loop.kind == TC_LOOP_UNROLL) line(g, "#pragma unroll");
   line(g, "for (int32_t %s = %s; %s < (%s) + (%s); %s++) {", tc_sb_cstr(&v), tc_sb_cstr(&mn), tc_sb_cstr(&v), tc_sb_cstr(&mn),
        tc_sb_cstr(&ext), tc_sb_cstr(&v));
   tc_sb_free(&v), tc_sb_free(&mn), tc_sb_free(&ext);
@@ -769,6 +771,15 @@ static void tile_setup(cg *g, const tc_stmt *s) {
   else if (s->kind == TC_ST_INTRINSIC && !strcmp(s->u.intrinsic.name, "mbar_init")) stmt(g, s);
 }
 
+/* T.use_swizzle's panel walk (inside a block): linear index `lin` over a grid of `fast` x
+ * `slow` blocks (x fastest, or y for column order) -> tcg_bx, tcg_by (see rasterize()). */
+static void panel_walk(cg *g, int panel, bool column, const char *lin, const char *fast, const char *slow) {
+  line(g, "  const int p = %s / (%d * %s), in_p = %s %% (%d * %s);", lin, panel, fast, lin, panel, fast);
+  line(g, "  const int h = min(%d, %s - p * %d);", panel, slow, panel);
+  line(g, "  tcg_b%s = in_p / h;", column ? "y" : "x");
+  line(g, "  tcg_b%s = p * %d + in_p %% h;", column ? "x" : "y", panel);
+}
+
 /* The tile loop's head: tile -> (tcg_bx, tcg_by, tcg_bz), with T.use_swizzle's panels. */
 static void tile_loop_head(cg *g) {
   const tc_kernel_ir *k = g->k;
@@ -782,10 +793,7 @@ static void tile_loop_head(cg *g) {
     int panel = k->swizzle_panel;
     const char *fast = column ? "tcg_gy" : "tcg_gx", *slow = column ? "tcg_gx" : "tcg_gy";
     line(g, "{");
-    line(g, "  const int p = tcg_lin / (%d * %s), in_p = tcg_lin %% (%d * %s);", panel, fast, panel, fast);
-    line(g, "  const int h = min(%d, %s - p * %d);", panel, slow, panel);
-    line(g, "  tcg_b%s = in_p / h;", column ? "y" : "x");
-    line(g, "  tcg_b%s = p * %d + in_p %% h;", column ? "x" : "y", panel);
+    panel_walk(g, panel, column, "tcg_lin", fast, slow);
     line(g, "}");
   } else {
     line(g, "tcg_bx = tcg_lin %% tcg_gx;");
@@ -883,23 +891,13 @@ static void stmt(cg *g, const tc_stmt *s) {
     for (int i = 0; i < s->u.seq.n; i++) stmt(g, s->u.seq.items[i]);
     break;
   case TC_ST_ALLOC: alloc(g, s->u.alloc.buf); break;
-  case TC_ST_FOR: {
-    tc_strbuf v, mn, ext;
-    tc_sb_init(&v), tc_sb_init(&mn), tc_sb_init(&ext);
-    var_name(g, &v, s->u.loop.var);
-    expr(g, &mn, s->u.loop.min);
-    expr(g, &ext, s->u.loop.extent);
-    mark_nonneg(g, s->u.loop.var, nonneg(g, s->u.loop.min));
-    if (s->u.loop.kind == TC_LOOP_UNROLL) line(g, "#pragma unroll");
-    line(g, "for (int32_t %s = %s; %s < (%s) + (%s); %s++) {", tc_sb_cstr(&v), tc_sb_cstr(&mn), tc_sb_cstr(&v), tc_sb_cstr(&mn),
-         tc_sb_cstr(&ext), tc_sb_cstr(&v));
+  case TC_ST_FOR:
+    for_header(g, s);
     g->ind++;
     stmt(g, s->u.loop.body);
     g->ind--;
     line(g, "}");
-    tc_sb_free(&v), tc_sb_free(&mn), tc_sb_free(&ext);
     break;
-  }
   case TC_ST_IF:
     expr(g, &t, s->u.if_.cond);
     line(g, "if (%s) {", tc_sb_cstr(&t));
@@ -1091,10 +1089,7 @@ static void rasterize(cg *g, int panel, bool column) {
   line(g, "{");
   line(g, "  const int gx = (int)gridDim.%s, gy = (int)gridDim.%s;", x, y);
   line(g, "  const int lin = (int)blockIdx.%s + gx * (int)blockIdx.%s;", x, y);
-  line(g, "  const int p = lin / (%d * gx), in_p = lin %% (%d * gx);", panel, panel);
-  line(g, "  const int h = min(%d, gy - p * %d);", panel, panel);
-  line(g, "  tcg_b%s = in_p / h;", x);
-  line(g, "  tcg_b%s = p * %d + in_p %% h;", y, panel);
+  panel_walk(g, panel, column, "lin", "gx", "gy");
   line(g, "}");
 }
 
