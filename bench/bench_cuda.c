@@ -8,7 +8,8 @@
  *     runs only the cases whose name contains `filter`; KEY=VALUE bind the GEMM example's
  *     parameters (block_M=128 block_N=256 block_K=64 threads=256 num_stages=3); file=PATH and
  *     fa_file=PATH replace examples/gemm.py and examples/flash_attention.py (a variant of the
- *     same kernel, e.g. with different pass_configs) */
+ *     same kernel, e.g. with different pass_configs); fa.KEY=VALUE binds (or rebinds) a parameter
+ *     of the attention kernel, e.g. fa.block_N=128 */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,8 @@ static size_t flush_bytes;
 static int failures;
 static const char *gemm_extra[16]; /* KEY=VALUE bindings for the GEMM example from the command line */
 static int ngemm_extra;
+static const char *fa_extra[8]; /* KEY=VALUE from fa.KEY=VALUE: the attention kernel's parameters */
+static int nfa_extra;
 static const char *gemm_file = "examples/gemm.py", *fa_file = "examples/flash_attention.py";
 
 static int cmp_d(const void *a, const void *b) {
@@ -285,6 +288,9 @@ int main(int argc, char **argv) {
   for (int i = 2; i < argc && ngemm_extra < 16; i++) {
     if (!strncmp(argv[i], "file=", 5)) gemm_file = argv[i] + 5;
     else if (!strncmp(argv[i], "fa_file=", 8)) fa_file = argv[i] + 8;
+    else if (!strncmp(argv[i], "fa.", 3)) {
+      if (nfa_extra < 8) fa_extra[nfa_extra++] = argv[i] + 3;
+    }
     else gemm_extra[ngemm_extra++] = argv[i];
   }
   char why[256];
@@ -336,7 +342,14 @@ int main(int argc, char **argv) {
 
   for (int causal = 1; causal >= 0; causal--) {
     const char *fa[] = {"batch=8", "heads=16", "seq_len=4096", "dim=128", causal ? "is_causal=True" : "is_causal=False",
-                        "block_M=128", "block_N=64", "threads=256", "num_stages=2", NULL}; /* 8 warps: no spills */
+                        "block_M=128", "block_N=64", "threads=256", "num_stages=2", NULL, NULL, NULL, NULL, NULL,
+                        NULL, NULL, NULL, NULL}; /* 8 warps: no spills; room for the fa.KEY=VALUE bindings */
+    for (int e = 0; e < nfa_extra; e++) { /* a binding replaces the default of the same name */
+      size_t len = strcspn(fa_extra[e], "=");
+      int j = 0;
+      while (fa[j] && !(strncmp(fa[j], fa_extra[e], len) == 0 && fa[j][len] == '=')) j++;
+      fa[j] = fa_extra[e];
+    }
     char label[96];
     snprintf(label, sizeof label, "flash_attention fp16 B=8 H=16 S=4096 D=128 %s", causal ? "causal" : "non-causal");
     if (!strstr(label, filter)) continue;

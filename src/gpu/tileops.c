@@ -1007,14 +1007,29 @@ static tc_stmt *lower_reduce_regs(tc_gpu_plan *P, tc_stmt *s, const int64_t *dre
   al->u.alloc.buf = part;
   tc_stmt_list_push(P->a, &out, al);
   for (int64_t d = 0; d < D->num_regs; d++) tc_stmt_list_push(P->a, &out, reg_store(P, part, d, red_identity(P, op, acc, loc), loc));
-  for (int64_t r = 0; r < S->num_regs; r++) {
-    if (dreg_of[r] < 0) continue;
-    tc_expr *x = red_input(P, op, acc, reg_load(P, P->regs[sb->id], r, loc), loc);
-    tc_expr *v = red_combine(P, op, reg_load(P, part, dreg_of[r], loc), x, loc);
-    /* registers past the end of a cyclic tile hold nothing */
-    tc_expr *idx[TC_GL_MAXDIM], *valid;
-    tc_gl_index_exprs(P->a, S, tid_ref(P, loc), r, idx, &valid, loc);
-    tc_stmt_list_push(P->a, &out, if_then(P, valid, reg_store(P, part, dreg_of[r], v, loc), loc));
+  /* Each destination register folds its source registers as a balanced tree: the same number
+   * of combines as a serial fold, but a dependency chain of log2(n) instead of n (a 64x128
+   * accumulator's row max is 32 registers a thread). A register that may lie past the end of a
+   * cyclic tile (a run-time validity test) joins the fold under that test, serially. */
+  tc_expr **leaves = TC_NEW_ARRAY(P->a, tc_expr *, S->num_regs ? S->num_regs : 1);
+  for (int64_t d = 0; d < D->num_regs; d++) {
+    int64_t n = 0;
+    for (int64_t r = 0; r < S->num_regs; r++) {
+      if (dreg_of[r] != d) continue;
+      tc_expr *x = red_input(P, op, acc, reg_load(P, P->regs[sb->id], r, loc), loc);
+      tc_expr *idx[TC_GL_MAXDIM], *valid;
+      tc_gl_index_exprs(P->a, S, tid_ref(P, loc), r, idx, &valid, loc);
+      if (!valid) {
+        leaves[n++] = x;
+        continue;
+      }
+      tc_expr *v = red_combine(P, op, reg_load(P, part, d, loc), x, loc);
+      tc_stmt_list_push(P->a, &out, if_then(P, valid, reg_store(P, part, d, v, loc), loc));
+    }
+    for (; n > 1; n = (n + 1) / 2)
+      for (int64_t i = 0; i < n / 2 + n % 2; i++)
+        leaves[i] = 2 * i + 1 < n ? red_combine(P, op, leaves[2 * i], leaves[2 * i + 1], loc) : leaves[2 * i];
+    if (n == 1) tc_stmt_list_push(P->a, &out, reg_store(P, part, d, red_combine(P, op, reg_load(P, part, d, loc), leaves[0], loc), loc));
   }
   for (int b = 0; b < 5; b++) {
     if (!(V & (1u << b))) continue;

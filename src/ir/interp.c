@@ -1103,7 +1103,8 @@ static void exec_stmt(ictx *c, const tc_stmt *s, mask m, int depth) {
       if (m.n > 0) run_tma_load(c, s->u.intrinsic.args, m.ids[0]);
       return;
     }
-    if (id == TC_INTRIN_MBAR_INIT || id == TC_INTRIN_MBAR_EXPECT || id == TC_INTRIN_MBAR_WAIT || id == TC_INTRIN_MBAR_ARRIVE_WARP)
+    if (id == TC_INTRIN_MBAR_INIT || id == TC_INTRIN_MBAR_EXPECT || id == TC_INTRIN_MBAR_WAIT || id == TC_INTRIN_MBAR_ARRIVE_WARP ||
+        id == TC_INTRIN_WG_TURN_WAIT || id == TC_INTRIN_WG_TURN_PASS)
       return;
     if (id == TC_INTRIN_COPY_VEC) {
       for (int j = 0; j < m.n; j++) run_copy_run(c, s->u.intrinsic.args, true, m.ids[j]);

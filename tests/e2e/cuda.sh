@@ -98,11 +98,24 @@ sed 's/@tilelang.jit(out_idx=\[-1\])/@tilelang.jit(out_idx=[-1], pass_configs={"
 grep -qx '// T.Pipelined(num_stages=4): not warp-specialized: pass_configs turns it off (tl.disable_warp_specialized)' "$D/out" &&
   grep -qx '// T.Pipelined(num_stages=4): 2 tiles per stage by TMA (cp.async.bulk.tensor), mbarrier waits, producers 2 iterations ahead' "$D/out" &&
   ok "explain: pass_configs turns warp specialization off" || bad "explain: tl.disable_warp_specialized"
+# attention's two consumer warpgroups take turns at the tensor cores (src/gpu/pingpong.c), and
+# one consumer warpgroup has nobody to take turns with, and says so
+FA="-D batch=1 -D heads=2 -D seq_len=512 -D dim=128 -D block_M=128 -D block_N=128 -D threads=256"
+"$T" source examples/flash_attention.py --target cuda,arch=sm_90a --explain --kernel-only $FA -D num_stages=2 >"$D/out" 2>"$D/err"
+grep -qx '// T.Pipelined: the 2 consumer warpgroups take turns at the tensor cores: one runs its gemms while the others run the work between them' "$D/out" &&
+  [ "$(grep -c 'tcg_wg_turn_wait();' "$D/out")" = 2 ] && [ "$(grep -c 'tcg_wg_turn_pass<2>();' "$D/out")" = 2 ] &&
+  grep -q 'tcg_wg_turn_init<2>();' "$D/out" && ok "explain: attention's warpgroups take turns" || bad "warpgroup turns"
+"$T" source examples/flash_attention.py --target cuda,arch=sm_90a --explain --kernel-only $FA -D num_stages=2 -D block_M=64 -D threads=128 >"$D/out" 2>"$D/err"
+grep -qx '// T.Pipelined: the consumer warpgroups run in step (no turns at the tensor cores: one consumer warpgroup)' "$D/out" &&
+  ! grep -q 'tcg_wg_turn' "$D/out" && ok "explain: no turns for one warpgroup" || bad "turns refused for one warpgroup"
 # fast math only where the kernel asks for it (flash_attention.py sets TL_ENABLE_FAST_MATH)
 "$T" source examples/flash_attention.py --target cuda,arch=sm_90a --kernel-only >"$D/out" 2>"$D/err"
 "$T" source examples/softmax.py --target cuda,arch=sm_90a --kernel-only -D m=256 >"$D/out2" 2>"$D/err"
 grep -q 'tcg_fast_exp2f(' "$D/out" && ! grep -q 'tcg_fast_exp2f(' "$D/out2" && grep -q 'exp2f(' "$D/out2" &&
   ok "fast math where pass_configs asks for it, exact exp2 elsewhere" || bad "fast math selection"
+# fast math: the bare cvt to float16 and FMNMX for max; exact NaN handling elsewhere
+grep -q 'tcg_f32_to_float16_fast(' "$D/out" && grep -q 'fmaxf(' "$D/out" && ! grep -q 'tcg_f32_to_float16_fast(' "$D/out2" &&
+  ! grep -q 'fmaxf(' "$D/out2" && ok "fast math: bare conversions and max" || bad "fast math conversions"
 # a thread's runs of consecutive fragment elements move as one vector access
 grep -Eq 'const uint[24] tcg_v = \*\(const uint[24] \*\)' "$D/out2" && ok "fragment copies vectorized" || bad "no vectorized fragment copy"
 "$T" source examples/flash_attention.py --target cuda,arch=sm_80 --explain >"$D/out" 2>"$D/err"

@@ -64,6 +64,14 @@ static bool is4(tc_dtype d) { return d.code == TC_DT_INT4 || d.code == TC_DT_UIN
 static bool isfl(tc_dtype d) { return tc_dtype_is_float(d); }
 static bool narrow(tc_dtype d) { return isfl(d) && d.code != TC_DT_FLOAT32 && d.code != TC_DT_FLOAT64; }
 static const char *dtname(tc_dtype d) { return tc_dtype_scalar_name((tc_scalar_type)d.code); }
+
+/* The float32 -> narrow encoder applied to `value`. Fast math (TL_ENABLE_FAST_MATH) lets the
+ * 16-bit float ones be the bare cvt: a NaN's payload is what it gives up (4 instructions an
+ * element fewer, the softmax -> P conversion of attention). */
+static void encode(const cg *g, tc_strbuf *sb, tc_dtype d, const char *value) {
+  bool fast = g->k->fast_math && (d.code == TC_DT_FLOAT16 || d.code == TC_DT_BFLOAT16);
+  tc_sb_printf(sb, "tcg_f32_to_%s%s(%s)", dtname(d), fast ? "_fast" : tc_dtype_store_saturates(d) ? "_sat" : "", value);
+}
 /* type values compute in */
 static const char *ctype(tc_dtype d) {
   if (d.code == TC_DT_FLOAT64) return "double";
@@ -385,8 +393,9 @@ static void expr(cg *g, tc_strbuf *sb, const tc_expr *e) {
   floormod:
     rounded(g, sb, e, fl ? (d.code == TC_DT_FLOAT64 ? "tcg_floormod_d(" : "tcg_floormod_f(") : tc_dtype_is_signed(d) ? "tcg_floormod_i(" : "tcg_umod(", ", ", ")");
     return;
-  case TC_OP_MIN: rounded(g, sb, e, fl ? (d.code == TC_DT_FLOAT64 ? "tcg_min_d(" : "tcg_min_f(") : "tcg_min_i(", ", ", ")"); return;
-  case TC_OP_MAX: rounded(g, sb, e, fl ? (d.code == TC_DT_FLOAT64 ? "tcg_max_d(" : "tcg_max_f(") : "tcg_max_i(", ", ", ")"); return;
+  /* fast math: one FMNMX (which returns the number when one side is NaN) for the compare and select */
+  case TC_OP_MIN: rounded(g, sb, e, fl ? (d.code == TC_DT_FLOAT64 ? "tcg_min_d(" : g->k->fast_math ? "fminf(" : "tcg_min_f(") : "tcg_min_i(", ", ", ")"); return;
+  case TC_OP_MAX: rounded(g, sb, e, fl ? (d.code == TC_DT_FLOAT64 ? "tcg_max_d(" : g->k->fast_math ? "fmaxf(" : "tcg_max_f(") : "tcg_max_i(", ", ", ")"); return;
   case TC_OP_POW:
     if (fl) rounded(g, sb, e, d.code == TC_DT_FLOAT64 ? "pow(" : "powf(", ", ", ")");
     else rounded(g, sb, e, "tcg_ipow(", ", ", ")");
@@ -502,7 +511,7 @@ static void copy_vec(cg *g, tc_expr *const *args) {
       tc_sb_init(&cv);
       if (narrow(db->dtype) && isfl(xb->dtype)) tc_sb_printf(&cv, "(float)(%s)", tc_sb_cstr(&v)); /* the encoder rounds */
       else convert(&cv, xb->dtype, db->dtype, tc_sb_cstr(&v));
-      if (narrow(db->dtype)) tc_sb_printf(&c, "tcg_f32_to_%s%s(%s)", dtname(db->dtype), tc_dtype_store_saturates(db->dtype) ? "_sat" : "", tc_sb_cstr(&cv));
+      if (narrow(db->dtype)) encode(g, &c, db->dtype, tc_sb_cstr(&cv));
       else tc_sb_printf(&c, "(%s)(%s)", stype(db->dtype), tc_sb_cstr(&cv));
       tc_sb_free(&cv);
     }
@@ -541,7 +550,7 @@ static void store_text(cg *g, const tc_buffer *b, int n, tc_expr *const *idx, co
   }
   buf_name(&name, b);
   if (raw) tc_sb_puts(&conv, tc_sb_cstr(&val));
-  else if (narrow(d)) tc_sb_printf(&conv, "tcg_f32_to_%s%s(%s)", dtname(d), tc_dtype_store_saturates(d) ? "_sat" : "", tc_sb_cstr(&val));
+  else if (narrow(d)) encode(g, &conv, d, tc_sb_cstr(&val));
   else tc_sb_printf(&conv, "(%s)(%s)", stype(d), tc_sb_cstr(&val));
   if (b->scope == TC_SCOPE_GLOBAL && !in_bounds) {
     tc_strbuf bd;
@@ -837,6 +846,20 @@ static const tc_stmt *find_ws_loop(const tc_stmt *s) {
   return NULL;
 }
 
+static bool uses_intrinsic(const tc_stmt *s, const char *name) {
+  if (!s) return false;
+  switch (s->kind) {
+  case TC_ST_INTRINSIC: return !strcmp(s->u.intrinsic.name, name);
+  case TC_ST_SEQ:
+    for (int i = 0; i < s->u.seq.n; i++)
+      if (uses_intrinsic(s->u.seq.items[i], name)) return true;
+    return false;
+  case TC_ST_FOR: return uses_intrinsic(s->u.loop.body, name);
+  case TC_ST_IF: return uses_intrinsic(s->u.if_.then_s, name) || uses_intrinsic(s->u.if_.else_s, name);
+  default: return false;
+  }
+}
+
 static void persistent_body(cg *g) {
   const tc_kernel_ir *k = g->k;
   int T = g->consumers;
@@ -874,6 +897,7 @@ static void persistent_body(cg *g) {
   g->ind--;
   line(g, "}");
   if (realloc) line(g, "tcg_setmaxnreg_inc<%d>();", inc);
+  if (uses_intrinsic(k->body, "wg_turn_wait")) line(g, "tcg_wg_turn_init<%d>(); /* the first turn is warpgroup 0's */", T / 128);
   line(g, "int tcg_pipe = 0;");
   tile_loop_head(g);
   tile_body(g, k->body, 1);
@@ -977,6 +1001,8 @@ static void stmt(cg *g, const tc_stmt *s) {
       line(g, "tcg_cp_async_wait<%lld>();", (long long)nw);
     }
     else if (!strcmp(s->u.intrinsic.name, "warp_sync")) line(g, "__syncwarp();");
+    else if (!strcmp(s->u.intrinsic.name, "wg_turn_wait")) line(g, "tcg_wg_turn_wait();");
+    else if (!strcmp(s->u.intrinsic.name, "wg_turn_pass")) line(g, "tcg_wg_turn_pass<%d>();", g->consumers / 128);
     else if (!strcmp(s->u.intrinsic.name, "wgmma_wait")) {
       int64_t nw = 0;
       tc_expr_const_int(s->u.intrinsic.args[0], &nw);
@@ -1051,6 +1077,12 @@ static const char cuda_helpers[] =
     "static __device__ __forceinline__ int64_t tcg_f2int64(double x) { return x != x ? 0 : x < -9223372036854775808.0 ? (int64_t)0x8000000000000000ull : x >= 9223372036854775808.0 ? (int64_t)0x7fffffffffffffffll : (int64_t)x; }\n"
     "static __device__ __forceinline__ uint64_t tcg_f2uint64(double x) { return x != x || x <= 0 ? 0 : x >= 18446744073709551616.0 ? ~0ull : (uint64_t)x; }\n"
     "static __device__ __forceinline__ int tcg_f2bool(double x) { return x != 0; }\n"
+    "static __device__ __forceinline__ uint16_t tcg_f32_to_float16_fast(float x) { uint16_t h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(x)); return h; }\n"
+    "#if __CUDA_ARCH__ >= 800\n"
+    "static __device__ __forceinline__ uint16_t tcg_f32_to_bfloat16_fast(float x) { uint16_t h; asm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(x)); return h; }\n"
+    "#else\n"
+    "static __device__ __forceinline__ uint16_t tcg_f32_to_bfloat16_fast(float x) { return tcg_f32_to_bfloat16(x); }\n"
+    "#endif\n"
     "static __device__ __forceinline__ float tcg_fast_exp2f(float x) { float y; asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : \"f\"(x)); return y; }\n"
     "static __device__ __forceinline__ void tcg_atomic_add_float32(float *p, int64_t i, float v) { atomicAdd(&p[i], v); }\n"
     "static __device__ __forceinline__ void tcg_atomic_add_float64(double *p, int64_t i, double v) { atomicAdd(&p[i], v); }\n"
