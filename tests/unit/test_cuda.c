@@ -300,7 +300,10 @@ TEST(tma_maps_in_the_signature_and_metadata) {
   /* warp-specialized: thread 128 (the producer warpgroup's first) issues the loads */
   CHECK(strstr(g.kernel_source, "tcg_tma_load_any(") != NULL && strstr(g.kernel_source, "tcg_mbar_wait(") != NULL);
   CHECK(strstr(g.kernel_source, "if ((int)threadIdx.x == 128) {") != NULL);
-  CHECK(strstr(g.kernel_source, "__launch_bounds__(256, 1)") != NULL);
+  /* one consumer warpgroup and tiles that fit twice: two blocks an SM, the consumers raised to 216
+   * registers (the launch bound gives 128) */
+  CHECK(strstr(g.kernel_source, "__launch_bounds__(256, 2)") != NULL);
+  CHECK(strstr(g.kernel_source, "tcg_setmaxnreg_inc<216>();") != NULL && strstr(g.kernel_source, "tcg_setmaxnreg_dec<40>();") != NULL);
   CHECK(strstr(g.meta, "block=256,1,1\n") != NULL);
   /* every tile's loop is as long: the blocks that fit on the device walk all the tiles */
   CHECK(strstr(g.meta, "persistent=1\n") != NULL);

@@ -35,6 +35,7 @@ typedef struct cg {
   char op_keys[16][24];
   int nop_keys;
   int consumers;     /* the kernel's threads when it has a producer warpgroup, else 0 */
+  int blocks_per_sm; /* a warp-specialized kernel's blocks resident on one SM (1 or 2) */
   bool in_producer;  /* printing a warp-specialized loop's producer part (one thread runs it) */
   const tc_stmt *count_let; /* the LET of that loop's iteration count being printed */
 } cg;
@@ -648,6 +649,38 @@ static void gemm_call(cg *g, tc_expr *const *args) {
   tc_sb_free(&t);
 }
 
+/* Where a shared tile goes in the dynamic shared memory, whose end *top moves past it. Tiles
+ * of 1 KiB and more start on a 1 KiB boundary: the period of the 128-byte swizzle, which
+ * wgmma's descriptors assume. */
+static int64_t place_shared(int64_t *top, const tc_buffer *b, int64_t numel) {
+  int64_t bytes = (int64_t)tc_dtype_storage_bytes(b->dtype, (size_t)numel);
+  if (bytes >= 1024) *top = (*top + 1023) / 1024 * 1024;
+  int64_t at = *top;
+  *top += (bytes + 127) / 128 * 128;
+  return at;
+}
+
+/* The shared memory of a warp-specialized kernel: its tiles, placed in the order tile_setup
+ * prints them. */
+static void ws_shared_bytes(const tc_stmt *s, int64_t *top) {
+  if (!s) return;
+  if (s->kind == TC_ST_SEQ)
+    for (int i = 0; i < s->u.seq.n; i++) ws_shared_bytes(s->u.seq.items[i], top);
+  else if (s->kind == TC_ST_ALLOC && s->u.alloc.buf->scope == TC_SCOPE_SHARED && tc_buffer_numel(s->u.alloc.buf) >= 0)
+    place_shared(top, s->u.alloc.buf, tc_buffer_numel(s->u.alloc.buf));
+}
+
+/* Registers a warp-specialized block's threads get at launch, and what setmaxnreg gives its
+ * consumers once the producer warpgroup is down to 40: the SM's 65536 shared by its blocks. */
+static int launch_regs(int T, int blocks) {
+  int r = 65536 / blocks / (T + 128) / 8 * 8;
+  return r > 255 ? 255 : r;
+}
+static int consumer_regs(int T, int blocks) {
+  int r = (65536 / blocks - 128 * 40) / T / 8 * 8;
+  return r > 240 ? 240 : r;
+}
+
 static void alloc(cg *g, const tc_buffer *b) {
   tc_strbuf n;
   tc_sb_init(&n);
@@ -659,12 +692,8 @@ static void alloc(cg *g, const tc_buffer *b) {
     return;
   }
   if (b->scope == TC_SCOPE_SHARED) {
-    /* tiles of 1 KiB and more start on a 1 KiB boundary: the period of the 128-byte swizzle,
-     * which wgmma's descriptors assume */
-    int64_t bytes = (int64_t)tc_dtype_storage_bytes(b->dtype, (size_t)numel);
-    if (bytes >= 1024) g->smem = (g->smem + 1023) / 1024 * 1024;
-    line(g, "%s *%s = (%s *)(tcg_smem + %lld);", stype(b->dtype), tc_sb_cstr(&n), stype(b->dtype), (long long)g->smem);
-    g->smem += (bytes + 127) / 128 * 128;
+    int64_t at = place_shared(&g->smem, b, numel);
+    line(g, "%s *%s = (%s *)(tcg_smem + %lld);", stype(b->dtype), tc_sb_cstr(&n), stype(b->dtype), (long long)at);
   } else {
     line(g, "%s %s[%lld];", stype(b->dtype), tc_sb_cstr(&n), (long long)(numel > 0 ? numel : 1));
     if (b->init) {
@@ -875,12 +904,11 @@ static void persistent_body(cg *g) {
   for (int i = 0; i < 3; i++) tc_sb_free(&gd[i]);
   tile_setup(g, k->body);
   line(g, "__syncthreads();");
-  /* registers: the launch bound gives each thread 65536 / (T + 128), rounded down to 8; the
-   * producers keep 40 and the consumers share the rest (at most 240 each). Below 384 threads
-   * the launch bound already allows more than the consumers could get. */
-  bool realloc = T + 128 >= 384;
-  int inc = ((65536 - 128 * 40) / T) / 8 * 8;
-  if (inc > 240) inc = 240;
+  /* registers: the launch bound gives each thread 65536 / blocks / (T + 128), rounded down to
+   * 8; the producers keep 40 and the consumers share the rest (at most 240 each). Where the
+   * launch bound already allows that much (one block of 256 threads), nothing moves. */
+  int inc = consumer_regs(T, g->blocks_per_sm);
+  bool realloc = launch_regs(T, g->blocks_per_sm) < inc;
   line(g, "if ((int)threadIdx.x >= %d) {", T);
   g->ind++;
   if (realloc) line(g, "tcg_setmaxnreg_dec<40>();");
@@ -1143,7 +1171,16 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
   int threads = 1;
   for (int i = 0; i < k->threads_ndim; i++) threads *= k->threads[i];
   if (k->producer_threads > 0 && has_ws_loop(k->body)) g.consumers = threads;
-  if (g.consumers) tc_sb_printf(&kern, "extern \"C\" __global__ void __launch_bounds__(%d, 1) %s(", threads + k->producer_threads, entry);
+  if (g.consumers) {
+    /* Two blocks on an SM when both fit and each consumer thread still gets 168 registers or
+     * more (one consumer warpgroup): one block's epilogue then runs beside the other's
+     * mainloop, where one block alone leaves the tensor cores idle while it stores. */
+    int64_t smem = 0;
+    ws_shared_bytes(k->body, &smem);
+    g.blocks_per_sm = 2 * (smem + 1024) <= 228 * 1024 && consumer_regs(threads, 2) >= 168 ? 2 : 1;
+    tc_sb_printf(&kern, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(", threads + k->producer_threads,
+                 g.blocks_per_sm, entry);
+  }
   else tc_sb_printf(&kern, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", threads, entry);
   int np = 0;
   for (int i = 0; i < k->nparams; i++) {
