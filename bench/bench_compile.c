@@ -2,10 +2,12 @@
  *
  *   build/bench/bench_compile [examples/gemm.py examples/flash_attention.py ...]
  *
- * For each file: read (lex + parse), evaluate + passes into tile IR, then for the cpu target:
- * a cold compile (no cache: generate C, run cc, load), a warm disk hit (a fresh context over
- * the same cache directory) and a warm in-memory hit (the same context). Medians of repeated
- * runs; the reader stages are repeated many times since they take microseconds. */
+ * For each file: read (lex + parse), evaluate + passes into tile IR, tilec's whole share of a
+ * cuda compile (the GPU lowering and the CUDA C++ printed, for sm_90a and sm_80: what NVRTC
+ * gets; no GPU or NVRTC needed), then for the cpu target: a cold compile (no cache: generate C,
+ * run cc, load), a warm disk hit (a fresh context over the same cache directory) and a warm
+ * in-memory hit (the same context). Medians of repeated runs; the reader stages are repeated
+ * many times since they take microseconds. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +83,29 @@ static int bench_file(const char *path, const char *cache_dir) {
   }
   printf("%-32s read (lex+parse) %8.4f ms   evaluate+passes %8.4f ms   (median of %d)\n", path,
          median(t_read, READS), median(t_eval, READS), READS);
+
+  /* tilec's share of a cuda compile: lowering and printing, to the source NVRTC compiles */
+  static const char *const archs[] = {"cuda,arch=sm_90a", "cuda,arch=sm_80"};
+  for (int a = 0; a < 2; a++) {
+    enum { SOURCES = 50 };
+    double t_src[SOURCES];
+    tilec_compile_options so = {0};
+    so.target = archs[a];
+    size_t bytes = 0;
+    for (int i = 0; i < SOURCES; i++) {
+      double t0 = now_ms();
+      char *cu = tilec_program_source(prog, &so, 0, &err);
+      t_src[i] = now_ms() - t0;
+      if (!cu) {
+        fprintf(stderr, "%s", err.rendered);
+        return 1;
+      }
+      bytes = strlen(cu);
+      tilec_free(cu);
+    }
+    printf("%-32s %s source (lowering + CUDA C++) %8.3f ms   %zu bytes   (median of %d)\n", path, archs[a] + 5,
+           median(t_src, SOURCES), bytes, SOURCES);
+  }
 
   /* compile: cold, warm disk, warm memory */
   enum { COMPILES = 5 };

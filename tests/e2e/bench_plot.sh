@@ -8,7 +8,7 @@ bad() { echo "FAIL bench_plot: $1"; fail=$((fail + 1)); }
 python3 bench/plot.py bench/results/h200-2026-12-04-*.log --csv "$D/h200.csv" >"$D/out" 2>"$D/err" || bad "exit status"
 grep -q '^GEMM bf16 4096³ *759.5 *77%  cuBLAS 798 (0.95x); block_M=128 block_N=256 block_K=64 threads=256 num_stages=4$' "$D/out" &&
   ok "best tilec figure beside the cuBLAS median" || bad "GEMM row: $(head -3 "$D/out")"
-grep -q '^attention fp16 causal *303.8 *31%  SDPA flash 324 (0.94x), cuDNN 586 (0.52x); example$' "$D/out" &&
+grep -q '^attention fp16 causal *314.0 *32%  SDPA flash 325 (0.97x), cuDNN 565 (0.56x); example$' "$D/out" &&
   ok "attention beside SDPA flash and cuDNN" || bad "attention row"
 [ "$(wc -l <"$D/h200.csv")" = 15 ] && grep -q '^GEMM f16 8192³,cuBLAS,686.9,0.695,$' "$D/h200.csv" &&
   ok "CSV" || bad "CSV: $(cat "$D/h200.csv")"
