@@ -100,6 +100,13 @@ tc_gpu_gemm_instr tc_gpu_gemm_choose(const tc_gpu_plan *P, const tc_stmt *s, cha
   return TC_GPU_GEMM_WGMMA;
 }
 
+bool tc_gpu_acc_partition(const tc_stmt *s, int threads, int warp_size, int *wm, int *wn) {
+  const tc_buffer *C = s->u.gemm.c.buf;
+  int64_t cs[2];
+  if (!C || C->ndim != 2 || !tc_buffer_const_shape(C, cs) || warp_size <= 0 || threads % warp_size) return false;
+  return tc_gpu_warp_partition(s->u.gemm.policy, cs[0], cs[1], threads / warp_size, wm, wn);
+}
+
 /* Metal 4's matmul2d, as the metal target uses it: one 16 x 32 x K operation per destination
  * fragment (execution_simdgroup), float32 destinations whose element placement the accumulator
  * layout mirrors (layout.c), operands of one float type read from threadgroup memory or, on the

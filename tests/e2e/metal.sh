@@ -80,7 +80,7 @@ tg=$(src examples/gemm_transposed.py --target metal -D block_M=64 -D block_N=64 
 echo "$tg" | grep -q 'tcm_gemm_ss<64, 64, 64, 2, 2, false, true, bfloat, bfloat, float>('; check "gemm with B transposed, bfloat16 operands" $?
 
 e=$(src examples/gemm.py --target metal --explain --kernel-only | head -n 1)
-echo "$e" | grep -q '^// examples/gemm.py:[0-9]*:[0-9]*: T.gemm 128 x 128 x 32 (float16 x float16 -> float32, A in threadgroup memory): simdgroup_matrix 8x8 path over 2 x 2 simdgroups (64 x 64 per simdgroup, float accumulation); not matmul2d: metal4 is off (--target metal,metal4=1)$'
+echo "$e" | grep -q '^// examples/gemm.py:[0-9]*:[0-9]*: T.gemm 128 x 128 x 32 (float16 x float16 -> float32, A in threadgroup memory): simdgroup_matrix 8x8 path over 2 x 2 simdgroups (64 x 64 per simdgroup, float accumulation in the metal.simdgroup scope); not matmul2d: metal4 is off (--target metal,metal4=1)$'
 check "explain: Metal 3 takes the simdgroup path" $?
 e=$(src examples/gemm.py --target metal,metal4=1 --explain --kernel-only | head -n 1)
 echo "$e" | grep -q '^// examples/gemm.py:[0-9]*:[0-9]*: T.gemm 128 x 128 x 32 (float16 x float16 -> float32, A in device memory): matmul2d (direct-global): mpp::tensor_ops::matmul2d 16 x 32 x 32 on each simdgroup.s 4 x 2 fragments over 2 x 2 simdgroups (64 x 64 per simdgroup), float cooperative-tensor accumulation, A and B read from device memory (no threadgroup staging)$'

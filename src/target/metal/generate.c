@@ -15,8 +15,9 @@
 /* Apple GPU family 7 and later, as the lowering sees it. No asynchronous copies (pipelined
  * loops keep their staging with synchronous copies) and no operand swizzle (simdgroup_load
  * reads rows at a fixed stride). */
-static void metal_gpu_desc(tc_gpu_desc *d) {
+static void metal_gpu_desc(tc_gpu_desc *d, int msl) {
   memset(d, 0, sizeof *d);
+  d->simdgroup_bfloat16 = msl >= 310;
   d->target = "metal";
   d->warp_size = 32;
   d->max_threads = 1024;
@@ -83,15 +84,13 @@ static bool explain_gemm(void *ctx, tc_stmt *s) {
     tc_sb_putc(sb, '\n');
     return true;
   }
-  bool sg_types = true;
-  const tc_buffer *ops[2] = {A, B};
-  for (int i = 0; i < 2; i++) {
-    int c = ops[i]->dtype.code;
-    sg_types &= c == TC_DT_FLOAT16 || c == TC_DT_FLOAT32 || (c == TC_DT_BFLOAT16 && X->msl >= 310);
-  }
-  if (sg_types && v[2] % 8 == 0)
-    tc_sb_printf(sb, "simdgroup_matrix 8x8 path over %lld x %lld simdgroups (%lld x %lld per simdgroup, float accumulation)",
+  if (v[7] == TC_GPU_GEMM_SIMDGROUP)
+    tc_sb_printf(sb, "simdgroup_matrix 8x8 path over %lld x %lld simdgroups (%lld x %lld per simdgroup, float accumulation "
+                     "in the metal.simdgroup scope)",
                  (long long)v[3], (long long)v[4], (long long)(v[0] / v[3]), (long long)(v[1] / v[4]));
+  else if (tc_metal_simdgroup_gemm(X->msl, A->dtype, B->dtype, C->dtype, v[2]))
+    tc_sb_printf(sb, "SIMT path (the accumulator is not in the metal.simdgroup scope: another T.gemm into it cannot run on "
+                     "simdgroup_matrix)");
   else
     tc_sb_printf(sb, "SIMT path (simdgroup_matrix does not take these operand types)");
   char why[200];
@@ -104,6 +103,28 @@ static bool explain_gemm(void *ctx, tc_stmt *s) {
   return true;
 }
 
+/* The accumulators the target pass moved to a Metal scope (simdgroup_scope.c), one line each. */
+static bool explain_scope(void *ctx, tc_stmt *s) {
+  explain_ctx *X = ctx;
+  if (s->kind != TC_ST_ALLOC) return true;
+  const tc_buffer *b = s->u.alloc.buf;
+  if (b->scope != TC_SCOPE_METAL_SIMDGROUP && b->scope != TC_SCOPE_METAL_COOPERATIVE_TENSOR) return true;
+  if (b->loc.src) tc_sb_printf(X->sb, "%s:%d:%d: ", b->loc.src->name, b->loc.line, b->loc.col);
+  tc_sb_printf(X->sb, "accumulator '%s': %s scope (%s)\n", b->name, tc_scope_name(b->scope),
+               b->scope == TC_SCOPE_METAL_SIMDGROUP ? "its registers are the simdgroup_matrix 8x8 blocks' thread_elements()"
+                                                    : "its registers are matmul2d's destination cooperative tensors");
+  return true;
+}
+
+/* The lowering's lines about accumulator stores (src/gpu/simdgroup_store.c). */
+static void explain_stores(tc_strbuf *sb, const char *notes) {
+  for (const char *p = notes; p && *p;) {
+    size_t len = strcspn(p, "\n");
+    if (memmem(p, len, "simdgroup_store", 15)) tc_sb_printf(sb, "%.*s\n", (int)len, p);
+    p += len + (p[len] == '\n');
+  }
+}
+
 tilec_status tc_metal_emit(const tc_lowered *lw, tc_generated *out, tilec_error *err) {
   memset(out, 0, sizeof *out);
   int msl = 310;
@@ -113,7 +134,7 @@ tilec_status tc_metal_emit(const tc_lowered *lw, tc_generated *out, tilec_error 
     return TILEC_ERROR_INTERNAL;
   }
   tc_gpu_desc desc;
-  metal_gpu_desc(&desc);
+  metal_gpu_desc(&desc, msl);
   desc.matmul2d = metal4; /* gemm accumulators that suit it are laid out for matmul2d (src/gpu/gemm.c) */
   tc_arena a;
   tc_arena_init(&a);
@@ -140,6 +161,8 @@ tilec_status tc_metal_emit(const tc_lowered *lw, tc_generated *out, tilec_error 
     explain_ctx X = {&ex, metal4, msl, false, tc_sb_cstr(&notes)};
     tc_visit_stmts(lowered->body, find_rs, &X);
     tc_visit_stmts(lowered->body, explain_gemm, &X);
+    tc_visit_stmts(lw->k->body, explain_scope, &X);
+    explain_stores(&ex, tc_sb_cstr(&notes));
     if (ex.len == 0) tc_sb_puts(&ex, "no T.gemm: no GEMM path to choose\n");
     out->explain = tc_sb_take(&ex);
     int block[3] = {1, 1, 1};
