@@ -32,6 +32,8 @@ for tgt in metal metal,metal4=1; do
     # non-square block tiles on the simdgroup path; bfloat16 both ways (MSL 3.0: 16-bit storage)
     echo "gemm.py -D M=200 -D N=136 -D K=96 -D block_M=64 -D block_N=128"
     echo "gemm.py -D M=96 -D N=96 -D K=64 -D block_M=32 -D block_N=96 -D block_K=32"
+    # a tile too small for every simdgroup: the replicas hold copies and do not simdgroup_store
+    echo "gemm.py -D M=48 -D N=40 -D K=32 -D block_M=16 -D block_N=16"
     echo "cross_entropy.py -D M=16 -D V=256 -D dtype=bfloat16"
     echo "$m2d"
     echo "$m2d -D trans_A=True -D trans_B=True -D epilogue=atomic"
@@ -71,6 +73,40 @@ echo "$g" | grep -q -e '__syncthreads' -e 'threadIdx' -e '__shfl' -e 'double'; [
 f=$(src examples/gemm.py --target metal)
 echo "$f" | grep -q 'simdgroup_multiply_accumulate(c\[i\]\[j\], a\[i\], b\[j\], c\[i\]\[j\])'; check "prelude: simdgroup_multiply_accumulate" $?
 echo "$f" | grep -q 'simdgroup_load(raw, x, stride'; check "prelude: simdgroup_load" $?
+
+# The accumulator in the metal.simdgroup scope (src/target/metal/simdgroup_scope.c): the target
+# pass moves it there before the lowering, the gemm moves its registers in the thread (they are
+# the simdgroup matrices' thread_elements(), no shuffles) and its T.copy to C is a
+# simdgroup_store to device memory; a partial tile keeps the element-wise copy (the ragged
+# gemm.py lines above run both forms in one kernel and verify).
+ir=$("$T" ir examples/gemm.py --lowered --target metal 2>&1)
+echo "$ir" | grep -q '^    C_local = alloc metal.simdgroup float32\[128, 128\]$' &&
+  echo "$ir" | grep -q '^# passes of target metal: metal-accumulator-scope$'
+check "ir: the gemm accumulator is in the metal.simdgroup scope" $?
+"$T" ir examples/gemm.py --lowered --target metal,metal4=1 2>&1 | grep -q '^    C_local = alloc metal.cooperative_tensor float32\[128, 128\]$'
+check "ir: metal4, the accumulator is in the metal.cooperative_tensor scope" $?
+"$T" ir "tests/e2e/data/metal_matmul2d.py" -D dtype=int8 -D accum_dtype=int32 --lowered --target metal 2>&1 |
+  grep -q '^    C_local = alloc fragment int32\[64, 64\]$'
+check "ir: an int8 gemm's accumulator stays a fragment (the SIMT gemm)" $?
+irfa=$("$T" ir examples/flash_attention.py --lowered --target metal 2>&1)
+echo "$irfa" | grep -q ' acc_s = alloc metal.simdgroup ' && echo "$irfa" | grep -q ' acc_o = alloc metal.simdgroup ' &&
+  echo "$irfa" | grep -q ' acc_s_cast = alloc fragment '
+check "ir: attention's two accumulators are in the metal.simdgroup scope, its register operand is not" $?
+echo "$g" | grep -q '^    tcm_store_sg<128, 128, 2, 2>((&b[0-9]*_C_local\[(long)(0)\]), (&b2_C\[.*\]), (ulong)(256), tcg_simdgroup);$'
+check "copy of the accumulator to C: simdgroup_store to device memory" $?
+[ "$(echo "$g" | grep -c 'b2_C\[.*\] = half(')" -eq 1 ] && echo "$g" | grep 'b2_C\[.*\] = half(' | grep -q '< (uint)(256)) b2_C\['
+check "copy of the accumulator to C: element stores only as the bounds-checked fallback" $?
+echo "$f" | grep -q 'inline void tcm_store_sg(thread const TC \*acc, device TO \*dst, ulong ld, ushort simdgroup)' &&
+  echo "$f" | grep -q 'simdgroup_store(m, dst, ld, ulong2(col0 + j \* 8, row0 + i \* 8));'
+check "prelude: tcm_store_sg writes each 8x8 block to device memory by simdgroup_store" $?
+echo "$f" | grep -q 'simd_shuffle('; [ $? -ne 0 ]; check "prelude: the simdgroup gemm moves its accumulator without shuffles" $?
+rg=$(src examples/gemm.py -D M=200 -D N=136 -D K=96 -D block_M=64 -D block_N=128 --target metal --kernel-only)
+echo "$rg" | grep -q 'tcm_store_sg<64, 128, 1, 4>(' && echo "$rg" | grep -q '< (uint)(200) && .*< (uint)(136)) b2_C\['
+check "ragged gemm: simdgroup_store for whole tiles, bounds-checked element stores for partial ones" $?
+e=$(src examples/gemm.py --target metal --explain --kernel-only | head -n 3)
+echo "$e" | grep -q "^// examples/gemm.py:[0-9]*:[0-9]*: accumulator 'C_local': metal.simdgroup scope (its registers are the simdgroup_matrix 8x8 blocks' thread_elements())$" &&
+  echo "$e" | grep -q '^// examples/gemm.py:[0-9]*:[0-9]*: T.copy(C_local -> C): simdgroup_store of the metal.simdgroup accumulator to device memory, 8 x 8 blocks of 8x8 on each of 2 x 2 simdgroups (element-wise when the tile is partial)$'
+check "explain: the accumulator's scope and its simdgroup_store" $?
 
 fa=$(src examples/flash_attention.py --target metal --kernel-only)
 echo "$fa" | grep -q 'tcm_gemm_rs<64, 64, 64, 4, 1, false, false, half, half, float>((&b[0-9]*_acc_s_cast'; check "attention: second gemm with A in registers" $?

@@ -493,6 +493,14 @@ static const char *space(const tc_buffer *b) {
 /* The element type a gemm operand has in the prelude's templates. */
 static const char *gemm_type(const cg *g, tc_dtype d) { return stype_of(g, d); }
 
+/* Intrinsic arguments [from, to) as a comma-separated list. */
+static void args_text(cg *g, tc_strbuf *t, tc_expr *const *args, int from, int to) {
+  for (int i = from; i < to; i++) {
+    if (i > from) tc_sb_puts(t, ", ");
+    expr(g, t, args[i]);
+  }
+}
+
 /* gemm_block(M, N, K, warps_m, warps_n, trans_a, trans_b, instr, swizzle_a, swizzle_b, &A, &B, &C)
  * as a call of the prelude's matmul2d gemm (instr 2: C in the metal.cooperative_tensor scope),
  * simdgroup_matrix gemm (instr 3: C in the metal.simdgroup scope) or SIMT gemm (instr 0: 8-bit
@@ -564,11 +572,7 @@ static void gemm_call(cg *g, tc_loc loc, tc_expr *const *args) {
   tc_sb_printf(&t, "%s<%lld, %lld, %lld, %lld, %lld, %s, %s, %s, %s, %s>(", rs ? "tcm_gemm_rs" : sg ? "tcm_gemm_ss" : "tcm_gemm_ss_simt",
                (long long)v[0], (long long)v[1], (long long)v[2], (long long)v[3], (long long)v[4], v[5] ? "true" : "false",
                v[6] ? "true" : "false", gemm_type(g, ta), gemm_type(g, tb), gemm_type(g, tcd));
-  expr(g, &t, args[10]);
-  tc_sb_puts(&t, ", ");
-  expr(g, &t, args[11]);
-  tc_sb_puts(&t, ", ");
-  expr(g, &t, args[12]);
+  args_text(g, &t, args, 10, 13);
   tc_sb_puts(&t, sg ? ", tcg_simdgroup);" : ", tcg_lane, tcg_simdgroup);");
   line(g, "%s", tc_sb_cstr(&t));
   tc_sb_free(&t);
@@ -583,9 +587,7 @@ static void simdgroup_store_call(cg *g, tc_expr *const *args) {
   tc_strbuf t;
   tc_sb_init(&t);
   tc_sb_printf(&t, "tcm_store_sg<%lld, %lld, %lld, %lld>(", (long long)v[0], (long long)v[1], (long long)v[2], (long long)v[3]);
-  expr(g, &t, args[4]);
-  tc_sb_puts(&t, ", ");
-  expr(g, &t, args[5]);
+  args_text(g, &t, args, 4, 6);
   tc_sb_puts(&t, ", (ulong)(");
   expr(g, &t, args[6]);
   tc_sb_puts(&t, "), tcg_simdgroup);");
