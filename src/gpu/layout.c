@@ -439,6 +439,10 @@ static bool is_frag(const tc_buffer *b) { return b && tc_scope_in_registers(b->s
 static bool assign(infer_ctx *C, const tc_buffer *b, const tc_gpu_layout *L) {
   tc_gpu_plan *P = C->P;
   if (P->frag[b->id]) return true;
+  /* a Metal accumulator scope is opaque to propagation and seeding: it takes only its
+   * instruction's placement (infer_gemm), whatever a T.Parallel or a copy beside it says */
+  if (b->scope == TC_SCOPE_METAL_SIMDGROUP && !(L->kind == TC_GL_ACC && L->sg)) return true;
+  if (b->scope == TC_SCOPE_METAL_COOPERATIVE_TENSOR && !(L->kind == TC_GL_ACC && L->coop)) return true;
   int64_t shape[TC_GL_MAXDIM];
   if (!const_shape(b, shape) || b->ndim != L->ndim) return true;
   for (int i = 0; i < b->ndim; i++)
