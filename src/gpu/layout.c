@@ -142,13 +142,14 @@ void tc_gl_make_repl(tc_gpu_layout *L, int ndim, const int64_t *shape, int threa
 
 void tc_gl_make_rows(tc_gpu_layout *L, const tc_gpu_layout *tile, int threads) {
   int64_t M = tile->shape[0];
-  /* the rows of a matmul2d accumulator are replicated: its row owners differ from ROWS_ACC's */
-  if (tile->kind == TC_GL_ACC && !tile->coop) {
+  if (tile->kind == TC_GL_ACC) {
     set_shape(L, 1, &M, threads);
     L->kind = TC_GL_ROWS_ACC;
     L->M = tile->M, L->N = tile->N, L->wm = tile->wm, L->wn = tile->wn;
     L->interleave = tile->interleave;
-    L->sg = tile->sg;
+    /* a matmul2d destination holds rows as a simdgroup_matrix does: row 8*i[2] + 4*l[4] +
+     * l[2:1] of each 16-row band, held by the 4 lanes that differ in l[0] and l[3] */
+    L->sg = tile->sg || tile->coop;
     L->num_regs = (tile->M / tile->wm / 16) * 2;
     L->reps = 4 * tile->wn * tile->reps;
     return;

@@ -144,6 +144,14 @@ e=$(src "tests/e2e/data/metal_matmul2d.py" -D staged=True --target metal,metal4=
 echo "$e" | grep -q "matmul2d (shared-staged): .*not direct-global: A ('A_shared') is used by more than its T.copy and this T.gemm$"
 check "explain: metal4, a tile read outside the gemm stays shared-staged" $?
 
+# a row reduction beside a matmul2d accumulator runs in registers and simd_shuffle_xor over lane
+# bits 0 and 3 (its rows are held as a simdgroup_matrix holds them), with 2 KB of scratch for the
+# rows that span 2 simdgroups, not the 16 KB tile staged in threadgroup memory
+rr=$(src "tests/e2e/data/metal_matmul2d.py" -D epilogue=rows --target metal,metal4=1 --kernel-only)
+echo "$rr" | grep -q 'simd_shuffle_xor(b[0-9]*_tcg_part\[(long)(0)\], (ushort)(1))' &&
+  echo "$rr" | grep -q 'simd_shuffle_xor(b[0-9]*_tcg_part\[(long)(0)\], (ushort)(8))' && echo "$rr" | grep -q 'threadgroup uint4 tcg_smem\[128\];'
+check "matmul2d: a row reduction of the accumulator in registers (simd_shuffle_xor over lane bits 0 and 3)" $?
+
 # matmul2d's MSL: direct-global reads device memory with no threadgroup memory or barrier;
 # shared-staged reads the threadgroup tiles; both forms on non-square tiles and transposes
 g4=$(src examples/gemm.py --target metal,metal4=1 --kernel-only)
