@@ -123,6 +123,7 @@ static void try_gemm(direct_ctx *D, tc_stmt *seq, int g) {
   int64_t as[2];
   /* matmul2d holds exactly the accumulators the metal target moved to its scope */
   if (!A || !B || !C || C->scope != TC_SCOPE_METAL_COOPERATIVE_TENSOR || A->ndim != 2 || !tc_buffer_const_shape(A, as)) return;
+  if (tc_scope_in_registers(A->scope)) return; /* the RS form: A's left inputs come from registers */
   char why[200];
   if (A == B) {
     note(D, s->loc, "A and B are the same tile");

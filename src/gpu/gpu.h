@@ -126,12 +126,14 @@ typedef enum tc_gpu_gemm_instr {
 struct tc_gpu_plan;
 tc_gpu_gemm_instr tc_gpu_gemm_choose(const struct tc_gpu_plan *P, const tc_stmt *gemm, char *why, size_t cap);
 /* Why a gemm cannot run on Metal 4's matmul2d, or NULL when it can: operand and accumulator
- * dtypes, A and B in memory (shared, or global on the direct-global form), M % 16, N % 32, K % 16, the wm x wn partition giving
- * sub-tiles of whole 16 x 32 fragments, and no gemm of the kernel reading A from registers
- * (`rs_in_kernel`: that operand needs the simdgroup layout, which a shared accumulator would
- * not have). The lowering and the metal target's --explain ask the same question. */
+ * dtypes, B in memory (shared, or global on the direct-global form), A in memory or in registers
+ * (then over wm x 1 simdgroups with K a multiple of 32: the RS form), M % 16, N % 32, K % 16, the
+ * wm x wn partition giving sub-tiles of whole 16 x 32 fragments, and not `rs_blocked` (a gemm of
+ * the kernel reads A from registers and another cannot run on matmul2d: A's placement comes from
+ * an accumulator, so they all take matmul2d or none does). The metal target's accumulator-scope
+ * pass, the lowering and --explain ask the same question. */
 const char *tc_gpu_matmul2d_reason(int64_t M, int64_t N, int64_t K, int wm, int wn, tc_dtype a, tc_dtype b, tc_dtype c,
-                                   bool a_mem, bool b_mem, bool rs_in_kernel, char *buf, size_t cap);
+                                   bool a_mem, bool b_mem, bool rs_blocked, char *buf, size_t cap);
 
 /* Rows of a shared buffer's 2-D tile as the swizzle sees it (lower.c): the next-to-last
  * dimension when leading dimensions stack tiles, else all rows; 0 when not constant. */

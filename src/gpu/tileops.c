@@ -1290,6 +1290,7 @@ static tc_stmt *lower_gemm(tc_gpu_plan *P, tc_stmt *s) {
     tc_gpu_layout want;
     char why[128];
     bool made = Lc->interleave ? tc_gl_make_acc_wgmma(&want, M, K, P->threads, why, sizeof why)
+                : Lc->coop     ? tc_gl_make_acc_coop(&want, M, K, Lc->wm, 1, P->threads, why, sizeof why) /* matmul2d's left input */
                                : tc_gl_make_acc(&want, M, K, Lc->wm, 1, P->threads, why, sizeof why);
     want.sg = Lc->sg; /* on simdgroup_matrix, A's registers are thread_elements() as C's are */
     if (s->u.gemm.trans_a || !made || Lc->wn != 1 || !La || !tc_gl_equal(La, &want)) {

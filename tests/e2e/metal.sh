@@ -48,6 +48,11 @@ for tgt in metal metal,metal4=1; do
     echo "$m2d -D epilogue=rows -D staged=True -D trans_A=True"
     echo "$m2d -D epilogue=rows -D block_M=32 -D block_N=32 -D threads=32 -D trans_B=True"
     echo "$m2d -D epilogue=rows -D block_M=32 -D M=40 -D N=128"
+    # chained gemms, the second with A from registers: on matmul2d both or neither (D=48)
+    echo "../tests/e2e/data/metal_gemm_rs.py"
+    echo "../tests/e2e/data/metal_gemm_rs.py -D trans_V=True"
+    echo "../tests/e2e/data/metal_gemm_rs.py -D D=48"
+    echo "../tests/e2e/data/metal_gemm_rs.py -D M=100 -D dtype=bfloat16"
   } | xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$T" "$tgt" {}
 done
 out=$("$T" run examples/cross_entropy.py -D M=16 -D V=256 -D dtype=bfloat16 --target metal,msl=3.0 --verify 2>&1)
@@ -134,9 +139,20 @@ echo "$e" | grep -q 'not matmul2d: the accumulator is float16 (matmul2d here acc
 e=$(src "tests/e2e/data/metal_matmul2d.py" -D dtype=int8 -D accum_dtype=int32 --target metal,metal4=1 --explain --kernel-only | head -n 1)
 echo "$e" | grep -q 'SIMT path.*not matmul2d: its operands are int8 x int8'; check "explain: metal4, int8 operands" $?
 e=$(src examples/flash_attention.py --target metal,metal4=1 --explain --kernel-only | head -n 2)
-echo "$e" | head -n 1 | grep -q 'not matmul2d: another T.gemm of this kernel reads A from registers' &&
-  echo "$e" | tail -n 1 | grep -q 'A in registers).*not matmul2d: A is in registers'
-check "explain: metal4, attention keeps the simdgroup path (its second gemm reads registers)" $?
+echo "$e" | head -n 1 | grep -q 'A in threadgroup memory): matmul2d (shared-staged)' &&
+  echo "$e" | tail -n 1 | grep -q "A in registers): matmul2d (A from registers): mpp::tensor_ops::matmul2d 16 x 32 x 16 on each simdgroup's 1 x 2 fragments over 4 x 1 simdgroups (16 x 64 per simdgroup), float cooperative-tensor accumulation, A's registers as 16 x 16 left-input cooperative tensors, B loaded from threadgroup memory$"
+check "explain: metal4, attention runs both gemms on matmul2d, the second with A from registers" $?
+fa4=$(src examples/flash_attention.py --target metal,metal4=1 --kernel-only)
+echo "$fa4" | grep -q 'tcm_gemm_mpp_rs<64, 64, 64, 4, 1, false, false, half, half>((&b[0-9]*_acc_s_cast\[(long)(0)\]), (&b[0-9]*_V_shared\[.*\]), (&b[0-9]*_acc_o\[(long)(0)\]), tcg_simdgroup);' &&
+  echo "$fa4" | grep -q 'simd_shuffle_xor(' && "$T" source examples/flash_attention.py --target metal,metal4=1 | grep -q 'op.template get_left_input_cooperative_tensor<TA, TB, float>()'
+check "matmul2d RS: attention's P * V from registers (tcm_gemm_mpp_rs, left-input cooperative tensors), row reductions by shuffles" $?
+e=$(src "tests/e2e/data/metal_gemm_rs.py" -D D=48 --target metal,metal4=1 --explain --kernel-only | head -n 2)
+echo "$e" | head -n 1 | grep -q 'A in threadgroup memory): simdgroup_matrix 8x8 path .*; not matmul2d: a T.gemm of this kernel reads A from registers and another cannot run on matmul2d (they share the accumulator placement: all take matmul2d, or none)$' &&
+  echo "$e" | tail -n 1 | grep -q 'A in registers): simdgroup_matrix 8x8 path .*; not matmul2d: N = 48 is not a multiple of 32$'
+check "explain: metal4, A from registers needs every gemm of the kernel on matmul2d, or none" $?
+"$T" source "tests/e2e/data/metal_gemm_rs.py" -D trans_V=True --target metal,metal4=1 --kernel-only 2>&1 |
+  grep -q 'tcm_gemm_mpp_rs<64, 64, 64, 4, 1, false, true, half, half>((&b[0-9]*_P\[(long)(0)\]), '
+check "matmul2d RS: B transposed" $?
 e=$(src examples/conv_implicit_gemm.py --target metal,metal4=1 --explain --kernel-only | head -n 1)
 echo "$e" | grep -q "matmul2d (shared-staged): .*; not direct-global: A ('data_shared') is not staged by a T.copy right before the T.gemm$"
 check "explain: metal4, a tile computed by T.Parallel stays shared-staged" $?
@@ -177,14 +193,13 @@ echo "$ss" | grep -q 'tcm_gemm_mpp_ss<32, 128, 16, 1, 4, false, false, half, hal
 check "matmul2d shared-staged: 32 x 128 tile over 1 x 4 simdgroups, from threadgroup memory" $?
 tg4=$(src examples/gemm_transposed.py --target metal,metal4=1 -D block_M=64 -D block_N=64 --kernel-only)
 echo "$tg4" | grep -q 'tcm_gemm_mpp_gg<64, 64, 64, 2, 2, false, true, bfloat, bfloat>('; check "matmul2d direct-global: B transposed, bfloat16" $?
-# every gemm example but attention (its second gemm reads registers) takes matmul2d on Metal 4
+# every gemm example takes matmul2d on Metal 4 (attention's second gemm with A from registers)
 for line in $(grep -v -e '^#' -e '^$' tests/e2e/examples.list | sed 's/ .*//' | sort -u); do
   grep -q 'T.gemm' "examples/$line" || continue
-  [ "$line" = flash_attention.py ] && continue
   args=$(grep "^$line -D" tests/e2e/examples.list | head -n 1 | sed "s/^$line//")
   [ "$line" = gemm_transposed.py ] && args="$args -D block_M=64 -D block_N=64"
   # shellcheck disable=SC2086
-  src "examples/$line" $args --target metal,metal4=1 --explain --kernel-only | grep -q '): matmul2d (direct-global\|shared-staged)'
+  src "examples/$line" $args --target metal,metal4=1 --explain --kernel-only | grep -q '): matmul2d (direct-global\|shared-staged\|A from registers)'
   check "explain: metal4, $line takes matmul2d" $?
 done
 e=$(src examples/softmax.py -D m=4 --target metal --explain --kernel-only | head -n 1)

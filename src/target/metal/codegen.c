@@ -490,9 +490,6 @@ static const char *space(const tc_buffer *b) {
   }
 }
 
-/* The element type a gemm operand has in the prelude's templates. */
-static const char *gemm_type(const cg *g, tc_dtype d) { return stype_of(g, d); }
-
 /* Intrinsic arguments [from, to) as a comma-separated list. */
 static void args_text(cg *g, tc_strbuf *t, tc_expr *const *args, int from, int to) {
   for (int i = from; i < to; i++) {
@@ -500,6 +497,9 @@ static void args_text(cg *g, tc_strbuf *t, tc_expr *const *args, int from, int t
     expr(g, t, args[i]);
   }
 }
+
+/* The element type a gemm operand has in the prelude's templates. */
+static const char *gemm_type(const cg *g, tc_dtype d) { return stype_of(g, d); }
 
 /* gemm_block(M, N, K, warps_m, warps_n, trans_a, trans_b, instr, swizzle_a, swizzle_b, &A, &B, &C)
  * as a call of the prelude's matmul2d gemm (instr 2: C in the metal.cooperative_tensor scope),
@@ -515,6 +515,22 @@ static void gemm_call(cg *g, tc_loc loc, tc_expr *const *args) {
     return;
   }
   tc_dtype ta = A->dtype, tb = B->dtype, tcd = C->dtype;
+  if (v[7] == 2 && rs) {
+    /* matmul2d with A from registers: A laid out as a matmul2d accumulator of (M, K) over
+     * WM x 1 simdgroups gives the left-input cooperative tensors; B from threadgroup memory */
+    tc_strbuf t;
+    tc_sb_init(&t);
+    tc_sb_printf(&t, "tcm_gemm_mpp_rs<%lld, %lld, %lld, %lld, %lld, %s, %s, %s, %s>(", (long long)v[0], (long long)v[1],
+                 (long long)v[2], (long long)v[3], (long long)v[4], v[5] ? "true" : "false", v[6] ? "true" : "false",
+                 gemm_type(g, ta), gemm_type(g, tb));
+    args_text(g, &t, args, 10, 13);
+    tc_sb_puts(&t, ", tcg_simdgroup);");
+    line(g, "%s", tc_sb_cstr(&t));
+    tc_sb_free(&t);
+    g->gemms++;
+    g->matmul2d = true;
+    return;
+  }
   if (v[7] == 2) {
     /* matmul2d: the lowering laid C out as 16 x 32 destinations (gemm.c checked the rest);
      * operands in device memory (direct-global, src/gpu/direct.c) are passed as the whole

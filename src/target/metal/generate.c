@@ -30,15 +30,18 @@ typedef struct explain_ctx {
   tc_strbuf *sb;
   bool metal4;
   int msl;
-  bool rs; /* a gemm of the kernel reads A from registers */
+  bool rs;      /* a gemm of the kernel reads A from registers */
+  bool not_m2d; /* a gemm of the kernel is not on matmul2d */
   const char *notes; /* the lowering's notes (lines "LOC: not direct-global: why") */
 } explain_ctx;
 
 static bool find_rs(void *ctx, tc_stmt *s) {
   explain_ctx *X = ctx;
-  if (s->kind == TC_ST_INTRINSIC && !strcmp(s->u.intrinsic.name, "gemm_block") && s->u.intrinsic.args[10]->buf &&
-      s->u.intrinsic.args[10]->buf->scope == TC_SCOPE_LOCAL)
-    X->rs = true;
+  if (s->kind != TC_ST_INTRINSIC || strcmp(s->u.intrinsic.name, "gemm_block")) return true;
+  int64_t instr = 0;
+  tc_expr_const_int(s->u.intrinsic.args[7], &instr);
+  if (s->u.intrinsic.args[10]->buf && s->u.intrinsic.args[10]->buf->scope == TC_SCOPE_LOCAL) X->rs = true;
+  if (instr != TC_GPU_GEMM_MATMUL2D) X->not_m2d = true;
   return true;
 }
 
@@ -69,6 +72,13 @@ static bool explain_gemm(void *ctx, tc_stmt *s) {
                tc_dtype_scalar_name((tc_scalar_type)A->dtype.code), tc_dtype_scalar_name((tc_scalar_type)B->dtype.code),
                tc_dtype_scalar_name((tc_scalar_type)C->dtype.code),
                A->scope == TC_SCOPE_LOCAL ? "in registers" : A->scope == TC_SCOPE_GLOBAL ? "in device memory" : "in threadgroup memory");
+  if (v[7] == 2 && A->scope == TC_SCOPE_LOCAL) {
+    tc_sb_printf(sb, "matmul2d (A from registers): mpp::tensor_ops::matmul2d 16 x 32 x 16 on each simdgroup's %lld x %lld "
+                     "fragments over %lld x 1 simdgroups (%lld x %lld per simdgroup), float cooperative-tensor accumulation, "
+                     "A's registers as 16 x 16 left-input cooperative tensors, B loaded from threadgroup memory\n",
+                 (long long)(v[0] / v[3] / 16), (long long)(v[1] / 32), (long long)v[3], (long long)(v[0] / v[3]), (long long)v[1]);
+    return true;
+  }
   if (v[7] == 2) {
     bool gg = A->scope == TC_SCOPE_GLOBAL;
     tc_sb_printf(sb, "matmul2d (%s): mpp::tensor_ops::matmul2d 16 x 32 x %lld on each simdgroup's %lld x %lld "
@@ -95,7 +105,7 @@ static bool explain_gemm(void *ctx, tc_stmt *s) {
     tc_sb_printf(sb, "SIMT path (simdgroup_matrix does not take these operand types)");
   char why[200];
   const char *no = tc_gpu_matmul2d_reason(v[0], v[1], v[2], (int)v[3], (int)v[4], A->dtype, B->dtype, C->dtype,
-                                          A->scope == TC_SCOPE_SHARED, B->scope == TC_SCOPE_SHARED, X->rs, why, sizeof why);
+                                          A->scope != TC_SCOPE_LOCAL, B->scope != TC_SCOPE_LOCAL, X->rs && X->not_m2d, why, sizeof why);
   if (!X->metal4) tc_sb_puts(sb, "; not matmul2d: metal4 is off (--target metal,metal4=1)");
   else if (no) tc_sb_printf(sb, "; not matmul2d: %s", no);
   else tc_sb_puts(sb, "; not matmul2d: its accumulator is laid out for another gemm's simdgroup path");
@@ -158,7 +168,7 @@ tilec_status tc_metal_emit(const tc_lowered *lw, tc_generated *out, tilec_error 
   if (st == TILEC_OK) {
     tc_strbuf ex;
     tc_sb_init(&ex);
-    explain_ctx X = {&ex, metal4, msl, false, tc_sb_cstr(&notes)};
+    explain_ctx X = {.sb = &ex, .metal4 = metal4, .msl = msl, .notes = tc_sb_cstr(&notes)};
     tc_visit_stmts(lowered->body, find_rs, &X);
     tc_visit_stmts(lowered->body, explain_gemm, &X);
     tc_visit_stmts(lw->k->body, explain_scope, &X);

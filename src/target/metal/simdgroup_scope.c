@@ -4,7 +4,9 @@
  *
  *   metal.cooperative_tensor  Metal 4 (metal4=1) and every gemm into it suits matmul2d
  *                             (tc_gpu_matmul2d_reason): registers placed as matmul2d's 16 x 32
- *                             destination cooperative tensors place their elements;
+ *                             destination cooperative tensors place their elements. When a gemm
+ *                             of the kernel reads A from registers, A's placement comes from an
+ *                             accumulator, so every gemm must suit matmul2d, or none takes it;
  *   metal.simdgroup           every gemm into it takes simdgroup_matrix 8x8 operands
  *                             (tc_metal_simdgroup_gemm): registers that are the thread_elements()
  *                             of the simdgroup's 8x8 float matrices, so the gemm moves them in
@@ -45,7 +47,8 @@ typedef struct scope_ctx {
   bool metal4;
   int threads;
   int n;              /* buffer ids are < n */
-  bool rs;            /* a gemm of the kernel reads A from registers (no matmul2d then) */
+  bool rs;            /* a gemm of the kernel reads A from registers */
+  bool all_coop;      /* every gemm of the kernel suits matmul2d */
   unsigned char *can; /* by accumulator id: CAN_* every gemm into it allows; 0 with seen */
   bool *seen;
   tc_buffer **acc;    /* by id: the accumulator buffer */
@@ -64,18 +67,21 @@ static bool gemm_cb(void *ctx, tc_stmt *s) {
   const tc_region *ra = &s->u.gemm.a;
   int64_t cs[2];
   if (!A || !B || !C || C->scope != TC_SCOPE_FRAGMENT || C->ndim != 2 || !tc_buffer_const_shape(C, cs) || C->id < 0 ||
-      C->id >= S->n || ra->ndim < 2)
+      C->id >= S->n || ra->ndim < 2) {
+    S->all_coop = false;
     return true;
+  }
   int64_t K = ra->r[s->u.gemm.trans_a ? ra->ndim - 2 : ra->ndim - 1].extent;
   unsigned char can = 0;
   int wm, wn;
   char why[200];
   if (tc_gpu_acc_partition(s, S->threads, 32, &wm, &wn)) {
     if (S->metal4 && !tc_gpu_matmul2d_reason(cs[0], cs[1], K, wm, wn, A->dtype, B->dtype, C->dtype, A->scope != TC_SCOPE_FRAGMENT,
-                                             B->scope != TC_SCOPE_FRAGMENT, S->rs, why, sizeof why))
+                                             B->scope != TC_SCOPE_FRAGMENT, false, why, sizeof why))
       can |= CAN_COOP;
     if (tc_metal_simdgroup_gemm(S->msl, A->dtype, B->dtype, C->dtype, K)) can |= CAN_SG;
   }
+  S->all_coop &= (can & CAN_COOP) != 0;
   S->can[C->id] = S->seen[C->id] ? (unsigned char)(S->can[C->id] & can) : can;
   S->seen[C->id] = true;
   S->acc[C->id] = C;
@@ -85,7 +91,7 @@ static bool gemm_cb(void *ctx, tc_stmt *s) {
 bool tc_metal_accumulator_scope(tc_lowered *lw, tilec_error *err) {
   tc_arena *a = lw->arena;
   tc_kernel_ir *k0 = lw->k;
-  scope_ctx S = {.n = k0->next_id, .threads = 1};
+  scope_ctx S = {.n = k0->next_id, .threads = 1, .all_coop = true};
   if (!tc_metal_arch_parse(lw->desc->arch, &S.msl, &S.metal4)) {
     tc_error(err, TILEC_ERROR_INTERNAL, "metal: the description's arch '%s' is not an MSL version", lw->desc->arch);
     return false;
@@ -96,6 +102,8 @@ bool tc_metal_accumulator_scope(tc_lowered *lw, tilec_error *err) {
   S.acc = TC_NEW_ARRAY(a, tc_buffer *, S.n);
   tc_visit_stmts(k0->body, find_rs_cb, &S);
   tc_visit_stmts(k0->body, gemm_cb, &S);
+  if (S.rs && !S.all_coop) /* A from registers is laid out by an accumulator: all on matmul2d, or none */
+    for (int id = 0; id < S.n; id++) S.can[id] &= (unsigned char)~CAN_COOP;
   tc_buffer **to = TC_NEW_ARRAY(a, tc_buffer *, S.n);
   bool any = false;
   for (int id = 0; id < S.n; id++) {
