@@ -179,6 +179,16 @@ TEST(simdgroup_matrix_multiplies) {
   tc_emu_library_free(lib);
 }
 
+/* Small integers -2 .. 2 as float16 bits and as floats: exact in both, so the emulator's
+ * products and sums compare exactly with a host product. Element i is ((i * mul) % 5) - 2. */
+static const uint16_t k_half_of_int[5] = {0xc000, 0xbc00, 0x0000, 0x3c00, 0x4000};
+static void small_ints(uint16_t *h, float *f, int n, int mul) {
+  for (int i = 0; i < n; i++) {
+    int v = (i * mul) % 5;
+    h[i] = k_half_of_int[v], f[i] = (float)v - 2;
+  }
+}
+
 /* Metal 4: D = 1 + A[8.., :] * B[:, 4..] for a 16 x 32 destination, A (20 x 40) and B (40 x 36)
  * device tensors sliced at an origin, so rows 12..15 of the fragment lie past A's extents and
  * read zeros; every lane writes its elements where get_multidimensional_index says they are. */
@@ -211,12 +221,11 @@ TEST(matmul2d_multiplies_into_a_cooperative_tensor) {
   if (!have_cxx()) return;
   tc_emu_library *lib = build(k_matmul2d);
   CHECK(lib);
-  static const uint16_t half_of_int[5] = {0xc000, 0xbc00, 0x0000, 0x3c00, 0x4000}; /* -2 .. 2, exact */
   uint16_t a[20 * 40], b[40 * 36];
   float af[20 * 40], bf[40 * 36], d[16 * 32];
   int own[32 * 16];
-  for (int i = 0; i < 20 * 40; i++) a[i] = half_of_int[i % 5], af[i] = (float)(i % 5) - 2;
-  for (int i = 0; i < 40 * 36; i++) b[i] = half_of_int[(i * 3) % 5], bf[i] = (float)((i * 3) % 5) - 2;
+  small_ints(a, af, 20 * 40, 1);
+  small_ints(b, bf, 40 * 36, 3);
   for (int i = 0; i < 16 * 32; i++) d[i] = -1000, own[i] = -1;
   void *bind[4] = {a, b, d, own};
   uint32_t one[3] = {1, 1, 1}, t32[3] = {32, 1, 1};
@@ -279,15 +288,12 @@ TEST(matmul2d_takes_cooperative_inputs) {
   if (!have_cxx()) return;
   tc_emu_library *lib = build(k_matmul2d_coop_inputs);
   CHECK(lib);
-  static const uint16_t half_of_int[5] = {0xc000, 0xbc00, 0x0000, 0x3c00, 0x4000}; /* -2 .. 2, exact */
   uint16_t a[16 * 16], b[16 * 32], bt[32 * 16];
   float af[16 * 16], bf[16 * 32], d[16 * 32];
-  for (int i = 0; i < 16 * 16; i++) a[i] = half_of_int[(i * 7) % 5], af[i] = (float)((i * 7) % 5) - 2;
-  for (int k = 0; k < 16; k++)
-    for (int n = 0; n < 32; n++) {
-      int v = (k * 3 + n * 2) % 5;
-      b[k * 32 + n] = bt[n * 16 + k] = half_of_int[v], bf[k * 32 + n] = (float)v - 2;
-    }
+  small_ints(a, af, 16 * 16, 7);
+  small_ints(b, bf, 16 * 32, 3);
+  for (int k = 0; k < 16; k++) /* B stored transposed, for the transposed descriptor */
+    for (int n = 0; n < 32; n++) bt[n * 16 + k] = b[k * 32 + n];
   uint32_t one[3] = {1, 1, 1}, t32[3] = {32, 1, 1};
   for (int tr = 0; tr < 2; tr++) {
     for (int i = 0; i < 16 * 32; i++) d[i] = -1000;

@@ -515,30 +515,16 @@ static void gemm_call(cg *g, tc_loc loc, tc_expr *const *args) {
     return;
   }
   tc_dtype ta = A->dtype, tb = B->dtype, tcd = C->dtype;
-  if (v[7] == 2 && rs) {
-    /* matmul2d with A from registers: A laid out as a matmul2d accumulator of (M, K) over
-     * WM x 1 simdgroups gives the left-input cooperative tensors; B from threadgroup memory */
-    tc_strbuf t;
-    tc_sb_init(&t);
-    tc_sb_printf(&t, "tcm_gemm_mpp_rs<%lld, %lld, %lld, %lld, %lld, %s, %s, %s, %s>(", (long long)v[0], (long long)v[1],
-                 (long long)v[2], (long long)v[3], (long long)v[4], v[5] ? "true" : "false", v[6] ? "true" : "false",
-                 gemm_type(g, ta), gemm_type(g, tb));
-    args_text(g, &t, args, 10, 13);
-    tc_sb_puts(&t, ", tcg_simdgroup);");
-    line(g, "%s", tc_sb_cstr(&t));
-    tc_sb_free(&t);
-    g->gemms++;
-    g->matmul2d = true;
-    return;
-  }
   if (v[7] == 2) {
     /* matmul2d: the lowering laid C out as 16 x 32 destinations (gemm.c checked the rest);
      * operands in device memory (direct-global, src/gpu/direct.c) are passed as the whole
-     * matrix, its extents and the tile's origin, so matmul2d's bounds are the tensor's */
+     * matrix, its extents and the tile's origin, so matmul2d's bounds are the tensor's; A in
+     * registers (rs: laid out as a matmul2d accumulator over WM x 1 simdgroups) gives the
+     * left-input cooperative tensors, B comes from threadgroup memory */
     bool gg = A->scope == TC_SCOPE_GLOBAL && B->scope == TC_SCOPE_GLOBAL;
     tc_strbuf t;
     tc_sb_init(&t);
-    tc_sb_printf(&t, "tcm_gemm_mpp_%s<%lld, %lld, %lld, %lld, %lld, %s, %s, %s, %s>(", gg ? "gg" : "ss", (long long)v[0],
+    tc_sb_printf(&t, "tcm_gemm_mpp_%s<%lld, %lld, %lld, %lld, %lld, %s, %s, %s, %s>(", rs ? "rs" : gg ? "gg" : "ss", (long long)v[0],
                  (long long)v[1], (long long)v[2], (long long)v[3], (long long)v[4], v[5] ? "true" : "false",
                  v[6] ? "true" : "false", gemm_type(g, ta), gemm_type(g, tb));
     for (int i = 10; i < 12; i++) {
