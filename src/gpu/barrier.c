@@ -94,14 +94,16 @@ static void acc_stmt(bctx *C, bset *s, const tc_stmt *st) {
   case TC_ST_INTRINSIC: {
     /* TMA loads and their mbarriers are ordered by the pipeline's own waits and barriers */
     if (!strncmp(st->u.intrinsic.name, "mbar_", 5) || !strcmp(st->u.intrinsic.name, "tma_load")) break;
-    /* copy16 / cp_async16 (&dst, &src) write dst and read src; gemm_block reads A and B */
+    /* copy16 / cp_async16 (&dst, &src) write dst and read src; gemm_block reads A and B;
+     * simdgroup_store_acc writes its argument 5 (the global tile) */
     bool copy = !strcmp(st->u.intrinsic.name, "copy16") || !strcmp(st->u.intrinsic.name, "cp_async16") ||
                 !strcmp(st->u.intrinsic.name, "copy_vec");
+    int written = copy ? 0 : !strcmp(st->u.intrinsic.name, "simdgroup_store_acc") ? 5 : -1;
     for (int i = 0; i < st->u.intrinsic.nargs; i++) {
       const tc_expr *x = st->u.intrinsic.args[i];
       acc_expr(C, s, x);
       if (x->op == TC_OP_ADDRESS_OF && visible(x->buf) && x->buf->id < C->n) {
-        if (copy && i == 0) s->w[x->buf->id] = 1;
+        if (i == written) s->w[x->buf->id] = 1;
         else s->r[x->buf->id] = 1;
       }
     }

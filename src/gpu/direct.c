@@ -58,15 +58,13 @@ static bool count_cb(void *ctx, tc_stmt *s) {
 typedef struct direct_ctx {
   tc_gpu_plan *P;
   use_ctx U;
-  bool rs; /* a gemm reads A from registers: no matmul2d in this kernel */
   int *gemms; /* by buffer id: gemms accumulating into it */
   tc_buffer **drop; /* shared tiles whose allocations go */
   int ndrop, capdrop;
 } direct_ctx;
 
-static bool find_rs_cb(void *ctx, tc_stmt *s) {
+static bool count_gemms_cb(void *ctx, tc_stmt *s) {
   direct_ctx *D = ctx;
-  if (s->kind == TC_ST_GEMM && s->u.gemm.a.buf && s->u.gemm.a.buf->scope == TC_SCOPE_FRAGMENT) D->rs = true;
   if (s->kind == TC_ST_GEMM && s->u.gemm.c.buf && s->u.gemm.c.buf->id >= 0 && s->u.gemm.c.buf->id < D->U.n) D->gemms[s->u.gemm.c.buf->id]++;
   return true;
 }
@@ -122,17 +120,11 @@ static void try_gemm(direct_ctx *D, tc_stmt *seq, int g) {
   tc_gpu_plan *P = D->P;
   tc_stmt *s = seq->u.seq.items[g];
   tc_buffer *A = s->u.gemm.a.buf, *B = s->u.gemm.b.buf, *C = s->u.gemm.c.buf;
-  int64_t cs[2], as[2];
-  if (!A || !B || !C || C->scope != TC_SCOPE_FRAGMENT || C->ndim != 2 || !tc_buffer_const_shape(C, cs) || A->ndim != 2 ||
-      !tc_buffer_const_shape(A, as))
-    return;
-  int wm = 0, wn = 0, warps = P->threads / P->desc->warp_size;
-  if (P->threads % 32 || !tc_gpu_warp_partition(s->u.gemm.policy, cs[0], cs[1], warps, &wm, &wn)) return;
-  int64_t K = s->u.gemm.trans_a ? as[0] : as[1];
+  int64_t as[2];
+  /* matmul2d holds exactly the accumulators the metal target moved to its scope */
+  if (!A || !B || !C || C->scope != TC_SCOPE_METAL_COOPERATIVE_TENSOR || A->ndim != 2 || !tc_buffer_const_shape(A, as)) return;
+  if (tc_scope_in_registers(A->scope)) return; /* the RS form: A's left inputs come from registers */
   char why[200];
-  if (tc_gpu_matmul2d_reason(cs[0], cs[1], K, wm, wn, A->dtype, B->dtype, C->dtype, A->scope != TC_SCOPE_FRAGMENT,
-                             B->scope != TC_SCOPE_FRAGMENT, D->rs, why, sizeof why))
-    return; /* not matmul2d at all: --explain says why */
   if (A == B) {
     note(D, s->loc, "A and B are the same tile");
     return;
@@ -192,7 +184,7 @@ bool tc_gpu_matmul2d_direct(tc_gpu_plan *P) {
   D.U.uses = TC_NEW_ARRAY(P->a, int, n);
   D.U.last = TC_NEW_ARRAY(P->a, tc_stmt *, n);
   D.gemms = TC_NEW_ARRAY(P->a, int, n);
-  tc_visit_stmts(k->body, find_rs_cb, &D);
+  tc_visit_stmts(k->body, count_gemms_cb, &D);
   tc_visit_stmts(k->body, count_cb, &D.U);
   tc_rewrite_stmt_exprs(k->body, pin_address_cb, &D.U);
   tc_visit_stmts(k->body, gemm_cb, &D);

@@ -100,27 +100,42 @@ tc_gpu_gemm_instr tc_gpu_gemm_choose(const tc_gpu_plan *P, const tc_stmt *s, cha
   return TC_GPU_GEMM_WGMMA;
 }
 
+bool tc_gpu_acc_partition(const tc_stmt *s, int threads, int warp_size, int *wm, int *wn) {
+  const tc_buffer *C = s->u.gemm.c.buf;
+  int64_t cs[2];
+  if (!C || C->ndim != 2 || !tc_buffer_const_shape(C, cs) || warp_size <= 0 || threads % warp_size) return false;
+  return tc_gpu_warp_partition(s->u.gemm.policy, cs[0], cs[1], threads / warp_size, wm, wn);
+}
+
 /* Metal 4's matmul2d, as the metal target uses it: one 16 x 32 x K operation per destination
  * fragment (execution_simdgroup), float32 destinations whose element placement the accumulator
  * layout mirrors (layout.c), operands of one float type read from threadgroup memory or, on the
- * direct-global form (direct.c), from device memory. */
+ * direct-global form (direct.c), from device memory; or A from registers (the RS form): an
+ * M x K fragment laid out as a matmul2d accumulator over wm x 1 simdgroups, whose 16 x 32
+ * fragments give 16 x 16 left-input cooperative tensors of the K steps. */
 const char *tc_gpu_matmul2d_reason(int64_t M, int64_t N, int64_t K, int wm, int wn, tc_dtype a, tc_dtype b, tc_dtype c,
-                                   bool a_mem, bool b_mem, bool rs_in_kernel, char *buf, size_t cap) {
+                                   bool a_mem, bool b_mem, bool rs_blocked, char *buf, size_t cap) {
   bool ops = a.code == b.code && (a.code == TC_DT_FLOAT16 || a.code == TC_DT_BFLOAT16 || a.code == TC_DT_FLOAT32);
   if (!ops)
     snprintf(buf, cap, "its operands are %s x %s (matmul2d here takes float16, bfloat16 or float32 pairs)",
              tc_dtype_scalar_name((tc_scalar_type)a.code), tc_dtype_scalar_name((tc_scalar_type)b.code));
   else if (c.code != TC_DT_FLOAT32)
     snprintf(buf, cap, "the accumulator is %s (matmul2d here accumulates into float32)", tc_dtype_scalar_name((tc_scalar_type)c.code));
-  else if (!a_mem || !b_mem) snprintf(buf, cap, "A is in registers (matmul2d reads its operands from memory)");
-  else if (rs_in_kernel)
-    snprintf(buf, cap, "another T.gemm of this kernel reads A from registers, which needs the simdgroup accumulator layout");
+  else if (!b_mem) snprintf(buf, cap, "B is in registers (matmul2d reads B from memory)");
+  else if (!a_mem && wn != 1)
+    snprintf(buf, cap, "A is in registers over a %d x %d simdgroup partition (matmul2d's left input from registers needs "
+                       "one simdgroup column: policy FullRow)", wm, wn);
+  else if (!a_mem && K % 32)
+    snprintf(buf, cap, "A is in registers with K = %lld, not a multiple of 32 (its 16 x 32 accumulator fragments)", (long long)K);
   else if (M % 16) snprintf(buf, cap, "M = %lld is not a multiple of 16", (long long)M);
   else if (N % 32) snprintf(buf, cap, "N = %lld is not a multiple of 32", (long long)N);
   else if (K % 16) snprintf(buf, cap, "K = %lld is not a multiple of 16", (long long)K);
   else if (wm <= 0 || wn <= 0 || (M / wm) % 16 || (N / wn) % 32 || M % wm || N % wn)
     snprintf(buf, cap, "the %d x %d simdgroup partition gives %lld x %lld sub-tiles, not multiples of 16 x 32", wm, wn,
              (long long)(wm > 0 ? M / wm : 0), (long long)(wn > 0 ? N / wn : 0));
+  else if (rs_blocked)
+    snprintf(buf, cap, "a T.gemm of this kernel reads A from registers and another cannot run on matmul2d (they share "
+                       "the accumulator placement: all take matmul2d, or none)");
   else return NULL;
   return buf;
 }

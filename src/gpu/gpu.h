@@ -33,6 +33,8 @@ typedef struct tc_gpu_desc {
                                  ldmatrix wants it; Metal's simdgroup_load reads row-major) */
   bool staged_epilogue;   /* a gemm accumulator stored to global memory goes through shared
                              memory in 16-byte rows (epilogue.c) */
+  bool simdgroup_bfloat16; /* Metal: simdgroup_matrix<bfloat> exists (MSL 3.1+), so a bfloat16 tile
+                              may be written by simdgroup_store (simdgroup_store.c) */
   bool matmul2d;          /* Metal 4's cooperative-tensor matmul2d (16 x 32 destinations) may
                              hold a gemm's accumulator (layout ACC with `coop`, gemm.c) */
 } tc_gpu_desc;
@@ -67,6 +69,11 @@ typedef struct tc_gpu_layout {
   /* ACC: placed as Metal 4 matmul2d destinations instead of the m16n8 pattern: each warp's
    * sub-tile is 16 x 32 fragments, row-major, each held as one cooperative tensor (gemm.c) */
   bool coop;
+  /* ACC, ROWS_ACC: placed as Metal's simdgroup_matrix<float, 8, 8> holds its elements (the
+   * metal.simdgroup scope): the same 8x8 blocks and registers as the m16n8 pattern, the lanes
+   * permuted: in each 8x8 block, row g and column pair q are lane
+   * 16*g[2] + 8*q[1] + 2*g[1:0] + q[0] (layout.c) */
+  bool sg;
   /* CYCLIC: chunk size; ROWS_CYCLIC: vec and row length N of the source tile, group size */
   int vec;
   int64_t group;
@@ -103,19 +110,30 @@ void tc_gl_make_rows(tc_gpu_layout *L, const tc_gpu_layout *tile, int threads);
 /* The accumulator of a gemm held as Metal 4 matmul2d destinations (16 x 32 cooperative tensors
  * over wm x wn warps, gemm.c). */
 bool tc_gl_make_acc_coop(tc_gpu_layout *L, int64_t M, int64_t N, int wm, int wn, int threads, char *why, size_t cap);
+/* The accumulator of a gemm held as simdgroup_matrix 8x8 blocks (metal.simdgroup scope): its
+ * registers are the blocks' thread_elements(), so the gemm and simdgroup_store move them
+ * within the thread. */
+bool tc_gl_make_acc_sg(tc_gpu_layout *L, int64_t M, int64_t N, int wm, int wn, int threads, char *why, size_t cap);
 
 /* The matrix instruction of a T.gemm (gemm.c), and in `why` the reason for it. MATMUL2D: Metal
  * 4's mpp::tensor_ops::matmul2d on an accumulator laid out as ACC with `coop`. */
-typedef enum tc_gpu_gemm_instr { TC_GPU_GEMM_MMA = 0, TC_GPU_GEMM_WGMMA = 1, TC_GPU_GEMM_MATMUL2D = 2 } tc_gpu_gemm_instr;
+typedef enum tc_gpu_gemm_instr {
+  TC_GPU_GEMM_MMA = 0,
+  TC_GPU_GEMM_WGMMA = 1,
+  TC_GPU_GEMM_MATMUL2D = 2,
+  TC_GPU_GEMM_SIMDGROUP = 3 /* Metal simdgroup_matrix 8x8 on an accumulator laid out as ACC with `sg` */
+} tc_gpu_gemm_instr;
 struct tc_gpu_plan;
 tc_gpu_gemm_instr tc_gpu_gemm_choose(const struct tc_gpu_plan *P, const tc_stmt *gemm, char *why, size_t cap);
 /* Why a gemm cannot run on Metal 4's matmul2d, or NULL when it can: operand and accumulator
- * dtypes, A and B in memory (shared, or global on the direct-global form), M % 16, N % 32, K % 16, the wm x wn partition giving
- * sub-tiles of whole 16 x 32 fragments, and no gemm of the kernel reading A from registers
- * (`rs_in_kernel`: that operand needs the simdgroup layout, which a shared accumulator would
- * not have). The lowering and the metal target's --explain ask the same question. */
+ * dtypes, B in memory (shared, or global on the direct-global form), A in memory or in registers
+ * (then over wm x 1 simdgroups with K a multiple of 32: the RS form), M % 16, N % 32, K % 16, the
+ * wm x wn partition giving sub-tiles of whole 16 x 32 fragments, and not `rs_blocked` (a gemm of
+ * the kernel reads A from registers and another cannot run on matmul2d: A's placement comes from
+ * an accumulator, so they all take matmul2d or none does). The metal target's accumulator-scope
+ * pass, the lowering and --explain ask the same question. */
 const char *tc_gpu_matmul2d_reason(int64_t M, int64_t N, int64_t K, int wm, int wn, tc_dtype a, tc_dtype b, tc_dtype c,
-                                   bool a_mem, bool b_mem, bool rs_in_kernel, char *buf, size_t cap);
+                                   bool a_mem, bool b_mem, bool rs_blocked, char *buf, size_t cap);
 
 /* Rows of a shared buffer's 2-D tile as the swizzle sees it (lower.c): the next-to-last
  * dimension when leading dimensions stack tiles, else all rows; 0 when not constant. */
@@ -123,6 +141,11 @@ int64_t tc_gpu_tile_rows(const tc_buffer *b);
 
 /* The warp partition TileLang's GemmWarpPolicy gives a gemm tile. */
 bool tc_gpu_warp_partition(tc_gemm_policy policy, int64_t M, int64_t N, int warps, int *wm, int *wn);
+/* The wm x wn partition of a T.gemm's accumulator (a constant 2-D tile) over a block of
+ * `threads` in warps of `warp_size`, by its policy: the one answer the layout inference (and
+ * so the block GEMM and the simdgroup store that read the layout) and the metal target's
+ * accumulator-scope pass use. False when the threads or the tile do not split. */
+bool tc_gpu_acc_partition(const tc_stmt *gemm, int threads, int warp_size, int *wm, int *wn);
 
 /* A set of statements (by identity) the passes mark for later ones. */
 typedef struct tc_stmt_set {

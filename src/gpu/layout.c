@@ -83,6 +83,22 @@ bool tc_gl_make_acc_coop(tc_gpu_layout *L, int64_t M, int64_t N, int wm, int wn,
   return true;
 }
 
+bool tc_gl_make_acc_sg(tc_gpu_layout *L, int64_t M, int64_t N, int wm, int wn, int threads, char *why, size_t cap) {
+  if (!tc_gl_make_acc(L, M, N, wm, wn, threads, why, cap)) return false;
+  L->sg = true; /* same blocks and registers: only the lanes are permuted */
+  return true;
+}
+
+/* The lane of an ACC (or ROWS_ACC) layout holding row g and column pair q (columns 2q, 2q+1) of
+ * an 8x8 block, and back. The m16n8 pattern: lane 4g + q. simdgroup_matrix (`sg`): row
+ * 4*l[4] + l[2:1], pair 2*l[3] + l[0], the ownership public Metal GEMMs read through
+ * thread_elements() (Apple does not document it; docs/metal.md). */
+static int64_t acc_lane(const tc_gpu_layout *L, int64_t g, int64_t q) {
+  return L->sg ? ((g >> 2) << 4) | ((q >> 1) << 3) | ((g & 3) << 1) | (q & 1) : g * 4 + q;
+}
+static int64_t lane_row(const tc_gpu_layout *L, int64_t l) { return L->sg ? ((l >> 4) & 1) * 4 + ((l >> 1) & 3) : l / 4; }
+static int64_t lane_pair(const tc_gpu_layout *L, int64_t l) { return L->sg ? ((l >> 3) & 1) * 2 + (l & 1) : l % 4; }
+
 /* ACC with `coop`: a warp's (M/wm) x (N/wn) sub-tile is FN = N/wn/32 fragments of 16 x 32 per
  * 16-row band, fragment f = fi * FN + fj in registers 16f .. 16f+15, each placed as Metal 4's
  * matmul2d destination cooperative tensor (16 x 32, float, execution_simdgroup) places its
@@ -126,12 +142,14 @@ void tc_gl_make_repl(tc_gpu_layout *L, int ndim, const int64_t *shape, int threa
 
 void tc_gl_make_rows(tc_gpu_layout *L, const tc_gpu_layout *tile, int threads) {
   int64_t M = tile->shape[0];
-  /* the rows of a matmul2d accumulator are replicated: its row owners differ from ROWS_ACC's */
-  if (tile->kind == TC_GL_ACC && !tile->coop) {
+  if (tile->kind == TC_GL_ACC) {
     set_shape(L, 1, &M, threads);
     L->kind = TC_GL_ROWS_ACC;
     L->M = tile->M, L->N = tile->N, L->wm = tile->wm, L->wn = tile->wn;
     L->interleave = tile->interleave;
+    /* a matmul2d destination holds rows as a simdgroup_matrix does: row 8*i[2] + 4*l[4] +
+     * l[2:1] of each 16-row band, held by the 4 lanes that differ in l[0] and l[3] */
+    L->sg = tile->sg || tile->coop;
     L->num_regs = (tile->M / tile->wm / 16) * 2;
     L->reps = 4 * tile->wn * tile->reps;
     return;
@@ -169,14 +187,14 @@ void tc_gl_owner(const tc_gpu_layout *L, int64_t e, int64_t rep, int64_t *thread
     acc_row_split(L, row, &wmi, &mi, &r16);
     int64_t h = r16 / 8, g = r16 % 8;
     int64_t wni = col / TN, cc = col % TN, ni = cc / 8, q = (cc % 8) / 2, c = cc % 2;
-    *thread = (wmi * L->wn + wni) * 32 + g * 4 + q + rep * 32 * L->wm * L->wn;
+    *thread = (wmi * L->wn + wni) * 32 + acc_lane(L, g, q) + rep * 32 * L->wm * L->wn;
     *reg = ((mi * 2 + h) * NT + ni) * 2 + c;
     return;
   }
   case TC_GL_ROWS_ACC: {
     int64_t wmi, mi, r16, per = 4 * L->wn;
     acc_row_split(L, e, &wmi, &mi, &r16);
-    *thread = (wmi * L->wn + (rep % per) / 4) * 32 + (r16 % 8) * 4 + rep % 4 + (rep / per) * 32 * L->wm * L->wn;
+    *thread = (wmi * L->wn + (rep % per) / 4) * 32 + acc_lane(L, r16 % 8, rep % 4) + (rep / per) * 32 * L->wm * L->wn;
     *reg = mi * 2 + r16 / 8;
     return;
   }
@@ -213,16 +231,16 @@ int64_t tc_gl_elem(const tc_gpu_layout *L, int64_t t, int64_t r, int64_t *rep) {
       int64_t r16 = ((loc / 4) % 2) * 8 + (l / 16) * 4 + (l / 2) % 4, c32 = (loc / 8) * 16 + ((l % 2) + ((l / 8) % 2) * 2) * 4 + loc % 4;
       return ((w / L->wn) * TM + (f / FN) * 16 + r16) * L->N + (w % L->wn) * TN + (f % FN) * 32 + c32;
     }
-    int64_t row = acc_row(L, w / L->wn, mi, h * 8 + l / 4);
-    int64_t col = (w % L->wn) * TN + ni * 8 + (l % 4) * 2 + c;
+    int64_t row = acc_row(L, w / L->wn, mi, h * 8 + lane_row(L, l));
+    int64_t col = (w % L->wn) * TN + ni * 8 + lane_pair(L, l) * 2 + c;
     return row * L->N + col;
   }
   case TC_GL_ROWS_ACC: {
     int64_t W = 32 * L->wm * L->wn, outer = t / W;
     t %= W;
     int64_t w = t / 32, l = t % 32;
-    *rep = outer * 4 * L->wn + (w % L->wn) * 4 + l % 4;
-    return acc_row(L, w / L->wn, r / 2, (r % 2) * 8 + l / 4);
+    *rep = outer * 4 * L->wn + (w % L->wn) * 4 + lane_pair(L, l);
+    return acc_row(L, w / L->wn, r / 2, (r % 2) * 8 + lane_row(L, l));
   }
   case TC_GL_CYCLIC: {
     int64_t e = ((r / L->vec) * L->threads + t) * L->vec + r % L->vec;
@@ -254,6 +272,16 @@ static tc_expr *modc(tc_arena *a, tc_expr *x, int64_t d, tc_loc loc) {
 }
 static tc_expr *mulc(tc_arena *a, tc_expr *x, int64_t c, tc_loc loc) {
   return c == 1 ? x : c == 0 ? ci(a, 0, loc) : bin(a, TC_OP_MUL, x, ci(a, c, loc), loc);
+}
+
+/* lane_row and lane_pair of the lane expression l */
+static tc_expr *lane_row_expr(tc_arena *a, const tc_gpu_layout *L, tc_expr *l, tc_loc loc) {
+  if (!L->sg) return divc(a, l, 4, loc);
+  return bin(a, TC_OP_ADD, mulc(a, divc(a, l, 16, loc), 4, loc), modc(a, divc(a, l, 2, loc), 4, loc), loc);
+}
+static tc_expr *lane_pair_expr(tc_arena *a, const tc_gpu_layout *L, tc_expr *l, tc_loc loc) {
+  if (!L->sg) return modc(a, l, 4, loc);
+  return bin(a, TC_OP_ADD, mulc(a, modc(a, divc(a, l, 8, loc), 2, loc), 2, loc), modc(a, l, 2, loc), loc);
 }
 
 /* Split a linear element expression into the layout's logical indices. */
@@ -291,9 +319,9 @@ void tc_gl_index_exprs_at(tc_arena *a, const tc_gpu_layout *L, tc_expr *tid, tc_
     tc_expr *w = divc(a, tid, 32, loc), *l = modc(a, tid, 32, loc);
     /* band and tile strides: stacked (TM, 16) or interleaved (16, 16 * wm) */
     int64_t band = L->interleave ? 16 : TM, tile = L->interleave ? 16 * L->wm : 16;
-    tc_expr *row = bin(a, TC_OP_ADD, bin(a, TC_OP_ADD, mulc(a, divc(a, w, L->wn, loc), band, loc), divc(a, l, 4, loc), loc),
+    tc_expr *row = bin(a, TC_OP_ADD, bin(a, TC_OP_ADD, mulc(a, divc(a, w, L->wn, loc), band, loc), lane_row_expr(a, L, l, loc), loc),
                        bin(a, TC_OP_ADD, mulc(a, mi, tile, loc), mulc(a, h, 8, loc), loc), loc);
-    tc_expr *col = bin(a, TC_OP_ADD, bin(a, TC_OP_ADD, mulc(a, modc(a, w, L->wn, loc), TN, loc), mulc(a, modc(a, l, 4, loc), 2, loc), loc),
+    tc_expr *col = bin(a, TC_OP_ADD, bin(a, TC_OP_ADD, mulc(a, modc(a, w, L->wn, loc), TN, loc), mulc(a, lane_pair_expr(a, L, l, loc), 2, loc), loc),
                        bin(a, TC_OP_ADD, mulc(a, ni, 8, loc), c, loc), loc);
     idx[0] = row, idx[1] = col;
     return;
@@ -303,7 +331,7 @@ void tc_gl_index_exprs_at(tc_arena *a, const tc_gpu_layout *L, tc_expr *tid, tc_
     if (L->reps > 4 * L->wn) tid = modc(a, tid, 32 * L->wm * L->wn, loc);
     tc_expr *w = divc(a, tid, 32, loc), *l = modc(a, tid, 32, loc);
     tc_expr *slot = bin(a, TC_OP_ADD, mulc(a, divc(a, r, 2, loc), tile, loc), mulc(a, modc(a, r, 2, loc), 8, loc), loc);
-    idx[0] = bin(a, TC_OP_ADD, bin(a, TC_OP_ADD, mulc(a, divc(a, w, L->wn, loc), band, loc), divc(a, l, 4, loc), loc), slot, loc);
+    idx[0] = bin(a, TC_OP_ADD, bin(a, TC_OP_ADD, mulc(a, divc(a, w, L->wn, loc), band, loc), lane_row_expr(a, L, l, loc), loc), slot, loc);
     return;
   }
   case TC_GL_CYCLIC: {
@@ -341,7 +369,8 @@ tc_expr *tc_gl_rep_expr(tc_arena *a, const tc_gpu_layout *L, tc_expr *tid, tc_lo
   case TC_GL_ACC: return L->reps > 1 ? divc(a, tid, 32 * L->wm * L->wn, loc) : ci(a, 0, loc);
   case TC_GL_ROWS_ACC: {
     int64_t W = 32 * L->wm * L->wn;
-    tc_expr *inner = bin(a, TC_OP_ADD, mulc(a, modc(a, divc(a, tid, 32, loc), L->wn, loc), 4, loc), modc(a, tid, 4, loc), loc);
+    tc_expr *inner = bin(a, TC_OP_ADD, mulc(a, modc(a, divc(a, tid, 32, loc), L->wn, loc), 4, loc),
+                         lane_pair_expr(a, L, modc(a, tid, 32, loc), loc), loc);
     if (L->reps > 4 * L->wn) inner = bin(a, TC_OP_ADD, inner, mulc(a, divc(a, tid, W, loc), 4 * L->wn, loc), loc);
     return inner;
   }
@@ -355,17 +384,17 @@ bool tc_gl_equal(const tc_gpu_layout *x, const tc_gpu_layout *y) {
   if (x->kind != y->kind || x->ndim != y->ndim || x->threads != y->threads) return false;
   for (int i = 0; i < x->ndim; i++)
     if (x->shape[i] != y->shape[i]) return false;
-  return x->M == y->M && x->N == y->N && x->wm == y->wm && x->wn == y->wn && x->interleave == y->interleave && x->coop == y->coop &&
+  return x->M == y->M && x->N == y->N && x->wm == y->wm && x->wn == y->wn && x->interleave == y->interleave && x->coop == y->coop && x->sg == y->sg &&
          x->vec == y->vec && x->group == y->group;
 }
 
 void tc_gl_describe(const tc_gpu_layout *L, char *out, size_t cap) {
   switch (L->kind) {
   case TC_GL_ACC:
-    snprintf(out, cap, "%sacc(%lldx%lld, warps %dx%d%s%s)", L->coop ? "matmul2d " : "", (long long)L->M, (long long)L->N, L->wm, L->wn,
+    snprintf(out, cap, "%sacc(%lldx%lld, warps %dx%d%s%s)", L->coop ? "matmul2d " : L->sg ? "simdgroup " : "", (long long)L->M, (long long)L->N, L->wm, L->wn,
              L->interleave ? ", interleaved" : "", L->reps > 1 ? ", replicated" : "");
     break;
-  case TC_GL_ROWS_ACC: snprintf(out, cap, "rows of acc(%lldx%lld, warps %dx%d)", (long long)L->M, (long long)L->N, L->wm, L->wn); break;
+  case TC_GL_ROWS_ACC: snprintf(out, cap, "rows of %sacc(%lldx%lld, warps %dx%d)", L->sg ? "simdgroup " : "", (long long)L->M, (long long)L->N, L->wm, L->wn); break;
   case TC_GL_CYCLIC: snprintf(out, cap, "cyclic(vec %d)", L->vec); break;
   case TC_GL_ROWS_CYCLIC: snprintf(out, cap, "rows of cyclic(groups of %lld threads)", (long long)L->group); break;
   case TC_GL_REPL: snprintf(out, cap, "replicated"); break;
@@ -400,18 +429,21 @@ typedef struct infer_ctx {
   bool changed;
   bool ok;
   int seed_min_dims;
-  bool rs_gemm; /* a gemm of the kernel reads A from registers (no matmul2d accumulators then) */
 } infer_ctx;
 
 static bool const_shape(const tc_buffer *b, int64_t *shape) {
   return b->ndim <= TC_GL_MAXDIM && tc_buffer_const_shape(b, shape);
 }
 
-static bool is_frag(const tc_buffer *b) { return b && b->scope == TC_SCOPE_FRAGMENT; }
+static bool is_frag(const tc_buffer *b) { return b && tc_scope_in_registers(b->scope); }
 
 static bool assign(infer_ctx *C, const tc_buffer *b, const tc_gpu_layout *L) {
   tc_gpu_plan *P = C->P;
   if (P->frag[b->id]) return true;
+  /* a Metal accumulator scope is opaque to propagation and seeding: it takes only its
+   * instruction's placement (infer_gemm), whatever a T.Parallel or a copy beside it says */
+  if (b->scope == TC_SCOPE_METAL_SIMDGROUP && !(L->kind == TC_GL_ACC && L->sg)) return true;
+  if (b->scope == TC_SCOPE_METAL_COOPERATIVE_TENSOR && !(L->kind == TC_GL_ACC && L->coop)) return true;
   int64_t shape[TC_GL_MAXDIM];
   if (!const_shape(b, shape) || b->ndim != L->ndim) return true;
   for (int i = 0; i < b->ndim; i++)
@@ -519,7 +551,7 @@ static void infer_gemm(infer_ctx *C, tc_stmt *s) {
   bool wgmma = tc_gpu_gemm_choose(P, s, instr_why, sizeof instr_why) == TC_GPU_GEMM_WGMMA;
   if (wgmma) {
     wm = warps, wn = 1; /* warpgroups split M in 64-row blocks, each warp 16 rows of them */
-  } else if (P->threads % 32 || !tc_gpu_warp_partition(s->u.gemm.policy, shape[0], shape[1], warps, &wm, &wn)) {
+  } else if (!tc_gpu_acc_partition(s, P->threads, P->desc->warp_size, &wm, &wn)) {
     tc_gpu_fail(P, s->loc,
                 "T.gemm: a %lld x %lld accumulator cannot be split over %d threads in 16 x 8 tensor-core tiles "
                 "(on %s the threads must be a multiple of %d and each warp needs 16 x 8 elements)",
@@ -527,18 +559,12 @@ static void infer_gemm(infer_ctx *C, tc_stmt *s) {
     C->ok = false;
     return;
   }
+  /* a Metal accumulator scope (src/target/metal/simdgroup_scope.c) fixes the placement */
   tc_gpu_layout L;
-  bool coop = false;
-  if (P->desc->matmul2d && !wgmma) {
-    const tc_buffer *A = s->u.gemm.a.buf;
-    const tc_region *ra = &s->u.gemm.a; /* a whole tile, or a global region (direct.c) */
-    int64_t K = ra->ndim >= 2 ? ra->r[s->u.gemm.trans_a ? ra->ndim - 2 : ra->ndim - 1].extent : 0;
-    coop = K > 0 && !tc_gpu_matmul2d_reason(shape[0], shape[1], K, wm, wn, A->dtype, s->u.gemm.b.buf->dtype, cb->dtype,
-                                            A->scope != TC_SCOPE_FRAGMENT, s->u.gemm.b.buf->scope != TC_SCOPE_FRAGMENT,
-                                            C->rs_gemm, why, sizeof why);
-  }
+  bool coop = cb->scope == TC_SCOPE_METAL_COOPERATIVE_TENSOR, sg = cb->scope == TC_SCOPE_METAL_SIMDGROUP;
   if (!(wgmma ? tc_gl_make_acc_wgmma(&L, shape[0], shape[1], P->threads, why, sizeof why)
         : coop ? tc_gl_make_acc_coop(&L, shape[0], shape[1], wm, wn, P->threads, why, sizeof why)
+        : sg   ? tc_gl_make_acc_sg(&L, shape[0], shape[1], wm, wn, P->threads, why, sizeof why)
                : tc_gl_make_acc(&L, shape[0], shape[1], wm, wn, P->threads, why, sizeof why))) {
     tc_gpu_fail(P, s->loc, "T.gemm: %s", why);
     C->ok = false;
@@ -646,15 +672,8 @@ static bool collect_frags(void *ctx, tc_stmt *s) {
   return true;
 }
 
-static bool find_rs_gemm(void *ctx, tc_stmt *s) {
-  infer_ctx *C = ctx;
-  if (s->kind == TC_ST_GEMM && is_frag(s->u.gemm.a.buf)) C->rs_gemm = true;
-  return true;
-}
-
 bool tc_gpu_infer_layouts(tc_gpu_plan *P) {
   infer_ctx C = {.P = P, .ok = true};
-  if (P->desc->matmul2d) tc_visit_stmts(P->k->body, find_rs_gemm, &C);
   for (int round = 0; round < 64; round++) {
     C.changed = false;
     tc_visit_stmts(P->k->body, infer_cb, &C);

@@ -220,55 +220,19 @@ static bool flat_stmt_cb(void *ctx, tc_stmt *s) {
 }
 
 /* ---- fragments kept in shared memory ---- */
-typedef struct subst_ctx {
-  tc_gpu_plan *P;
-  tc_buffer **to; /* by id, or NULL */
-} subst_ctx;
-
-static void sub_buf(subst_ctx *S, tc_buffer **b) {
-  if (*b && (*b)->id < S->P->nbufs && S->to[(*b)->id]) *b = S->to[(*b)->id];
-}
-static void sub_region(subst_ctx *S, tc_region *r) { sub_buf(S, &r->buf); }
-static void sub_expr(subst_ctx *S, tc_expr *e) {
-  if (!e) return;
-  if (e->op == TC_OP_LOAD || e->op == TC_OP_ADDRESS_OF) sub_buf(S, &e->buf);
-  for (int i = 0; i < e->nargs; i++) sub_expr(S, e->args[i]);
-}
-static tc_expr *sub_expr_cb(void *ctx, tc_expr *e) {
-  sub_expr(ctx, e);
-  return e;
-}
-static bool sub_stmt_cb(void *ctx, tc_stmt *s) {
-  subst_ctx *S = ctx;
-  tc_rewrite_stmt_exprs(s, sub_expr_cb, S);
-  switch (s->kind) {
-  case TC_ST_ALLOC: sub_buf(S, &s->u.alloc.buf); break;
-  case TC_ST_STORE: sub_buf(S, &s->u.store.buf); break;
-  case TC_ST_COPY: sub_region(S, &s->u.copy.src), sub_region(S, &s->u.copy.dst); break;
-  case TC_ST_GEMM: sub_region(S, &s->u.gemm.a), sub_region(S, &s->u.gemm.b), sub_region(S, &s->u.gemm.c); break;
-  case TC_ST_FILL: sub_region(S, &s->u.fill.dst); break;
-  case TC_ST_REDUCE: sub_region(S, &s->u.reduce.src), sub_region(S, &s->u.reduce.dst); break;
-  case TC_ST_CUMSUM: sub_region(S, &s->u.cumsum.src), sub_region(S, &s->u.cumsum.dst); break;
-  case TC_ST_ATOMIC_ADD: sub_buf(S, &s->u.atomic.buf), sub_region(S, &s->u.atomic.dst), sub_region(S, &s->u.atomic.src); break;
-  case TC_ST_PRINT: sub_buf(S, &s->u.print.buf); break;
-  default: break;
-  }
-  return true;
-}
-
 static bool demote_fragments(tc_gpu_plan *P, tc_buffer **by_id) {
-  subst_ctx S = {P, TC_NEW_ARRAY(P->a, tc_buffer *, P->nbufs + 1)};
+  tc_buffer **to = TC_NEW_ARRAY(P->a, tc_buffer *, P->nbufs + 1);
   bool any = false;
   for (int id = 0; id < P->nbufs; id++) {
     if (!P->demote[id] || !by_id[id]) continue;
     tc_buffer *b = by_id[id], *nb = TC_NEW(P->a, tc_buffer);
     *nb = *b;
     nb->scope = TC_SCOPE_SHARED; /* same id: the plan's tables stay valid */
-    S.to[id] = nb;
+    to[id] = nb;
     by_id[id] = nb;
     any = true;
   }
-  if (any) tc_visit_stmts(P->k->body, sub_stmt_cb, &S);
+  if (any) tc_replace_buffers(P->k->body, to, P->nbufs);
   return true;
 }
 

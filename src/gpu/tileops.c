@@ -75,7 +75,7 @@ static tc_stmt *for_loop(tc_gpu_plan *P, tc_var *v, int64_t extent, tc_loop_kind
   return s;
 }
 
-static bool is_frag(const tc_buffer *b) { return b && b->scope == TC_SCOPE_FRAGMENT; }
+static bool is_frag(const tc_buffer *b) { return b && tc_scope_in_registers(b->scope); }
 static bool is_thread_local(const tc_buffer *b) { return b && (b->scope == TC_SCOPE_LOCAL || b->scope == TC_SCOPE_VAR); }
 static int64_t lin_of(const tc_gpu_layout *L, const int64_t *idx) {
   int64_t e = 0;
@@ -677,7 +677,7 @@ static tc_stmt *over_region(tc_gpu_plan *P, const tc_region *over, int n, tc_var
  * gets a fast path: 16-byte copies without bounds checks, taken when the tile is inside the
  * tensor and its rows are 16-byte aligned (tested once, at run time); else the checked
  * element copy. Returns NULL (no error) when the copy does not qualify. */
-static tc_expr *global_in_bounds(tc_gpu_plan *P, const tc_region *g, tc_loc loc) {
+tc_expr *tc_gpu_global_in_bounds(tc_gpu_plan *P, const tc_region *g, tc_loc loc) {
   tc_expr *cond = NULL;
   for (int d = 0; d < g->ndim; d++) {
     tc_expr *st = g->r[d].start;
@@ -696,7 +696,7 @@ tc_expr *tc_gpu_aligned_tile(tc_gpu_plan *P, const tc_region *g, int v, tc_loc l
   for (int d = 0; d < g->ndim; d++) g0[d] = g->r[d].start;
   tc_expr **aa = TC_NEW_ARRAY(P->a, tc_expr *, 1);
   aa[0] = tc_ir_address_of(P->a, g->buf, g->ndim, g0, loc);
-  tc_expr *cond = and_expr(P, global_in_bounds(P, g, loc), tc_ir_call(P->a, "aligned16", tc_dt(TC_DT_BOOL), 1, aa, loc), loc);
+  tc_expr *cond = and_expr(P, tc_gpu_global_in_bounds(P, g, loc), tc_ir_call(P->a, "aligned16", tc_dt(TC_DT_BOOL), 1, aa, loc), loc);
   if (g->ndim > 1)
     cond = and_expr(P, cond, bin(P, TC_OP_EQ, bin(P, TC_OP_FLOORMOD, g->buf->shape[g->ndim - 1], ci(P, v, loc), loc), ci(P, 0, loc), loc), loc);
   return cond;
@@ -818,17 +818,19 @@ static tc_stmt *lower_copy(tc_gpu_plan *P, tc_stmt *s) {
     tc_stmt *b = over_region(P, over, n, vars, ext, body, over == src, s->loc);
     if (!a || !b) return NULL;
     tc_stmt *c = tc_ir_stmt(P->a, TC_ST_IF, s->loc);
-    c->u.if_.cond = global_in_bounds(P, g, s->loc);
+    c->u.if_.cond = tc_gpu_global_in_bounds(P, g, s->loc);
     c->u.if_.then_s = a;
     c->u.if_.else_s = b;
     tc_expr *vcond = NULL;
     tc_stmt *vec = vector_frag_copy(P, src, dst, n, ext, &vcond, s->loc);
     if (!vec && is_frag(src->buf)) vec = tc_gpu_acc_store_staged(P, src, dst, n, ext, &vcond, s->loc);
+    bool in_bounds_only = false; /* vec's test is c's own: only c's checked copy is left */
+    if (!vec && is_frag(src->buf)) in_bounds_only = (vec = tc_gpu_acc_store_simdgroup(P, src, dst, n, ext, &vcond, s->loc)) != NULL;
     if (!vec) return c;
     tc_stmt *v = tc_ir_stmt(P->a, TC_ST_IF, s->loc);
     v->u.if_.cond = vcond;
     v->u.if_.then_s = vec;
-    v->u.if_.else_s = c;
+    v->u.if_.else_s = in_bounds_only ? b : c;
     return v;
   }
   if (fast) {
@@ -1303,7 +1305,9 @@ static tc_stmt *lower_gemm(tc_gpu_plan *P, tc_stmt *s) {
     tc_gpu_layout want;
     char why[128];
     bool made = Lc->interleave ? tc_gl_make_acc_wgmma(&want, M, K, P->threads, why, sizeof why)
+                : Lc->coop     ? tc_gl_make_acc_coop(&want, M, K, Lc->wm, 1, P->threads, why, sizeof why) /* matmul2d's left input */
                                : tc_gl_make_acc(&want, M, K, Lc->wm, 1, P->threads, why, sizeof why);
+    want.sg = Lc->sg; /* on simdgroup_matrix, A's registers are thread_elements() as C's are */
     if (s->u.gemm.trans_a || !made || Lc->wn != 1 || !La || !tc_gl_equal(La, &want)) {
       char have[96] = "none";
       if (La) tc_gl_describe(La, have, sizeof have);
@@ -1329,6 +1333,9 @@ static tc_stmt *lower_gemm(tc_gpu_plan *P, tc_stmt *s) {
     }
     instr = TC_GPU_GEMM_MATMUL2D;
     snprintf(instr_why, sizeof instr_why, "matmul2d 16x32x%lld over %d x %d simdgroups", (long long)K, Lc->wm, Lc->wn);
+  } else if (Lc->sg) { /* the accumulator holds simdgroup_matrix blocks (metal.simdgroup) */
+    instr = TC_GPU_GEMM_SIMDGROUP;
+    snprintf(instr_why, sizeof instr_why, "simdgroup_matrix 8x8 over %d x %d simdgroups", Lc->wm, Lc->wn);
   }
   if (instr == TC_GPU_GEMM_MMA && Lc->interleave) {
     tc_gpu_fail(P, loc, "T.gemm on %s: the accumulator %s is laid out for wgmma by another gemm, and this one cannot "
@@ -1343,7 +1350,7 @@ static tc_stmt *lower_gemm(tc_gpu_plan *P, tc_stmt *s) {
     tc_sb_printf(P->notes, "T.gemm %lld x %lld x %lld (%s x %s -> %s): ", (long long)M, (long long)N, (long long)K,
                  tc_dtype_scalar_name((tc_scalar_type)ra->buf->dtype.code), tc_dtype_scalar_name((tc_scalar_type)rb->buf->dtype.code),
                  tc_dtype_scalar_name((tc_scalar_type)rc->buf->dtype.code));
-    if (instr == TC_GPU_GEMM_MATMUL2D)
+    if (instr == TC_GPU_GEMM_MATMUL2D || instr == TC_GPU_GEMM_SIMDGROUP)
       tc_sb_printf(P->notes, "%s\n", instr_why);
     else if (instr == TC_GPU_GEMM_WGMMA)
       tc_sb_printf(P->notes, "%s%s\n", instr_why, tc_stmt_set_has(&P->async_mma, s) ? ", asynchronous mainloop" : "");

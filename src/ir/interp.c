@@ -664,6 +664,31 @@ static void run_copy_run(ictx *c, tc_expr *const *args, bool sized, int t) {
   }
 }
 
+/* simdgroup_store_acc(M, N, wm, wn, &C, &G[origin...], row_stride): the calling thread's
+ * registers of the simdgroup accumulator into the global tile at origin (replica 0 only). */
+static void run_simdgroup_store(ictx *c, tc_expr *const *args, int t, tc_loc loc) {
+  int64_t v[4];
+  for (int i = 0; i < 4; i++) v[i] = eval(c, args[i], t).i;
+  const tc_expr *C = args[4], *G = args[5];
+  tc_gpu_layout acc;
+  char why[128];
+  if (!tc_gl_make_acc_sg(&acc, v[0], v[1], (int)v[2], (int)v[3], c->nthreads, why, sizeof why)) {
+    fail(c, TILEC_ERROR_INTERNAL, loc, t, "simdgroup_store_acc: %s", why);
+    return;
+  }
+  int64_t gi[MAXDIM], origin[MAXDIM];
+  int nd = G->nargs;
+  for (int i = 0; i < nd; i++) origin[i] = eval(c, G->args[i], t).i;
+  bufstate *cs = buf_of(c, C->buf, C->loc), *gs = buf_of(c, G->buf, G->loc);
+  for (int64_t r = 0; r < acc.num_regs; r++) {
+    int64_t rep, el = tc_gl_elem(&acc, t, r, &rep);
+    if (el < 0 || rep != 0) continue;
+    for (int i = 0; i < nd; i++) gi[i] = origin[i];
+    gi[nd - 2] += el / v[1], gi[nd - 1] += el % v[1];
+    store_elem(c, gs, gi, t, convert(C->buf->dtype, *cell(cs, r, t), G->buf->dtype), G->loc);
+  }
+}
+
 /* tma_load(&dst[off], &src[start...], &bar, rows, cols, map): the rows x cols tile at start
  * (zeros outside the tensor) into the swizzled shared tile at flat offset off. */
 static void run_tma_load(ictx *c, tc_expr *const *args, int t) {
@@ -690,9 +715,11 @@ static void run_gpu_gemm(ictx *c, tc_expr *const *args, int t, tc_loc loc) {
   const tc_expr *A = args[10], *B = args[11], *C = args[12];
   tc_gpu_layout acc, alay;
   char why[128];
-  /* the instruction fixes the accumulator layout: wgmma's interleaves 64-row blocks (layout.c) */
-  bool wgmma = v[7] == 1;
+  /* the instruction fixes the accumulator layout: wgmma's interleaves 64-row blocks, Metal
+   * simdgroup_matrix's permutes the lanes (layout.c) */
+  bool wgmma = v[7] == 1, sg = v[7] == TC_GPU_GEMM_SIMDGROUP;
   if (!(wgmma ? tc_gl_make_acc_wgmma(&acc, M, N, c->nthreads, why, sizeof why)
+         : sg ? tc_gl_make_acc_sg(&acc, M, N, (int)v[3], (int)v[4], c->nthreads, why, sizeof why)
               : tc_gl_make_acc(&acc, M, N, (int)v[3], (int)v[4], c->nthreads, why, sizeof why))) {
     fail(c, TILEC_ERROR_INTERNAL, loc, t, "gemm: %s", why);
     return;
@@ -703,6 +730,7 @@ static void run_gpu_gemm(ictx *c, tc_expr *const *args, int t, tc_loc loc) {
     fail(c, TILEC_ERROR_INTERNAL, loc, t, "gemm: %s", why);
     return;
   }
+  alay.sg = sg;
   bufstate *cs = buf_of(c, C->buf, C->loc);
   for (int64_t r = 0; r < acc.num_regs; r++) {
     int64_t rep, el = tc_gl_elem(&acc, t, r, &rep), row = el / N, col = el % N;
@@ -1114,6 +1142,10 @@ static void exec_stmt(ictx *c, const tc_stmt *s, mask m, int depth) {
     if (id == TC_INTRIN_CP_ASYNC_COMMIT || id == TC_INTRIN_CP_ASYNC_WAIT || id == TC_INTRIN_WGMMA_WAIT) return;
     if (id == TC_INTRIN_GEMM_BLOCK) {
       for (int j = 0; j < m.n; j++) run_gpu_gemm(c, s->u.intrinsic.args, m.ids[j], s->loc);
+      return;
+    }
+    if (id == TC_INTRIN_SIMDGROUP_STORE_ACC) {
+      for (int j = 0; j < m.n; j++) run_simdgroup_store(c, s->u.intrinsic.args, m.ids[j], s->loc);
       return;
     }
     if (id != TC_INTRIN_WARP_SYNC)

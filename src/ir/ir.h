@@ -70,12 +70,18 @@ typedef enum tc_scope {
   TC_SCOPE_FRAGMENT, /* a block-wide tile held in registers, distributed over threads */
   TC_SCOPE_LOCAL,    /* per-thread array (T.alloc_local) */
   TC_SCOPE_VAR,      /* per-thread scalar cell (T.alloc_var), shape (1,) */
-  /* target scopes, assigned by target lowering */
+  /* target scopes, assigned by a target's passes (src/target/metal/simdgroup_scope.c): a gemm
+   * accumulator held as the instruction holds it, simdgroup_matrix 8x8 blocks or Metal 4
+   * matmul2d destination cooperative tensors; still a block-wide tile in registers */
   TC_SCOPE_METAL_SIMDGROUP,
   TC_SCOPE_METAL_COOPERATIVE_TENSOR,
   TC_SCOPE_COUNT
 } tc_scope;
 const char *tc_scope_name(tc_scope s);
+/* Block-wide tiles held in the threads' registers: fragments and the target accumulator scopes. */
+static inline bool tc_scope_in_registers(tc_scope s) {
+  return s == TC_SCOPE_FRAGMENT || s == TC_SCOPE_METAL_SIMDGROUP || s == TC_SCOPE_METAL_COOPERATIVE_TENSOR;
+}
 
 typedef struct tc_expr tc_expr;
 typedef struct tc_stmt tc_stmt;

@@ -419,7 +419,7 @@ static bool check_layout_expr(vctx *v, const tc_layout *L, const tc_expr *e, boo
 static bool check_layout(vctx *v, const tc_buffer *b) {
   const tc_layout *L = b->layout;
   bool global = b->scope == TC_SCOPE_GLOBAL;
-  bool shared = b->scope == TC_SCOPE_SHARED || global, frag = b->scope == TC_SCOPE_FRAGMENT;
+  bool shared = b->scope == TC_SCOPE_SHARED || global, frag = tc_scope_in_registers(b->scope);
   tc_loc loc = v->cur ? v->cur->loc : b->loc;
   if (!shared && !frag)
     return program(v, loc, "a layout on the %s buffer '%s'; layouts are for global, shared and fragment buffers",

@@ -97,3 +97,38 @@ void tc_stmt_written_buffers(tc_stmt *s, tc_buffer_fn fn, void *ctx) {
   if (s->kind == TC_ST_STORE) fn(ctx, s->u.store.buf, s);
   if (s->kind == TC_ST_ATOMIC_ADD && s->u.atomic.buf) fn(ctx, s->u.atomic.buf, s);
 }
+
+typedef struct replace_ctx {
+  tc_buffer *const *to;
+  int n;
+} replace_ctx;
+
+static void replace_buf(const replace_ctx *R, tc_buffer **b) {
+  if (*b && (*b)->id >= 0 && (*b)->id < R->n && R->to[(*b)->id]) *b = R->to[(*b)->id];
+}
+
+static tc_expr *replace_expr_cb(void *ctx, tc_expr *e) {
+  if (e->op == TC_OP_LOAD || e->op == TC_OP_ADDRESS_OF) replace_buf(ctx, &e->buf);
+  return e;
+}
+
+static bool replace_stmt_cb(void *ctx, tc_stmt *s) {
+  const replace_ctx *R = ctx;
+  tc_stmt_region regs[TC_MAX_STMT_REGIONS];
+  int nr = tc_stmt_regions(s, regs);
+  for (int i = 0; i < nr; i++) replace_buf(R, &regs[i].region->buf);
+  switch (s->kind) {
+  case TC_ST_ALLOC: replace_buf(R, &s->u.alloc.buf); break;
+  case TC_ST_STORE: replace_buf(R, &s->u.store.buf); break;
+  case TC_ST_ATOMIC_ADD: replace_buf(R, &s->u.atomic.buf); break;
+  case TC_ST_PRINT: replace_buf(R, &s->u.print.buf); break;
+  default: break;
+  }
+  return true;
+}
+
+void tc_replace_buffers(tc_stmt *body, tc_buffer *const *to, int nbufs) {
+  replace_ctx R = {to, nbufs};
+  tc_rewrite_stmt_exprs(body, replace_expr_cb, &R); /* recurses into nested statements itself */
+  tc_visit_stmts(body, replace_stmt_cb, &R);
+}

@@ -20,4 +20,10 @@ void tc_visit_stmts(tc_stmt *s, tc_stmt_visit_fn fn, void *ctx);
 typedef void (*tc_buffer_fn)(void *ctx, tc_buffer *b, tc_stmt *where);
 void tc_stmt_written_buffers(tc_stmt *s, tc_buffer_fn fn, void *ctx);
 
+/* Make every reference to a buffer with id i < nbufs and to[i] set refer to to[i] instead:
+ * allocations, stores, element atomics, prints, tile-op regions, and loads and addresses in
+ * every expression slot (nested call arguments too). Passes use it to move a buffer to another
+ * scope without changing its id, so tables indexed by id stay valid. */
+void tc_replace_buffers(tc_stmt *body, tc_buffer *const *to, int nbufs);
+
 #endif

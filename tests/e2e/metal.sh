@@ -32,6 +32,8 @@ for tgt in metal metal,metal4=1; do
     # non-square block tiles on the simdgroup path; bfloat16 both ways (MSL 3.0: 16-bit storage)
     echo "gemm.py -D M=200 -D N=136 -D K=96 -D block_M=64 -D block_N=128"
     echo "gemm.py -D M=96 -D N=96 -D K=64 -D block_M=32 -D block_N=96 -D block_K=32"
+    # a tile too small for every simdgroup: the replicas hold copies and do not simdgroup_store
+    echo "gemm.py -D M=48 -D N=40 -D K=32 -D block_M=16 -D block_N=16"
     echo "cross_entropy.py -D M=16 -D V=256 -D dtype=bfloat16"
     echo "$m2d"
     echo "$m2d -D trans_A=True -D trans_B=True -D epilogue=atomic"
@@ -46,6 +48,11 @@ for tgt in metal metal,metal4=1; do
     echo "$m2d -D epilogue=rows -D staged=True -D trans_A=True"
     echo "$m2d -D epilogue=rows -D block_M=32 -D block_N=32 -D threads=32 -D trans_B=True"
     echo "$m2d -D epilogue=rows -D block_M=32 -D M=40 -D N=128"
+    # chained gemms, the second with A from registers: on matmul2d both or neither (D=48)
+    echo "../tests/e2e/data/metal_gemm_rs.py"
+    echo "../tests/e2e/data/metal_gemm_rs.py -D trans_V=True"
+    echo "../tests/e2e/data/metal_gemm_rs.py -D D=48"
+    echo "../tests/e2e/data/metal_gemm_rs.py -D M=100 -D dtype=bfloat16"
   } | xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$T" "$tgt" {}
 done
 out=$("$T" run examples/cross_entropy.py -D M=16 -D V=256 -D dtype=bfloat16 --target metal,msl=3.0 --verify 2>&1)
@@ -72,6 +79,40 @@ f=$(src examples/gemm.py --target metal)
 echo "$f" | grep -q 'simdgroup_multiply_accumulate(c\[i\]\[j\], a\[i\], b\[j\], c\[i\]\[j\])'; check "prelude: simdgroup_multiply_accumulate" $?
 echo "$f" | grep -q 'simdgroup_load(raw, x, stride'; check "prelude: simdgroup_load" $?
 
+# The accumulator in the metal.simdgroup scope (src/target/metal/simdgroup_scope.c): the target
+# pass moves it there before the lowering, the gemm moves its registers in the thread (they are
+# the simdgroup matrices' thread_elements(), no shuffles) and its T.copy to C is a
+# simdgroup_store to device memory; a partial tile keeps the element-wise copy (the ragged
+# gemm.py lines above run both forms in one kernel and verify).
+ir=$("$T" ir examples/gemm.py --lowered --target metal 2>&1)
+echo "$ir" | grep -q '^    C_local = alloc metal.simdgroup float32\[128, 128\]$' &&
+  echo "$ir" | grep -q '^# passes of target metal: metal-accumulator-scope$'
+check "ir: the gemm accumulator is in the metal.simdgroup scope" $?
+"$T" ir examples/gemm.py --lowered --target metal,metal4=1 2>&1 | grep -q '^    C_local = alloc metal.cooperative_tensor float32\[128, 128\]$'
+check "ir: metal4, the accumulator is in the metal.cooperative_tensor scope" $?
+"$T" ir "tests/e2e/data/metal_matmul2d.py" -D dtype=int8 -D accum_dtype=int32 --lowered --target metal 2>&1 |
+  grep -q '^    C_local = alloc fragment int32\[64, 64\]$'
+check "ir: an int8 gemm's accumulator stays a fragment (the SIMT gemm)" $?
+irfa=$("$T" ir examples/flash_attention.py --lowered --target metal 2>&1)
+echo "$irfa" | grep -q ' acc_s = alloc metal.simdgroup ' && echo "$irfa" | grep -q ' acc_o = alloc metal.simdgroup ' &&
+  echo "$irfa" | grep -q ' acc_s_cast = alloc fragment '
+check "ir: attention's two accumulators are in the metal.simdgroup scope, its register operand is not" $?
+echo "$g" | grep -q '^    tcm_store_sg<128, 128, 2, 2>((&b[0-9]*_C_local\[(long)(0)\]), (&b2_C\[.*\]), (ulong)(256), tcg_simdgroup);$'
+check "copy of the accumulator to C: simdgroup_store to device memory" $?
+[ "$(echo "$g" | grep -c 'b2_C\[.*\] = half(')" -eq 1 ] && echo "$g" | grep 'b2_C\[.*\] = half(' | grep -q '< (uint)(256)) b2_C\['
+check "copy of the accumulator to C: element stores only as the bounds-checked fallback" $?
+echo "$f" | grep -q 'inline void tcm_store_sg(thread const TC \*acc, device TO \*dst, ulong ld, ushort simdgroup)' &&
+  echo "$f" | grep -q 'simdgroup_store(m, dst, ld, ulong2(col0 + j \* 8, row0 + i \* 8));'
+check "prelude: tcm_store_sg writes each 8x8 block to device memory by simdgroup_store" $?
+echo "$f" | grep -q 'simd_shuffle('; [ $? -ne 0 ]; check "prelude: the simdgroup gemm moves its accumulator without shuffles" $?
+rg=$(src examples/gemm.py -D M=200 -D N=136 -D K=96 -D block_M=64 -D block_N=128 --target metal --kernel-only)
+echo "$rg" | grep -q 'tcm_store_sg<64, 128, 1, 4>(' && echo "$rg" | grep -q '< (uint)(200) && .*< (uint)(136)) b2_C\['
+check "ragged gemm: simdgroup_store for whole tiles, bounds-checked element stores for partial ones" $?
+e=$(src examples/gemm.py --target metal --explain --kernel-only | head -n 3)
+echo "$e" | grep -q "^// examples/gemm.py:[0-9]*:[0-9]*: accumulator 'C_local': metal.simdgroup scope (its registers are the simdgroup_matrix 8x8 blocks' thread_elements())$" &&
+  echo "$e" | grep -q '^// examples/gemm.py:[0-9]*:[0-9]*: T.copy(C_local -> C): simdgroup_store of the metal.simdgroup accumulator to device memory, 8 x 8 blocks of 8x8 on each of 2 x 2 simdgroups (element-wise when the tile is partial)$'
+check "explain: the accumulator's scope and its simdgroup_store" $?
+
 fa=$(src examples/flash_attention.py --target metal --kernel-only)
 echo "$fa" | grep -q 'tcm_gemm_rs<64, 64, 64, 4, 1, false, false, half, half, float>((&b[0-9]*_acc_s_cast'; check "attention: second gemm with A in registers" $?
 echo "$fa" | grep -q 'simd_shuffle_xor('; check "row reductions by simd_shuffle_xor" $?
@@ -80,7 +121,7 @@ tg=$(src examples/gemm_transposed.py --target metal -D block_M=64 -D block_N=64 
 echo "$tg" | grep -q 'tcm_gemm_ss<64, 64, 64, 2, 2, false, true, bfloat, bfloat, float>('; check "gemm with B transposed, bfloat16 operands" $?
 
 e=$(src examples/gemm.py --target metal --explain --kernel-only | head -n 1)
-echo "$e" | grep -q '^// examples/gemm.py:[0-9]*:[0-9]*: T.gemm 128 x 128 x 32 (float16 x float16 -> float32, A in threadgroup memory): simdgroup_matrix 8x8 path over 2 x 2 simdgroups (64 x 64 per simdgroup, float accumulation); not matmul2d: metal4 is off (--target metal,metal4=1)$'
+echo "$e" | grep -q '^// examples/gemm.py:[0-9]*:[0-9]*: T.gemm 128 x 128 x 32 (float16 x float16 -> float32, A in threadgroup memory): simdgroup_matrix 8x8 path over 2 x 2 simdgroups (64 x 64 per simdgroup, float accumulation in the metal.simdgroup scope); not matmul2d: metal4 is off (--target metal,metal4=1)$'
 check "explain: Metal 3 takes the simdgroup path" $?
 e=$(src examples/gemm.py --target metal,metal4=1 --explain --kernel-only | head -n 1)
 echo "$e" | grep -q '^// examples/gemm.py:[0-9]*:[0-9]*: T.gemm 128 x 128 x 32 (float16 x float16 -> float32, A in device memory): matmul2d (direct-global): mpp::tensor_ops::matmul2d 16 x 32 x 32 on each simdgroup.s 4 x 2 fragments over 2 x 2 simdgroups (64 x 64 per simdgroup), float cooperative-tensor accumulation, A and B read from device memory (no threadgroup staging)$'
@@ -98,15 +139,34 @@ echo "$e" | grep -q 'not matmul2d: the accumulator is float16 (matmul2d here acc
 e=$(src "tests/e2e/data/metal_matmul2d.py" -D dtype=int8 -D accum_dtype=int32 --target metal,metal4=1 --explain --kernel-only | head -n 1)
 echo "$e" | grep -q 'SIMT path.*not matmul2d: its operands are int8 x int8'; check "explain: metal4, int8 operands" $?
 e=$(src examples/flash_attention.py --target metal,metal4=1 --explain --kernel-only | head -n 2)
-echo "$e" | head -n 1 | grep -q 'not matmul2d: another T.gemm of this kernel reads A from registers' &&
-  echo "$e" | tail -n 1 | grep -q 'A in registers).*not matmul2d: A is in registers'
-check "explain: metal4, attention keeps the simdgroup path (its second gemm reads registers)" $?
+echo "$e" | head -n 1 | grep -q 'A in threadgroup memory): matmul2d (shared-staged)' &&
+  echo "$e" | tail -n 1 | grep -q "A in registers): matmul2d (A from registers): mpp::tensor_ops::matmul2d 16 x 32 x 16 on each simdgroup's 1 x 2 fragments over 4 x 1 simdgroups (16 x 64 per simdgroup), float cooperative-tensor accumulation, A's registers as 16 x 16 left-input cooperative tensors, B loaded from threadgroup memory$"
+check "explain: metal4, attention runs both gemms on matmul2d, the second with A from registers" $?
+fa4=$(src examples/flash_attention.py --target metal,metal4=1 --kernel-only)
+echo "$fa4" | grep -q 'tcm_gemm_mpp_rs<64, 64, 64, 4, 1, false, false, half, half>((&b[0-9]*_acc_s_cast\[(long)(0)\]), (&b[0-9]*_V_shared\[.*\]), (&b[0-9]*_acc_o\[(long)(0)\]), tcg_simdgroup);' &&
+  echo "$fa4" | grep -q 'simd_shuffle_xor(' && "$T" source examples/flash_attention.py --target metal,metal4=1 | grep -q 'op.template get_left_input_cooperative_tensor<TA, TB, float>()'
+check "matmul2d RS: attention's P * V from registers (tcm_gemm_mpp_rs, left-input cooperative tensors), row reductions by shuffles" $?
+e=$(src "tests/e2e/data/metal_gemm_rs.py" -D D=48 --target metal,metal4=1 --explain --kernel-only | head -n 2)
+echo "$e" | head -n 1 | grep -q 'A in threadgroup memory): simdgroup_matrix 8x8 path .*; not matmul2d: a T.gemm of this kernel reads A from registers and another cannot run on matmul2d (they share the accumulator placement: all take matmul2d, or none)$' &&
+  echo "$e" | tail -n 1 | grep -q 'A in registers): simdgroup_matrix 8x8 path .*; not matmul2d: N = 48 is not a multiple of 32$'
+check "explain: metal4, A from registers needs every gemm of the kernel on matmul2d, or none" $?
+"$T" source "tests/e2e/data/metal_gemm_rs.py" -D trans_V=True --target metal,metal4=1 --kernel-only 2>&1 |
+  grep -q 'tcm_gemm_mpp_rs<64, 64, 64, 4, 1, false, true, half, half>((&b[0-9]*_P\[(long)(0)\]), '
+check "matmul2d RS: B transposed" $?
 e=$(src examples/conv_implicit_gemm.py --target metal,metal4=1 --explain --kernel-only | head -n 1)
 echo "$e" | grep -q "matmul2d (shared-staged): .*; not direct-global: A ('data_shared') is not staged by a T.copy right before the T.gemm$"
 check "explain: metal4, a tile computed by T.Parallel stays shared-staged" $?
 e=$(src "tests/e2e/data/metal_matmul2d.py" -D staged=True --target metal,metal4=1 --explain --kernel-only | head -n 1)
 echo "$e" | grep -q "matmul2d (shared-staged): .*not direct-global: A ('A_shared') is used by more than its T.copy and this T.gemm$"
 check "explain: metal4, a tile read outside the gemm stays shared-staged" $?
+
+# a row reduction beside a matmul2d accumulator runs in registers and simd_shuffle_xor over lane
+# bits 0 and 3 (its rows are held as a simdgroup_matrix holds them), with 2 KB of scratch for the
+# rows that span 2 simdgroups, not the 16 KB tile staged in threadgroup memory
+rr=$(src "tests/e2e/data/metal_matmul2d.py" -D epilogue=rows --target metal,metal4=1 --kernel-only)
+echo "$rr" | grep -q 'simd_shuffle_xor(b[0-9]*_tcg_part\[(long)(0)\], (ushort)(1))' &&
+  echo "$rr" | grep -q 'simd_shuffle_xor(b[0-9]*_tcg_part\[(long)(0)\], (ushort)(8))' && echo "$rr" | grep -q 'threadgroup uint4 tcg_smem\[128\];'
+check "matmul2d: a row reduction of the accumulator in registers (simd_shuffle_xor over lane bits 0 and 3)" $?
 
 # matmul2d's MSL: direct-global reads device memory with no threadgroup memory or barrier;
 # shared-staged reads the threadgroup tiles; both forms on non-square tiles and transposes
@@ -133,14 +193,13 @@ echo "$ss" | grep -q 'tcm_gemm_mpp_ss<32, 128, 16, 1, 4, false, false, half, hal
 check "matmul2d shared-staged: 32 x 128 tile over 1 x 4 simdgroups, from threadgroup memory" $?
 tg4=$(src examples/gemm_transposed.py --target metal,metal4=1 -D block_M=64 -D block_N=64 --kernel-only)
 echo "$tg4" | grep -q 'tcm_gemm_mpp_gg<64, 64, 64, 2, 2, false, true, bfloat, bfloat>('; check "matmul2d direct-global: B transposed, bfloat16" $?
-# every gemm example but attention (its second gemm reads registers) takes matmul2d on Metal 4
+# every gemm example takes matmul2d on Metal 4 (attention's second gemm with A from registers)
 for line in $(grep -v -e '^#' -e '^$' tests/e2e/examples.list | sed 's/ .*//' | sort -u); do
   grep -q 'T.gemm' "examples/$line" || continue
-  [ "$line" = flash_attention.py ] && continue
   args=$(grep "^$line -D" tests/e2e/examples.list | head -n 1 | sed "s/^$line//")
   [ "$line" = gemm_transposed.py ] && args="$args -D block_M=64 -D block_N=64"
   # shellcheck disable=SC2086
-  src "examples/$line" $args --target metal,metal4=1 --explain --kernel-only | grep -q '): matmul2d (direct-global\|shared-staged)'
+  src "examples/$line" $args --target metal,metal4=1 --explain --kernel-only | grep -q '): matmul2d (direct-global\|shared-staged\|A from registers)'
   check "explain: metal4, $line takes matmul2d" $?
 done
 e=$(src examples/softmax.py -D m=4 --target metal --explain --kernel-only | head -n 1)

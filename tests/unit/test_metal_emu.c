@@ -2,7 +2,8 @@
  * scalars reach [[buffer(i)]], thread positions come from their attributes, threadgroup memory
  * is shared by a threadgroup's threads only, barriers wait, a missing barrier gives wrong
  * results, simd operations meet their lanes, simdgroup_matrix multiplies, Metal 4's matmul2d
- * multiplies into a cooperative tensor with the element ownership tilec relies on, a deadlock
+ * multiplies into a cooperative tensor with the element ownership tilec relies on and takes
+ * cooperative inputs (the left one filled by lane at the placement tilec assumes), a deadlock
  * and a compile error are reported. Needs a C++ compiler (c++); without one the tests say so. */
 #include <stdint.h>
 #include <stdio.h>
@@ -178,6 +179,16 @@ TEST(simdgroup_matrix_multiplies) {
   tc_emu_library_free(lib);
 }
 
+/* Small integers -2 .. 2 as float16 bits and as floats: exact in both, so the emulator's
+ * products and sums compare exactly with a host product. Element i is ((i * mul) % 5) - 2. */
+static const uint16_t k_half_of_int[5] = {0xc000, 0xbc00, 0x0000, 0x3c00, 0x4000};
+static void small_ints(uint16_t *h, float *f, int n, int mul) {
+  for (int i = 0; i < n; i++) {
+    int v = (i * mul) % 5;
+    h[i] = k_half_of_int[v], f[i] = (float)v - 2;
+  }
+}
+
 /* Metal 4: D = 1 + A[8.., :] * B[:, 4..] for a 16 x 32 destination, A (20 x 40) and B (40 x 36)
  * device tensors sliced at an origin, so rows 12..15 of the fragment lie past A's extents and
  * read zeros; every lane writes its elements where get_multidimensional_index says they are. */
@@ -210,12 +221,11 @@ TEST(matmul2d_multiplies_into_a_cooperative_tensor) {
   if (!have_cxx()) return;
   tc_emu_library *lib = build(k_matmul2d);
   CHECK(lib);
-  static const uint16_t half_of_int[5] = {0xc000, 0xbc00, 0x0000, 0x3c00, 0x4000}; /* -2 .. 2, exact */
   uint16_t a[20 * 40], b[40 * 36];
   float af[20 * 40], bf[40 * 36], d[16 * 32];
   int own[32 * 16];
-  for (int i = 0; i < 20 * 40; i++) a[i] = half_of_int[i % 5], af[i] = (float)(i % 5) - 2;
-  for (int i = 0; i < 40 * 36; i++) b[i] = half_of_int[(i * 3) % 5], bf[i] = (float)((i * 3) % 5) - 2;
+  small_ints(a, af, 20 * 40, 1);
+  small_ints(b, bf, 40 * 36, 3);
   for (int i = 0; i < 16 * 32; i++) d[i] = -1000, own[i] = -1;
   void *bind[4] = {a, b, d, own};
   uint32_t one[3] = {1, 1, 1}, t32[3] = {32, 1, 1};
@@ -237,6 +247,68 @@ TEST(matmul2d_multiplies_into_a_cooperative_tensor) {
       seen[row * 32 + col]++;
     }
   for (int e = 0; e < 16 * 32; e++) EXPECT(seen[e] == 1);
+  tc_emu_library_free(lib);
+}
+
+/* Metal 4 with cooperative inputs (the RS form): each lane puts its elements of the 16 x 16 left
+ * operand in the left-input cooperative tensor at the placement tilec's prelude assumes (a
+ * destination's 16-column half); the right operand is loaded from a 16 x 32 tensor (stored
+ * 32 x 16 when transposed). D = A * B, compared with a host product. */
+static const char k_matmul2d_coop_inputs[] =
+    "#include <metal_stdlib>\n"
+    "#include <metal_tensor>\n"
+    "#include <MetalPerformancePrimitives/MetalPerformancePrimitives.h>\n"
+    "using namespace metal;\n"
+    "template <bool TR> void mm_inputs(device half *a, device half *b, device float *d, ushort lane) {\n"
+    "  tensor<device half, dextents<int32_t, 2>, tensor_inline> tb(b, dextents<int32_t, 2>(TR ? 16 : 32, TR ? 32 : 16));\n"
+    "  constexpr auto desc = mpp::tensor_ops::matmul2d_descriptor(16, 32, 16, false, TR, false,\n"
+    "      mpp::tensor_ops::matmul2d_descriptor::mode::multiply);\n"
+    "  mpp::tensor_ops::matmul2d<desc, execution_simdgroup> op;\n"
+    "  auto ca = op.template get_left_input_cooperative_tensor<half, half, float>();\n"
+    "  auto cb = op.template get_right_input_cooperative_tensor<half, half, float>();\n"
+    "  auto c = op.template get_destination_cooperative_tensor<decltype(ca), decltype(cb), float>();\n"
+    "  for (int i = 0; i < 8; i++) {\n"
+    "    int row = ((i >> 2) & 1) * 8 + ((lane >> 4) & 1) * 4 + ((lane >> 1) & 3);\n"
+    "    int col = ((lane & 1) + ((lane >> 3) & 1) * 2) * 4 + (i & 3);\n"
+    "    ca[i] = a[row * 16 + col];\n"
+    "  }\n"
+    "  cb.load(tb);\n"
+    "  op.run(ca, cb, c);\n"
+    "  for (int i = 0; i < c.get_capacity(); i++) {\n"
+    "    auto idx = c.get_multidimensional_index(i);\n"
+    "    d[idx[1] * 32 + idx[0]] = c[i];\n"
+    "  }\n"
+    "}\n"
+    "kernel void mm_n(device half *a [[buffer(0)]], device half *b [[buffer(1)]], device float *d [[buffer(2)]],\n"
+    "    ushort lane [[thread_index_in_simdgroup]]) { mm_inputs<false>(a, b, d, lane); }\n"
+    "kernel void mm_t(device half *a [[buffer(0)]], device half *b [[buffer(1)]], device float *d [[buffer(2)]],\n"
+    "    ushort lane [[thread_index_in_simdgroup]]) { mm_inputs<true>(a, b, d, lane); }\n";
+
+TEST(matmul2d_takes_cooperative_inputs) {
+  if (!have_cxx()) return;
+  tc_emu_library *lib = build(k_matmul2d_coop_inputs);
+  CHECK(lib);
+  uint16_t a[16 * 16], b[16 * 32], bt[32 * 16];
+  float af[16 * 16], bf[16 * 32], d[16 * 32];
+  small_ints(a, af, 16 * 16, 7);
+  small_ints(b, bf, 16 * 32, 3);
+  for (int k = 0; k < 16; k++) /* B stored transposed, for the transposed descriptor */
+    for (int n = 0; n < 32; n++) bt[n * 16 + k] = b[k * 32 + n];
+  uint32_t one[3] = {1, 1, 1}, t32[3] = {32, 1, 1};
+  for (int tr = 0; tr < 2; tr++) {
+    for (int i = 0; i < 16 * 32; i++) d[i] = -1000;
+    void *bind[3] = {a, tr ? bt : b, d};
+    tilec_error err = {0};
+    CHECK(tc_emu_dispatch(lib, tr ? "mm_t" : "mm_n", bind, 3, one, t32, 0, &err) == TILEC_OK);
+    int bad = 0;
+    for (int r = 0; r < 16; r++)
+      for (int n = 0; n < 32; n++) {
+        float s = 0;
+        for (int k = 0; k < 16; k++) s += af[r * 16 + k] * bf[k * 32 + n];
+        bad += d[r * 32 + n] != s;
+      }
+    EXPECT(bad == 0);
+  }
   tc_emu_library_free(lib);
 }
 
@@ -262,6 +334,7 @@ int main(void) {
   RUN(simd_operations_meet_their_lanes);
   RUN(simdgroup_matrix_multiplies);
   RUN(matmul2d_multiplies_into_a_cooperative_tensor);
+  RUN(matmul2d_takes_cooperative_inputs);
   RUN(compile_error_has_the_log);
   TEST_MAIN_END();
 }

@@ -111,13 +111,15 @@ TEST(cpu_and_metal_descriptions) {
   CHECK_INT(d.smem_per_block, 32 * 1024);
 }
 
-/* The pass lists compile.c runs (the cpu plan is a pass). */
+/* The pass lists compile.c runs (the cpu plan is a pass; metal moves gemm accumulators to its
+ * scopes before the GPU lowering). */
 TEST(pass_lists) {
   CHECK_INT(tc_cpu_target.npasses, 2);
   CHECK_STR(tc_cpu_target.passes[0].name, "cpu-launch-check");
   CHECK_STR(tc_cpu_target.passes[1].name, "cpu-plan");
   CHECK_INT(tc_cuda_target.npasses, 0);
-  CHECK_INT(tc_metal_target.npasses, 0);
+  CHECK_INT(tc_metal_target.npasses, 1);
+  CHECK_STR(tc_metal_target.passes[0].name, "metal-accumulator-scope");
 }
 
 int main(void) {

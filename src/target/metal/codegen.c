@@ -21,6 +21,7 @@
 #include "gpu/gpu.h"
 #include "ir/walk.h"
 #include "target/metal/codegen.h"
+#include "target/metal/metal.h"
 
 typedef struct cg {
   tc_arena *a;
@@ -489,16 +490,21 @@ static const char *space(const tc_buffer *b) {
   }
 }
 
+/* Intrinsic arguments [from, to) as a comma-separated list. */
+static void args_text(cg *g, tc_strbuf *t, tc_expr *const *args, int from, int to) {
+  for (int i = from; i < to; i++) {
+    if (i > from) tc_sb_puts(t, ", ");
+    expr(g, t, args[i]);
+  }
+}
+
 /* The element type a gemm operand has in the prelude's templates. */
 static const char *gemm_type(const cg *g, tc_dtype d) { return stype_of(g, d); }
 
-/* Whether simdgroup_matrix takes this operand type (else the prelude's SIMT gemm). */
-static bool sg_operand(const cg *g, tc_dtype d) {
-  return d.code == TC_DT_FLOAT16 || d.code == TC_DT_FLOAT32 || (d.code == TC_DT_BFLOAT16 && g->msl >= 310);
-}
-
-/* gemm_block(M, N, K, warps_m, warps_n, trans_a, trans_b, 0, swizzle_a, swizzle_b, &A, &B, &C)
- * as a call of the prelude's simdgroup_matrix gemm (or its SIMT form for 8-bit integers). */
+/* gemm_block(M, N, K, warps_m, warps_n, trans_a, trans_b, instr, swizzle_a, swizzle_b, &A, &B, &C)
+ * as a call of the prelude's matmul2d gemm (instr 2: C in the metal.cooperative_tensor scope),
+ * simdgroup_matrix gemm (instr 3: C in the metal.simdgroup scope) or SIMT gemm (instr 0: 8-bit
+ * integers, C a fragment in the m16n8 placement). */
 static void gemm_call(cg *g, tc_loc loc, tc_expr *const *args) {
   int64_t v[10];
   for (int i = 0; i < 10; i++) tc_expr_const_int(args[i], &v[i]);
@@ -512,11 +518,13 @@ static void gemm_call(cg *g, tc_loc loc, tc_expr *const *args) {
   if (v[7] == 2) {
     /* matmul2d: the lowering laid C out as 16 x 32 destinations (gemm.c checked the rest);
      * operands in device memory (direct-global, src/gpu/direct.c) are passed as the whole
-     * matrix, its extents and the tile's origin, so matmul2d's bounds are the tensor's */
+     * matrix, its extents and the tile's origin, so matmul2d's bounds are the tensor's; A in
+     * registers (rs: laid out as a matmul2d accumulator over WM x 1 simdgroups) gives the
+     * left-input cooperative tensors, B comes from threadgroup memory */
     bool gg = A->scope == TC_SCOPE_GLOBAL && B->scope == TC_SCOPE_GLOBAL;
     tc_strbuf t;
     tc_sb_init(&t);
-    tc_sb_printf(&t, "tcm_gemm_mpp_%s<%lld, %lld, %lld, %lld, %lld, %s, %s, %s, %s>(", gg ? "gg" : "ss", (long long)v[0],
+    tc_sb_printf(&t, "tcm_gemm_mpp_%s<%lld, %lld, %lld, %lld, %lld, %s, %s, %s, %s>(", rs ? "rs" : gg ? "gg" : "ss", (long long)v[0],
                  (long long)v[1], (long long)v[2], (long long)v[3], (long long)v[4], v[5] ? "true" : "false",
                  v[6] ? "true" : "false", gemm_type(g, ta), gemm_type(g, tb));
     for (int i = 10; i < 12; i++) {
@@ -549,12 +557,16 @@ static void gemm_call(cg *g, tc_loc loc, tc_expr *const *args) {
     g->matmul2d = true;
     return;
   }
-  bool sg = sg_operand(g, ta) && sg_operand(g, tb) && isfl(tcd) && v[2] % 8 == 0;
+  bool sg = v[7] == TC_GPU_GEMM_SIMDGROUP;
   bool simt_ok = !isfl(ta) && !isfl(tb) && !isfl(tcd) && !rs;
   if (!sg && !simt_ok) {
-    fail(g, loc, "T.gemm of %s x %s into %s is not supported on metal (simdgroup_matrix takes float16, float32 and, "
-                 "from MSL 3.1, bfloat16 operands with K a multiple of 8; 8-bit integer operands take a SIMT path)",
-         dtname(ta), dtname(tb), dtname(tcd));
+    if (tc_metal_simdgroup_gemm(g->msl, ta, tb, tcd, v[2]))
+      fail(g, loc, "T.gemm of %s x %s into %s: its accumulator '%s' is not in the metal.simdgroup scope (another T.gemm into "
+                   "it cannot run on simdgroup_matrix)", dtname(ta), dtname(tb), dtname(tcd), C->name);
+    else
+      fail(g, loc, "T.gemm of %s x %s into %s is not supported on metal (simdgroup_matrix takes float16, float32 and, "
+                   "from MSL 3.1, bfloat16 operands with K a multiple of 8; 8-bit integer operands take a SIMT path)",
+           dtname(ta), dtname(tb), dtname(tcd));
     return;
   }
   tc_strbuf t;
@@ -562,15 +574,27 @@ static void gemm_call(cg *g, tc_loc loc, tc_expr *const *args) {
   tc_sb_printf(&t, "%s<%lld, %lld, %lld, %lld, %lld, %s, %s, %s, %s, %s>(", rs ? "tcm_gemm_rs" : sg ? "tcm_gemm_ss" : "tcm_gemm_ss_simt",
                (long long)v[0], (long long)v[1], (long long)v[2], (long long)v[3], (long long)v[4], v[5] ? "true" : "false",
                v[6] ? "true" : "false", gemm_type(g, ta), gemm_type(g, tb), gemm_type(g, tcd));
-  expr(g, &t, args[10]);
-  tc_sb_puts(&t, ", ");
-  expr(g, &t, args[11]);
-  tc_sb_puts(&t, ", ");
-  expr(g, &t, args[12]);
-  tc_sb_puts(&t, ", tcg_lane, tcg_simdgroup);");
+  args_text(g, &t, args, 10, 13);
+  tc_sb_puts(&t, sg ? ", tcg_simdgroup);" : ", tcg_lane, tcg_simdgroup);");
   line(g, "%s", tc_sb_cstr(&t));
   tc_sb_free(&t);
   g->gemms++;
+}
+
+/* simdgroup_store_acc(M, N, warps_m, warps_n, &C, &G[origin], row_stride): the prelude's
+ * simdgroup_store of each 8x8 block of a metal.simdgroup accumulator, straight to device memory. */
+static void simdgroup_store_call(cg *g, tc_expr *const *args) {
+  int64_t v[4];
+  for (int i = 0; i < 4; i++) tc_expr_const_int(args[i], &v[i]);
+  tc_strbuf t;
+  tc_sb_init(&t);
+  tc_sb_printf(&t, "tcm_store_sg<%lld, %lld, %lld, %lld>(", (long long)v[0], (long long)v[1], (long long)v[2], (long long)v[3]);
+  args_text(g, &t, args, 4, 6);
+  tc_sb_puts(&t, ", (ulong)(");
+  expr(g, &t, args[6]);
+  tc_sb_puts(&t, "), tcg_simdgroup);");
+  line(g, "%s", tc_sb_cstr(&t));
+  tc_sb_free(&t);
 }
 
 static void alloc(cg *g, const tc_buffer *b) {
@@ -715,6 +739,8 @@ static void stmt(cg *g, const tc_stmt *s) {
   case TC_ST_INTRINSIC:
     if (!strcmp(s->u.intrinsic.name, "gemm_block")) {
       gemm_call(g, s->loc, s->u.intrinsic.args);
+    } else if (!strcmp(s->u.intrinsic.name, "simdgroup_store_acc")) {
+      simdgroup_store_call(g, s->u.intrinsic.args);
     } else if (!strcmp(s->u.intrinsic.name, "copy16") || !strcmp(s->u.intrinsic.name, "cp_async16")) {
       tc_strbuf d, x;
       tc_sb_init(&d), tc_sb_init(&x);
@@ -826,19 +852,31 @@ static void rasterize(cg *g, int panel, bool column) {
 static tc_expr *note_load(void *ctx, tc_expr *e) {
   cg *g = ctx;
   if (e->op == TC_OP_LOAD && e->buf) g->read[e->buf->id] = true;
-  if (e->op == TC_OP_ADDRESS_OF && e->buf) g->read[e->buf->id] = true;
   return e;
+}
+/* The argument through which an intrinsic writes (its other addresses are read), or -1. An
+ * address elsewhere (aligned16's) only tests alignment. */
+static int written_arg(const tc_stmt *s) {
+  const char *n = s->u.intrinsic.name;
+  if (!strcmp(n, "copy16") || !strcmp(n, "cp_async16") || !strcmp(n, "copy_vec")) return 0;
+  if (!strcmp(n, "gemm_block")) return 12;
+  if (!strcmp(n, "simdgroup_store_acc")) return 5;
+  return -1;
 }
 static bool note_access(void *ctx, tc_stmt *s) {
   cg *g = ctx;
   note_assigned(ctx, s);
   if (s->kind == TC_ST_STORE) g->written[s->u.store.buf->id] = true;
   if (s->kind == TC_ST_ATOMIC_ADD && s->u.atomic.buf) g->written[s->u.atomic.buf->id] = true;
-  if (s->kind == TC_ST_INTRINSIC && s->u.intrinsic.nargs > 0 && s->u.intrinsic.args[0]->buf &&
-      (!strcmp(s->u.intrinsic.name, "copy16") || !strcmp(s->u.intrinsic.name, "cp_async16") || !strcmp(s->u.intrinsic.name, "copy_vec")))
-    g->written[s->u.intrinsic.args[0]->buf->id] = true;
-  if (s->kind == TC_ST_INTRINSIC && !strcmp(s->u.intrinsic.name, "gemm_block") && s->u.intrinsic.args[12]->buf)
-    g->written[s->u.intrinsic.args[12]->buf->id] = true;
+  if (s->kind == TC_ST_INTRINSIC) {
+    int w = written_arg(s);
+    for (int i = 0; i < s->u.intrinsic.nargs; i++) {
+      const tc_expr *x = s->u.intrinsic.args[i];
+      if (x->op != TC_OP_ADDRESS_OF || !x->buf) continue;
+      if (i == w) g->written[x->buf->id] = true;
+      else g->read[x->buf->id] = true;
+    }
+  }
   return true;
 }
 

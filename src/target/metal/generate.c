@@ -15,8 +15,9 @@
 /* Apple GPU family 7 and later, as the lowering sees it. No asynchronous copies (pipelined
  * loops keep their staging with synchronous copies) and no operand swizzle (simdgroup_load
  * reads rows at a fixed stride). */
-static void metal_gpu_desc(tc_gpu_desc *d) {
+static void metal_gpu_desc(tc_gpu_desc *d, int msl) {
   memset(d, 0, sizeof *d);
+  d->simdgroup_bfloat16 = msl >= 310;
   d->target = "metal";
   d->warp_size = 32;
   d->max_threads = 1024;
@@ -29,15 +30,18 @@ typedef struct explain_ctx {
   tc_strbuf *sb;
   bool metal4;
   int msl;
-  bool rs; /* a gemm of the kernel reads A from registers */
+  bool rs;      /* a gemm of the kernel reads A from registers */
+  bool not_m2d; /* a gemm of the kernel is not on matmul2d */
   const char *notes; /* the lowering's notes (lines "LOC: not direct-global: why") */
 } explain_ctx;
 
 static bool find_rs(void *ctx, tc_stmt *s) {
   explain_ctx *X = ctx;
-  if (s->kind == TC_ST_INTRINSIC && !strcmp(s->u.intrinsic.name, "gemm_block") && s->u.intrinsic.args[10]->buf &&
-      s->u.intrinsic.args[10]->buf->scope == TC_SCOPE_LOCAL)
-    X->rs = true;
+  if (s->kind != TC_ST_INTRINSIC || strcmp(s->u.intrinsic.name, "gemm_block")) return true;
+  int64_t instr = 0;
+  tc_expr_const_int(s->u.intrinsic.args[7], &instr);
+  if (s->u.intrinsic.args[10]->buf && s->u.intrinsic.args[10]->buf->scope == TC_SCOPE_LOCAL) X->rs = true;
+  if (instr != TC_GPU_GEMM_MATMUL2D) X->not_m2d = true;
   return true;
 }
 
@@ -68,6 +72,13 @@ static bool explain_gemm(void *ctx, tc_stmt *s) {
                tc_dtype_scalar_name((tc_scalar_type)A->dtype.code), tc_dtype_scalar_name((tc_scalar_type)B->dtype.code),
                tc_dtype_scalar_name((tc_scalar_type)C->dtype.code),
                A->scope == TC_SCOPE_LOCAL ? "in registers" : A->scope == TC_SCOPE_GLOBAL ? "in device memory" : "in threadgroup memory");
+  if (v[7] == 2 && A->scope == TC_SCOPE_LOCAL) {
+    tc_sb_printf(sb, "matmul2d (A from registers): mpp::tensor_ops::matmul2d 16 x 32 x 16 on each simdgroup's %lld x %lld "
+                     "fragments over %lld x 1 simdgroups (%lld x %lld per simdgroup), float cooperative-tensor accumulation, "
+                     "A's registers as 16 x 16 left-input cooperative tensors, B loaded from threadgroup memory\n",
+                 (long long)(v[0] / v[3] / 16), (long long)(v[1] / 32), (long long)v[3], (long long)(v[0] / v[3]), (long long)v[1]);
+    return true;
+  }
   if (v[7] == 2) {
     bool gg = A->scope == TC_SCOPE_GLOBAL;
     tc_sb_printf(sb, "matmul2d (%s): mpp::tensor_ops::matmul2d 16 x 32 x %lld on each simdgroup's %lld x %lld "
@@ -83,25 +94,45 @@ static bool explain_gemm(void *ctx, tc_stmt *s) {
     tc_sb_putc(sb, '\n');
     return true;
   }
-  bool sg_types = true;
-  const tc_buffer *ops[2] = {A, B};
-  for (int i = 0; i < 2; i++) {
-    int c = ops[i]->dtype.code;
-    sg_types &= c == TC_DT_FLOAT16 || c == TC_DT_FLOAT32 || (c == TC_DT_BFLOAT16 && X->msl >= 310);
-  }
-  if (sg_types && v[2] % 8 == 0)
-    tc_sb_printf(sb, "simdgroup_matrix 8x8 path over %lld x %lld simdgroups (%lld x %lld per simdgroup, float accumulation)",
+  if (v[7] == TC_GPU_GEMM_SIMDGROUP)
+    tc_sb_printf(sb, "simdgroup_matrix 8x8 path over %lld x %lld simdgroups (%lld x %lld per simdgroup, float accumulation "
+                     "in the metal.simdgroup scope)",
                  (long long)v[3], (long long)v[4], (long long)(v[0] / v[3]), (long long)(v[1] / v[4]));
+  else if (tc_metal_simdgroup_gemm(X->msl, A->dtype, B->dtype, C->dtype, v[2]))
+    tc_sb_printf(sb, "SIMT path (the accumulator is not in the metal.simdgroup scope: another T.gemm into it cannot run on "
+                     "simdgroup_matrix)");
   else
     tc_sb_printf(sb, "SIMT path (simdgroup_matrix does not take these operand types)");
   char why[200];
   const char *no = tc_gpu_matmul2d_reason(v[0], v[1], v[2], (int)v[3], (int)v[4], A->dtype, B->dtype, C->dtype,
-                                          A->scope == TC_SCOPE_SHARED, B->scope == TC_SCOPE_SHARED, X->rs, why, sizeof why);
+                                          A->scope != TC_SCOPE_LOCAL, B->scope != TC_SCOPE_LOCAL, X->rs && X->not_m2d, why, sizeof why);
   if (!X->metal4) tc_sb_puts(sb, "; not matmul2d: metal4 is off (--target metal,metal4=1)");
   else if (no) tc_sb_printf(sb, "; not matmul2d: %s", no);
   else tc_sb_puts(sb, "; not matmul2d: its accumulator is laid out for another gemm's simdgroup path");
   tc_sb_putc(sb, '\n');
   return true;
+}
+
+/* The accumulators the target pass moved to a Metal scope (simdgroup_scope.c), one line each. */
+static bool explain_scope(void *ctx, tc_stmt *s) {
+  explain_ctx *X = ctx;
+  if (s->kind != TC_ST_ALLOC) return true;
+  const tc_buffer *b = s->u.alloc.buf;
+  if (b->scope != TC_SCOPE_METAL_SIMDGROUP && b->scope != TC_SCOPE_METAL_COOPERATIVE_TENSOR) return true;
+  if (b->loc.src) tc_sb_printf(X->sb, "%s:%d:%d: ", b->loc.src->name, b->loc.line, b->loc.col);
+  tc_sb_printf(X->sb, "accumulator '%s': %s scope (%s)\n", b->name, tc_scope_name(b->scope),
+               b->scope == TC_SCOPE_METAL_SIMDGROUP ? "its registers are the simdgroup_matrix 8x8 blocks' thread_elements()"
+                                                    : "its registers are matmul2d's destination cooperative tensors");
+  return true;
+}
+
+/* The lowering's lines about accumulator stores (src/gpu/simdgroup_store.c). */
+static void explain_stores(tc_strbuf *sb, const char *notes) {
+  for (const char *p = notes; p && *p;) {
+    size_t len = strcspn(p, "\n");
+    if (memmem(p, len, "simdgroup_store", 15)) tc_sb_printf(sb, "%.*s\n", (int)len, p);
+    p += len + (p[len] == '\n');
+  }
 }
 
 tilec_status tc_metal_emit(const tc_lowered *lw, tc_generated *out, tilec_error *err) {
@@ -113,7 +144,7 @@ tilec_status tc_metal_emit(const tc_lowered *lw, tc_generated *out, tilec_error 
     return TILEC_ERROR_INTERNAL;
   }
   tc_gpu_desc desc;
-  metal_gpu_desc(&desc);
+  metal_gpu_desc(&desc, msl);
   desc.matmul2d = metal4; /* gemm accumulators that suit it are laid out for matmul2d (src/gpu/gemm.c) */
   tc_arena a;
   tc_arena_init(&a);
@@ -137,9 +168,11 @@ tilec_status tc_metal_emit(const tc_lowered *lw, tc_generated *out, tilec_error 
   if (st == TILEC_OK) {
     tc_strbuf ex;
     tc_sb_init(&ex);
-    explain_ctx X = {&ex, metal4, msl, false, tc_sb_cstr(&notes)};
+    explain_ctx X = {.sb = &ex, .metal4 = metal4, .msl = msl, .notes = tc_sb_cstr(&notes)};
     tc_visit_stmts(lowered->body, find_rs, &X);
     tc_visit_stmts(lowered->body, explain_gemm, &X);
+    tc_visit_stmts(lw->k->body, explain_scope, &X);
+    explain_stores(&ex, tc_sb_cstr(&notes));
     if (ex.len == 0) tc_sb_puts(&ex, "no T.gemm: no GEMM path to choose\n");
     out->explain = tc_sb_take(&ex);
     int block[3] = {1, 1, 1};

@@ -19,4 +19,14 @@ bool tc_metal_arch_parse(const char *arch, int *msl, bool *metal4);
  * each T.gemm, and why). */
 tilec_status tc_metal_emit(const tc_lowered *lw, tc_generated *out, tilec_error *err);
 
+/* The target pass "metal-accumulator-scope": gemm accumulators move to the metal.simdgroup or
+ * metal.cooperative_tensor scope (simdgroup_scope.c). */
+bool tc_metal_accumulator_scope(tc_lowered *lw, tilec_error *err);
+/* Whether simdgroup_matrix takes an operand of dtype d under MSL `msl` (x100): float16,
+ * float32, and bfloat16 from MSL 3.1. */
+bool tc_metal_simdgroup_operand(int msl, tc_dtype d);
+/* Whether a gemm of these dtypes and K runs on simdgroup_matrix 8x8 (else the SIMT gemm for
+ * 8-bit integers, or an error): the rule the scope pass, the code generator and --explain share. */
+bool tc_metal_simdgroup_gemm(int msl, tc_dtype a, tc_dtype b, tc_dtype c, int64_t K);
+
 #endif

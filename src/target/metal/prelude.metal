@@ -3,34 +3,23 @@
 #include <metal_stdlib>
 using namespace metal;
 
-// ---- accumulator fragments and simdgroup matrices ----
-// tilec's GPU lowering lays a gemm accumulator out as docs/gpu.md's ACC: in every 8x8 block of
-// a simdgroup's sub-tile, lane 4g+q holds row g, columns 2q and 2q+1. A simdgroup_matrix lane
-// also owns two neighbouring elements of one row, at another place; the two are a permutation
-// of the lanes, so one simd_shuffle per element moves a block between the two forms.
-// The simdgroup lane that owns (row, 2p) and (row, 2p+1): row = 4*l[4] + l[2:1], p = 2*l[3] + l[0].
-inline ushort tcm_acc_lane_for_sg_lane(ushort l) {
-  ushort row = ((l >> 4) & 1) * 4 + ((l >> 1) & 3), pair = ((l >> 3) & 1) * 2 + (l & 1);
-  return row * 4 + pair;
-}
-inline ushort tcm_sg_lane_for_acc_lane(ushort l) {
-  ushort g = l >> 2, q = l & 3;
-  return ((g >> 2) << 4) | ((q >> 1) << 3) | ((g & 3) << 1) | (q & 1);
-}
-
-// Block (i, j) of an accumulator in registers (i: 8-row block, j: 8-column block of the
-// simdgroup's sub-tile, NB column blocks) as a float simdgroup matrix, and back.
+// ---- accumulators in the metal.simdgroup scope ----
+// tilec's metal target moves a gemm accumulator to the metal.simdgroup scope (docs/metal.md)
+// and the GPU lowering lays it out as the simdgroup's matrices hold it: registers 2b and 2b+1
+// of block b = i * NB + j (i: 8-row block, j: 8-column block of the simdgroup's sub-tile, NB
+// column blocks) are that block's simdgroup_matrix thread_elements(). Moving a block between
+// registers and matrix stays in the thread.
 template <int NB, typename T>
-inline simdgroup_matrix<float, 8, 8> tcm_acc_to_sg(thread const T *acc, int i, int j, ushort from) {
+inline simdgroup_matrix<float, 8, 8> tcm_sg_block(thread const T *regs, int i, int j) {
   simdgroup_matrix<float, 8, 8> m;
-  m.thread_elements()[0] = simd_shuffle(float(acc[(i * NB + j) * 2 + 0]), from);
-  m.thread_elements()[1] = simd_shuffle(float(acc[(i * NB + j) * 2 + 1]), from);
+  m.thread_elements()[0] = float(regs[(i * NB + j) * 2 + 0]);
+  m.thread_elements()[1] = float(regs[(i * NB + j) * 2 + 1]);
   return m;
 }
 template <int NB, typename T>
-inline void tcm_sg_to_acc(thread T *acc, int i, int j, simdgroup_matrix<float, 8, 8> m, ushort from) {
-  acc[(i * NB + j) * 2 + 0] = T(simd_shuffle(m.thread_elements()[0], from));
-  acc[(i * NB + j) * 2 + 1] = T(simd_shuffle(m.thread_elements()[1], from));
+inline void tcm_sg_unblock(thread T *regs, int i, int j, simdgroup_matrix<float, 8, 8> m) {
+  regs[(i * NB + j) * 2 + 0] = T(m.thread_elements()[0]);
+  regs[(i * NB + j) * 2 + 1] = T(m.thread_elements()[1]);
 }
 
 // An 8x8 operand block from threadgroup memory as a float matrix: rows `row0`.., columns
@@ -47,17 +36,16 @@ inline simdgroup_matrix<float, 8, 8> tcm_load_operand(const threadgroup T *x, in
   return m;
 }
 
-// C (M x N, in registers) += op(A) (M x K) * op(B) (K x N), A and B in threadgroup memory, over
-// WM x WN simdgroups (simdgroup w takes sub-tile (w / WN, w % WN), replicas beyond WM*WN
-// compute the same), with 8x8 simdgroup matrices and float accumulation.
+// C (M x N, a metal.simdgroup accumulator) += op(A) (M x K) * op(B) (K x N), A and B in
+// threadgroup memory, over WM x WN simdgroups (simdgroup w takes sub-tile (w / WN, w % WN),
+// replicas beyond WM*WN compute the same), with 8x8 simdgroup matrices and float accumulation.
 template <int M, int N, int K, int WM, int WN, bool TRANS_A, bool TRANS_B, typename TA, typename TB, typename TC>
-inline void tcm_gemm_ss(const threadgroup TA *A, const threadgroup TB *B, thread TC *acc, ushort lane, ushort simdgroup) {
+inline void tcm_gemm_ss(const threadgroup TA *A, const threadgroup TB *B, thread TC *acc, ushort simdgroup) {
   constexpr int TM = M / WM, TN = N / WN, MB = TM / 8, NB = TN / 8;
   const int w = simdgroup % (WM * WN), row0 = (w / WN) * TM, col0 = (w % WN) * TN;
-  const ushort in_from = tcm_acc_lane_for_sg_lane(lane), out_from = tcm_sg_lane_for_acc_lane(lane);
   simdgroup_matrix<float, 8, 8> c[MB][NB];
   for (int i = 0; i < MB; i++)
-    for (int j = 0; j < NB; j++) c[i][j] = tcm_acc_to_sg<NB>(acc, i, j, in_from);
+    for (int j = 0; j < NB; j++) c[i][j] = tcm_sg_block<NB>(acc, i, j);
   for (int k = 0; k < K; k += 8) {
     simdgroup_matrix<float, 8, 8> a[MB], b[NB];
     for (int i = 0; i < MB; i++) a[i] = tcm_load_operand<TRANS_A>(A, TRANS_A ? M : K, row0 + i * 8, k);
@@ -66,33 +54,51 @@ inline void tcm_gemm_ss(const threadgroup TA *A, const threadgroup TB *B, thread
       for (int j = 0; j < NB; j++) simdgroup_multiply_accumulate(c[i][j], a[i], b[j], c[i][j]);
   }
   for (int i = 0; i < MB; i++)
-    for (int j = 0; j < NB; j++) tcm_sg_to_acc<NB>(acc, i, j, c[i][j], out_from);
+    for (int j = 0; j < NB; j++) tcm_sg_unblock<NB>(acc, i, j, c[i][j]);
 }
 
-// The same with A in registers: an accumulator-layout fragment of shape M x K over WM x 1
-// simdgroups (WN must be 1), as attention's second gemm has it.
+// The same with A in registers: an M x K fragment laid out like a metal.simdgroup accumulator
+// over WM x 1 simdgroups (WN must be 1), as attention's second gemm has it.
 template <int M, int N, int K, int WM, int WN, bool TRANS_A, bool TRANS_B, typename TA, typename TB, typename TC>
-inline void tcm_gemm_rs(thread const TA *A, const threadgroup TB *B, thread TC *acc, ushort lane, ushort simdgroup) {
+inline void tcm_gemm_rs(thread const TA *A, const threadgroup TB *B, thread TC *acc, ushort simdgroup) {
   static_assert(WN == 1, "tcm_gemm_rs: A in registers needs one simdgroup column");
   constexpr int TM = M / WM, MB = TM / 8, NB = N / 8, KB = K / 8;
-  const ushort in_from = tcm_acc_lane_for_sg_lane(lane), out_from = tcm_sg_lane_for_acc_lane(lane);
   (void)simdgroup;
   simdgroup_matrix<float, 8, 8> c[MB][NB];
   for (int i = 0; i < MB; i++)
-    for (int j = 0; j < NB; j++) c[i][j] = tcm_acc_to_sg<NB>(acc, i, j, in_from);
+    for (int j = 0; j < NB; j++) c[i][j] = tcm_sg_block<NB>(acc, i, j);
   for (int kb = 0; kb < KB; kb++) {
     simdgroup_matrix<float, 8, 8> a[MB], b[NB];
-    for (int i = 0; i < MB; i++) a[i] = tcm_acc_to_sg<KB>(A, i, kb, in_from);
+    for (int i = 0; i < MB; i++) a[i] = tcm_sg_block<KB>(A, i, kb);
     for (int j = 0; j < NB; j++) b[j] = tcm_load_operand<TRANS_B>(B, TRANS_B ? K : N, kb * 8, j * 8);
     for (int i = 0; i < MB; i++)
       for (int j = 0; j < NB; j++) simdgroup_multiply_accumulate(c[i][j], a[i], b[j], c[i][j]);
   }
   for (int i = 0; i < MB; i++)
-    for (int j = 0; j < NB; j++) tcm_sg_to_acc<NB>(acc, i, j, c[i][j], out_from);
+    for (int j = 0; j < NB; j++) tcm_sg_unblock<NB>(acc, i, j, c[i][j]);
+}
+
+// A metal.simdgroup accumulator (M x N over WM x WN simdgroups) stored to device memory at dst,
+// row-major with ld elements a row: each 8x8 block is converted to the tensor's type in the
+// thread and written by simdgroup_store, with no threadgroup staging. The lowering calls it only
+// for a tile inside the tensor. Replica simdgroups (beyond WM*WN) hold copies and do not store.
+template <int M, int N, int WM, int WN, typename TC, typename TO>
+inline void tcm_store_sg(thread const TC *acc, device TO *dst, ulong ld, ushort simdgroup) {
+  constexpr int TM = M / WM, TN = N / WN, MB = TM / 8, NB = TN / 8;
+  if (simdgroup >= WM * WN) return;
+  const int row0 = (simdgroup / WN) * TM, col0 = (simdgroup % WN) * TN;
+  for (int i = 0; i < MB; i++)
+    for (int j = 0; j < NB; j++) {
+      simdgroup_matrix<TO, 8, 8> m;
+      m.thread_elements()[0] = TO(acc[(i * NB + j) * 2 + 0]);
+      m.thread_elements()[1] = TO(acc[(i * NB + j) * 2 + 1]);
+      simdgroup_store(m, dst, ld, ulong2(col0 + j * 8, row0 + i * 8));
+    }
 }
 
 // Operand types simdgroup_matrix does not take (8-bit integers): each thread computes its own
-// accumulator elements (ACC layout) with scalar multiply-adds in the accumulator's type.
+// accumulator elements with scalar multiply-adds in the accumulator's type. The accumulator stays
+// a fragment in docs/gpu.md's m16n8 placement (lane 4g+q: row g, columns 2q, 2q+1 of a block).
 template <int M, int N, int K, int WM, int WN, bool TRANS_A, bool TRANS_B, typename TA, typename TB, typename TC>
 inline void tcm_gemm_ss_simt(const threadgroup TA *A, const threadgroup TB *B, thread TC *acc, ushort lane, ushort simdgroup) {
   constexpr int TM = M / WM, TN = N / WN, MB = TM / 8, NB = TN / 8;

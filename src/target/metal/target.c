@@ -73,10 +73,16 @@ static bool metal_describe(const tc_target_spec *spec, tc_target_desc *out, tile
 
 static const char *const k_metal_keys[] = {"msl", "metal4", "storage_mode"};
 
-/* The GPU lowering runs inside the backends' generate (generate.c), as on cuda. */
+/* On tile IR: gemm accumulators move to the scope of the instruction that holds them
+ * (simdgroup_scope.c). The GPU lowering then runs inside the backends' generate (generate.c),
+ * as on cuda. */
+static const tc_target_pass k_metal_passes[] = {{"metal-accumulator-scope", tc_metal_accumulator_scope}};
+
 const tc_target tc_metal_target = {
     .name = "metal",
     .option_keys = k_metal_keys,
     .noption_keys = 3,
     .describe = metal_describe,
+    .passes = k_metal_passes,
+    .npasses = 1,
 };
