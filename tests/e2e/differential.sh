@@ -4,8 +4,9 @@
 # compile and run here (`tilec backends`: available, with a code generator). Each must agree with
 # the reference interpreter (--verify); a GPU target's outputs must also agree with the cpu's
 # (tests/e2e/npy_close.py). A failure prints the target, generator and seed; regenerate the
-# kernel with `python3 tests/e2e/GENERATOR SEED DIR`. TILEC_TARGETS, when set, lists the targets
-# instead (tests/gpu/run.sh sets cuda).
+# kernel with `python3 tests/e2e/GENERATOR SEED DIR`. Where metal is usable, its Metal 4
+# configuration (metal,metal4=1: matmul2d for the gemms) runs too. TILEC_TARGETS, when set,
+# lists the targets instead (tests/gpu/run.sh sets cuda).
 T=${TILEC:-build/tilec}
 if ! command -v python3 >/dev/null 2>&1; then
   echo "PASS differential skipped: python3 not installed"
@@ -20,6 +21,9 @@ case " $usable " in
 *" cpu "*) ;;
 *) echo "FAIL differential: the cpu target is not usable here ($T backends)"; exit 0 ;;
 esac
+case " $usable " in
+*" metal "*) usable="$usable metal,metal4=1" ;;
+esac
 targets=${TILEC_TARGETS:-$usable}
 for target in $targets; do
   for gen in diff_gen diff_gen_tile; do
@@ -30,7 +34,7 @@ for target in $targets; do
       rm -rf "$D/out" "$D/cpu"
       out=$("$T" run "$f" --target $target --verify --seed $seed --save "$D/out" 2>&1)
       rc=$?
-      if [ $rc -eq 1 ] && [ $target != cpu ] && echo "$out" | grep -q "is not supported on $target"; then
+      if [ $rc -eq 1 ] && [ $target != cpu ] && echo "$out" | grep -q "is not supported on ${target%%,*}"; then
         # a dtype the target lacks is refused at its line, as documented (docs/metal.md), never run wrong
         echo "PASS differential $target $gen seed $seed (refused: $(echo "$out" | grep -o 'T\.[a-z]* of [^(]*is not supported on [a-z]*'))"
       elif [ $rc -ne 0 ]; then
