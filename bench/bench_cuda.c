@@ -1,5 +1,6 @@
 /* bench_cuda.c: tilec's cuda kernels beside a peer in the same process, through the public API.
- *   GEMM f16/bf16 at 4096^3 and 8192^3 (examples/gemm.py)   vs cuBLAS cublasGemmEx (dlopen)
+ *   GEMM f16/bf16 at 4096^3 and 8192^3 (examples/gemm.py)   vs cuBLAS cublasGemmEx (dlopen);
+ *     2048^3 and M x 8192 x 8192 (M = 1, 16, 128) when the filter names a size ("gemm float16 16x")
  *   rms_norm, softmax, fp8_cast (memory-bound examples)     vs device copy bandwidth (cuMemcpyDtoD)
  *   flash attention fwd fp16 B=8 H=16 S=4096 D=128          (peer: bench/attention_peer.py, torch)
  * Each figure is the median of timed runs (CUDA events) after warm-up, with the L2 cache flushed
@@ -218,33 +219,33 @@ static bool copy_run(void *arg) {
   return ck(cu->MemcpyDtoDAsync(c->dst, c->src, c->bytes, stream), "cuMemcpyDtoDAsync");
 }
 
-static void bench_gemm(tilec_context *ctx, int size, const char *dtype) {
+static void bench_gemm(tilec_context *ctx, const char *label, int M, int N, int K, const char *dtype) {
   char m[32], n[32], k[32], dt[32];
-  snprintf(m, sizeof m, "M=%d", size);
-  snprintf(n, sizeof n, "N=%d", size);
-  snprintf(k, sizeof k, "K=%d", size);
+  snprintf(m, sizeof m, "M=%d", M);
+  snprintf(n, sizeof n, "N=%d", N);
+  snprintf(k, sizeof k, "K=%d", K);
   snprintf(dt, sizeof dt, "dtype=%s", dtype);
   const char *defs[24] = {m, n, k, dt};
   for (int i = 0; i < ngemm_extra; i++) defs[4 + i] = gemm_extra[i];
   defs[4 + ngemm_extra] = NULL;
-  double flops = 2.0 * size * size * (double)size;
-  printf("gemm %s %d^3\n", dtype, size);
+  double flops = 2.0 * M * N * (double)K;
+  printf("%s\n", label);
   tk x;
   double t_tilec = tk_make(ctx, gemm_file, defs, &x) ? time_median(tk_run, &x) : -1;
   double t_blas = -1;
   if (cublas) {
-    blas_case g = {size, size, size, strcmp(dtype, "bfloat16") == 0 ? CUDA_R_16BF : CUDA_R_16F, 0, 0, 0};
-    size_t bytes = (size_t)size * size * 2;
-    if (ck(cu->MemAlloc(&g.a, bytes), "cuMemAlloc") && ck(cu->MemAlloc(&g.b, bytes), "cuMemAlloc") &&
-        ck(cu->MemAlloc(&g.c, bytes), "cuMemAlloc")) {
+    blas_case g = {M, N, K, strcmp(dtype, "bfloat16") == 0 ? CUDA_R_16BF : CUDA_R_16F, 0, 0, 0};
+    size_t abytes = (size_t)M * K * 2, bbytes = (size_t)K * N * 2, cbytes = (size_t)M * N * 2;
+    if (ck(cu->MemAlloc(&g.a, abytes), "cuMemAlloc") && ck(cu->MemAlloc(&g.b, bbytes), "cuMemAlloc") &&
+        ck(cu->MemAlloc(&g.c, cbytes), "cuMemAlloc")) {
       /* the same values as tilec's A and B: the tensor cores' power, and so their clock, depend
        * on the data (constant operands draw less) */
       if (x.k && x.n >= 2) {
-        cu->MemcpyDtoDAsync(g.a, x.dev[0], bytes, stream);
-        cu->MemcpyDtoDAsync(g.b, x.dev[1], bytes, stream);
+        cu->MemcpyDtoDAsync(g.a, x.dev[0], abytes, stream);
+        cu->MemcpyDtoDAsync(g.b, x.dev[1], bbytes, stream);
       } else {
-        cu->MemsetD8Async(g.a, 0x3c, bytes, stream);
-        cu->MemsetD8Async(g.b, 0x3c, bytes, stream);
+        cu->MemsetD8Async(g.a, 0x3c, abytes, stream);
+        cu->MemsetD8Async(g.b, 0x3c, bbytes, stream);
       }
       t_blas = time_median(blas_run, &g);
     }
@@ -322,13 +323,20 @@ int main(int argc, char **argv) {
   tilec_context *ctx = tilec_context_create(NULL, &err);
   if (!ctx) return 1;
 
-  static const char *const sizes[] = {"4096", "8192"};
+  /* the square sizes, and the skinny shapes of inference (M = 1, 16, 128 tokens, N = K = 8192);
+   * 2048^3 and the skinny ones run only when the filter names a size (e.g. "gemm float16 16x"),
+   * since they want their own block configuration */
+  bool sized = strpbrk(filter, "0123456789") != NULL;
+  static const int shapes[][4] = {{4096, 4096, 4096, 1}, {8192, 8192, 8192, 1}, {2048, 2048, 2048, 0},
+                                  {1, 8192, 8192, 0},    {16, 8192, 8192, 0},   {128, 8192, 8192, 0}};
   static const char *const types[] = {"float16", "bfloat16"};
-  for (int s = 0; s < 2; s++)
+  for (int s = 0; s < 6; s++)
     for (int t = 0; t < 2; t++) {
+      const int *sh = shapes[s];
       char label[64];
-      snprintf(label, sizeof label, "gemm %s %s", types[t], sizes[s]);
-      if (strstr(label, filter)) bench_gemm(ctx, atoi(sizes[s]), types[t]);
+      if (sh[0] == sh[1] && sh[1] == sh[2]) snprintf(label, sizeof label, "gemm %s %d^3", types[t], sh[0]);
+      else snprintf(label, sizeof label, "gemm %s %dx%dx%d", types[t], sh[0], sh[1], sh[2]);
+      if (strstr(label, filter) && (sh[3] || sized)) bench_gemm(ctx, label, sh[0], sh[1], sh[2], types[t]);
     }
 
   double copy = copy_bandwidth_gbps((size_t)1 << 30);

@@ -18,7 +18,7 @@ import re
 import statistics
 import sys
 
-GEMM = re.compile(r"^gemm (\w+) (\d+)\^3$")
+GEMM = re.compile(r"^gemm (\w+) (\d+\^3|\d+x\d+x\d+)$")
 FA = re.compile(r"^flash_attention (fp16|bf16) (.*?) (causal|non-causal)$")
 SDPA = re.compile(r"^sdpa (flash|cudnn) (fp16|bf16) (.*?) (causal|non-causal):\s+[\d.]+ ms\s+([\d.]+) TFLOP/s")
 FIG = re.compile(r"^\s+(tilec|cuBLAS)\s+[\d.]+ ms\s+([\d.]+) TFLOP/s")
@@ -39,7 +39,8 @@ def parse(paths):
                     continue
                 m = GEMM.match(line)
                 if m:
-                    workload = "GEMM %s %s³" % ({"float16": "f16", "bfloat16": "bf16"}.get(m.group(1), m.group(1)), m.group(2))
+                    workload = "GEMM %s %s" % ({"float16": "f16", "bfloat16": "bf16"}.get(m.group(1), m.group(1)),
+                                               m.group(2).replace("^3", "³"))
                     continue
                 m = FA.match(line)
                 if m:
