@@ -982,6 +982,7 @@ void ev_compile_eager(tc_ev *ev, tc_func *f);
 
 static void walk_outputs(tc_kernel_ir *k, const tc_stmt *s);
 static void mark_output(tc_kernel_ir *k, tc_buffer *b) {
+  if (b && b->view_of) b = b->view_of; /* writing a view writes the tensor it views */
   if (b && b->scope == TC_SCOPE_GLOBAL && b->param_index >= 0 && b->param_index < k->nparams)
     k->params[b->param_index].is_output = true;
 }

@@ -680,6 +680,7 @@ tc_val *ev_getattr(tc_ev *ev, tc_val *obj, const char *attr, tc_loc loc) {
     if (strcmp(attr, "dtype") == 0) return tv_dtype(ev, b->dtype);
     if (strcmp(attr, "ndim") == 0) return tv_int(ev, b->ndim);
     if (strcmp(attr, "name") == 0) return tv_cstr(ev, b->name);
+    if (strcmp(attr, "data") == 0) return obj; /* its storage: T.Tensor(shape, dtype, X.data) views it */
     break;
   }
   case TV_TENSOR_TYPE:

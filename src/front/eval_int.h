@@ -329,6 +329,17 @@ void ev_kernel_enter(tc_ev *ev, tc_val *frame, const tc_ast *target, const tc_as
 tc_buffer *ev_make_param_buffer(tc_ev *ev, const char *name, tc_val *ttype, tc_loc loc);
 const char *ev_target_name(tc_ev *ev, const tc_ast *call, const char *dflt);
 
+/* ---- eval_view.c: buffer views (T.reshape, T.view, T.Tensor(shape, dtype, X.data)) ---- */
+/* T.Tensor(shape, dtype) as a tensor type value (TV_TENSOR_TYPE); shape_n: its syntax or NULL */
+tc_val *ev_tensor_type(tc_ev *ev, tc_val *shape, const tc_ast *shape_n, tc_loc shape_loc, tc_val *dtype, tc_loc dtype_loc);
+/* A view of the buffer `data` with the shape and dtype of the tensor type `tt`; emits its ALLOC. */
+tc_val *ev_make_view(tc_ev *ev, tc_val *data, tc_loc data_loc, tc_val *tt, const tc_ast *call, const char *what);
+tc_val *ev_t_reshape(tc_ev *ev, tc_val *self, tc_args *a); /* T.reshape(src, shape) */
+tc_val *ev_t_view(tc_ev *ev, tc_val *self, tc_args *a);    /* T.view(src, shape=None, dtype=None) */
+
+/* eval_im2col.c: T.im2col / T.c2d_im2col, the im2col tile of a 2-D convolution */
+tc_val *ev_t_im2col(tc_ev *ev, tc_val *self, tc_args *a);
+
 /* ---- eval_layout.c: T.Layout, T.Fragment, make_swizzled_layout, T.annotate_layout ---- */
 tc_val *ev_t_annotate_layout(tc_ev *ev, tc_val *self, tc_args *a);
 tc_val *ev_t_layout(tc_ev *ev, tc_val *self, tc_args *a);          /* T.Layout(shape, forward_fn) */

@@ -231,35 +231,42 @@ static const tc_ast *shape_node(const tc_ast *node, int i, int n) {
   return node;
 }
 
-static tc_val *t_tensor(tc_ev *ev, tc_val *self, tc_args *a) {
-  (void)self;
-  tc_val *items = shape_items(ev, a->p[0], arg_loc(a, 0), "the shape of T.Tensor");
+tc_val *ev_tensor_type(tc_ev *ev, tc_val *shape, const tc_ast *shape_n, tc_loc shape_loc, tc_val *dtype, tc_loc dtype_loc) {
+  tc_val *items = shape_items(ev, shape, shape_loc, "the shape of T.Tensor");
   tc_val *t = tv_new(ev, TV_TENSOR_TYPE);
   int n = items->u.seq.n;
-  if (n < 1 || n > 8) ev_fail(ev, arg_loc(a, 0), "a tensor needs 1 to 8 dimensions, got %d", n);
+  if (n < 1 || n > 8) ev_fail(ev, shape_loc, "a tensor needs 1 to 8 dimensions, got %d", n);
   t->u.tensor.ndim = n;
   t->u.tensor.shape = EV_NEW_ARRAY(ev, tc_val *, n);
   for (int i = 0; i < n; i++) {
-    tc_val *d = ev_scalar(ev, items->u.seq.v[i], arg_loc(a, 0));
-    const tc_ast *dn = shape_node(a->pnode[0], i, n);
+    tc_val *d = ev_scalar(ev, items->u.seq.v[i], shape_loc);
+    const tc_ast *dn = shape_node(shape_n, i, n);
     if (d->kind == TV_INT) {
       if (d->u.i <= 0 || d->u.i > INT32_MAX)
-        ev_fail(ev, dn ? dn->loc : arg_loc(a, 0), "a tensor dimension must be between 1 and 2^31-1, got %lld", (long long)d->u.i);
+        ev_fail(ev, dn ? dn->loc : shape_loc, "a tensor dimension must be between 1 and 2^31-1, got %lld", (long long)d->u.i);
     } else if (d->kind == TV_EXPR) {
       const char *why = ev_runtime_reason(ev, d);
       if (!tc_dtype_is_int(d->u.e->dtype) || !(strstr(why, "symbolic") || strstr(why, "scalar parameter")))
-        ev_fail(ev, dn ? dn->loc : arg_loc(a, 0),
+        ev_fail(ev, dn ? dn->loc : shape_loc,
                 "a tensor dimension must be an int or a symbolic dimension (T.symbolic / T.dynamic), but '%s' %s",
                 ev_node_text(ev, dn), why);
     } else {
-      ev_fail(ev, dn ? dn->loc : arg_loc(a, 0), "a tensor dimension must be an int, but '%s' is %s", ev_node_text(ev, dn),
+      ev_fail(ev, dn ? dn->loc : shape_loc, "a tensor dimension must be an int, but '%s' is %s", ev_node_text(ev, dn),
               tv_kind_name(d));
     }
     t->u.tensor.shape[i] = d;
   }
   t->u.tensor.dt = tc_dt(TC_DT_FLOAT32);
-  if (a->p[1] && a->p[1]->kind != TV_NONE) ev_get_dtype(ev, a->p[1], &t->u.tensor.dt, arg_loc(a, 1), "the dtype of T.Tensor");
+  if (dtype && dtype->kind != TV_NONE) ev_get_dtype(ev, dtype, &t->u.tensor.dt, dtype_loc, "the dtype of T.Tensor");
   return t;
+}
+
+/* T.Tensor(shape, dtype): a tensor type; T.Tensor(shape, dtype, X.data): a view of X (eval_view.c) */
+static tc_val *t_tensor(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_val *t = ev_tensor_type(ev, a->p[0], a->pnode[0], arg_loc(a, 0), a->p[1], arg_loc(a, 1));
+  if (!a->p[2] || a->p[2]->kind == TV_NONE) return t;
+  return ev_make_view(ev, a->p[2], arg_loc(a, 2), t, a->call, "T.Tensor(shape, dtype, data)");
 }
 
 tc_buffer *ev_make_param_buffer(tc_ev *ev, const char *name, tc_val *tt, tc_loc loc) {
@@ -1316,7 +1323,11 @@ static const tc_builtin language_builtins[] = {
     {"T.clamp", "x lo hi", t_clamp, 0},
     {"T.const", "names dtype?", t_const, 0},
     {"T.empty", "*shape | dtype?", t_empty, 0},
-    {"T.Tensor", "shape dtype? scope?", t_tensor, 0},
+    {"T.Tensor", "shape dtype? data? | scope?", t_tensor, 0},
+    {"T.reshape", "src shape", ev_t_reshape, 0},
+    {"T.im2col", "img col nhw_step c_step kernel stride dilation pad eviction_policy? annotations?", ev_t_im2col, 0},
+    {"T.c2d_im2col", "img col nhw_step c_step kernel stride dilation pad eviction_policy? annotations?", ev_t_im2col, 0},
+    {"T.view", "src shape? dtype?", ev_t_view, 0},
     {"T.Buffer", "shape dtype? scope?", t_tensor, 0},
     {"T.print", "obj? msg?", t_print, 0},
     {"T.ceildiv", "a b", t_ceildiv, 0},

@@ -291,6 +291,11 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
                                             "yet supported on %s; the cpu target runs it in program order", desc->target);
     return NULL;
   }
+  if (k->first_view) {
+    tc_gpu_fail(P, k->first_view->loc, "a buffer view ('%s': T.reshape, T.view or T.Tensor(..., %s.data)) is not yet supported on %s; "
+                "the cpu target runs it", k->first_view->name, k->first_view->view_of->name, desc->target);
+    return NULL;
+  }
   for (int i = 0; i < k->nparams; i++) { /* the cpu reference places the elements; the GPU code does not yet */
     const tc_buffer *b = k->params[i].buf;
     if (b && b->layout) {

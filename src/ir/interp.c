@@ -1161,6 +1161,7 @@ static void add_var(ictx *c, const tc_var *v) {
 
 static void add_buf(ictx *c, const tc_buffer *b) {
   if (!b || map_get(&c->bufmap, b) >= 0) return;
+  if (b->view_of) add_buf(c, b->view_of);
   need_scalar(c, b->dtype, "buffer", b->name);
   if (b->ndim > MAXDIM)
     fail(c, TILEC_ERROR_TARGET, b->loc, -1, "reference interpreter: buffer %s has %d dimensions, at most %d are supported", b->name,
@@ -1322,14 +1323,18 @@ static void run(ictx *c, void *const *data, const int64_t *scalars, const double
     set_strides(bs);
     if (bs->global) {
       if (bs->numel < 0) fail(c, TILEC_ERROR_USAGE, b->loc, -1, "tensor parameter %s has more than 2^63 elements", b->name);
-      bs->data = data ? data[b->param_index] : NULL;
+      bs->data = data ? data[tc_buffer_storage(b)->param_index] : NULL; /* a view: its tensor's */
       if (!bs->data && bs->numel > 0) fail(c, TILEC_ERROR_USAGE, no_loc, -1, "no data given for the tensor parameter %s", b->name);
-    } else {
+    } else if (!b->view_of) {
       double cells = (double)bs->numel * (bs->per_thread ? c->nthreads : 1);
       if (cells > 4294967296.0 || bs->numel < 0)
         fail(c, TILEC_ERROR_TARGET, b->loc, -1, "reference interpreter: buffer %s is too large", b->name);
       bs->cells = xcalloc(c, (size_t)bs->numel * (size_t)(bs->per_thread ? c->nthreads : 1), sizeof(val));
     }
+  }
+  for (int i = 0; i < c->nbufs; i++) { /* a view shares the cells of the buffer it views (same count) */
+    bufstate *bs = &c->bufs[i];
+    if (!bs->global && bs->b->view_of) bs->cells = buf_of(c, bs->b->view_of, bs->b->loc)->cells;
   }
   int64_t grid[3] = {1, 1, 1};
   for (int i = 0; i < k->grid_ndim; i++) {
@@ -1347,7 +1352,7 @@ static void run(ictx *c, void *const *data, const int64_t *scalars, const double
           if (k->block_idx[i])
             set_uniform(c, var_slot(c, k->block_idx[i], no_loc), (val){.i = wrap_int(k->block_idx[i]->dtype, c->block[i])});
         for (int i = 0; i < c->nbufs; i++)
-          if (!c->bufs[i].global)
+          if (!c->bufs[i].global && !c->bufs[i].b->view_of)
             memset(c->bufs[i].cells, 0, sizeof(val) * (size_t)c->bufs[i].numel * (size_t)(c->bufs[i].per_thread ? c->nthreads : 1));
         count_steps(c, 1, k->loc);
         exec(c, k->body, all, 0);
@@ -1382,7 +1387,8 @@ tilec_status tc_interp_run_limited(const tc_kernel_ir *k, void *const *data, con
   bool ok = run_guarded(c, data, scalars, fscalars, syms);
   map_free(&c->varmap);
   map_free(&c->bufmap);
-  for (int i = 0; i < c->nbufs; i++) free(c->bufs[i].cells);
+  for (int i = 0; i < c->nbufs; i++)
+    if (!c->bufs[i].b->view_of) free(c->bufs[i].cells);
   free(c->bufs);
   free(c->vars);
   for (int i = 0; i < c->nlevels; i++) {

@@ -571,6 +571,10 @@ static void print_stmt(pctx *pc, const tc_stmt *s, int ind) {
       tc_sb_puts(sb, " layout=");
       tc_layout_print(sb, b->layout);
     }
+    if (b->view_of) {
+      tc_sb_puts(sb, " view of ");
+      put_name(pc, b->view_of, b->view_of->name);
+    }
     break;
   }
   case TC_ST_FOR:

@@ -25,3 +25,9 @@ check "T.gemm with a one-row operand" gemm_one_row.py -D G=1 -D BS=32 -D BK=16
 check "@autotune configurations with pass_configs" autotune_pass_configs.py -D M=64 -D N=16
 if [ "$("$T" ir "$S/autotune_pass_configs.py" --list)" = "double" ]; then echo "PASS compat: ir --list evaluates no @autotune configuration"
 else echo "FAIL compat: ir --list of autotune_pass_configs.py"; fi
+check "buffer views: T.Tensor(.., X.data), T.reshape, T.view" buffer_views.py --save "$D/views"
+if cmp -s "$D/views/B.npy" "$D/views/C.npy" && cmp -s "$D/views/R.npy" "$D/views/S.npy"; then echo "PASS compat: results through views equal the direct ones"
+else echo "FAIL compat: results through views differ from the direct ones"; fi
+check "T.im2col" im2col.py --save "$D/im2col"
+if cmp -s "$D/im2col/Col.npy" "$D/im2col/Ref.npy"; then echo "PASS compat: T.im2col tiles equal the element-wise im2col matrix"
+else echo "FAIL compat: T.im2col tiles differ from the element-wise im2col matrix"; fi

@@ -221,7 +221,7 @@ static void use_var(void *c, const tc_var *v, bool write) {
   if (v->kind == TC_VAR_LOCAL) use_id(c, v->id, write);
 }
 static void use_buf(void *c, const tc_buffer *b, bool write) {
-  if (is_thread_scope(b)) use_id(c, b->id, write);
+  if (is_thread_scope(b)) use_id(c, tc_buffer_storage(b)->id, write); /* a view uses the storage it names */
 }
 
 /* Records uses; returns true when a ONCE node had to become a thread loop. */
@@ -370,5 +370,7 @@ bool tc_cpu_plan_build(tc_arena *a, const tc_kernel_ir *k, tc_cpu_plan *P, tilec
       P->storage[i] = thread_store && P->nthreads > 1 ? TC_CPU_STORE_PER_THREAD : TC_CPU_STORE_SHARED;
     }
   }
+  for (size_t i = 0; i < n; i++) /* a view is stored as the buffer it views (its id comes later) */
+    if (P->bufs[i] && P->bufs[i]->view_of && id_ok(P, P->bufs[i]->view_of->id)) P->storage[i] = P->storage[P->bufs[i]->view_of->id];
   return check_collective_writes(&C, &P->top);
 }
