@@ -56,6 +56,7 @@ static bool sweep(tc_varying *v, const tc_stmt *s, bool ctl) {
     bool dep = ctl || tc_varying_expr(v, s->u.if_.cond);
     return sweep(v, s->u.if_.then_s, dep) | sweep(v, s->u.if_.else_s, dep);
   }
+  case TC_ST_WHILE: return sweep(v, s->u.while_.body, ctl || tc_varying_expr(v, s->u.while_.cond));
   case TC_ST_STORE:
   case TC_ST_ATOMIC_ADD: {
     bool atomic = s->kind == TC_ST_ATOMIC_ADD;
@@ -108,6 +109,7 @@ static bool has_atomic_or_print(const tc_stmt *s) {
     return false;
   case TC_ST_FOR: return s->u.loop.kind != TC_LOOP_PARALLEL && has_atomic_or_print(s->u.loop.body);
   case TC_ST_IF: return has_atomic_or_print(s->u.if_.then_s) || has_atomic_or_print(s->u.if_.else_s);
+  case TC_ST_WHILE: return has_atomic_or_print(s->u.while_.body);
   case TC_ST_ATOMIC_ADD: return s->u.atomic.dst.buf == NULL;
   case TC_ST_PRINT: return true;
   default: return false;

@@ -993,6 +993,7 @@ static void walk_outputs(tc_kernel_ir *k, const tc_stmt *s) {
     for (int i = 0; i < s->u.seq.n; i++) walk_outputs(k, s->u.seq.items[i]);
     break;
   case TC_ST_FOR: walk_outputs(k, s->u.loop.body); break;
+  case TC_ST_WHILE: walk_outputs(k, s->u.while_.body); break;
   case TC_ST_IF:
     walk_outputs(k, s->u.if_.then_s);
     walk_outputs(k, s->u.if_.else_s);

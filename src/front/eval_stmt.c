@@ -320,6 +320,9 @@ static tc_val *resolve_module(tc_ev *ev, const char *dotted) {
   if (strcmp(dotted, "tilelang.language") == 0 || strcmp(dotted, "tilec.language") == 0) return tv_module(ev, TM_LANGUAGE);
   if (strcmp(dotted, "tilelang.layout") == 0 || strcmp(dotted, "tilec.layout") == 0) return tv_module(ev, TM_LAYOUT);
   if (strcmp(dotted, "math") == 0) return tv_module(ev, TM_MATH);
+  /* `from tilelang.tileop.base import GemmWarpPolicy`: the enum T.GemmWarpPolicy names */
+  if (strcmp(dotted, "tilelang.tileop.base.GemmWarpPolicy") == 0 || strcmp(dotted, "tilelang.tileop.GemmWarpPolicy") == 0)
+    return tv_module(ev, TM_POLICY);
   if (strcmp(dotted, "itertools") == 0) return tv_module(ev, TM_ITERTOOLS);
   return tv_opaque(ev, dotted);
 }
@@ -547,11 +550,62 @@ static tc_flow exec_for(tc_ev *ev, const tc_ast *s) {
   return FLOW_NORMAL;
 }
 
+/* Whether the expression `e` reads the name `name`. */
+static bool reads_name(const tc_ast *e, const char *name) {
+  if (!e) return false;
+  if (e->kind == TC_AST_NAME) return strcmp(e->str, name) == 0;
+  if (e->kind == TC_AST_LAMBDA) return false;
+  if (reads_name(e->a, name) || reads_name(e->b, name) || reads_name(e->c, name)) return true;
+  for (int i = 0; i < e->list.n; i++)
+    if (reads_name(e->list.v[i], name)) return true;
+  for (int i = 0; i < e->list2.n; i++)
+    if (reads_name(e->list2.v[i], name)) return true;
+  return false;
+}
+
+/* `while` on a runtime condition in a kernel: a WHILE statement. The condition is built once,
+ * so the body may change what it reads only at run time (a T.alloc_var cell, a buffer, a
+ * local variable it assigns); rebinding one of its names to a compile-time value is an error. */
+static tc_flow runtime_while(tc_ev *ev, const tc_ast *s, tc_val *t) {
+  if (s->list2.n) ev_unsupported(ev, s->loc, "'else' of a 'while' on a runtime condition");
+  tc_stmt *st = tc_ir_stmt(ev->ir, TC_ST_WHILE, s->loc);
+  st->u.while_.cond = ev_to_bool_expr(ev, t, s->a->loc);
+  changed_set changed = {0};
+  int mark;
+  ev_rt_enter(ev, &mark);
+  int saved_mark = ev->loop_depth_mark;
+  ev->loop_depth_mark = ev->rt_depth;
+  tc_stmt_list body = {0};
+  tc_stmt_list *saved = ev->cur;
+  ev->cur = &body;
+  tc_flow f = ev_block(ev, &s->list);
+  ev->cur = saved;
+  if (f == FLOW_BREAK) ev_unsupported(ev, s->loc, "'break' in a 'while' on a runtime condition");
+  if (f == FLOW_CONTINUE) ev_unsupported(ev, s->loc, "'continue' in a 'while' on a runtime condition");
+  if (f == FLOW_RETURN) ev_unsupported(ev, s->loc, "'return' inside a loop in a kernel");
+  ev->loop_depth_mark = saved_mark;
+  rt_leave(ev, mark, &changed, "is only defined inside a 'while' on a runtime condition", s->loc);
+  for (int i = 0; i < changed.n; i++)
+    if (reads_name(s->a, changed.name[i]))
+      ev_fail(ev, s->a->loc,
+              "the condition of this 'while' reads '%s', which its body rebinds at compile time, so the loop would never "
+              "see the new value; keep it in a T.alloc_var cell and assign the cell", changed.name[i]);
+  kill_changed(ev, &changed, "was assigned in the body of a 'while' on a runtime condition, so its value after the loop is not known "
+               "at compile time; to carry a value out of the loop, assign a T.alloc_var cell made before it", s->loc);
+  st->u.while_.body = tc_stmt_list_seq(ev->ir, &body, s->loc);
+  ev_emit(ev, st, s->loc, "a 'while' on a runtime condition");
+  return FLOW_NORMAL;
+}
+
 static tc_flow exec_while(tc_ev *ev, const tc_ast *s) {
   for (int64_t iter = 0;; iter++) {
     tc_val *t = ev_expr(ev, s->a);
-    if (ev_is_runtime(ev_scalar(ev, t, s->a->loc)))
-      ev_unsupported(ev, s->loc, ev->cur ? "'while' with a runtime condition in a kernel" : "'while' with a runtime condition");
+    if (ev_is_runtime(ev_scalar(ev, t, s->a->loc))) {
+      if (!ev->cur) ev_unsupported(ev, s->loc, "'while' with a runtime condition");
+      if (iter > 0) /* a compile-time condition became a runtime one after some iterations */
+        ev_unsupported(ev, s->a->loc, "a 'while' whose condition becomes known only at run time after it ran at compile time");
+      return runtime_while(ev, s, ev_scalar(ev, t, s->a->loc));
+    }
     if (!ev_truth(ev, t, s->a->loc)) break;
     if (iter >= 1000000) ev_fail(ev, s->loc, "this 'while' loop ran 1000000 iterations at compile time; is it infinite?");
     tc_flow f = ev_block(ev, &s->list);

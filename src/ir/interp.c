@@ -1021,6 +1021,24 @@ static void exec_if(ictx *c, const tc_stmt *s, mask m, int depth) {
   if (nf && s->u.if_.else_s) exec(c, s->u.if_.else_s, (mask){nf, L.b}, depth + 1);
 }
 
+/* Each thread runs the body while its condition holds; the threads whose condition fails leave
+ * the loop, and it ends when none is left. */
+static void exec_while(ictx *c, const tc_stmt *s, mask m, int depth) {
+  level L = *get_level(c, depth);
+  mask cur = m;
+  for (;;) {
+    int n = 0; /* filtering in place: L.a[n] is written after cur.ids[j >= n] was read */
+    for (int j = 0; j < cur.n; j++) {
+      int t = cur.ids[j];
+      if (eval(c, s->u.while_.cond, t).i) L.a[n++] = t;
+    }
+    count_steps(c, (uint64_t)cur.n, s->loc);
+    if (!n) return;
+    cur = (mask){n, L.a};
+    exec(c, s->u.while_.body, cur, depth + 1);
+  }
+}
+
 /* A warp-level synchronisation: every existing lane of each active thread's warp is active. */
 static void require_whole_warps(ictx *c, const tc_stmt *s, mask m, const char *what) {
   if (c->in_parallel) fail(c, TILEC_ERROR_PROGRAM, s->loc, -1, "%s inside a T.Parallel loop", what);
@@ -1060,6 +1078,9 @@ static void exec_stmt(ictx *c, const tc_stmt *s, mask m, int depth) {
     return;
   case TC_ST_IF:
     exec_if(c, s, m, depth);
+    return;
+  case TC_ST_WHILE:
+    exec_while(c, s, m, depth);
     return;
   case TC_ST_STORE:
     exec_store(c, s, m, false);
@@ -1204,6 +1225,10 @@ static void scan_stmt(ictx *c, const tc_stmt *s) {
     scan_expr(c, s->u.loop.min);
     scan_expr(c, s->u.loop.extent);
     scan_stmt(c, s->u.loop.body);
+    break;
+  case TC_ST_WHILE:
+    scan_expr(c, s->u.while_.cond);
+    scan_stmt(c, s->u.while_.body);
     break;
   case TC_ST_IF:
     scan_expr(c, s->u.if_.cond);

@@ -218,6 +218,7 @@ struct tc_stmt {
       tc_stmt *body;
     } loop;
     struct { tc_expr *cond; tc_stmt *then_s, *else_s; } if_;
+    struct { tc_expr *cond; tc_stmt *body; } while_; /* WHILE: cond is evaluated before each run of body */
     struct { tc_buffer *buf; int nidx; tc_expr **idx; tc_expr *value; bool in_bounds; /* as LOAD's */ } store;
     struct { tc_var *var; tc_expr *value; } let; /* LET and ASSIGN */
     struct {

@@ -674,6 +674,25 @@ static bool check_stmt(vctx *v, const tc_stmt *s) {
     v->nscope = mark;
     break;
   }
+  case TC_ST_WHILE: {
+    if (v->in_parallel) {
+      ok = program(v, s->loc, "a 'while' loop on a runtime condition inside a T.Parallel loop is not supported");
+      break;
+    }
+    if (!check_expr(v, s->u.while_.cond)) {
+      ok = false;
+      break;
+    }
+    if (!tc_dtype_is_bool(s->u.while_.cond->dtype)) {
+      ok = internal(v, "while condition has dtype %s, not bool", dtname(s->u.while_.cond->dtype, b1, sizeof b1));
+      break;
+    }
+    bool dep = thread_dependent(v, s->u.while_.cond);
+    v->thread_dep += dep;
+    ok = check_block(v, s->u.while_.body);
+    v->thread_dep -= dep;
+    break;
+  }
   case TC_ST_IF: {
     if (!check_expr(v, s->u.if_.cond)) {
       ok = false;

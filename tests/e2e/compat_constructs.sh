@@ -31,3 +31,9 @@ else echo "FAIL compat: results through views differ from the direct ones"; fi
 check "T.im2col" im2col.py --save "$D/im2col"
 if cmp -s "$D/im2col/Col.npy" "$D/im2col/Ref.npy"; then echo "PASS compat: T.im2col tiles equal the element-wise im2col matrix"
 else echo "FAIL compat: T.im2col tiles differ from the element-wise im2col matrix"; fi
+check "'while' on a runtime condition" runtime_while.py --save "$D/while"
+if cmp -s "$D/while/B.npy" "$D/while/Ref.npy" && cmp -s "$D/while/Count.npy" "$D/while/CountRef.npy"; then echo "PASS compat: 'while' loops give the values computed without them"
+else echo "FAIL compat: 'while' loops differ from the values computed without them"; fi
+check "GemmWarpPolicy imported from tilelang.tileop.base" policy_import.py
+if "$T" ir "$S/policy_import.py" | grep -q "policy=T.GemmWarpPolicy.FullRow)"; then echo "PASS compat: the imported GemmWarpPolicy.FullRow reaches T.gemm"
+else echo "FAIL compat: the imported GemmWarpPolicy.FullRow does not reach T.gemm"; fi

@@ -184,6 +184,7 @@ static bool find_gemm_scratch(const tc_stmt *s, int64_t *max) {
     for (int i = 0; i < s->u.seq.n; i++) any |= find_gemm_scratch(s->u.seq.items[i], max);
     return any;
   case TC_ST_FOR: return find_gemm_scratch(s->u.loop.body, max);
+  case TC_ST_WHILE: return find_gemm_scratch(s->u.while_.body, max);
   case TC_ST_IF: {
     bool a = find_gemm_scratch(s->u.if_.then_s, max);
     bool b = find_gemm_scratch(s->u.if_.else_s, max);
@@ -390,6 +391,18 @@ static void emit_nodes(tc_cg *g, const tc_cpu_nodes *l) {
     case TC_CPU_THREADS: emit_threads(g, n); break;
     case TC_CPU_LOOP: {
       const tc_stmt *s = n->stmt;
+      if (s->kind == TC_ST_WHILE) { /* its condition is uniform: the planner checked */
+        tc_strbuf c;
+        tc_sb_init(&c);
+        tc_cg_expr(g, &c, s->u.while_.cond);
+        tc_cg_line(g, "while (%s) { /* split around: barriers inside */", tc_sb_cstr(&c));
+        tc_sb_free(&c);
+        g->ind++;
+        emit_nodes(g, &n->body);
+        g->ind--;
+        tc_cg_line(g, "}");
+        break;
+      }
       tc_strbuf lo, ext, nm;
       tc_sb_init(&lo);
       tc_sb_init(&ext);
