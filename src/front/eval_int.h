@@ -321,6 +321,10 @@ tc_val *ev_module_attr_try(tc_ev *ev, int mod, const char *attr);
 const tc_builtin *ev_compat_builtin(const char *dotted);
 const tc_builtin *ev_tirx_builtin(const char *dotted); /* eval_tl.c: tvm.tirx.const, ... */
 tc_val *ev_compat_int_method(tc_ev *ev, tc_val *obj, const char *attr);
+/* torch.cuda.get_device_properties(d) is an opaque value of this name; its attributes (major,
+ * minor, multi_processor_count, name) come from ev_compat_device_property, NULL for others. */
+#define DEVICE_PROPERTIES_NAME "torch.cuda.get_device_properties(...)"
+tc_val *ev_compat_device_property(tc_ev *ev, const char *attr);
 void ev_compat_check_attr(tc_ev *ev, const char *module, const char *attr, tc_loc loc);
 tc_region ev_region(tc_ev *ev, tc_val *v, const tc_region *other, const tc_ast *node, tc_loc loc,
                     const char *what);

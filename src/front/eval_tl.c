@@ -533,6 +533,17 @@ static tc_val *t_parallel(tc_ev *ev, tc_val *self, tc_args *a) {
   return r;
 }
 
+/* T.parallel(start, stop=None): TIR's parallel loop, one dimension; TileLang lowers a parallel
+ * For as it lowers T.Parallel's, so it is a one-dimensional T.Parallel over [start, stop). */
+static tc_val *t_tir_parallel(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  bool two = a->p[1] && a->p[1]->kind != TV_NONE;
+  tc_val *r = make_range(ev, TR_PARALLEL, 1);
+  r->u.range.start[0] = two ? loop_bound(ev, a->p[0], arg_loc(a, 0), "T.parallel") : tv_int(ev, 0);
+  r->u.range.stop[0] = loop_bound(ev, two ? a->p[1] : a->p[0], arg_loc(a, two ? 1 : 0), "T.parallel");
+  return r;
+}
+
 static tc_val *t_grid(tc_ev *ev, tc_val *self, tc_args *a) {
   tc_val *r = t_parallel(ev, self, a);
   r->u.range.kind = TR_SERIAL;
@@ -920,6 +931,37 @@ static tc_val *t_atomic_add(tc_ev *ev, tc_val *self, tc_args *a) {
   return tv_none(ev);
 }
 
+/* T.atomic_addx2 / T.atomic_addx4(dst[..., j], value[..., k]): the 2 or 4 consecutive elements
+ * along the last dimension added at once (a vector atomic on the GPU); each element's add is
+ * atomic, so they are that many element atomic_adds. */
+static tc_val *atomic_add_vec(tc_ev *ev, tc_args *a, int width) {
+  tc_loc loc = call_loc(a);
+  const char *fn = width == 2 ? "T.atomic_addx2" : "T.atomic_addx4";
+  if (a->p[2] && a->p[2]->kind != TV_NONE && ev_truth(ev, a->p[2], arg_loc(a, 2)))
+    ev_unsupported(ev, arg_loc(a, 2), tc_arena_printf(&ev->tmp, "%s(..., return_prev=True)", fn));
+  tc_val *dst = a->p[0], *val = a->p[1];
+  if (dst->kind != TV_ELEM || val->kind != TV_ELEM)
+    ev_fail(ev, loc, "%s needs element operands such as dst[i, j] and value[i, k] (the first of %d consecutive elements)", fn, width);
+  tc_buffer *db = dst->u.elem.buf, *vb = val->u.elem.buf;
+  for (int q = 0; q < width; q++) {
+    tc_expr **di = TC_NEW_ARRAY(ev->ir, tc_expr *, db->ndim), **vi = TC_NEW_ARRAY(ev->ir, tc_expr *, vb->ndim);
+    for (int d = 0; d < db->ndim; d++) di[d] = dst->u.elem.idx[d];
+    for (int d = 0; d < vb->ndim; d++) vi[d] = val->u.elem.idx[d];
+    tc_expr *off = tc_ir_int(ev->ir, q, tc_index_dtype(), loc);
+    di[db->ndim - 1] = tc_ir_binary(ev->ir, TC_OP_ADD, di[db->ndim - 1], off, loc);
+    vi[vb->ndim - 1] = tc_ir_binary(ev->ir, TC_OP_ADD, vi[vb->ndim - 1], off, loc);
+    tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_ATOMIC_ADD, loc);
+    s->u.atomic.buf = db;
+    s->u.atomic.nidx = db->ndim;
+    s->u.atomic.idx = di;
+    s->u.atomic.value = ev_cast(ev, tc_ir_load(ev->ir, vb, vb->ndim, vi, loc), db->dtype, loc);
+    ev_emit(ev, s, loc, fn);
+  }
+  return tv_none(ev);
+}
+static tc_val *t_atomic_addx2(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return atomic_add_vec(ev, a, 2); }
+static tc_val *t_atomic_addx4(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return atomic_add_vec(ev, a, 4); }
+
 static tc_val *t_thread_binding(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   int64_t axis = arg_int(ev, a, 0, 0, "the axis of T.get_thread_binding");
@@ -1272,6 +1314,7 @@ const tc_builtin *ev_tirx_builtin(const char *dotted) {
 static const tc_builtin language_builtins[] = {
     {"T.Kernel", "*blocks | threads? is_cpu? prelude?", t_kernel, 0},
     {"T.Parallel", "*extents | coalesced_width? loop_layout? prefer_async? annotations?", t_parallel, 0},
+    {"T.parallel", "start stop? | annotations?", t_tir_parallel, 0},
     {"T.Pipelined", "start stop? num_stages? order? stage? sync? group?", t_pipelined, 0},
     {"T.serial", "start stop? step? | annotations?", t_serial, 0},
     {"T.Serial", "start stop? step? | annotations?", t_serial, 0},
@@ -1298,6 +1341,8 @@ static const tc_builtin language_builtins[] = {
     {"T.reduce_abssum", "buffer out dim?", t_reduce_abssum, 0},
     {"T.cumsum", "src dst? dim? reverse?", t_cumsum, 0},
     {"T.atomic_add", "dst value memory_order? return_prev? use_tma?", t_atomic_add, 0},
+    {"T.atomic_addx2", "dst value return_prev?", t_atomic_addx2, 0},
+    {"T.atomic_addx4", "dst value return_prev?", t_atomic_addx4, 0},
     {"T.get_thread_binding", "dim?", t_thread_binding, 0},
     {"T.thread_binding", "start stop? thread? | annotations?", t_thread_binding_loop, 0},
     {"T.use_swizzle", "panel_size? order? enable?", t_use_swizzle, 0},

@@ -37,3 +37,12 @@ else echo "FAIL compat: 'while' loops differ from the values computed without th
 check "GemmWarpPolicy imported from tilelang.tileop.base" policy_import.py
 if "$T" ir "$S/policy_import.py" | grep -q "policy=T.GemmWarpPolicy.FullRow)"; then echo "PASS compat: the imported GemmWarpPolicy.FullRow reaches T.gemm"
 else echo "FAIL compat: the imported GemmWarpPolicy.FullRow does not reach T.gemm"; fi
+check "T.parallel(start, stop)" tir_parallel.py --save "$D/tirpar"
+if cmp -s "$D/tirpar/B.npy" "$D/tirpar/Ref.npy"; then echo "PASS compat: T.parallel loops give the T.Parallel values"
+else echo "FAIL compat: T.parallel loops differ from the T.Parallel values"; fi
+check "torch.cuda.get_device_properties and tilelang.DataType" device_properties.py -D N=64
+if "$T" ir "$S/device_properties.py" -D N=64 | grep -q "B\[i\] = A\[i\] + 25.0"; then echo "PASS compat: device properties and DataType fold at compile time"
+else echo "FAIL compat: device properties and DataType do not fold as expected"; fi
+check "T.atomic_addx4 and T.atomic_addx2" atomic_addx4.py --save "$D/addx4"
+if cmp -s "$D/addx4/B.npy" "$D/addx4/Ref.npy"; then echo "PASS compat: vector atomic adds add every element once"
+else echo "FAIL compat: vector atomic adds differ from 2 * A"; fi
