@@ -66,7 +66,7 @@ enum { EV_TAG_LAZY_ARGS = 99 }; /* a builtin that receives its arguments unevalu
 enum { EV_TAG_LAMBDA_ARGS = 98 }; /* a builtin whose arguments may be lambdas even in a kernel */
 
 /* Loop-range descriptors. */
-typedef enum { TR_PY_RANGE, TR_SERIAL, TR_PARALLEL, TR_PIPELINED, TR_UNROLL, TR_VECTORIZED } tr_kind;
+typedef enum { TR_PY_RANGE, TR_SERIAL, TR_PARALLEL, TR_PIPELINED, TR_UNROLL, TR_VECTORIZED, TR_PERSISTENT } tr_kind;
 
 struct tc_val {
   tv_kind kind;
@@ -94,6 +94,7 @@ struct tc_val {
       tc_val *step;          /* TR_PY_RANGE / TR_SERIAL: step (int), NULL for 1 */
       int num_stages;
       tc_pipeline_args pipe; /* TR_PIPELINED: order, stage, sync, group */
+      tc_val *wave, *index, *group; /* TR_PERSISTENT: wave_size, index, group_size (stop: the domain) */
     } range;
     struct { int n; tc_val **v; const tc_ast **nodes; int threads_ndim; int threads[3]; } kernel; /* T.Kernel(...) */
     struct { int ndim; tc_val **shape; tc_dtype dt; } tensor;

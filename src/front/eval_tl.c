@@ -544,6 +544,26 @@ static tc_val *t_tir_parallel(tc_ev *ev, tc_val *self, tc_args *a) {
   return r;
 }
 
+/* T.Persistent(domain, wave_size, index, group_size=8): the tiles of `domain` this block takes in
+ * a persistent kernel (eval_stmt.c, persistent_for, builds the loop). */
+static tc_val *t_persistent(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_val *dom = a->p[0];
+  if (dom->kind != TV_LIST && dom->kind != TV_TUPLE) ev_fail(ev, arg_loc(a, 0), "T.Persistent needs the domain as a list of extents");
+  int n = dom->u.seq.n;
+  if (n < 1 || n > 8) ev_fail(ev, arg_loc(a, 0), "T.Persistent takes 1 to 8 extents, got %d", n);
+  tc_val *r = make_range(ev, TR_PERSISTENT, n);
+  for (int i = 0; i < n; i++) {
+    r->u.range.start[i] = tv_int(ev, 0);
+    r->u.range.stop[i] = loop_bound(ev, dom->u.seq.v[i], arg_loc(a, 0), "T.Persistent");
+  }
+  r->u.range.wave = loop_bound(ev, a->p[1], arg_loc(a, 1), "the wave size of T.Persistent");
+  r->u.range.index = loop_bound(ev, a->p[2], arg_loc(a, 2), "the index of T.Persistent");
+  r->u.range.group = a->p[3] && a->p[3]->kind != TV_NONE ? loop_bound(ev, a->p[3], arg_loc(a, 3), "the group size of T.Persistent")
+                                                         : tv_int(ev, 8);
+  return r;
+}
+
 static tc_val *t_grid(tc_ev *ev, tc_val *self, tc_args *a) {
   tc_val *r = t_parallel(ev, self, a);
   r->u.range.kind = TR_SERIAL;
@@ -1315,6 +1335,7 @@ static const tc_builtin language_builtins[] = {
     {"T.Kernel", "*blocks | threads? is_cpu? prelude?", t_kernel, 0},
     {"T.Parallel", "*extents | coalesced_width? loop_layout? prefer_async? annotations?", t_parallel, 0},
     {"T.parallel", "start stop? | annotations?", t_tir_parallel, 0},
+    {"T.Persistent", "domain wave_size index group_size?", t_persistent, 0},
     {"T.Pipelined", "start stop? num_stages? order? stage? sync? group?", t_pipelined, 0},
     {"T.serial", "start stop? step? | annotations?", t_serial, 0},
     {"T.Serial", "start stop? step? | annotations?", t_serial, 0},

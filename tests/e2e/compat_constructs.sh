@@ -46,3 +46,9 @@ else echo "FAIL compat: device properties and DataType do not fold as expected";
 check "T.atomic_addx4 and T.atomic_addx2" atomic_addx4.py --save "$D/addx4"
 if cmp -s "$D/addx4/B.npy" "$D/addx4/Ref.npy"; then echo "PASS compat: vector atomic adds add every element once"
 else echo "FAIL compat: vector atomic adds differ from 2 * A"; fi
+check "T.Persistent" persistent.py --save "$D/persistent"
+if cmp -s "$D/persistent/B.npy" "$D/persistent/Ref.npy" &&
+   "$T" ir "$S/persistent.py" | grep -q "for w in serial(0, 6):" &&
+   "$T" ir "$S/persistent.py" | grep -q "if w \* 7 + block_id < 36 and (w \* 7 + block_id) // 2 // 6 \* 2 + (w \* 7 + block_id) % 2 < 5:"
+then echo "PASS compat: T.Persistent visits every tile in TileLang's wave order"
+else echo "FAIL compat: T.Persistent"; fi
