@@ -52,3 +52,6 @@ if cmp -s "$D/persistent/B.npy" "$D/persistent/Ref.npy" &&
    "$T" ir "$S/persistent.py" | grep -q "if w \* 7 + block_id < 36 and (w \* 7 + block_id) // 2 // 6 \* 2 + (w \* 7 + block_id) % 2 < 5:"
 then echo "PASS compat: T.Persistent visits every tile in TileLang's wave order"
 else echo "FAIL compat: T.Persistent"; fi
+if "$T" run "$S/expr_dim.py" 2>&1 | grep -q "^tilec: error: dimension 0 of 'A' is computed from symbolic sizes, which tilec cannot size yet"; then
+  echo "PASS compat: run names a dimension computed from symbolic sizes"
+else echo "FAIL compat: run's message for a dimension computed from symbolic sizes"; fi
