@@ -342,6 +342,15 @@ tc_val *ev_make_view(tc_ev *ev, tc_val *data, tc_loc data_loc, tc_val *tt, const
 tc_val *ev_t_reshape(tc_ev *ev, tc_val *self, tc_args *a); /* T.reshape(src, shape) */
 tc_val *ev_t_view(tc_ev *ev, tc_val *self, tc_args *a);    /* T.view(src, shape=None, dtype=None) */
 
+/* eval_tl.c: a loop-range value of n dimensions; a loop bound checked to be an integer */
+tc_val *ev_make_range(tc_ev *ev, tr_kind kind, int n);
+tc_val *ev_loop_bound(tc_ev *ev, tc_val *v, tc_loc loc, const char *what);
+/* eval_loops_extra.c */
+tc_val *ev_t_tir_parallel(tc_ev *ev, tc_val *self, tc_args *a); /* T.parallel(start, stop=None) */
+tc_val *ev_t_persistent(tc_ev *ev, tc_val *self, tc_args *a);   /* T.Persistent(domain, wave, index, group) */
+tc_val *ev_t_atomic_addx2(tc_ev *ev, tc_val *self, tc_args *a);
+tc_val *ev_t_atomic_addx4(tc_ev *ev, tc_val *self, tc_args *a);
+
 /* eval_im2col.c: T.im2col / T.c2d_im2col, the im2col tile of a 2-D convolution */
 tc_val *ev_t_im2col(tc_ev *ev, tc_val *self, tc_args *a);
 

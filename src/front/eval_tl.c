@@ -461,7 +461,7 @@ static tc_val *t_symbolic(tc_ev *ev, tc_val *self, tc_args *a) {
 
 /* ---------------------------------------------------------------- loops */
 
-static tc_val *make_range(tc_ev *ev, tr_kind kind, int n) {
+tc_val *ev_make_range(tc_ev *ev, tr_kind kind, int n) {
   tc_val *r = tv_new(ev, TV_RANGE);
   r->u.range.kind = kind;
   r->u.range.n = n;
@@ -470,7 +470,7 @@ static tc_val *make_range(tc_ev *ev, tr_kind kind, int n) {
   return r;
 }
 
-static tc_val *loop_bound(tc_ev *ev, tc_val *v, tc_loc loc, const char *what) {
+tc_val *ev_loop_bound(tc_ev *ev, tc_val *v, tc_loc loc, const char *what) {
   v = ev_scalar(ev, v, loc);
   if (v->kind == TV_INT || v->kind == TV_BOOL) return v->kind == TV_BOOL ? tv_int(ev, v->u.b) : v;
   if (v->kind == TV_EXPR && (tc_dtype_is_int(v->u.e->dtype) || tc_dtype_is_bool(v->u.e->dtype))) return v;
@@ -479,13 +479,13 @@ static tc_val *loop_bound(tc_ev *ev, tc_val *v, tc_loc loc, const char *what) {
 
 /* start, stop?, step? as range() takes them */
 static tc_val *range_like(tc_ev *ev, tc_args *a, tr_kind kind, const char *what) {
-  tc_val *r = make_range(ev, kind, 1);
+  tc_val *r = ev_make_range(ev, kind, 1);
   if (!a->p[1] || a->p[1]->kind == TV_NONE) {
     r->u.range.start[0] = tv_int(ev, 0);
-    r->u.range.stop[0] = loop_bound(ev, a->p[0], arg_loc(a, 0), what);
+    r->u.range.stop[0] = ev_loop_bound(ev, a->p[0], arg_loc(a, 0), what);
   } else {
-    r->u.range.start[0] = loop_bound(ev, a->p[0], arg_loc(a, 0), what);
-    r->u.range.stop[0] = loop_bound(ev, a->p[1], arg_loc(a, 1), what);
+    r->u.range.start[0] = ev_loop_bound(ev, a->p[0], arg_loc(a, 0), what);
+    r->u.range.stop[0] = ev_loop_bound(ev, a->p[1], arg_loc(a, 1), what);
   }
   return r;
 }
@@ -525,42 +525,11 @@ static tc_val *t_parallel(tc_ev *ev, tc_val *self, tc_args *a) {
   int n = ext->u.seq.n;
   if (n < 1) ev_fail(ev, call_loc(a), "T.Parallel needs at least one extent");
   if (n > 8) ev_fail(ev, call_loc(a), "T.Parallel takes at most 8 extents");
-  tc_val *r = make_range(ev, TR_PARALLEL, n);
+  tc_val *r = ev_make_range(ev, TR_PARALLEL, n);
   for (int i = 0; i < n; i++) {
     r->u.range.start[i] = tv_int(ev, 0);
-    r->u.range.stop[i] = loop_bound(ev, ext->u.seq.v[i], i < a->n ? arg_loc(a, 0) : call_loc(a), "T.Parallel");
+    r->u.range.stop[i] = ev_loop_bound(ev, ext->u.seq.v[i], i < a->n ? arg_loc(a, 0) : call_loc(a), "T.Parallel");
   }
-  return r;
-}
-
-/* T.parallel(start, stop=None): TIR's parallel loop, one dimension; TileLang lowers a parallel
- * For as it lowers T.Parallel's, so it is a one-dimensional T.Parallel over [start, stop). */
-static tc_val *t_tir_parallel(tc_ev *ev, tc_val *self, tc_args *a) {
-  (void)self;
-  bool two = a->p[1] && a->p[1]->kind != TV_NONE;
-  tc_val *r = make_range(ev, TR_PARALLEL, 1);
-  r->u.range.start[0] = two ? loop_bound(ev, a->p[0], arg_loc(a, 0), "T.parallel") : tv_int(ev, 0);
-  r->u.range.stop[0] = loop_bound(ev, two ? a->p[1] : a->p[0], arg_loc(a, two ? 1 : 0), "T.parallel");
-  return r;
-}
-
-/* T.Persistent(domain, wave_size, index, group_size=8): the tiles of `domain` this block takes in
- * a persistent kernel (eval_stmt.c, persistent_for, builds the loop). */
-static tc_val *t_persistent(tc_ev *ev, tc_val *self, tc_args *a) {
-  (void)self;
-  tc_val *dom = a->p[0];
-  if (dom->kind != TV_LIST && dom->kind != TV_TUPLE) ev_fail(ev, arg_loc(a, 0), "T.Persistent needs the domain as a list of extents");
-  int n = dom->u.seq.n;
-  if (n < 1 || n > 8) ev_fail(ev, arg_loc(a, 0), "T.Persistent takes 1 to 8 extents, got %d", n);
-  tc_val *r = make_range(ev, TR_PERSISTENT, n);
-  for (int i = 0; i < n; i++) {
-    r->u.range.start[i] = tv_int(ev, 0);
-    r->u.range.stop[i] = loop_bound(ev, dom->u.seq.v[i], arg_loc(a, 0), "T.Persistent");
-  }
-  r->u.range.wave = loop_bound(ev, a->p[1], arg_loc(a, 1), "the wave size of T.Persistent");
-  r->u.range.index = loop_bound(ev, a->p[2], arg_loc(a, 2), "the index of T.Persistent");
-  r->u.range.group = a->p[3] && a->p[3]->kind != TV_NONE ? loop_bound(ev, a->p[3], arg_loc(a, 3), "the group size of T.Persistent")
-                                                         : tv_int(ev, 8);
   return r;
 }
 
@@ -951,37 +920,6 @@ static tc_val *t_atomic_add(tc_ev *ev, tc_val *self, tc_args *a) {
   return tv_none(ev);
 }
 
-/* T.atomic_addx2 / T.atomic_addx4(dst[..., j], value[..., k]): the 2 or 4 consecutive elements
- * along the last dimension added at once (a vector atomic on the GPU); each element's add is
- * atomic, so they are that many element atomic_adds. */
-static tc_val *atomic_add_vec(tc_ev *ev, tc_args *a, int width) {
-  tc_loc loc = call_loc(a);
-  const char *fn = width == 2 ? "T.atomic_addx2" : "T.atomic_addx4";
-  if (a->p[2] && a->p[2]->kind != TV_NONE && ev_truth(ev, a->p[2], arg_loc(a, 2)))
-    ev_unsupported(ev, arg_loc(a, 2), tc_arena_printf(&ev->tmp, "%s(..., return_prev=True)", fn));
-  tc_val *dst = a->p[0], *val = a->p[1];
-  if (dst->kind != TV_ELEM || val->kind != TV_ELEM)
-    ev_fail(ev, loc, "%s needs element operands such as dst[i, j] and value[i, k] (the first of %d consecutive elements)", fn, width);
-  tc_buffer *db = dst->u.elem.buf, *vb = val->u.elem.buf;
-  for (int q = 0; q < width; q++) {
-    tc_expr **di = TC_NEW_ARRAY(ev->ir, tc_expr *, db->ndim), **vi = TC_NEW_ARRAY(ev->ir, tc_expr *, vb->ndim);
-    for (int d = 0; d < db->ndim; d++) di[d] = dst->u.elem.idx[d];
-    for (int d = 0; d < vb->ndim; d++) vi[d] = val->u.elem.idx[d];
-    tc_expr *off = tc_ir_int(ev->ir, q, tc_index_dtype(), loc);
-    di[db->ndim - 1] = tc_ir_binary(ev->ir, TC_OP_ADD, di[db->ndim - 1], off, loc);
-    vi[vb->ndim - 1] = tc_ir_binary(ev->ir, TC_OP_ADD, vi[vb->ndim - 1], off, loc);
-    tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_ATOMIC_ADD, loc);
-    s->u.atomic.buf = db;
-    s->u.atomic.nidx = db->ndim;
-    s->u.atomic.idx = di;
-    s->u.atomic.value = ev_cast(ev, tc_ir_load(ev->ir, vb, vb->ndim, vi, loc), db->dtype, loc);
-    ev_emit(ev, s, loc, fn);
-  }
-  return tv_none(ev);
-}
-static tc_val *t_atomic_addx2(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return atomic_add_vec(ev, a, 2); }
-static tc_val *t_atomic_addx4(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return atomic_add_vec(ev, a, 4); }
-
 static tc_val *t_thread_binding(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   int64_t axis = arg_int(ev, a, 0, 0, "the axis of T.get_thread_binding");
@@ -1334,8 +1272,8 @@ const tc_builtin *ev_tirx_builtin(const char *dotted) {
 static const tc_builtin language_builtins[] = {
     {"T.Kernel", "*blocks | threads? is_cpu? prelude?", t_kernel, 0},
     {"T.Parallel", "*extents | coalesced_width? loop_layout? prefer_async? annotations?", t_parallel, 0},
-    {"T.parallel", "start stop? | annotations?", t_tir_parallel, 0},
-    {"T.Persistent", "domain wave_size index group_size?", t_persistent, 0},
+    {"T.parallel", "start stop? | annotations?", ev_t_tir_parallel, 0},
+    {"T.Persistent", "domain wave_size index group_size?", ev_t_persistent, 0},
     {"T.Pipelined", "start stop? num_stages? order? stage? sync? group?", t_pipelined, 0},
     {"T.serial", "start stop? step? | annotations?", t_serial, 0},
     {"T.Serial", "start stop? step? | annotations?", t_serial, 0},
@@ -1362,8 +1300,8 @@ static const tc_builtin language_builtins[] = {
     {"T.reduce_abssum", "buffer out dim?", t_reduce_abssum, 0},
     {"T.cumsum", "src dst? dim? reverse?", t_cumsum, 0},
     {"T.atomic_add", "dst value memory_order? return_prev? use_tma?", t_atomic_add, 0},
-    {"T.atomic_addx2", "dst value return_prev?", t_atomic_addx2, 0},
-    {"T.atomic_addx4", "dst value return_prev?", t_atomic_addx4, 0},
+    {"T.atomic_addx2", "dst value return_prev?", ev_t_atomic_addx2, 0},
+    {"T.atomic_addx4", "dst value return_prev?", ev_t_atomic_addx4, 0},
     {"T.get_thread_binding", "dim?", t_thread_binding, 0},
     {"T.thread_binding", "start stop? thread? | annotations?", t_thread_binding_loop, 0},
     {"T.use_swizzle", "panel_size? order? enable?", t_use_swizzle, 0},
