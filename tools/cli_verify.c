@@ -56,8 +56,12 @@ static int setup_tensors(const cli_options *o, tilec_kernel *k, vtensor *ts, siz
         char *end = NULL;
         n = v ? strtoll(v, &end, 0) : -1;
         if (!v || *end || n < 0) {
-          fprintf(stderr, "tilec: error: dimension %d of '%s' is symbolic ('%s'); give its size with -D %s=N\n", d,
-                  pi.name, pi.dims[d] ? pi.dims[d] : "?", pi.dims[d] ? pi.dims[d] : "?");
+          if (!pi.dims[d] || strcmp(pi.dims[d], "?") == 0) /* an expression such as seq_len * heads: no name to bind */
+            fprintf(stderr, "tilec: error: dimension %d of '%s' is computed from symbolic sizes, which tilec "
+                            "cannot size yet (a T.const size given with -D becomes a fixed one)\n", d, pi.name);
+          else
+            fprintf(stderr, "tilec: error: dimension %d of '%s' is symbolic ('%s'); give its size with -D %s=N\n", d, pi.name,
+                    pi.dims[d], pi.dims[d]);
           return CLI_EXIT_USAGE;
         }
       }

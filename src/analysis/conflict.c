@@ -18,6 +18,7 @@ void tc_conflict_clear(tc_conflict_set *cs) {
 
 static void add_buf(void *c, const tc_buffer *b, bool write) {
   tc_conflict_set *cs = c;
+  b = tc_buffer_storage(b); /* a view conflicts with the storage it names */
   if (!tc_buffer_is_block_visible(b) || b->id < 0 || b->id >= cs->nids) return;
   if (write) cs->w[b->id] = true;
   else cs->r[b->id] = true;

@@ -30,6 +30,7 @@ static bool contains(const tc_stmt *s, bool barriers) {
     return false;
   case TC_ST_FOR: return contains(s->u.loop.body, barriers);
   case TC_ST_IF: return contains(s->u.if_.then_s, barriers) || contains(s->u.if_.else_s, barriers);
+  case TC_ST_WHILE: return contains(s->u.while_.body, barriers);
   default: return false;
   }
 }
@@ -44,5 +45,5 @@ void tc_error_sync_under_divergence(tilec_error *err, const tc_stmt *s) {
     tc_error_at(err, TILEC_ERROR_PROGRAM, s->loc,
                 "a barrier is needed under control flow that depends on the thread index "
                 "(threads read shared memory other threads write inside this %s)",
-                s->kind == TC_ST_FOR ? "loop" : "if");
+                s->kind == TC_ST_FOR || s->kind == TC_ST_WHILE ? "loop" : "if");
 }

@@ -76,6 +76,10 @@ void tc_stmt_accesses(const tc_access_fns *f, const tc_stmt *s, bool recurse) {
     tc_expr_accesses(f, s->u.loop.extent);
     if (recurse) tc_stmt_accesses(f, s->u.loop.body, true);
     break;
+  case TC_ST_WHILE:
+    tc_expr_accesses(f, s->u.while_.cond);
+    if (recurse) tc_stmt_accesses(f, s->u.while_.body, true);
+    break;
   case TC_ST_IF:
     tc_expr_accesses(f, s->u.if_.cond);
     if (recurse) {
@@ -140,6 +144,7 @@ static void max_decls(max_ctx *m, const tc_stmt *s) {
     max_decls(m, s->u.if_.then_s);
     max_decls(m, s->u.if_.else_s);
     break;
+  case TC_ST_WHILE: max_decls(m, s->u.while_.body); break;
   default: break;
   }
 }

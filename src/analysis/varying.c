@@ -10,7 +10,10 @@ bool tc_varying_var(const tc_varying *v, const tc_var *var) {
   return var->kind == TC_VAR_THREAD_IDX || (id_ok(v, var->id) && v->by_id[var->id]);
 }
 
-bool tc_varying_buf(const tc_varying *v, const tc_buffer *b) { return b && id_ok(v, b->id) && v->by_id[b->id]; }
+bool tc_varying_buf(const tc_varying *v, const tc_buffer *b) {
+  b = tc_buffer_storage(b); /* a view varies with the storage it names */
+  return b && id_ok(v, b->id) && v->by_id[b->id];
+}
 
 bool tc_varying_expr(const tc_varying *v, const tc_expr *e) {
   if (!e) return false;
@@ -53,6 +56,7 @@ static bool sweep(tc_varying *v, const tc_stmt *s, bool ctl) {
     bool dep = ctl || tc_varying_expr(v, s->u.if_.cond);
     return sweep(v, s->u.if_.then_s, dep) | sweep(v, s->u.if_.else_s, dep);
   }
+  case TC_ST_WHILE: return sweep(v, s->u.while_.body, ctl || tc_varying_expr(v, s->u.while_.cond));
   case TC_ST_STORE:
   case TC_ST_ATOMIC_ADD: {
     bool atomic = s->kind == TC_ST_ATOMIC_ADD;
@@ -63,7 +67,7 @@ static bool sweep(tc_varying *v, const tc_stmt *s, bool ctl) {
     tc_expr *const *idx = atomic ? s->u.atomic.idx : s->u.store.idx;
     bool dep = ctl || tc_varying_expr(v, atomic ? s->u.atomic.value : s->u.store.value);
     for (int i = 0; i < n && idx; i++) dep |= tc_varying_expr(v, idx[i]);
-    return dep && mark(v, b->id);
+    return dep && mark(v, tc_buffer_storage(b)->id);
   }
   case TC_ST_LET:
   case TC_ST_ASSIGN:
@@ -77,7 +81,7 @@ static bool sweep(tc_varying *v, const tc_stmt *s, bool ctl) {
   bool dep = ctl || (s->kind == TC_ST_FILL && tc_varying_expr(v, s->u.fill.value));
   for (int i = 0; i < n; i++) dep |= tc_varying_region(v, regs[i].region);
   for (int i = 0; i < n && dep; i++)
-    if (regs[i].write && tc_buffer_is_per_thread(regs[i].region->buf)) ch |= mark(v, regs[i].region->buf->id);
+    if (regs[i].write && tc_buffer_is_per_thread(regs[i].region->buf)) ch |= mark(v, tc_buffer_storage(regs[i].region->buf)->id);
   return ch;
 }
 
@@ -105,6 +109,7 @@ static bool has_atomic_or_print(const tc_stmt *s) {
     return false;
   case TC_ST_FOR: return s->u.loop.kind != TC_LOOP_PARALLEL && has_atomic_or_print(s->u.loop.body);
   case TC_ST_IF: return has_atomic_or_print(s->u.if_.then_s) || has_atomic_or_print(s->u.if_.else_s);
+  case TC_ST_WHILE: return has_atomic_or_print(s->u.while_.body);
   case TC_ST_ATOMIC_ADD: return s->u.atomic.dst.buf == NULL;
   case TC_ST_PRINT: return true;
   default: return false;

@@ -982,6 +982,7 @@ void ev_compile_eager(tc_ev *ev, tc_func *f);
 
 static void walk_outputs(tc_kernel_ir *k, const tc_stmt *s);
 static void mark_output(tc_kernel_ir *k, tc_buffer *b) {
+  if (b && b->view_of) b = b->view_of; /* writing a view writes the tensor it views */
   if (b && b->scope == TC_SCOPE_GLOBAL && b->param_index >= 0 && b->param_index < k->nparams)
     k->params[b->param_index].is_output = true;
 }
@@ -992,6 +993,7 @@ static void walk_outputs(tc_kernel_ir *k, const tc_stmt *s) {
     for (int i = 0; i < s->u.seq.n; i++) walk_outputs(k, s->u.seq.items[i]);
     break;
   case TC_ST_FOR: walk_outputs(k, s->u.loop.body); break;
+  case TC_ST_WHILE: walk_outputs(k, s->u.while_.body); break;
   case TC_ST_IF:
     walk_outputs(k, s->u.if_.then_s);
     walk_outputs(k, s->u.if_.else_s);

@@ -56,6 +56,21 @@ static tc_val *c_device_name(tc_ev *ev, tc_val *self, tc_args *a) {
   return tv_str(ev, name, strlen(name));
 }
 
+/* torch.cuda.get_device_properties(d): an object whose major, minor, multi_processor_count and
+ * name describe the same device (ev_compat_device_property answers them). */
+static tc_val *c_device_properties(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self, (void)a;
+  return tv_opaque(ev, DEVICE_PROPERTIES_NAME);
+}
+
+tc_val *ev_compat_device_property(tc_ev *ev, const char *attr) {
+  if (strcmp(attr, "major") == 0) return tv_int(ev, DEVICE_SM_MAJOR);
+  if (strcmp(attr, "minor") == 0) return tv_int(ev, DEVICE_SM_MINOR);
+  if (strcmp(attr, "multi_processor_count") == 0) return tv_int(ev, DEVICE_NUM_SMS);
+  if (strcmp(attr, "name") == 0) return c_device_name(ev, NULL, NULL);
+  return NULL;
+}
+
 static tc_val *c_true(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self, (void)a;
   return tv_bool(ev, true);
@@ -87,6 +102,8 @@ static tc_val *c_none(tc_ev *ev, tc_val *self, tc_args *a) {
 static const tc_builtin compat_builtins[] = {
     {"tvm.DataType", "dtype", c_data_type, 0},
     {"tilelang.tvm.DataType", "dtype", c_data_type, 0},
+    {"tilelang.DataType", "dtype", c_data_type, 0},
+    {"torch.cuda.get_device_properties", "device?", c_device_properties, 0},
     {"tilelang.math.next_power_of_2", "x", c_next_power_of_2, 0},
     {"tilelang.next_power_of_2", "x", c_next_power_of_2, 0},
     {"tilelang.carver.arch.driver.get_num_sms", "device_id?", c_num_sms, 0},

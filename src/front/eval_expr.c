@@ -660,6 +660,11 @@ tc_val *ev_getattr(tc_ev *ev, tc_val *obj, const char *attr, tc_loc loc) {
   switch (obj->kind) {
   case TV_MODULE: return ev_module_attr(ev, obj->u.mod.id, attr, loc);
   case TV_OPAQUE: {
+    if (strcmp(obj->u.opaque.name, DEVICE_PROPERTIES_NAME) == 0) {
+      tc_val *v = ev_compat_device_property(ev, attr);
+      if (v) return v;
+      ev_fail(ev, loc, "unsupported: the device property '%s' (tilec answers major, minor, multi_processor_count and name)", attr);
+    }
     char buf[256];
     snprintf(buf, sizeof buf, "%s.%s", obj->u.opaque.name, attr);
     /* torch.cuda.is_available() inside a kernel is a compile-time answer; torch.relu is not */
@@ -680,6 +685,7 @@ tc_val *ev_getattr(tc_ev *ev, tc_val *obj, const char *attr, tc_loc loc) {
     if (strcmp(attr, "dtype") == 0) return tv_dtype(ev, b->dtype);
     if (strcmp(attr, "ndim") == 0) return tv_int(ev, b->ndim);
     if (strcmp(attr, "name") == 0) return tv_cstr(ev, b->name);
+    if (strcmp(attr, "data") == 0) return obj; /* its storage: T.Tensor(shape, dtype, X.data) views it */
     break;
   }
   case TV_TENSOR_TYPE:

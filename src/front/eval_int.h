@@ -66,7 +66,7 @@ enum { EV_TAG_LAZY_ARGS = 99 }; /* a builtin that receives its arguments unevalu
 enum { EV_TAG_LAMBDA_ARGS = 98 }; /* a builtin whose arguments may be lambdas even in a kernel */
 
 /* Loop-range descriptors. */
-typedef enum { TR_PY_RANGE, TR_SERIAL, TR_PARALLEL, TR_PIPELINED, TR_UNROLL, TR_VECTORIZED } tr_kind;
+typedef enum { TR_PY_RANGE, TR_SERIAL, TR_PARALLEL, TR_PIPELINED, TR_UNROLL, TR_VECTORIZED, TR_PERSISTENT } tr_kind;
 
 struct tc_val {
   tv_kind kind;
@@ -94,6 +94,7 @@ struct tc_val {
       tc_val *step;          /* TR_PY_RANGE / TR_SERIAL: step (int), NULL for 1 */
       int num_stages;
       tc_pipeline_args pipe; /* TR_PIPELINED: order, stage, sync, group */
+      tc_val *wave, *index, *group; /* TR_PERSISTENT: wave_size, index, group_size (stop: the domain) */
     } range;
     struct { int n; tc_val **v; const tc_ast **nodes; int threads_ndim; int threads[3]; } kernel; /* T.Kernel(...) */
     struct { int ndim; tc_val **shape; tc_dtype dt; } tensor;
@@ -321,6 +322,10 @@ tc_val *ev_module_attr_try(tc_ev *ev, int mod, const char *attr);
 const tc_builtin *ev_compat_builtin(const char *dotted);
 const tc_builtin *ev_tirx_builtin(const char *dotted); /* eval_tl.c: tvm.tirx.const, ... */
 tc_val *ev_compat_int_method(tc_ev *ev, tc_val *obj, const char *attr);
+/* torch.cuda.get_device_properties(d) is an opaque value of this name; its attributes (major,
+ * minor, multi_processor_count, name) come from ev_compat_device_property, NULL for others. */
+#define DEVICE_PROPERTIES_NAME "torch.cuda.get_device_properties(...)"
+tc_val *ev_compat_device_property(tc_ev *ev, const char *attr);
 void ev_compat_check_attr(tc_ev *ev, const char *module, const char *attr, tc_loc loc);
 tc_region ev_region(tc_ev *ev, tc_val *v, const tc_region *other, const tc_ast *node, tc_loc loc,
                     const char *what);
@@ -328,6 +333,26 @@ void ev_kernel_enter(tc_ev *ev, tc_val *frame, const tc_ast *target, const tc_as
                      tc_loc loc);
 tc_buffer *ev_make_param_buffer(tc_ev *ev, const char *name, tc_val *ttype, tc_loc loc);
 const char *ev_target_name(tc_ev *ev, const tc_ast *call, const char *dflt);
+
+/* ---- eval_view.c: buffer views (T.reshape, T.view, T.Tensor(shape, dtype, X.data)) ---- */
+/* T.Tensor(shape, dtype) as a tensor type value (TV_TENSOR_TYPE); shape_n: its syntax or NULL */
+tc_val *ev_tensor_type(tc_ev *ev, tc_val *shape, const tc_ast *shape_n, tc_loc shape_loc, tc_val *dtype, tc_loc dtype_loc);
+/* A view of the buffer `data` with the shape and dtype of the tensor type `tt`; emits its ALLOC. */
+tc_val *ev_make_view(tc_ev *ev, tc_val *data, tc_loc data_loc, tc_val *tt, const tc_ast *call, const char *what);
+tc_val *ev_t_reshape(tc_ev *ev, tc_val *self, tc_args *a); /* T.reshape(src, shape) */
+tc_val *ev_t_view(tc_ev *ev, tc_val *self, tc_args *a);    /* T.view(src, shape=None, dtype=None) */
+
+/* eval_tl.c: a loop-range value of n dimensions; a loop bound checked to be an integer */
+tc_val *ev_make_range(tc_ev *ev, tr_kind kind, int n);
+tc_val *ev_loop_bound(tc_ev *ev, tc_val *v, tc_loc loc, const char *what);
+/* eval_loops_extra.c */
+tc_val *ev_t_tir_parallel(tc_ev *ev, tc_val *self, tc_args *a); /* T.parallel(start, stop=None) */
+tc_val *ev_t_persistent(tc_ev *ev, tc_val *self, tc_args *a);   /* T.Persistent(domain, wave, index, group) */
+tc_val *ev_t_atomic_addx2(tc_ev *ev, tc_val *self, tc_args *a);
+tc_val *ev_t_atomic_addx4(tc_ev *ev, tc_val *self, tc_args *a);
+
+/* eval_im2col.c: T.im2col / T.c2d_im2col, the im2col tile of a 2-D convolution */
+tc_val *ev_t_im2col(tc_ev *ev, tc_val *self, tc_args *a);
 
 /* ---- eval_layout.c: T.Layout, T.Fragment, make_swizzled_layout, T.annotate_layout ---- */
 tc_val *ev_t_annotate_layout(tc_ev *ev, tc_val *self, tc_args *a);

@@ -320,6 +320,9 @@ static tc_val *resolve_module(tc_ev *ev, const char *dotted) {
   if (strcmp(dotted, "tilelang.language") == 0 || strcmp(dotted, "tilec.language") == 0) return tv_module(ev, TM_LANGUAGE);
   if (strcmp(dotted, "tilelang.layout") == 0 || strcmp(dotted, "tilec.layout") == 0) return tv_module(ev, TM_LAYOUT);
   if (strcmp(dotted, "math") == 0) return tv_module(ev, TM_MATH);
+  /* `from tilelang.tileop.base import GemmWarpPolicy`: the enum T.GemmWarpPolicy names */
+  if (strcmp(dotted, "tilelang.tileop.base.GemmWarpPolicy") == 0 || strcmp(dotted, "tilelang.tileop.GemmWarpPolicy") == 0)
+    return tv_module(ev, TM_POLICY);
   if (strcmp(dotted, "itertools") == 0) return tv_module(ev, TM_ITERTOOLS);
   return tv_opaque(ev, dotted);
 }
@@ -432,9 +435,12 @@ static const char *loop_name(tr_kind k) {
   case TR_UNROLL: return "T.unroll";
   case TR_SERIAL: return "T.serial";
   case TR_VECTORIZED: return "T.vectorized";
+  case TR_PERSISTENT: return "T.Persistent";
   default: return "range";
   }
 }
+
+static tc_flow persistent_for(tc_ev *ev, const tc_ast *s, tc_val *r, const tc_ast **names, bool bind_tuple);
 
 static tc_flow runtime_for(tc_ev *ev, const tc_ast *s, tc_val *r) {
   tr_kind rk = r->u.range.kind;
@@ -459,6 +465,7 @@ static tc_flow runtime_for(tc_ev *ev, const tc_ast *s, tc_val *r) {
   } else {
     ev_fail(ev, t->loc, "%s(...) has %d dimensions, so the loop needs %d names", loop_name(rk), n, n);
   }
+  if (rk == TR_PERSISTENT) return persistent_for(ev, s, r, names, bind_tuple);
   tc_loop_kind lk = rk == TR_PARALLEL ? TC_LOOP_PARALLEL : rk == TR_PIPELINED ? TC_LOOP_PIPELINED
                     : rk == TR_UNROLL ? TC_LOOP_UNROLL : rk == TR_VECTORIZED ? TC_LOOP_VECTORIZED : TC_LOOP_SERIAL;
   tc_stmt **loops = EV_NEW_ARRAY(ev, tc_stmt *, n);
@@ -537,6 +544,78 @@ static tc_flow runtime_for(tc_ev *ev, const tc_ast *s, tc_val *r) {
   return FLOW_NORMAL;
 }
 
+/* for v0, ..., vn in T.Persistent(domain, wave_size, index, group_size): TileLang's persistent
+ * loop. Wave w gives this block the tile w * wave_size + index of the domain padded to whole
+ * groups of group_size along its last axis and walked group by group ([last / group, d0, ...,
+ * d(n-2), group], last index fastest); padding tiles and tiles past the end run nothing (TileLang
+ * breaks out of the loop there, which is the same: later waves are past the end too). */
+static tc_flow persistent_for(tc_ev *ev, const tc_ast *s, tc_val *r, const tc_ast **names, bool bind_tuple) {
+  int n = r->u.range.n;
+  tc_loc loc = s->b->loc;
+  tc_val *last = r->u.range.stop[n - 1];
+  tc_val *g, *group = r->u.range.group; /* max(1, min(group_size, last)) */
+  if (group->kind == TV_INT && last->kind == TV_INT) {
+    int64_t v = group->u.i < last->u.i ? group->u.i : last->u.i;
+    g = tv_int(ev, v > 1 ? v : 1);
+  } else {
+    g = ev_ir_minmax(ev, TC_OP_MAX, tv_int(ev, 1), ev_ir_minmax(ev, TC_OP_MIN, group, last, loc), loc);
+  }
+  int ng = n + 1;
+  tc_val **grouped = EV_NEW_ARRAY(ev, tc_val *, ng);
+  grouped[0] = ev_binop(ev, TC_P_DSLASH, ev_binop(ev, TC_P_PLUS, last, ev_binop(ev, TC_P_MINUS, g, tv_int(ev, 1), loc), loc), g, loc);
+  for (int i = 0; i < n - 1; i++) grouped[i + 1] = r->u.range.stop[i];
+  grouped[ng - 1] = g;
+  tc_val *padded = grouped[0];
+  for (int i = 1; i < ng; i++) padded = ev_binop(ev, TC_P_STAR, padded, grouped[i], loc);
+  tc_val *wave = r->u.range.wave;
+  tc_val *waves = ev_binop(ev, TC_P_DSLASH, ev_binop(ev, TC_P_PLUS, padded, ev_binop(ev, TC_P_MINUS, wave, tv_int(ev, 1), loc), loc),
+                           wave, loc);
+  tc_var *w = tc_ir_new_var(ev->ir, ev->k, "w", tc_index_dtype(), TC_VAR_LOOP, loc);
+  tc_val *tile = ev_binop(ev, TC_P_PLUS, ev_binop(ev, TC_P_STAR, tv_expr(ev, tc_ir_var_ref(ev->ir, w, loc)), wave, loc),
+                          r->u.range.index, loc);
+  tc_val **idx = EV_NEW_ARRAY(ev, tc_val *, ng);
+  tc_val *rem = tile;
+  for (int i = ng - 1; i >= 1; i--) { /* the tile index is never negative: floor and truncating division agree */
+    idx[i] = ev_binop(ev, TC_P_PERCENT, rem, grouped[i], loc);
+    rem = ev_binop(ev, TC_P_DSLASH, rem, grouped[i], loc);
+  }
+  idx[0] = rem;
+  tc_val **coord = EV_NEW_ARRAY(ev, tc_val *, n);
+  for (int i = 0; i < n - 1; i++) coord[i] = idx[i + 1];
+  coord[n - 1] = ev_binop(ev, TC_P_PLUS, ev_binop(ev, TC_P_STAR, idx[0], g, loc), idx[ng - 1], loc);
+  tc_expr *guard = tc_ir_binary(ev->ir, TC_OP_AND, ev_to_bool_expr(ev, ev_compare(ev, TC_CMP_LT, tile, padded, loc), loc),
+                                ev_to_bool_expr(ev, ev_compare(ev, TC_CMP_LT, coord[n - 1], last, loc), loc), loc);
+
+  int mark;
+  ev_rt_enter(ev, &mark);
+  int saved_mark = ev->loop_depth_mark;
+  ev->loop_depth_mark = ev->rt_depth;
+  if (bind_tuple) scope_set(ev, ev->scope, s->a->str, tv_tuple(ev, n, coord));
+  else
+    for (int d = 0; d < n; d++) scope_set(ev, ev->scope, names[d]->str, coord[d]);
+  tc_stmt_list body = {0};
+  tc_stmt_list *saved = ev->cur;
+  ev->cur = &body;
+  tc_flow f = ev_block(ev, &s->list);
+  ev->cur = saved;
+  if (f == FLOW_BREAK) ev_unsupported(ev, s->loc, "'break' in a loop in a kernel");
+  if (f == FLOW_CONTINUE) ev_unsupported(ev, s->loc, "'continue' in a loop in a kernel");
+  if (f == FLOW_RETURN) ev_unsupported(ev, s->loc, "'return' inside a loop in a kernel");
+  ev->loop_depth_mark = saved_mark;
+  ev_rt_leave(ev, mark, true);
+  tc_stmt *cond = tc_ir_stmt(ev->ir, TC_ST_IF, s->loc);
+  cond->u.if_.cond = guard;
+  cond->u.if_.then_s = tc_stmt_list_seq(ev->ir, &body, s->loc);
+  tc_stmt *loop = tc_ir_stmt(ev->ir, TC_ST_FOR, s->loc);
+  loop->u.loop.var = w;
+  loop->u.loop.kind = TC_LOOP_SERIAL;
+  loop->u.loop.min = tc_ir_int(ev->ir, 0, tc_index_dtype(), loc);
+  loop->u.loop.extent = ev_index_expr(ev, waves, loc);
+  loop->u.loop.body = cond;
+  ev_emit(ev, loop, s->loc, "a loop");
+  return FLOW_NORMAL;
+}
+
 static tc_flow exec_for(tc_ev *ev, const tc_ast *s) {
   tc_val *it = ev_expr(ev, s->b);
   if (it->kind == TV_RANGE && (it->u.range.kind != TR_PY_RANGE || ev->cur)) return runtime_for(ev, s, it);
@@ -547,11 +626,62 @@ static tc_flow exec_for(tc_ev *ev, const tc_ast *s) {
   return FLOW_NORMAL;
 }
 
+/* Whether the expression `e` reads the name `name`. */
+static bool reads_name(const tc_ast *e, const char *name) {
+  if (!e) return false;
+  if (e->kind == TC_AST_NAME) return strcmp(e->str, name) == 0;
+  if (e->kind == TC_AST_LAMBDA) return false;
+  if (reads_name(e->a, name) || reads_name(e->b, name) || reads_name(e->c, name)) return true;
+  for (int i = 0; i < e->list.n; i++)
+    if (reads_name(e->list.v[i], name)) return true;
+  for (int i = 0; i < e->list2.n; i++)
+    if (reads_name(e->list2.v[i], name)) return true;
+  return false;
+}
+
+/* `while` on a runtime condition in a kernel: a WHILE statement. The condition is built once,
+ * so the body may change what it reads only at run time (a T.alloc_var cell, a buffer, a
+ * local variable it assigns); rebinding one of its names to a compile-time value is an error. */
+static tc_flow runtime_while(tc_ev *ev, const tc_ast *s, tc_val *t) {
+  if (s->list2.n) ev_unsupported(ev, s->loc, "'else' of a 'while' on a runtime condition");
+  tc_stmt *st = tc_ir_stmt(ev->ir, TC_ST_WHILE, s->loc);
+  st->u.while_.cond = ev_to_bool_expr(ev, t, s->a->loc);
+  changed_set changed = {0};
+  int mark;
+  ev_rt_enter(ev, &mark);
+  int saved_mark = ev->loop_depth_mark;
+  ev->loop_depth_mark = ev->rt_depth;
+  tc_stmt_list body = {0};
+  tc_stmt_list *saved = ev->cur;
+  ev->cur = &body;
+  tc_flow f = ev_block(ev, &s->list);
+  ev->cur = saved;
+  if (f == FLOW_BREAK) ev_unsupported(ev, s->loc, "'break' in a 'while' on a runtime condition");
+  if (f == FLOW_CONTINUE) ev_unsupported(ev, s->loc, "'continue' in a 'while' on a runtime condition");
+  if (f == FLOW_RETURN) ev_unsupported(ev, s->loc, "'return' inside a loop in a kernel");
+  ev->loop_depth_mark = saved_mark;
+  rt_leave(ev, mark, &changed, "is only defined inside a 'while' on a runtime condition", s->loc);
+  for (int i = 0; i < changed.n; i++)
+    if (reads_name(s->a, changed.name[i]))
+      ev_fail(ev, s->a->loc,
+              "the condition of this 'while' reads '%s', which its body rebinds at compile time, so the loop would never "
+              "see the new value; keep it in a T.alloc_var cell and assign the cell", changed.name[i]);
+  kill_changed(ev, &changed, "was assigned in the body of a 'while' on a runtime condition, so its value after the loop is not known "
+               "at compile time; to carry a value out of the loop, assign a T.alloc_var cell made before it", s->loc);
+  st->u.while_.body = tc_stmt_list_seq(ev->ir, &body, s->loc);
+  ev_emit(ev, st, s->loc, "a 'while' on a runtime condition");
+  return FLOW_NORMAL;
+}
+
 static tc_flow exec_while(tc_ev *ev, const tc_ast *s) {
   for (int64_t iter = 0;; iter++) {
     tc_val *t = ev_expr(ev, s->a);
-    if (ev_is_runtime(ev_scalar(ev, t, s->a->loc)))
-      ev_unsupported(ev, s->loc, ev->cur ? "'while' with a runtime condition in a kernel" : "'while' with a runtime condition");
+    if (ev_is_runtime(ev_scalar(ev, t, s->a->loc))) {
+      if (!ev->cur) ev_unsupported(ev, s->loc, "'while' with a runtime condition");
+      if (iter > 0) /* a compile-time condition became a runtime one after some iterations */
+        ev_unsupported(ev, s->a->loc, "a 'while' whose condition becomes known only at run time after it ran at compile time");
+      return runtime_while(ev, s, ev_scalar(ev, t, s->a->loc));
+    }
     if (!ev_truth(ev, t, s->a->loc)) break;
     if (iter >= 1000000) ev_fail(ev, s->loc, "this 'while' loop ran 1000000 iterations at compile time; is it infinite?");
     tc_flow f = ev_block(ev, &s->list);

@@ -231,35 +231,42 @@ static const tc_ast *shape_node(const tc_ast *node, int i, int n) {
   return node;
 }
 
-static tc_val *t_tensor(tc_ev *ev, tc_val *self, tc_args *a) {
-  (void)self;
-  tc_val *items = shape_items(ev, a->p[0], arg_loc(a, 0), "the shape of T.Tensor");
+tc_val *ev_tensor_type(tc_ev *ev, tc_val *shape, const tc_ast *shape_n, tc_loc shape_loc, tc_val *dtype, tc_loc dtype_loc) {
+  tc_val *items = shape_items(ev, shape, shape_loc, "the shape of T.Tensor");
   tc_val *t = tv_new(ev, TV_TENSOR_TYPE);
   int n = items->u.seq.n;
-  if (n < 1 || n > 8) ev_fail(ev, arg_loc(a, 0), "a tensor needs 1 to 8 dimensions, got %d", n);
+  if (n < 1 || n > 8) ev_fail(ev, shape_loc, "a tensor needs 1 to 8 dimensions, got %d", n);
   t->u.tensor.ndim = n;
   t->u.tensor.shape = EV_NEW_ARRAY(ev, tc_val *, n);
   for (int i = 0; i < n; i++) {
-    tc_val *d = ev_scalar(ev, items->u.seq.v[i], arg_loc(a, 0));
-    const tc_ast *dn = shape_node(a->pnode[0], i, n);
+    tc_val *d = ev_scalar(ev, items->u.seq.v[i], shape_loc);
+    const tc_ast *dn = shape_node(shape_n, i, n);
     if (d->kind == TV_INT) {
       if (d->u.i <= 0 || d->u.i > INT32_MAX)
-        ev_fail(ev, dn ? dn->loc : arg_loc(a, 0), "a tensor dimension must be between 1 and 2^31-1, got %lld", (long long)d->u.i);
+        ev_fail(ev, dn ? dn->loc : shape_loc, "a tensor dimension must be between 1 and 2^31-1, got %lld", (long long)d->u.i);
     } else if (d->kind == TV_EXPR) {
       const char *why = ev_runtime_reason(ev, d);
       if (!tc_dtype_is_int(d->u.e->dtype) || !(strstr(why, "symbolic") || strstr(why, "scalar parameter")))
-        ev_fail(ev, dn ? dn->loc : arg_loc(a, 0),
+        ev_fail(ev, dn ? dn->loc : shape_loc,
                 "a tensor dimension must be an int or a symbolic dimension (T.symbolic / T.dynamic), but '%s' %s",
                 ev_node_text(ev, dn), why);
     } else {
-      ev_fail(ev, dn ? dn->loc : arg_loc(a, 0), "a tensor dimension must be an int, but '%s' is %s", ev_node_text(ev, dn),
+      ev_fail(ev, dn ? dn->loc : shape_loc, "a tensor dimension must be an int, but '%s' is %s", ev_node_text(ev, dn),
               tv_kind_name(d));
     }
     t->u.tensor.shape[i] = d;
   }
   t->u.tensor.dt = tc_dt(TC_DT_FLOAT32);
-  if (a->p[1] && a->p[1]->kind != TV_NONE) ev_get_dtype(ev, a->p[1], &t->u.tensor.dt, arg_loc(a, 1), "the dtype of T.Tensor");
+  if (dtype && dtype->kind != TV_NONE) ev_get_dtype(ev, dtype, &t->u.tensor.dt, dtype_loc, "the dtype of T.Tensor");
   return t;
+}
+
+/* T.Tensor(shape, dtype): a tensor type; T.Tensor(shape, dtype, X.data): a view of X (eval_view.c) */
+static tc_val *t_tensor(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_val *t = ev_tensor_type(ev, a->p[0], a->pnode[0], arg_loc(a, 0), a->p[1], arg_loc(a, 1));
+  if (!a->p[2] || a->p[2]->kind == TV_NONE) return t;
+  return ev_make_view(ev, a->p[2], arg_loc(a, 2), t, a->call, "T.Tensor(shape, dtype, data)");
 }
 
 tc_buffer *ev_make_param_buffer(tc_ev *ev, const char *name, tc_val *tt, tc_loc loc) {
@@ -454,7 +461,7 @@ static tc_val *t_symbolic(tc_ev *ev, tc_val *self, tc_args *a) {
 
 /* ---------------------------------------------------------------- loops */
 
-static tc_val *make_range(tc_ev *ev, tr_kind kind, int n) {
+tc_val *ev_make_range(tc_ev *ev, tr_kind kind, int n) {
   tc_val *r = tv_new(ev, TV_RANGE);
   r->u.range.kind = kind;
   r->u.range.n = n;
@@ -463,7 +470,7 @@ static tc_val *make_range(tc_ev *ev, tr_kind kind, int n) {
   return r;
 }
 
-static tc_val *loop_bound(tc_ev *ev, tc_val *v, tc_loc loc, const char *what) {
+tc_val *ev_loop_bound(tc_ev *ev, tc_val *v, tc_loc loc, const char *what) {
   v = ev_scalar(ev, v, loc);
   if (v->kind == TV_INT || v->kind == TV_BOOL) return v->kind == TV_BOOL ? tv_int(ev, v->u.b) : v;
   if (v->kind == TV_EXPR && (tc_dtype_is_int(v->u.e->dtype) || tc_dtype_is_bool(v->u.e->dtype))) return v;
@@ -472,13 +479,13 @@ static tc_val *loop_bound(tc_ev *ev, tc_val *v, tc_loc loc, const char *what) {
 
 /* start, stop?, step? as range() takes them */
 static tc_val *range_like(tc_ev *ev, tc_args *a, tr_kind kind, const char *what) {
-  tc_val *r = make_range(ev, kind, 1);
+  tc_val *r = ev_make_range(ev, kind, 1);
   if (!a->p[1] || a->p[1]->kind == TV_NONE) {
     r->u.range.start[0] = tv_int(ev, 0);
-    r->u.range.stop[0] = loop_bound(ev, a->p[0], arg_loc(a, 0), what);
+    r->u.range.stop[0] = ev_loop_bound(ev, a->p[0], arg_loc(a, 0), what);
   } else {
-    r->u.range.start[0] = loop_bound(ev, a->p[0], arg_loc(a, 0), what);
-    r->u.range.stop[0] = loop_bound(ev, a->p[1], arg_loc(a, 1), what);
+    r->u.range.start[0] = ev_loop_bound(ev, a->p[0], arg_loc(a, 0), what);
+    r->u.range.stop[0] = ev_loop_bound(ev, a->p[1], arg_loc(a, 1), what);
   }
   return r;
 }
@@ -518,10 +525,10 @@ static tc_val *t_parallel(tc_ev *ev, tc_val *self, tc_args *a) {
   int n = ext->u.seq.n;
   if (n < 1) ev_fail(ev, call_loc(a), "T.Parallel needs at least one extent");
   if (n > 8) ev_fail(ev, call_loc(a), "T.Parallel takes at most 8 extents");
-  tc_val *r = make_range(ev, TR_PARALLEL, n);
+  tc_val *r = ev_make_range(ev, TR_PARALLEL, n);
   for (int i = 0; i < n; i++) {
     r->u.range.start[i] = tv_int(ev, 0);
-    r->u.range.stop[i] = loop_bound(ev, ext->u.seq.v[i], i < a->n ? arg_loc(a, 0) : call_loc(a), "T.Parallel");
+    r->u.range.stop[i] = ev_loop_bound(ev, ext->u.seq.v[i], i < a->n ? arg_loc(a, 0) : call_loc(a), "T.Parallel");
   }
   return r;
 }
@@ -1265,6 +1272,8 @@ const tc_builtin *ev_tirx_builtin(const char *dotted) {
 static const tc_builtin language_builtins[] = {
     {"T.Kernel", "*blocks | threads? is_cpu? prelude?", t_kernel, 0},
     {"T.Parallel", "*extents | coalesced_width? loop_layout? prefer_async? annotations?", t_parallel, 0},
+    {"T.parallel", "start stop? | annotations?", ev_t_tir_parallel, 0},
+    {"T.Persistent", "domain wave_size index group_size?", ev_t_persistent, 0},
     {"T.Pipelined", "start stop? num_stages? order? stage? sync? group?", t_pipelined, 0},
     {"T.serial", "start stop? step? | annotations?", t_serial, 0},
     {"T.Serial", "start stop? step? | annotations?", t_serial, 0},
@@ -1291,6 +1300,8 @@ static const tc_builtin language_builtins[] = {
     {"T.reduce_abssum", "buffer out dim?", t_reduce_abssum, 0},
     {"T.cumsum", "src dst? dim? reverse?", t_cumsum, 0},
     {"T.atomic_add", "dst value memory_order? return_prev? use_tma?", t_atomic_add, 0},
+    {"T.atomic_addx2", "dst value return_prev?", ev_t_atomic_addx2, 0},
+    {"T.atomic_addx4", "dst value return_prev?", ev_t_atomic_addx4, 0},
     {"T.get_thread_binding", "dim?", t_thread_binding, 0},
     {"T.thread_binding", "start stop? thread? | annotations?", t_thread_binding_loop, 0},
     {"T.use_swizzle", "panel_size? order? enable?", t_use_swizzle, 0},
@@ -1316,7 +1327,11 @@ static const tc_builtin language_builtins[] = {
     {"T.clamp", "x lo hi", t_clamp, 0},
     {"T.const", "names dtype?", t_const, 0},
     {"T.empty", "*shape | dtype?", t_empty, 0},
-    {"T.Tensor", "shape dtype? scope?", t_tensor, 0},
+    {"T.Tensor", "shape dtype? data? | scope?", t_tensor, 0},
+    {"T.reshape", "src shape", ev_t_reshape, 0},
+    {"T.im2col", "img col nhw_step c_step kernel stride dilation pad eviction_policy? annotations?", ev_t_im2col, 0},
+    {"T.c2d_im2col", "img col nhw_step c_step kernel stride dilation pad eviction_policy? annotations?", ev_t_im2col, 0},
+    {"T.view", "src shape? dtype?", ev_t_view, 0},
     {"T.Buffer", "shape dtype? scope?", t_tensor, 0},
     {"T.print", "obj? msg?", t_print, 0},
     {"T.ceildiv", "a b", t_ceildiv, 0},

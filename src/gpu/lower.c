@@ -236,6 +236,12 @@ static bool demote_fragments(tc_gpu_plan *P, tc_buffer **by_id) {
   return true;
 }
 
+static bool find_while(void *ctx, tc_stmt *s) {
+  const tc_stmt **found = ctx;
+  if (s->kind == TC_ST_WHILE && !*found) *found = s;
+  return !*found;
+}
+
 static bool verify_step(tc_gpu_plan *P, const char *stage) { return tc_ir_verify(P->k, stage, P->err); }
 
 tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_desc *desc, tc_strbuf *notes, tilec_error *err) {
@@ -253,6 +259,17 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
   if (k->warp_specialized) {
     tc_gpu_fail(P, k->warp_specialized_loc, "explicit warp specialization (T.ws, T.alloc_barrier and the barrier operations) is not "
                                             "yet supported on %s; the cpu target runs it in program order", desc->target);
+    return NULL;
+  }
+  const tc_stmt *loop = NULL;
+  tc_visit_stmts(k->body, find_while, &loop);
+  if (loop) {
+    tc_gpu_fail(P, loop->loc, "a 'while' loop on a runtime condition is not yet supported on %s; the cpu target runs it", desc->target);
+    return NULL;
+  }
+  if (k->first_view) {
+    tc_gpu_fail(P, k->first_view->loc, "a buffer view ('%s': T.reshape, T.view or T.Tensor(..., %s.data)) is not yet supported on %s; "
+                "the cpu target runs it", k->first_view->name, k->first_view->view_of->name, desc->target);
     return NULL;
   }
   for (int i = 0; i < k->nparams; i++) { /* the cpu reference places the elements; the GPU code does not yet */

@@ -1049,6 +1049,24 @@ static void exec_if(ictx *c, const tc_stmt *s, mask m, int depth) {
   if (nf && s->u.if_.else_s) exec(c, s->u.if_.else_s, (mask){nf, L.b}, depth + 1);
 }
 
+/* Each thread runs the body while its condition holds; the threads whose condition fails leave
+ * the loop, and it ends when none is left. */
+static void exec_while(ictx *c, const tc_stmt *s, mask m, int depth) {
+  level L = *get_level(c, depth);
+  mask cur = m;
+  for (;;) {
+    int n = 0; /* filtering in place: L.a[n] is written after cur.ids[j >= n] was read */
+    for (int j = 0; j < cur.n; j++) {
+      int t = cur.ids[j];
+      if (eval(c, s->u.while_.cond, t).i) L.a[n++] = t;
+    }
+    count_steps(c, (uint64_t)cur.n, s->loc);
+    if (!n) return;
+    cur = (mask){n, L.a};
+    exec(c, s->u.while_.body, cur, depth + 1);
+  }
+}
+
 /* A warp-level synchronisation: every existing lane of each active thread's warp is active. */
 static void require_whole_warps(ictx *c, const tc_stmt *s, mask m, const char *what) {
   if (c->in_parallel) fail(c, TILEC_ERROR_PROGRAM, s->loc, -1, "%s inside a T.Parallel loop", what);
@@ -1088,6 +1106,9 @@ static void exec_stmt(ictx *c, const tc_stmt *s, mask m, int depth) {
     return;
   case TC_ST_IF:
     exec_if(c, s, m, depth);
+    return;
+  case TC_ST_WHILE:
+    exec_while(c, s, m, depth);
     return;
   case TC_ST_STORE:
     exec_store(c, s, m, false);
@@ -1194,6 +1215,7 @@ static void add_var(ictx *c, const tc_var *v) {
 
 static void add_buf(ictx *c, const tc_buffer *b) {
   if (!b || map_get(&c->bufmap, b) >= 0) return;
+  if (b->view_of) add_buf(c, b->view_of);
   need_scalar(c, b->dtype, "buffer", b->name);
   if (b->ndim > MAXDIM)
     fail(c, TILEC_ERROR_TARGET, b->loc, -1, "reference interpreter: buffer %s has %d dimensions, at most %d are supported", b->name,
@@ -1236,6 +1258,10 @@ static void scan_stmt(ictx *c, const tc_stmt *s) {
     scan_expr(c, s->u.loop.min);
     scan_expr(c, s->u.loop.extent);
     scan_stmt(c, s->u.loop.body);
+    break;
+  case TC_ST_WHILE:
+    scan_expr(c, s->u.while_.cond);
+    scan_stmt(c, s->u.while_.body);
     break;
   case TC_ST_IF:
     scan_expr(c, s->u.if_.cond);
@@ -1355,14 +1381,18 @@ static void run(ictx *c, void *const *data, const int64_t *scalars, const double
     set_strides(bs);
     if (bs->global) {
       if (bs->numel < 0) fail(c, TILEC_ERROR_USAGE, b->loc, -1, "tensor parameter %s has more than 2^63 elements", b->name);
-      bs->data = data ? data[b->param_index] : NULL;
+      bs->data = data ? data[tc_buffer_storage(b)->param_index] : NULL; /* a view: its tensor's */
       if (!bs->data && bs->numel > 0) fail(c, TILEC_ERROR_USAGE, no_loc, -1, "no data given for the tensor parameter %s", b->name);
-    } else {
+    } else if (!b->view_of) {
       double cells = (double)bs->numel * (bs->per_thread ? c->nthreads : 1);
       if (cells > 4294967296.0 || bs->numel < 0)
         fail(c, TILEC_ERROR_TARGET, b->loc, -1, "reference interpreter: buffer %s is too large", b->name);
       bs->cells = xcalloc(c, (size_t)bs->numel * (size_t)(bs->per_thread ? c->nthreads : 1), sizeof(val));
     }
+  }
+  for (int i = 0; i < c->nbufs; i++) { /* a view shares the cells of the buffer it views (same count) */
+    bufstate *bs = &c->bufs[i];
+    if (!bs->global && bs->b->view_of) bs->cells = buf_of(c, bs->b->view_of, bs->b->loc)->cells;
   }
   int64_t grid[3] = {1, 1, 1};
   for (int i = 0; i < k->grid_ndim; i++) {
@@ -1380,7 +1410,7 @@ static void run(ictx *c, void *const *data, const int64_t *scalars, const double
           if (k->block_idx[i])
             set_uniform(c, var_slot(c, k->block_idx[i], no_loc), (val){.i = wrap_int(k->block_idx[i]->dtype, c->block[i])});
         for (int i = 0; i < c->nbufs; i++)
-          if (!c->bufs[i].global)
+          if (!c->bufs[i].global && !c->bufs[i].b->view_of)
             memset(c->bufs[i].cells, 0, sizeof(val) * (size_t)c->bufs[i].numel * (size_t)(c->bufs[i].per_thread ? c->nthreads : 1));
         count_steps(c, 1, k->loc);
         exec(c, k->body, all, 0);
@@ -1415,7 +1445,8 @@ tilec_status tc_interp_run_limited(const tc_kernel_ir *k, void *const *data, con
   bool ok = run_guarded(c, data, scalars, fscalars, syms);
   map_free(&c->varmap);
   map_free(&c->bufmap);
-  for (int i = 0; i < c->nbufs; i++) free(c->bufs[i].cells);
+  for (int i = 0; i < c->nbufs; i++)
+    if (!c->bufs[i].b->view_of) free(c->bufs[i].cells);
   free(c->bufs);
   free(c->vars);
   for (int i = 0; i < c->nlevels; i++) {

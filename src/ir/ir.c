@@ -330,6 +330,10 @@ tc_stmt *tc_ir_clone_stmt(tc_arena *a, const tc_stmt *s) {
     c->u.loop.extent = tc_ir_clone_expr(a, s->u.loop.extent);
     c->u.loop.body = tc_ir_clone_stmt(a, s->u.loop.body);
     break;
+  case TC_ST_WHILE:
+    c->u.while_.cond = tc_ir_clone_expr(a, s->u.while_.cond);
+    c->u.while_.body = tc_ir_clone_stmt(a, s->u.while_.body);
+    break;
   case TC_ST_IF:
     c->u.if_.cond = tc_ir_clone_expr(a, s->u.if_.cond);
     c->u.if_.then_s = tc_ir_clone_stmt(a, s->u.if_.then_s);

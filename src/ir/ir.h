@@ -98,8 +98,17 @@ typedef struct tc_buffer {
   int param_index;   /* index into the kernel's params for GLOBAL buffers, else -1 */
   tc_expr *init;     /* alloc_var's initial value, or NULL */
   tc_layout *layout; /* T.annotate_layout's layout (shared/fragment only); NULL: lowering decides */
+  /* A view (T.reshape, T.view, T.Tensor(shape, dtype, X.data)): the buffer whose storage this
+   * one names, never itself a view; NULL for a buffer with its own storage. A view has the
+   * same scope, dtype and element count; its own shape indexes the same elements in row-major
+   * order. It is declared by an ALLOC (of any scope) after the buffer it views. */
+  struct tc_buffer *view_of;
   tc_loc loc;
 } tc_buffer;
+
+/* The buffer that owns b's storage: b itself, or the buffer b views. Analyses keyed by buffer
+ * (who writes what, where threads conflict) key by this one, so a view and its buffer are one. */
+static inline const struct tc_buffer *tc_buffer_storage(const struct tc_buffer *b) { return b && b->view_of ? b->view_of : b; }
 
 /* ---- expressions ---- */
 struct tc_expr {
@@ -215,6 +224,7 @@ struct tc_stmt {
       tc_stmt *body;
     } loop;
     struct { tc_expr *cond; tc_stmt *then_s, *else_s; } if_;
+    struct { tc_expr *cond; tc_stmt *body; } while_; /* WHILE: cond is evaluated before each run of body */
     struct { tc_buffer *buf; int nidx; tc_expr **idx; tc_expr *value; bool in_bounds; /* as LOAD's */ } store;
     struct { tc_var *var; tc_expr *value; } let; /* LET and ASSIGN */
     struct {
@@ -296,6 +306,8 @@ typedef struct tc_kernel_ir {
    * (src/front/eval_ws.c); GPU targets refuse it until it is lowered onto their mbarriers */
   bool warp_specialized;
   tc_loc warp_specialized_loc;
+  /* the first buffer view (tc_buffer.view_of); GPU targets refuse views for now */
+  const struct tc_buffer *first_view;
   /* Set by the GPU lowering when a loop is ws_split: the block launches threads + this many
    * threads (a producer warpgroup, last); they run only the producer parts of that loop, and
    * a block barrier still means the kernel's own threads */

@@ -108,6 +108,11 @@ static void collect_stmt(pctx *pc, const tc_stmt *s) {
     collect_stmt(pc, s->u.loop.body);
     pc->nscope = mark;
     break;
+  case TC_ST_WHILE:
+    collect_expr(pc, s->u.while_.cond);
+    collect_stmt(pc, s->u.while_.body);
+    pc->nscope = mark;
+    break;
   case TC_ST_IF:
     collect_expr(pc, s->u.if_.cond);
     collect_stmt(pc, s->u.if_.then_s);
@@ -571,6 +576,10 @@ static void print_stmt(pctx *pc, const tc_stmt *s, int ind) {
       tc_sb_puts(sb, " layout=");
       tc_layout_print(sb, b->layout);
     }
+    if (b->view_of) {
+      tc_sb_puts(sb, " view of ");
+      put_name(pc, b->view_of, b->view_of->name);
+    }
     break;
   }
   case TC_ST_FOR:
@@ -589,6 +598,12 @@ static void print_stmt(pctx *pc, const tc_stmt *s, int ind) {
     return;
   case TC_ST_IF:
     print_if(pc, s, ind, "if");
+    return;
+  case TC_ST_WHILE:
+    tc_sb_puts(sb, "while ");
+    print_expr(pc, s->u.while_.cond, 0);
+    tc_sb_puts(sb, ":\n");
+    print_body(pc, s->u.while_.body, ind + 1);
     return;
   case TC_ST_STORE:
     print_indices(pc, s->u.store.buf, s->u.store.nidx, s->u.store.idx);

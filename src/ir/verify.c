@@ -517,6 +517,29 @@ static bool check_loop_schedule(vctx *v, const tc_stmt *s) {
 }
 
 /* ---- statements ---- */
+/* A view (tc_buffer.view_of): of a buffer in scope that is not itself a view, with its scope,
+ * dtype, element count (where both are constant) and, for a global one, its parameter. */
+static bool check_view(vctx *v, const tc_buffer *b) {
+  const tc_buffer *base = b->view_of;
+  char b1[32], b2[32];
+  if (base->view_of) return internal(v, "view %s is of %s, itself a view", bname(b), bname(base));
+  if (!in_scope(v, base)) return internal(v, "view %s is of %s, which is not in scope", bname(b), bname(base));
+  if (b->scope != base->scope)
+    return internal(v, "view %s is in scope %s, the buffer it views in %s", bname(b), tc_scope_name(b->scope), tc_scope_name(base->scope));
+  if (!tc_dtype_eq(b->dtype, base->dtype))
+    return internal(v, "view %s has dtype %s, the buffer it views %s", bname(b), dtname(b->dtype, b1, sizeof b1),
+                    dtname(base->dtype, b2, sizeof b2));
+  if (b->ndim < 1 || !b->shape) return internal(v, "view %s has no shape", bname(b));
+  for (int i = 0; i < b->ndim; i++)
+    if (!check_int_expr(v, b->shape[i], "view dimension")) return false;
+  int64_t n = tc_buffer_numel(b), nb = tc_buffer_numel(base);
+  if (b->scope != TC_SCOPE_GLOBAL && n < 0) return internal(v, "view %s has a non-constant shape", bname(b));
+  if (n >= 0 && nb >= 0 && n != nb)
+    return internal(v, "view %s has %lld elements, the buffer it views %lld", bname(b), (long long)n, (long long)nb);
+  if (b->param_index != -1) return internal(v, "view %s has param_index %d; a view is no parameter", bname(b), b->param_index);
+  return true;
+}
+
 static bool check_stmt(vctx *v, const tc_stmt *s);
 
 static bool check_block(vctx *v, const tc_stmt *s) {
@@ -546,8 +569,14 @@ static bool check_stmt(vctx *v, const tc_stmt *s) {
       ok = internal(v, "allocation without a buffer");
       break;
     }
-    if (b->scope == TC_SCOPE_GLOBAL || (unsigned)b->scope >= TC_SCOPE_COUNT) {
+    if ((b->scope == TC_SCOPE_GLOBAL && !b->view_of) || (unsigned)b->scope >= TC_SCOPE_COUNT) {
       ok = internal(v, "allocation of %s in scope %s", bname(b), tc_scope_name(b->scope));
+      break;
+    }
+    if (b->view_of) {
+      ok = check_view(v, b);
+      if (ok && in_scope(v, b)) ok = internal(v, "buffer %s is allocated twice", bname(b));
+      if (ok) ok = declare(v, b);
       break;
     }
     if (!tc_dtype_valid(b->dtype)) {
@@ -643,6 +672,25 @@ static bool check_stmt(vctx *v, const tc_stmt *s) {
     v->thread_dep -= dep;
     v->in_parallel -= parallel;
     v->nscope = mark;
+    break;
+  }
+  case TC_ST_WHILE: {
+    if (v->in_parallel) {
+      ok = program(v, s->loc, "a 'while' loop on a runtime condition inside a T.Parallel loop is not supported");
+      break;
+    }
+    if (!check_expr(v, s->u.while_.cond)) {
+      ok = false;
+      break;
+    }
+    if (!tc_dtype_is_bool(s->u.while_.cond->dtype)) {
+      ok = internal(v, "while condition has dtype %s, not bool", dtname(s->u.while_.cond->dtype, b1, sizeof b1));
+      break;
+    }
+    bool dep = thread_dependent(v, s->u.while_.cond);
+    v->thread_dep += dep;
+    ok = check_block(v, s->u.while_.body);
+    v->thread_dep -= dep;
     break;
   }
   case TC_ST_IF: {

@@ -34,6 +34,10 @@ void tc_rewrite_stmt_exprs(tc_stmt *s, tc_expr_rewrite_fn fn, void *ctx) {
     s->u.loop.extent = tc_rewrite_expr(s->u.loop.extent, fn, ctx);
     tc_rewrite_stmt_exprs(s->u.loop.body, fn, ctx);
     break;
+  case TC_ST_WHILE:
+    s->u.while_.cond = tc_rewrite_expr(s->u.while_.cond, fn, ctx);
+    tc_rewrite_stmt_exprs(s->u.while_.body, fn, ctx);
+    break;
   case TC_ST_IF:
     s->u.if_.cond = tc_rewrite_expr(s->u.if_.cond, fn, ctx);
     tc_rewrite_stmt_exprs(s->u.if_.then_s, fn, ctx);
@@ -83,6 +87,9 @@ void tc_visit_stmts(tc_stmt *s, tc_stmt_visit_fn fn, void *ctx) {
   case TC_ST_IF:
     tc_visit_stmts(s->u.if_.then_s, fn, ctx);
     tc_visit_stmts(s->u.if_.else_s, fn, ctx);
+    break;
+  case TC_ST_WHILE:
+    tc_visit_stmts(s->u.while_.body, fn, ctx);
     break;
   default:
     break;

@@ -6,6 +6,7 @@
 static void mark_written(void *ctx, tc_buffer *b, tc_stmt *where) {
   (void)where;
   tc_kernel_ir *k = ctx;
+  if (b && b->view_of) b = b->view_of; /* writing a view writes the tensor it views */
   if (b && b->scope == TC_SCOPE_GLOBAL && b->param_index >= 0 && b->param_index < k->nparams)
     k->params[b->param_index].is_output = true;
 }

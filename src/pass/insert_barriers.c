@@ -38,29 +38,31 @@ static tc_stmt *barrier_at(tc_arena *a, tc_loc loc) { return tc_ir_stmt(a, TC_ST
 
 static bool stmt_uniform(const bctx *c, const tc_stmt *s) {
   if (s->kind == TC_ST_FOR) return !tc_varying_expr(&c->V, s->u.loop.min) && !tc_varying_expr(&c->V, s->u.loop.extent);
+  if (s->kind == TC_ST_WHILE) return !tc_varying_expr(&c->V, s->u.while_.cond);
   return !tc_varying_expr(&c->V, s->u.if_.cond);
 }
 
 static tc_stmt *place(bctx *c, tc_stmt *body, bool uniform_ctl, bool *synced);
 
-/* A serial loop or an if: place barriers in its bodies; *synced when it must run as its own
+/* A serial loop, a while or an if: place barriers in its bodies; *synced when it must run as its own
  * synchronised step. */
 static bool place_control(bctx *c, tc_stmt *s, bool uniform_ctl, bool *synced) {
   bool uniform = stmt_uniform(c, s);
   bool inner_ctl = uniform_ctl && uniform;
   bool sub = false;
-  if (s->kind == TC_ST_FOR) {
-    s->u.loop.body = place(c, s->u.loop.body, inner_ctl, &sub);
+  if (s->kind == TC_ST_FOR || s->kind == TC_ST_WHILE) {
+    tc_stmt **body = s->kind == TC_ST_FOR ? &s->u.loop.body : &s->u.while_.body;
+    *body = place(c, *body, inner_ctl, &sub);
     if (c->failed) return false;
-    if (!sub && inner_ctl && tc_varying_stmt(&c->V, s->u.loop.body)) {
+    if (!sub && inner_ctl && tc_varying_stmt(&c->V, *body)) {
       tc_conflict_set cs;
       tc_conflict_init(c->a, &cs, c->V.nids);
-      tc_conflict_add_stmt(&cs, s->u.loop.body);
+      tc_conflict_add_stmt(&cs, *body);
       if (tc_conflict_shared_read_write(&cs)) {
         tc_stmt_list l = {0};
-        flatten(c->a, s->u.loop.body, &l);
+        flatten(c->a, *body, &l);
         tc_stmt_list_push(c->a, &l, barrier_at(c->a, s->loc));
-        s->u.loop.body = tc_stmt_list_seq(c->a, &l, s->u.loop.body ? s->u.loop.body->loc : s->loc);
+        *body = tc_stmt_list_seq(c->a, &l, *body ? (*body)->loc : s->loc);
         sub = true;
       }
     }
@@ -94,7 +96,7 @@ static tc_stmt *place(bctx *c, tc_stmt *body, bool uniform_ctl, bool *synced) {
   for (int i = 0; i < in.n; i++) {
     tc_stmt *s = in.items[i];
     bool sync = s->kind == TC_ST_BARRIER || tc_stmt_is_collective(s);
-    if (!sync && ((s->kind == TC_ST_FOR && s->u.loop.kind != TC_LOOP_PARALLEL) || s->kind == TC_ST_IF)) {
+    if (!sync && ((s->kind == TC_ST_FOR && s->u.loop.kind != TC_LOOP_PARALLEL) || s->kind == TC_ST_IF || s->kind == TC_ST_WHILE)) {
       if (!place_control(c, s, uniform_ctl, &sync)) return body;
     }
     if (sync) {

@@ -25,3 +25,33 @@ check "T.gemm with a one-row operand" gemm_one_row.py -D G=1 -D BS=32 -D BK=16
 check "@autotune configurations with pass_configs" autotune_pass_configs.py -D M=64 -D N=16
 if [ "$("$T" ir "$S/autotune_pass_configs.py" --list)" = "double" ]; then echo "PASS compat: ir --list evaluates no @autotune configuration"
 else echo "FAIL compat: ir --list of autotune_pass_configs.py"; fi
+check "buffer views: T.Tensor(.., X.data), T.reshape, T.view" buffer_views.py --save "$D/views"
+if cmp -s "$D/views/B.npy" "$D/views/C.npy" && cmp -s "$D/views/R.npy" "$D/views/S.npy"; then echo "PASS compat: results through views equal the direct ones"
+else echo "FAIL compat: results through views differ from the direct ones"; fi
+check "T.im2col" im2col.py --save "$D/im2col"
+if cmp -s "$D/im2col/Col.npy" "$D/im2col/Ref.npy"; then echo "PASS compat: T.im2col tiles equal the element-wise im2col matrix"
+else echo "FAIL compat: T.im2col tiles differ from the element-wise im2col matrix"; fi
+check "'while' on a runtime condition" runtime_while.py --save "$D/while"
+if cmp -s "$D/while/B.npy" "$D/while/Ref.npy" && cmp -s "$D/while/Count.npy" "$D/while/CountRef.npy"; then echo "PASS compat: 'while' loops give the values computed without them"
+else echo "FAIL compat: 'while' loops differ from the values computed without them"; fi
+check "GemmWarpPolicy imported from tilelang.tileop.base" policy_import.py
+if "$T" ir "$S/policy_import.py" | grep -q "policy=T.GemmWarpPolicy.FullRow)"; then echo "PASS compat: the imported GemmWarpPolicy.FullRow reaches T.gemm"
+else echo "FAIL compat: the imported GemmWarpPolicy.FullRow does not reach T.gemm"; fi
+check "T.parallel(start, stop)" tir_parallel.py --save "$D/tirpar"
+if cmp -s "$D/tirpar/B.npy" "$D/tirpar/Ref.npy"; then echo "PASS compat: T.parallel loops give the T.Parallel values"
+else echo "FAIL compat: T.parallel loops differ from the T.Parallel values"; fi
+check "torch.cuda.get_device_properties and tilelang.DataType" device_properties.py -D N=64
+if "$T" ir "$S/device_properties.py" -D N=64 | grep -q "B\[i\] = A\[i\] + 25.0"; then echo "PASS compat: device properties and DataType fold at compile time"
+else echo "FAIL compat: device properties and DataType do not fold as expected"; fi
+check "T.atomic_addx4 and T.atomic_addx2" atomic_addx4.py --save "$D/addx4"
+if cmp -s "$D/addx4/B.npy" "$D/addx4/Ref.npy"; then echo "PASS compat: vector atomic adds add every element once"
+else echo "FAIL compat: vector atomic adds differ from 2 * A"; fi
+check "T.Persistent" persistent.py --save "$D/persistent"
+if cmp -s "$D/persistent/B.npy" "$D/persistent/Ref.npy" &&
+   "$T" ir "$S/persistent.py" | grep -q "for w in serial(0, 6):" &&
+   "$T" ir "$S/persistent.py" | grep -q "if w \* 7 + block_id < 36 and (w \* 7 + block_id) // 2 // 6 \* 2 + (w \* 7 + block_id) % 2 < 5:"
+then echo "PASS compat: T.Persistent visits every tile in TileLang's wave order"
+else echo "FAIL compat: T.Persistent"; fi
+if "$T" run "$S/expr_dim.py" 2>&1 | grep -q "^tilec: error: dimension 0 of 'A' is computed from symbolic sizes, which tilec cannot size yet"; then
+  echo "PASS compat: run names a dimension computed from symbolic sizes"
+else echo "FAIL compat: run's message for a dimension computed from symbolic sizes"; fi

@@ -406,6 +406,16 @@ void tc_cg_stmt(tc_cg *g, const tc_stmt *s) {
     tc_cg_line(g, "}");
     return;
   }
+  case TC_ST_WHILE: {
+    tc_strbuf c;
+    tc_sb_init(&c);
+    tc_cg_expr(g, &c, s->u.while_.cond);
+    tc_cg_line(g, "while (%s) {", tc_sb_cstr(&c));
+    tc_sb_free(&c);
+    emit_block_stmts(g, s->u.while_.body);
+    tc_cg_line(g, "}");
+    return;
+  }
   case TC_ST_IF: {
     tc_strbuf c;
     tc_sb_init(&c);

@@ -19,7 +19,7 @@
 typedef enum tc_cpu_node_kind {
   TC_CPU_ONCE,    /* one statement run once per block (tile op, or uniform per-thread code) */
   TC_CPU_THREADS, /* a list of per-thread statements run in a loop over the block's threads */
-  TC_CPU_LOOP,    /* a serial loop with uniform bounds split around: body is a node list */
+  TC_CPU_LOOP,    /* a serial loop with uniform bounds, or a while with a uniform condition, split around: body is a node list */
   TC_CPU_IF       /* an if with a uniform condition split around */
 } tc_cpu_node_kind;
 

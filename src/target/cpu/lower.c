@@ -170,18 +170,20 @@ static bool plan_list(plan_ctx *C, const tc_stmt *body, tc_cpu_nodes *out) {
       nodes_push(C->a, out, new_node(C, TC_CPU_ONCE, s));
       continue;
     }
-    if ((s->kind == TC_ST_FOR || s->kind == TC_ST_IF) && tc_stmt_contains_sync(s)) {
-      bool uniform = s->kind == TC_ST_FOR
-                         ? !expr_varying(C->P, s->u.loop.min) && !expr_varying(C->P, s->u.loop.extent)
-                         : !expr_varying(C->P, s->u.if_.cond);
+    if ((s->kind == TC_ST_FOR || s->kind == TC_ST_IF || s->kind == TC_ST_WHILE) && tc_stmt_contains_sync(s)) {
+      bool uniform = s->kind == TC_ST_FOR     ? !expr_varying(C->P, s->u.loop.min) && !expr_varying(C->P, s->u.loop.extent)
+                     : s->kind == TC_ST_WHILE ? !expr_varying(C->P, s->u.while_.cond)
+                                              : !expr_varying(C->P, s->u.if_.cond);
       if (!uniform) { /* the insert-barriers pass rejects this first, with the same words */
         tc_error_sync_under_divergence(C->err, s);
         return false;
       }
       flush_group(C, out, &group);
-      tc_cpu_node *n = new_node(C, s->kind == TC_ST_FOR ? TC_CPU_LOOP : TC_CPU_IF, s);
+      tc_cpu_node *n = new_node(C, s->kind == TC_ST_IF ? TC_CPU_IF : TC_CPU_LOOP, s);
       if (s->kind == TC_ST_FOR) {
         if (!plan_list(C, s->u.loop.body, &n->body)) return false;
+      } else if (s->kind == TC_ST_WHILE) {
+        if (!plan_list(C, s->u.while_.body, &n->body)) return false;
       } else {
         if (!plan_list(C, s->u.if_.then_s, &n->body)) return false;
         if (s->u.if_.else_s && !plan_list(C, s->u.if_.else_s, &n->orelse)) return false;
@@ -221,7 +223,7 @@ static void use_var(void *c, const tc_var *v, bool write) {
   if (v->kind == TC_VAR_LOCAL) use_id(c, v->id, write);
 }
 static void use_buf(void *c, const tc_buffer *b, bool write) {
-  if (is_thread_scope(b)) use_id(c, b->id, write);
+  if (is_thread_scope(b)) use_id(c, tc_buffer_storage(b)->id, write); /* a view uses the storage it names */
 }
 
 /* Records uses; returns true when a ONCE node had to become a thread loop. */
@@ -256,6 +258,8 @@ static bool use_nodes(plan_ctx *C, use_ctx *u, tc_cpu_nodes *l) {
       if (s->kind == TC_ST_FOR) {
         tc_expr_accesses(&V, s->u.loop.min);
         tc_expr_accesses(&V, s->u.loop.extent);
+      } else if (s->kind == TC_ST_WHILE) {
+        tc_expr_accesses(&V, s->u.while_.cond);
       } else {
         tc_expr_accesses(&V, s->u.if_.cond);
       }
@@ -284,6 +288,7 @@ static void reg_allocs(tc_cpu_plan *P, const tc_stmt *s) {
   if (s->kind == TC_ST_SEQ)
     for (int i = 0; i < s->u.seq.n; i++) reg_allocs(P, s->u.seq.items[i]);
   if (s->kind == TC_ST_FOR) reg_allocs(P, s->u.loop.body);
+  if (s->kind == TC_ST_WHILE) reg_allocs(P, s->u.while_.body);
   if (s->kind == TC_ST_IF) {
     reg_allocs(P, s->u.if_.then_s);
     reg_allocs(P, s->u.if_.else_s);
@@ -370,5 +375,7 @@ bool tc_cpu_plan_build(tc_arena *a, const tc_kernel_ir *k, tc_cpu_plan *P, tilec
       P->storage[i] = thread_store && P->nthreads > 1 ? TC_CPU_STORE_PER_THREAD : TC_CPU_STORE_SHARED;
     }
   }
+  for (size_t i = 0; i < n; i++) /* a view is stored as the buffer it views (its id comes later) */
+    if (P->bufs[i] && P->bufs[i]->view_of && id_ok(P, P->bufs[i]->view_of->id)) P->storage[i] = P->storage[P->bufs[i]->view_of->id];
   return check_collective_writes(&C, &P->top);
 }

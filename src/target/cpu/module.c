@@ -184,6 +184,7 @@ static bool find_gemm_scratch(const tc_stmt *s, int64_t *max) {
     for (int i = 0; i < s->u.seq.n; i++) any |= find_gemm_scratch(s->u.seq.items[i], max);
     return any;
   case TC_ST_FOR: return find_gemm_scratch(s->u.loop.body, max);
+  case TC_ST_WHILE: return find_gemm_scratch(s->u.while_.body, max);
   case TC_ST_IF: {
     bool a = find_gemm_scratch(s->u.if_.then_s, max);
     bool b = find_gemm_scratch(s->u.if_.else_s, max);
@@ -206,6 +207,10 @@ static bool layout_scratch(tc_cg *g) {
     g->buf_off[id] = -1;
     const tc_buffer *b = P->bufs[id];
     if (!b || b->scope == TC_SCOPE_GLOBAL) continue;
+    if (b->view_of) { /* a view names the storage of the buffer it views (a smaller id) */
+      if (b->view_of->id >= 0 && b->view_of->id < id) g->buf_off[id] = g->buf_off[b->view_of->id];
+      continue;
+    }
     int64_t n = tc_buffer_numel(b);
     if (n < 0) {
       tc_cf_fail(&g->cf, b->loc, "buffer '%s' needs a constant shape on cpu", b->name);
@@ -256,29 +261,45 @@ static void emit_prologue_syms(tc_cg *g) {
   tc_cg_line(g, "(void)tcg_syms; (void)tcg_scalars; (void)tcg_fscalars;");
 }
 
+/* Whether b is a view or a view names its storage: then its pointer aliases another and is not
+ * restrict-qualified. */
+static bool aliased(const tc_cg *g, const tc_buffer *b) {
+  if (b->view_of) return true;
+  for (int id = 0; id < g->P->nids; id++)
+    if (g->P->bufs[id] && g->P->bufs[id]->view_of == b) return true;
+  return false;
+}
+
+/* The pointer, extents and strides of a global buffer: a tensor parameter, or a view of one. */
+static void emit_global(tc_cg *g, const tc_buffer *b, int param) {
+  tc_strbuf nm;
+  tc_sb_init(&nm);
+  tc_cg_buf_name(g, &nm, b);
+  const char *n = tc_sb_cstr(&nm);
+  tc_cg_line(g, "%s *%s%s = (%s *)tcg_data[%d];", tc_dtype_c_storage(b->dtype), aliased(g, b) ? "" : "restrict ", n,
+             tc_dtype_c_storage(b->dtype), param);
+  for (int j = 0; j < b->ndim; j++) {
+    tc_strbuf e;
+    tc_sb_init(&e);
+    tc_cg_index_expr(g, &e, b->shape[j]);
+    tc_cg_line(g, "const int64_t %s_d%d = (int64_t)(%s);", n, j, tc_sb_cstr(&e));
+    tc_sb_free(&e);
+  }
+  for (int j = b->ndim - 2; j >= 0; j--) {
+    if (j == b->ndim - 2) tc_cg_line(g, "const int64_t %s_s%d = %s_d%d;", n, j, n, j + 1);
+    else tc_cg_line(g, "const int64_t %s_s%d = %s_s%d * %s_d%d;", n, j, n, j + 1, n, j + 1);
+  }
+  tc_cg_line(g, "(void)%s;", n);
+  tc_sb_free(&nm);
+}
+
 static void emit_prologue_globals(tc_cg *g) {
   const tc_kernel_ir *k = g->k;
-  for (int i = 0; i < k->nparams; i++) {
-    const tc_buffer *b = k->params[i].buf;
-    if (!b) continue;
-    tc_strbuf nm;
-    tc_sb_init(&nm);
-    tc_cg_buf_name(g, &nm, b);
-    const char *n = tc_sb_cstr(&nm);
-    tc_cg_line(g, "%s *restrict %s = (%s *)tcg_data[%d];", tc_dtype_c_storage(b->dtype), n, tc_dtype_c_storage(b->dtype), i);
-    for (int j = 0; j < b->ndim; j++) {
-      tc_strbuf e;
-      tc_sb_init(&e);
-      tc_cg_index_expr(g, &e, b->shape[j]);
-      tc_cg_line(g, "const int64_t %s_d%d = (int64_t)(%s);", n, j, tc_sb_cstr(&e));
-      tc_sb_free(&e);
-    }
-    for (int j = b->ndim - 2; j >= 0; j--) {
-      if (j == b->ndim - 2) tc_cg_line(g, "const int64_t %s_s%d = %s_d%d;", n, j, n, j + 1);
-      else tc_cg_line(g, "const int64_t %s_s%d = %s_s%d * %s_d%d;", n, j, n, j + 1, n, j + 1);
-    }
-    tc_cg_line(g, "(void)%s;", n);
-    tc_sb_free(&nm);
+  for (int i = 0; i < k->nparams; i++)
+    if (k->params[i].buf) emit_global(g, k->params[i].buf, i);
+  for (int id = 0; id < g->P->nids; id++) {
+    const tc_buffer *b = g->P->bufs[id];
+    if (b && b->scope == TC_SCOPE_GLOBAL && b->view_of) emit_global(g, b, b->view_of->param_index);
   }
 }
 
@@ -370,6 +391,18 @@ static void emit_nodes(tc_cg *g, const tc_cpu_nodes *l) {
     case TC_CPU_THREADS: emit_threads(g, n); break;
     case TC_CPU_LOOP: {
       const tc_stmt *s = n->stmt;
+      if (s->kind == TC_ST_WHILE) { /* its condition is uniform: the planner checked */
+        tc_strbuf c;
+        tc_sb_init(&c);
+        tc_cg_expr(g, &c, s->u.while_.cond);
+        tc_cg_line(g, "while (%s) { /* split around: barriers inside */", tc_sb_cstr(&c));
+        tc_sb_free(&c);
+        g->ind++;
+        emit_nodes(g, &n->body);
+        g->ind--;
+        tc_cg_line(g, "}");
+        break;
+      }
       tc_strbuf lo, ext, nm;
       tc_sb_init(&lo);
       tc_sb_init(&ext);
@@ -430,9 +463,9 @@ static void emit_block_fn(tc_cg *g) {
     tc_strbuf nm;
     tc_sb_init(&nm);
     tc_cg_buf_name(g, &nm, b);
-    tc_cg_line(g, "%s *restrict %s = (%s *)(tcg_scratch + %lld); /* %s %s%s */", tc_dtype_c_storage(b->dtype), tc_sb_cstr(&nm),
-               tc_dtype_c_storage(b->dtype), (long long)g->buf_off[id], tc_scope_name(b->scope), tc_dtype_elem_name(b->dtype),
-               P->storage[id] == TC_CPU_STORE_PER_THREAD ? ", one copy per thread" : "");
+    tc_cg_line(g, "%s *%s%s = (%s *)(tcg_scratch + %lld); /* %s %s%s%s */", tc_dtype_c_storage(b->dtype), aliased(g, b) ? "" : "restrict ",
+               tc_sb_cstr(&nm), tc_dtype_c_storage(b->dtype), (long long)g->buf_off[id], tc_scope_name(b->scope), tc_dtype_elem_name(b->dtype),
+               P->storage[id] == TC_CPU_STORE_PER_THREAD ? ", one copy per thread" : "", b->view_of ? ", a view" : "");
     tc_sb_free(&nm);
   }
   for (int id = 0; id < P->nids; id++) {

@@ -62,7 +62,8 @@ static void print_nodes(tc_strbuf *sb, const tc_cpu_nodes *l, int depth) {
       if (n->stmts.n) print_lines(sb, n->stmts.items[0]);
       break;
     case TC_CPU_LOOP:
-      tc_sb_printf(sb, "loop %s", n->stmt->u.loop.var->name);
+      if (n->stmt->kind == TC_ST_WHILE) tc_sb_puts(sb, "while");
+      else tc_sb_printf(sb, "loop %s", n->stmt->u.loop.var->name);
       print_lines(sb, n->stmt);
       break;
     case TC_CPU_IF:
