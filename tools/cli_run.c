@@ -164,6 +164,20 @@ static const char *define_value(const cli_options *o, const char *name) {
   return NULL;
 }
 
+bool cli_symbolic_size(const cli_options *o, const tilec_param_info *pi, int d, int64_t *n) {
+  const char *v = pi->dims[d] ? define_value(o, pi->dims[d]) : NULL;
+  char *end = NULL;
+  *n = v ? strtoll(v, &end, 0) : -1;
+  if (v && !*end && *n >= 0) return true;
+  if (!pi->dims[d] || strcmp(pi->dims[d], "?") == 0) /* an expression such as seq_len * heads: no name to bind */
+    fprintf(stderr, "tilec: error: dimension %d of '%s' is computed from symbolic sizes, which tilec "
+                    "cannot size yet (a T.const size given with -D becomes a fixed one)\n", d, pi->name);
+  else
+    fprintf(stderr, "tilec: error: dimension %d of '%s' is symbolic ('%s'); give its size with -D %s=N\n", d, pi->name,
+            pi->dims[d], pi->dims[d]);
+  return false;
+}
+
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
@@ -245,16 +259,7 @@ int cli_run(const cli_options *o) {
     for (int d = 0; d < pi.ndim; d++) {
       int64_t n = pi.shape[d];
       if (n < 0) {
-        const char *v = pi.dims[d] ? define_value(o, pi.dims[d]) : NULL;
-        char *end = NULL;
-        n = v ? strtoll(v, &end, 0) : -1;
-        if (!v || *end || n < 0) {
-          if (!pi.dims[d] || strcmp(pi.dims[d], "?") == 0) /* an expression such as seq_len * heads: no name to bind */
-            fprintf(stderr, "tilec: error: dimension %d of '%s' is computed from symbolic sizes, which tilec "
-                            "cannot size yet (a T.const size given with -D becomes a fixed one)\n", d, pi.name);
-          else
-            fprintf(stderr, "tilec: error: dimension %d of '%s' is symbolic ('%s'); give its size with -D %s=N\n", d, pi.name,
-                    pi.dims[d], pi.dims[d]);
+        if (!cli_symbolic_size(o, &pi, d, &n)) {
           rc = CLI_EXIT_USAGE;
           goto done;
         }

@@ -30,12 +30,6 @@ typedef struct vrow {
   tilec_compare *cmp;  /* per parameter (outputs only) */
 } vrow;
 
-static const char *define_value(const cli_options *o, const char *name) {
-  for (int i = 0; i < o->ndefines; i++)
-    if (strcmp(o->defines[i].name, name) == 0) return o->defines[i].value;
-  return NULL;
-}
-
 /* Parameter shapes and the seeded initial values, from the kernel compiled for the cpu. */
 static int setup_tensors(const cli_options *o, tilec_kernel *k, vtensor *ts, size_t np) {
   for (size_t i = 0; i < np; i++) {
@@ -52,18 +46,7 @@ static int setup_tensors(const cli_options *o, tilec_kernel *k, vtensor *ts, siz
     for (int d = 0; d < pi.ndim; d++) {
       int64_t n = pi.shape[d];
       if (n < 0) {
-        const char *v = pi.dims[d] ? define_value(o, pi.dims[d]) : NULL;
-        char *end = NULL;
-        n = v ? strtoll(v, &end, 0) : -1;
-        if (!v || *end || n < 0) {
-          if (!pi.dims[d] || strcmp(pi.dims[d], "?") == 0) /* an expression such as seq_len * heads: no name to bind */
-            fprintf(stderr, "tilec: error: dimension %d of '%s' is computed from symbolic sizes, which tilec "
-                            "cannot size yet (a T.const size given with -D becomes a fixed one)\n", d, pi.name);
-          else
-            fprintf(stderr, "tilec: error: dimension %d of '%s' is symbolic ('%s'); give its size with -D %s=N\n", d, pi.name,
-                    pi.dims[d], pi.dims[d]);
-          return CLI_EXIT_USAGE;
-        }
+        if (!cli_symbolic_size(o, &pi, d, &n)) return CLI_EXIT_USAGE;
       }
       t->shape[d] = n;
       t->numel *= (size_t)n;

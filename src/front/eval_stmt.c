@@ -442,6 +442,30 @@ static const char *loop_name(tr_kind k) {
 
 static tc_flow persistent_for(tc_ev *ev, const tc_ast *s, tc_val *r, const tc_ast **names, bool bind_tuple);
 
+/* The body of a loop the kernel runs (a runtime loop, T.Persistent), evaluated once with the
+ * loop's names bound to `values` (or the tuple of them to `tuple`, for `for t in ...`); break,
+ * continue and return inside it are refused. */
+static tc_stmt *runtime_loop_body(tc_ev *ev, const tc_ast *s, const char *tuple, int n, const tc_ast **names, tc_val **values) {
+  int mark;
+  ev_rt_enter(ev, &mark);
+  int saved_mark = ev->loop_depth_mark;
+  ev->loop_depth_mark = ev->rt_depth;
+  if (tuple) scope_set(ev, ev->scope, tuple, tv_tuple(ev, n, values));
+  else
+    for (int d = 0; d < n; d++) scope_set(ev, ev->scope, names[d]->str, values[d]);
+  tc_stmt_list body = {0};
+  tc_stmt_list *saved = ev->cur;
+  ev->cur = &body;
+  tc_flow f = ev_block(ev, &s->list);
+  ev->cur = saved;
+  if (f == FLOW_BREAK) ev_unsupported(ev, s->loc, "'break' in a loop in a kernel");
+  if (f == FLOW_CONTINUE) ev_unsupported(ev, s->loc, "'continue' in a loop in a kernel");
+  if (f == FLOW_RETURN) ev_unsupported(ev, s->loc, "'return' inside a loop in a kernel");
+  ev->loop_depth_mark = saved_mark;
+  ev_rt_leave(ev, mark, true);
+  return tc_stmt_list_seq(ev->ir, &body, s->loc);
+}
+
 static tc_flow runtime_for(tc_ev *ev, const tc_ast *s, tc_val *r) {
   tr_kind rk = r->u.range.kind;
   int n = r->u.range.n;
@@ -518,24 +542,7 @@ static tc_flow runtime_for(tc_ev *ev, const tc_ast *s, tc_val *r) {
     }
     loops[d] = loop;
   }
-  int mark;
-  ev_rt_enter(ev, &mark);
-  int saved_mark = ev->loop_depth_mark;
-  ev->loop_depth_mark = ev->rt_depth;
-  if (bind_tuple) scope_set(ev, ev->scope, t->str, tv_tuple(ev, n, bound));
-  else
-    for (int d = 0; d < n; d++) scope_set(ev, ev->scope, names[d]->str, bound[d]);
-  tc_stmt_list body = {0};
-  tc_stmt_list *saved = ev->cur;
-  ev->cur = &body;
-  tc_flow f = ev_block(ev, &s->list);
-  ev->cur = saved;
-  if (f == FLOW_BREAK) ev_unsupported(ev, s->loc, "'break' in a loop in a kernel");
-  if (f == FLOW_CONTINUE) ev_unsupported(ev, s->loc, "'continue' in a loop in a kernel");
-  if (f == FLOW_RETURN) ev_unsupported(ev, s->loc, "'return' inside a loop in a kernel");
-  ev->loop_depth_mark = saved_mark;
-  ev_rt_leave(ev, mark, true);
-  tc_stmt *inner = tc_stmt_list_seq(ev->ir, &body, s->loc);
+  tc_stmt *inner = runtime_loop_body(ev, s, bind_tuple ? t->str : NULL, n, names, bound);
   for (int d = n - 1; d >= 0; d--) {
     loops[d]->u.loop.body = inner;
     inner = loops[d];
@@ -586,26 +593,9 @@ static tc_flow persistent_for(tc_ev *ev, const tc_ast *s, tc_val *r, const tc_as
   tc_expr *guard = tc_ir_binary(ev->ir, TC_OP_AND, ev_to_bool_expr(ev, ev_compare(ev, TC_CMP_LT, tile, padded, loc), loc),
                                 ev_to_bool_expr(ev, ev_compare(ev, TC_CMP_LT, coord[n - 1], last, loc), loc), loc);
 
-  int mark;
-  ev_rt_enter(ev, &mark);
-  int saved_mark = ev->loop_depth_mark;
-  ev->loop_depth_mark = ev->rt_depth;
-  if (bind_tuple) scope_set(ev, ev->scope, s->a->str, tv_tuple(ev, n, coord));
-  else
-    for (int d = 0; d < n; d++) scope_set(ev, ev->scope, names[d]->str, coord[d]);
-  tc_stmt_list body = {0};
-  tc_stmt_list *saved = ev->cur;
-  ev->cur = &body;
-  tc_flow f = ev_block(ev, &s->list);
-  ev->cur = saved;
-  if (f == FLOW_BREAK) ev_unsupported(ev, s->loc, "'break' in a loop in a kernel");
-  if (f == FLOW_CONTINUE) ev_unsupported(ev, s->loc, "'continue' in a loop in a kernel");
-  if (f == FLOW_RETURN) ev_unsupported(ev, s->loc, "'return' inside a loop in a kernel");
-  ev->loop_depth_mark = saved_mark;
-  ev_rt_leave(ev, mark, true);
   tc_stmt *cond = tc_ir_stmt(ev->ir, TC_ST_IF, s->loc);
   cond->u.if_.cond = guard;
-  cond->u.if_.then_s = tc_stmt_list_seq(ev->ir, &body, s->loc);
+  cond->u.if_.then_s = runtime_loop_body(ev, s, bind_tuple ? s->a->str : NULL, n, names, coord);
   tc_stmt *loop = tc_ir_stmt(ev->ir, TC_ST_FOR, s->loc);
   loop->u.loop.var = w;
   loop->u.loop.kind = TC_LOOP_SERIAL;
