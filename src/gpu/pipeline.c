@@ -623,7 +623,6 @@ static tc_stmt *ws_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int n
   body->u.seq.items = parts;
   kloop->u.loop.body = body;
   kloop->u.loop.ws_split = true;
-  kloop->u.loop.num_stages = N; /* for pingpong.c */
   P->k->producer_threads = 128;
   /* the loop, after the barriers are made */
   tc_stmt_list out = {0};

@@ -210,7 +210,7 @@ struct tc_stmt {
       tc_var *var;
       tc_expr *min, *extent;  /* int32 */
       tc_loop_kind kind;
-      int num_stages;         /* PIPELINED; 0 when not given. A ws_split loop's: its stages */
+      int num_stages;         /* PIPELINED; 0 when not given */
       tc_pipeline_args pipeline; /* PIPELINED: order, stage, sync, group */
       int thread_axis;        /* THREAD_BINDING: 0=x, 1=y, 2=z */
       /* SERIAL, made by the GPU lowering (pipeline.c): the body is SEQ[producer, consumer] and

@@ -469,7 +469,7 @@ static bool is_scheduled(const tc_stmt *s) { return s && s->kind != TC_ST_LET &&
 static bool check_loop_schedule(vctx *v, const tc_stmt *s) {
   const tc_pipeline_args *p = &s->u.loop.pipeline;
   bool pipelined = s->u.loop.kind == TC_LOOP_PIPELINED;
-  if (!pipelined && (p->order.n || p->stage.n || p->sync.n || p->group.n || (s->u.loop.num_stages && !s->u.loop.ws_split)))
+  if (!pipelined && (p->order.n || p->stage.n || p->sync.n || p->group.n || s->u.loop.num_stages))
     return internal(v, "a %s loop with T.Pipelined arguments", tc_loop_kind_name(s->u.loop.kind));
   if (s->u.loop.kind == TC_LOOP_THREAD_BINDING) {
     int ax = s->u.loop.thread_axis;

@@ -102,9 +102,21 @@ grep -qx '// T.Pipelined(num_stages=4): not warp-specialized: pass_configs turns
 # one consumer warpgroup has nobody to take turns with, and says so
 FA="-D batch=1 -D heads=2 -D seq_len=512 -D dim=128 -D block_M=128 -D block_N=128 -D threads=256"
 "$T" source examples/flash_attention.py --target cuda,arch=sm_90a --explain --kernel-only $FA -D num_stages=2 >"$D/out" 2>"$D/err"
-grep -qx '// T.Pipelined: the 2 consumer warpgroups take turns at the tensor cores: one runs its gemms while the others run the work between them' "$D/out" &&
-  [ "$(grep -c 'tcg_wg_turn_wait();' "$D/out")" = 2 ] && [ "$(grep -c 'tcg_wg_turn_pass<2>();' "$D/out")" = 2 ] &&
+grep -qx "// T.Pipelined: the 2 consumer warpgroups take turns at the tensor cores: each starts its first gemm after the previous one has, so one's softmax runs beside the others' gemms" "$D/out" &&
+  [ "$(grep -c 'tcg_wg_turn_wait();' "$D/out")" = 1 ] && ! grep -q 'tcg_wg_turn_pass' "$D/out" &&
+  grep -Eq 'tcg_wg_turn_wait\(\);$' "$D/out" && grep -Eq 'tcg_wgmma_ss<128, 128, 128, 8, 0, 1, 128, 128, tcg_f16, 0, 2>\(' "$D/out" &&
+  grep -Eq 'tcg_wgmma_rs<128, 128, 128, 8, 0, 128, tcg_f16, 0>\(' "$D/out" &&
   grep -q 'tcg_wg_turn_init<2>();' "$D/out" && ok "explain: attention's warpgroups take turns" || bad "warpgroup turns"
+# ptxas keeps the turn where it pays: the pass (BAR.ARV) the next instruction after the last QK^T HGMMA,
+# before its wait (WARPGROUP.DEPBAR), and the softmax's exponentials after both
+if cuobj=$(find_cuobjdump) && "$T" compile examples/flash_attention.py --target cuda,arch=sm_90a $FA -D num_stages=2 -o "$D/fa.cubin" 2>"$D/err"; then
+  "$cuobj" -sass "$D/fa.cubin" | awk '
+    /HGMMA/ && /gsb0/ && !g { g = NR }
+    /BAR.ARV R/ && g && !a { a = NR }
+    /WARPGROUP.DEPBAR/ && a && !w { w = NR }
+    /MUFU.EX2/ && w && !e { e = NR }
+    END { exit !(g && a > g && a <= g + 2 && w > a && e > w) }' && ok "sass: the turn passes once QK^T is issued" || bad "sass: turn placement"
+fi
 "$T" source examples/flash_attention.py --target cuda,arch=sm_90a --explain --kernel-only $FA -D num_stages=2 -D block_M=64 -D threads=128 >"$D/out" 2>"$D/err"
 grep -qx '// T.Pipelined: the consumer warpgroups run in step (no turns at the tensor cores: one consumer warpgroup)' "$D/out" &&
   ! grep -q 'tcg_wg_turn' "$D/out" && ok "explain: no turns for one warpgroup" || bad "turns refused for one warpgroup"

@@ -36,6 +36,7 @@ typedef struct cg {
   int nop_keys;
   int consumers;     /* the kernel's threads when it has a producer warpgroup, else 0 */
   int blocks_per_sm; /* a warp-specialized kernel's blocks resident on one SM (1 or 2) */
+  int turn_in_gemm;  /* printing a wgmma gemm that passes the warpgroups' turn once issued: their number */
   bool in_producer;  /* printing a warp-specialized loop's producer part (one thread runs it) */
   const tc_stmt *count_let; /* the LET of that loop's iteration count being printed */
 } cg;
@@ -602,19 +603,21 @@ static void wgmma_call(cg *g, const int64_t *v, tc_expr *const *args) {
   }
   /* columns of the stored tiles: A is M x K (K x M transposed), B K x N (N x K transposed) */
   int64_t acols = ta ? M : K, bcols = tb ? K : N;
+  char turn[16] = ""; /* the warpgroups' turn passes once the gemm is issued (pingpong.c) */
+  if (g->turn_in_gemm) snprintf(turn, sizeof turn, ", %d", g->turn_in_gemm);
   tc_strbuf t, ea, eb, ec;
   tc_sb_init(&t), tc_sb_init(&ea), tc_sb_init(&eb), tc_sb_init(&ec);
   expr(g, &ea, args[10]);
   expr(g, &eb, args[11]);
   expr(g, &ec, args[12]);
   if (rs)
-    line(g, "tcg_wgmma_rs<%lld, %lld, %lld, %lld, %d, %lld, %s, %lld>((const uint16_t *)%s, %s, %s);", (long long)M, (long long)N,
-         (long long)K, (long long)v[3], tb, (long long)bcols, bf16 ? "tcg_bf16" : "tcg_f16", (long long)v[13], tc_sb_cstr(&ea),
+    line(g, "tcg_wgmma_rs<%lld, %lld, %lld, %lld, %d, %lld, %s, %lld%s>((const uint16_t *)%s, %s, %s);", (long long)M, (long long)N,
+         (long long)K, (long long)v[3], tb, (long long)bcols, bf16 ? "tcg_bf16" : "tcg_f16", (long long)v[13], turn, tc_sb_cstr(&ea),
          tc_sb_cstr(&eb), tc_sb_cstr(&ec));
   else
-    line(g, "tcg_wgmma_ss<%lld, %lld, %lld, %lld, %d, %d, %lld, %lld, %s, %lld>(%s, %s, %s);", (long long)M, (long long)N,
+    line(g, "tcg_wgmma_ss<%lld, %lld, %lld, %lld, %d, %d, %lld, %lld, %s, %lld%s>(%s, %s, %s);", (long long)M, (long long)N,
          (long long)K, (long long)v[3], ta, tb, (long long)acols, (long long)bcols, bf16 ? "tcg_bf16" : "tcg_f16", (long long)v[13],
-         tc_sb_cstr(&ea), tc_sb_cstr(&eb), tc_sb_cstr(&ec));
+         turn, tc_sb_cstr(&ea), tc_sb_cstr(&eb), tc_sb_cstr(&ec));
   tc_sb_free(&t), tc_sb_free(&ea), tc_sb_free(&eb), tc_sb_free(&ec);
 }
 
@@ -875,6 +878,12 @@ static const tc_stmt *find_ws_loop(const tc_stmt *s) {
   return NULL;
 }
 
+static bool is_wgmma_gemm(const tc_stmt *s) {
+  int64_t instr = -1;
+  return s->kind == TC_ST_INTRINSIC && !strcmp(s->u.intrinsic.name, "gemm_block") && s->u.intrinsic.nargs == 14 &&
+         tc_expr_const_int(s->u.intrinsic.args[7], &instr) && instr == 1;
+}
+
 static bool uses_intrinsic(const tc_stmt *s, const char *name) {
   if (!s) return false;
   switch (s->kind) {
@@ -940,7 +949,18 @@ static void stmt(cg *g, const tc_stmt *s) {
   tc_sb_init(&t);
   switch (s->kind) {
   case TC_ST_SEQ:
-    for (int i = 0; i < s->u.seq.n; i++) stmt(g, s->u.seq.items[i]);
+    for (int i = 0; i < s->u.seq.n; i++) {
+      const tc_stmt *c = s->u.seq.items[i], *next = i + 1 < s->u.seq.n ? s->u.seq.items[i + 1] : NULL;
+      if (next && is_wgmma_gemm(c) && next->kind == TC_ST_INTRINSIC && !strcmp(next->u.intrinsic.name, "wg_turn_pass")) {
+        /* the turn passes once the gemm is issued, before its result is awaited (pingpong.c) */
+        g->turn_in_gemm = g->consumers / 128;
+        stmt(g, c);
+        g->turn_in_gemm = 0;
+        i++;
+        continue;
+      }
+      stmt(g, c);
+    }
     break;
   case TC_ST_ALLOC: alloc(g, s->u.alloc.buf); break;
   case TC_ST_FOR:

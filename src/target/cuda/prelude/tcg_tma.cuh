@@ -82,17 +82,5 @@ TCG_DEV void tcg_tma_load(void *dst, const tcg_tmap *map, uint64_t *bar, int c2,
  * meet at named barrier 1; barrier 0 (__syncthreads) would wait for the producers too. */
 template <int N> TCG_DEV void tcg_bar_consumers() { asm volatile("bar.sync 1, %0;" ::"n"(N) : "memory"); }
 
-/* Turns of the consumer warpgroups at the tensor cores (src/gpu/pingpong.c): warpgroup w waits
- * at named barrier 2 + w, which completes when the previous warpgroup, cyclically, arrives
- * there (bar.arrive does not wait); 128 threads sync and 128 arrive. The last of the G
- * warpgroups passes once at the start, so warpgroup 0 has the first turn. */
-TCG_DEV void tcg_wg_turn_wait() { asm volatile("bar.sync %0, 256;" ::"r"(2 + (int)threadIdx.x / 128) : "memory"); }
-template <int G> TCG_DEV void tcg_wg_turn_pass() {
-  asm volatile("bar.arrive %0, 256;" ::"r"(2 + ((int)threadIdx.x / 128 + 1) % G) : "memory");
-}
-template <int G> TCG_DEV void tcg_wg_turn_init() {
-  if ((int)threadIdx.x / 128 == G - 1) asm volatile("bar.arrive 2, 256;" ::: "memory");
-}
-
 #endif
 #endif

@@ -59,9 +59,21 @@ template <int NREG> TCG_DEV void tcg__wg_pin(float *acc) {
   for (int i = 0; i < NREG; i++) asm volatile("" : "+f"(acc[i])::"memory");
 }
 
+/* Turns of the consumer warpgroups at the tensor cores (src/gpu/pingpong.c): warpgroup w waits
+ * at named barrier 2 + w, which completes when the previous warpgroup, cyclically, arrives
+ * there (bar.arrive does not wait); 128 threads sync and 128 arrive. The last of the G
+ * warpgroups passes once at the start, so warpgroup 0 has the first turn. */
+TCG_DEV void tcg_wg_turn_wait() { asm volatile("bar.sync %0, 256;" ::"r"(2 + (int)threadIdx.x / 128) : "memory"); }
+template <int G> TCG_DEV void tcg_wg_turn_pass() {
+  asm volatile("bar.arrive %0, 256;" ::"r"(2 + ((int)threadIdx.x / 128 + 1) % G) : "memory");
+}
+template <int G> TCG_DEV void tcg_wg_turn_init() {
+  if ((int)threadIdx.x / 128 == G - 1) asm volatile("bar.arrive 2, 256;" ::: "memory");
+}
+
 /* WAIT: how many of this warpgroup's gemms may still run when it returns (0: acc is final; 1: the
  * asynchronous mainloop, closed by tcg_wgmma_wait<0>()). */
-template <int M, int N, int K, int WARPS, int TRANS_A, int TRANS_B, int ACOLS, int BCOLS, class TA, int WAIT>
+template <int M, int N, int K, int WARPS, int TRANS_A, int TRANS_B, int ACOLS, int BCOLS, class TA, int WAIT, int TURN = 0>
 TCG_DEV void tcg_wgmma_ss(const void *A, const void *B, float *acc) {
   static_assert(WARPS % 4 == 0 && M % (16 * WARPS) == 0, "tcg_wgmma: the warps along M, 16 rows each per band");
   static_assert(N % 8 == 0 && N <= 256 && K % 16 == 0, "tcg_wgmma: N a multiple of 8 up to 256, K of 16");
@@ -82,12 +94,13 @@ TCG_DEV void tcg_wgmma_ss(const void *A, const void *B, float *acc) {
     }
   }
   tcg__wg_commit();
+  if (TURN) tcg_wg_turn_pass<TURN ? TURN : 1>(); /* issued: the next warpgroup may start its gemm */
   tcg_wgmma_wait<WAIT>();
   tcg__wg_pin<MB * N / 2>(acc);
 }
 
 /* A in registers: the thread's registers in the ACC layout of the M x K tile (the same warps) */
-template <int M, int N, int K, int WARPS, int TRANS_B, int BCOLS, class TA, int WAIT>
+template <int M, int N, int K, int WARPS, int TRANS_B, int BCOLS, class TA, int WAIT, int TURN = 0>
 TCG_DEV void tcg_wgmma_rs(const uint16_t *Ar, const void *B, float *acc) {
   static_assert(WARPS % 4 == 0 && M % (16 * WARPS) == 0, "tcg_wgmma: the warps along M, 16 rows each per band");
   static_assert(N % 8 == 0 && N <= 256 && K % 16 == 0, "tcg_wgmma: N a multiple of 8 up to 256, K of 16");
@@ -113,6 +126,7 @@ TCG_DEV void tcg_wgmma_rs(const uint16_t *Ar, const void *B, float *acc) {
     for (int b = 0; b < MB; b++) tcg__wgmma_rs_op<N, TA, !TRANS_B>::run(acc + b * (N / 2), af[b][ks], db);
   }
   tcg__wg_commit();
+  if (TURN) tcg_wg_turn_pass<TURN ? TURN : 1>(); /* issued: the next warpgroup may start its gemm */
   tcg_wgmma_wait<WAIT>();
   tcg__wg_pin<MB * N / 2>(acc);
 }
