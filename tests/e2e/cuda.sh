@@ -105,8 +105,14 @@ FA="-D batch=1 -D heads=2 -D seq_len=512 -D dim=128 -D block_M=128 -D block_N=12
 grep -qx "// T.Pipelined: the 2 consumer warpgroups take turns at the tensor cores: each starts its first gemm after the previous one has, so one's softmax runs beside the others' gemms" "$D/out" &&
   [ "$(grep -c 'tcg_wg_turn_wait();' "$D/out")" = 1 ] && ! grep -q 'tcg_wg_turn_pass' "$D/out" &&
   grep -Eq 'tcg_wg_turn_wait\(\);$' "$D/out" && grep -Eq 'tcg_wgmma_ss<128, 128, 128, 8, 0, 1, 128, 128, tcg_f16, 0, 2>\(' "$D/out" &&
-  grep -Eq 'tcg_wgmma_rs<128, 128, 128, 8, 0, 128, tcg_f16, 0>\(' "$D/out" &&
+  grep -Eq 'tcg_wgmma_rs<128, 128, 128, 8, 0, 128, tcg_f16, 0, 0, 0>\(' "$D/out" &&
   grep -q 'tcg_wg_turn_init<2>();' "$D/out" && ok "explain: attention's warpgroups take turns" || bad "warpgroup turns"
+# fence.proxy.async only where threads write a wgmma's shared operand: attention's Q (stored by
+# threads) keeps it, the TMA-fed GEMM mainloop and attention's V do not
+"$T" source examples/gemm.py --target cuda,arch=sm_90a --kernel-only -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=4 >"$D/out2" 2>"$D/err"
+grep -q 'tcg_wgmma_ss<128, 256, 64, 8, 0, 0, 64, 256, tcg_f16, 1, 0, 0>(' "$D/out2" &&
+  grep -q 'tcg_wgmma_rs<128, 128, 128, 8, 0, 128, tcg_f16, 0, 0, 0>(' "$D/out" &&
+  ok "no proxy fence for tiles only TMA writes" || bad "proxy fence selection"
 # ptxas keeps the turn where it pays: the pass (BAR.ARV) the next instruction after the last QK^T HGMMA,
 # before its wait (WARPGROUP.DEPBAR), and the softmax's exponentials after both
 if cuobj=$(find_cuobjdump) && "$T" compile examples/flash_attention.py --target cuda,arch=sm_90a $FA -D num_stages=2 -o "$D/fa.cubin" 2>"$D/err"; then

@@ -586,6 +586,29 @@ static void gemm_tag(tc_strbuf *sb, tc_dtype d) {
   }
 }
 
+/* Whether a statement writes shared tile b other than by TMA: stores, and the intrinsics whose
+ * first argument is their destination (copy16, cp_async16, copy_vec). */
+static bool written_by_threads(const tc_stmt *s, const tc_buffer *b) {
+  if (!s) return false;
+  switch (s->kind) {
+  case TC_ST_STORE: return s->u.store.buf == b;
+  case TC_ST_SEQ:
+    for (int i = 0; i < s->u.seq.n; i++)
+      if (written_by_threads(s->u.seq.items[i], b)) return true;
+    return false;
+  case TC_ST_FOR: return written_by_threads(s->u.loop.body, b);
+  case TC_ST_IF: return written_by_threads(s->u.if_.then_s, b) || written_by_threads(s->u.if_.else_s, b);
+  case TC_ST_INTRINSIC: {
+    const char *n = s->u.intrinsic.name;
+    if (!strcmp(n, "tma_load") || !strncmp(n, "mbar_", 5) || !strcmp(n, "gemm_block") || s->u.intrinsic.nargs < 1) return false;
+    const tc_expr *d = s->u.intrinsic.args[0];
+    return d->op == TC_OP_ADDRESS_OF && d->buf == b;
+  }
+  default: return s->kind != TC_ST_LET && s->kind != TC_ST_ASSIGN && s->kind != TC_ST_ALLOC && s->kind != TC_ST_BARRIER &&
+                  s->kind != TC_ST_EVALUATE && s->kind != TC_ST_ANNOTATE && s->kind != TC_ST_ASSERT; /* a tile op: say yes */
+  }
+}
+
 /* The wgmma path (prelude/tcg_wgmma.cuh): tcg_wgmma_ss / tcg_wgmma_rs and the instruction's
  * specialization, emitted once per shape. */
 static void wgmma_call(cg *g, const int64_t *v, tc_expr *const *args) {
@@ -603,8 +626,10 @@ static void wgmma_call(cg *g, const int64_t *v, tc_expr *const *args) {
   }
   /* columns of the stored tiles: A is M x K (K x M transposed), B K x N (N x K transposed) */
   int64_t acols = ta ? M : K, bcols = tb ? K : N;
-  char turn[16] = ""; /* the warpgroups' turn passes once the gemm is issued (pingpong.c) */
-  if (g->turn_in_gemm) snprintf(turn, sizeof turn, ", %d", g->turn_in_gemm);
+  /* the template's last arguments, where they differ from their defaults (TURN 0, FENCE 1) */
+  bool fence = (!rs && written_by_threads(g->k->body, A)) || written_by_threads(g->k->body, B);
+  char turn[24] = "";
+  if (g->turn_in_gemm || !fence) snprintf(turn, sizeof turn, ", %d%s", g->turn_in_gemm, fence ? "" : ", 0");
   tc_strbuf t, ea, eb, ec;
   tc_sb_init(&t), tc_sb_init(&ea), tc_sb_init(&eb), tc_sb_init(&ec);
   expr(g, &ea, args[10]);

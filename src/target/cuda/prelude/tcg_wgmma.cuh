@@ -72,15 +72,19 @@ template <int G> TCG_DEV void tcg_wg_turn_init() {
 }
 
 /* WAIT: how many of this warpgroup's gemms may still run when it returns (0: acc is final; 1: the
- * asynchronous mainloop, closed by tcg_wgmma_wait<0>()). */
-template <int M, int N, int K, int WARPS, int TRANS_A, int TRANS_B, int ACOLS, int BCOLS, class TA, int WAIT, int TURN = 0>
+ * asynchronous mainloop, closed by tcg_wgmma_wait<0>()). TURN: the warpgroups' turn passes once
+ * the gemm is issued (pingpong.c). FENCE: some thread wrote a shared operand with ordinary
+ * stores, which the wgmma (the async proxy) sees only after fence.proxy.async; tiles that only
+ * TMA fills (the async proxy too, ordered by their mbarrier) need none. */
+template <int M, int N, int K, int WARPS, int TRANS_A, int TRANS_B, int ACOLS, int BCOLS, class TA, int WAIT, int TURN = 0,
+          int FENCE = 1>
 TCG_DEV void tcg_wgmma_ss(const void *A, const void *B, float *acc) {
   static_assert(WARPS % 4 == 0 && M % (16 * WARPS) == 0, "tcg_wgmma: the warps along M, 16 rows each per band");
   static_assert(N % 8 == 0 && N <= 256 && K % 16 == 0, "tcg_wgmma: N a multiple of 8 up to 256, K of 16");
   enum { MB = M / (16 * WARPS) };
   const int wg = (int)(threadIdx.x >> 7) % (WARPS / 4);
   const uint32_t sa = tcg_smem_addr(A), sb = tcg_smem_addr(B);
-  tcg__fence_proxy_async();
+  if (FENCE) tcg__fence_proxy_async(); /* shared tiles written by threads, not only by TMA */
   tcg__wg_pin<MB * N / 2>(acc);
   tcg__wg_fence();
 #pragma unroll
@@ -100,7 +104,7 @@ TCG_DEV void tcg_wgmma_ss(const void *A, const void *B, float *acc) {
 }
 
 /* A in registers: the thread's registers in the ACC layout of the M x K tile (the same warps) */
-template <int M, int N, int K, int WARPS, int TRANS_B, int BCOLS, class TA, int WAIT, int TURN = 0>
+template <int M, int N, int K, int WARPS, int TRANS_B, int BCOLS, class TA, int WAIT, int TURN = 0, int FENCE = 1>
 TCG_DEV void tcg_wgmma_rs(const uint16_t *Ar, const void *B, float *acc) {
   static_assert(WARPS % 4 == 0 && M % (16 * WARPS) == 0, "tcg_wgmma: the warps along M, 16 rows each per band");
   static_assert(N % 8 == 0 && N <= 256 && K % 16 == 0, "tcg_wgmma: N a multiple of 8 up to 256, K of 16");
@@ -116,7 +120,7 @@ TCG_DEV void tcg_wgmma_rs(const uint16_t *Ar, const void *B, float *acc) {
         const int x = TCG_ACC(b, j & 1, ks * 2 + (j >> 1), 0, KT);
         af[b][ks][j] = (uint32_t)Ar[x] | ((uint32_t)Ar[x + 1] << 16);
       }
-  tcg__fence_proxy_async();
+  if (FENCE) tcg__fence_proxy_async(); /* shared tiles written by threads, not only by TMA */
   tcg__wg_pin<MB * N / 2>(acc);
   tcg__wg_fence();
 #pragma unroll
