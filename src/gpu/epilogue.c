@@ -17,9 +17,12 @@
  *                         rows of 128 bytes
  *     warp_sync            (the stage is rewritten by the next chunk)
  *
- * No block barrier is needed: a warp reads back only what it wrote. It is taken when the whole
- * tile is inside the tensor, 16-byte aligned, with rows of whole 16-byte units (tested once at
- * run time, like the other fast paths); otherwise the element-wise copy runs. */
+ * No block barrier is needed: a warp reads back only what it wrote. A 16-byte unit is stored
+ * whole when it lies inside the tensor and the tensor's rows are 16-byte aligned (the tile's
+ * first element aligned, rows of whole units: one run-time test); otherwise its elements are
+ * stored one by one, each checked, from the stage (a loop, not unrolled: the registers are
+ * already in shared memory). So partial and unaligned tiles take the same path, and the kernel
+ * carries one copy of the epilogue instead of several unrolled ones. */
 #include <stdio.h>
 
 #include "gpu/gpu_internal.h"
@@ -34,6 +37,16 @@ static tc_expr **one(tc_gpu_plan *P, tc_expr *e) {
   tc_expr **v = TC_NEW_ARRAY(P->a, tc_expr *, 1);
   v[0] = e;
   return v;
+}
+
+/* LET name = v, appended to out; returns a reference to it. */
+static tc_expr *let(tc_gpu_plan *P, tc_stmt_list *out, const char *name, tc_expr *v, tc_loc loc) {
+  tc_var *x = tc_ir_new_var(P->a, P->k, name, v->dtype, TC_VAR_LOCAL, loc);
+  tc_stmt *s = tc_ir_stmt(P->a, TC_ST_LET, loc);
+  s->u.let.var = x;
+  s->u.let.value = v;
+  tc_stmt_list_push(P->a, out, s);
+  return tc_ir_var_ref(P->a, x, loc);
 }
 
 typedef struct smem_ctx {
@@ -55,8 +68,19 @@ static int64_t shared_bytes(tc_gpu_plan *P) {
   return S.bytes;
 }
 
+/* dst[idx] is inside its tensor, along every dimension (the last one for `span` elements). */
+static tc_expr *inside(tc_gpu_plan *P, const tc_region *dst, tc_expr **idx, int64_t span, tc_loc loc) {
+  tc_expr *c = NULL;
+  for (int d = 0; d < dst->ndim; d++) {
+    tc_expr *end = d == dst->ndim - 1 ? bin(P, TC_OP_ADD, idx[d], ci(P, span, loc), loc) : bin(P, TC_OP_ADD, idx[d], ci(P, 1, loc), loc);
+    tc_expr *t = bin(P, TC_OP_AND, bin(P, TC_OP_GE, idx[d], ci(P, 0, loc), loc), bin(P, TC_OP_LE, end, dst->buf->shape[d], loc), loc);
+    c = c ? bin(P, TC_OP_AND, c, t, loc) : t;
+  }
+  return c;
+}
+
 tc_stmt *tc_gpu_acc_store_staged(tc_gpu_plan *P, const tc_region *src, const tc_region *dst, int n, const int64_t *ext,
-                                 tc_expr **cond, tc_loc loc) {
+                                 tc_loc loc) {
   const tc_buffer *f = src->buf, *g = dst->buf;
   if (!P->desc->staged_epilogue || f->scope != TC_SCOPE_FRAGMENT || g->scope != TC_SCOPE_GLOBAL || n != 2) return NULL;
   const tc_gpu_layout *D = P->frag[f->id];
@@ -82,25 +106,41 @@ tc_stmt *tc_gpu_acc_store_staged(tc_gpu_plan *P, const tc_region *src, const tc_
     return NULL; /* one stage per element size; a second dtype of that size stays element-wise */
   }
   tc_buffer *stage = P->epi_stage[slot];
-  tc_expr *tid = tc_ir_var_ref(P->a, P->tid, loc);
-  tc_expr *warp = bin(P, TC_OP_FLOORDIV, tid, ci(P, 32, loc), loc), *lane = bin(P, TC_OP_FLOORMOD, tid, ci(P, 32, loc), loc);
-  tc_expr *base = bin(P, TC_OP_MUL, warp, ci(P, 16 * CW, loc), loc);
-  int64_t NT = TN / 8, tiles = D->num_regs / (4 * NT);
   tc_stmt_list out = {0};
+  /* per-thread values, once (LETs keep the printed code small: NVRTC time) */
+  tc_expr *tid = tc_ir_var_ref(P->a, P->tid, loc);
+  tc_expr *lane = let(P, &out, "epi_lane", bin(P, TC_OP_FLOORMOD, tid, ci(P, 32, loc), loc), loc);
+  tc_expr *wbase = let(P, &out, "epi_base", bin(P, TC_OP_MUL, bin(P, TC_OP_FLOORDIV, tid, ci(P, 32, loc), loc), ci(P, 16 * CW, loc), loc), loc);
+  tc_expr *owner0 = let(P, &out, "epi_warp", bin(P, TC_OP_MUL, bin(P, TC_OP_FLOORDIV, tid, ci(P, 32, loc), loc), ci(P, 32, loc), loc), loc);
+  tc_expr *g4 = let(P, &out, "epi_g", bin(P, TC_OP_FLOORDIV, lane, ci(P, 4, loc), loc), loc);       /* row in 8 */
+  tc_expr *q2 = bin(P, TC_OP_MUL, bin(P, TC_OP_FLOORMOD, lane, ci(P, 4, loc), loc), ci(P, 2, loc), loc); /* column in 8 */
+  tc_expr *cu = let(P, &out, "epi_cu", bin(P, TC_OP_FLOORDIV, q2, ci(P, U, loc), loc), loc);
+  tc_expr *cw = let(P, &out, "epi_cw", bin(P, TC_OP_FLOORMOD, tc_ir_clone_expr(P->a, q2), ci(P, U, loc), loc), loc);
+  tc_expr *r8 = let(P, &out, "epi_r8", bin(P, TC_OP_FLOORDIV, lane, ci(P, 8, loc), loc), loc);     /* read-back row in 4 */
+  tc_expr *u8 = let(P, &out, "epi_u", bin(P, TC_OP_FLOORMOD, lane, ci(P, 8, loc), loc), loc);      /* read-back unit */
+  /* whole 16-byte units may be stored where the tensor's rows are aligned (tested once) */
+  tc_expr *aligned;
+  {
+    tc_expr **g0 = TC_NEW_ARRAY(P->a, tc_expr *, dst->ndim);
+    for (int d = 0; d < dst->ndim; d++) g0[d] = dst->r[d].start;
+    tc_expr *a0 = tc_ir_call(P->a, "aligned16", tc_dt(TC_DT_BOOL), 1, one(P, tc_ir_address_of(P->a, dst->buf, dst->ndim, g0, loc)), loc);
+    tc_expr *rows = bin(P, TC_OP_EQ, bin(P, TC_OP_FLOORMOD, g->shape[g->ndim - 1], ci(P, U, loc), loc), ci(P, 0, loc), loc);
+    aligned = let(P, &out, "epi_aligned", bin(P, TC_OP_AND, a0, rows, loc), loc);
+  }
+  int64_t NT = TN / 8, tiles = D->num_regs / (4 * NT);
   for (int64_t mi = 0; mi < tiles; mi++) {
     for (int64_t cb = 0; cb < TN / CW; cb++) {
-      /* registers -> stage: row h*8 + lane/4, columns j*8 + (lane%4)*2 (+1) of the chunk */
-      tc_expr *srow0 = bin(P, TC_OP_FLOORDIV, lane, ci(P, 4, loc), loc);
+      /* registers -> stage: row h*8 + g, columns j*8 + q2 (+1), units swizzled by the row */
       for (int64_t h = 0; h < 2; h++) {
-        tc_expr *srow = bin(P, TC_OP_ADD, srow0, ci(P, h * 8, loc), loc);
-        tc_expr *sw = bin(P, TC_OP_BIT_AND, srow, ci(P, 7, loc), loc);
+        tc_expr *row = bin(P, TC_OP_ADD, tc_ir_clone_expr(P->a, g4), ci(P, h * 8, loc), loc);
+        tc_expr *rowbase = let(P, &out, "epi_row", bin(P, TC_OP_ADD, tc_ir_clone_expr(P->a, wbase), bin(P, TC_OP_MUL, row, ci(P, CW, loc), loc), loc), loc);
         for (int64_t j = 0; j < CW / 8; j++) {
           int64_t ni = cb * (CW / 8) + j, r = ((mi * 2 + h) * NT + ni) * 2;
-          tc_expr *col = bin(P, TC_OP_ADD, ci(P, j * 8, loc), bin(P, TC_OP_MUL, bin(P, TC_OP_FLOORMOD, lane, ci(P, 4, loc), loc), ci(P, 2, loc), loc), loc);
-          tc_expr *unit = bin(P, TC_OP_BIT_XOR, bin(P, TC_OP_FLOORDIV, col, ci(P, U, loc), loc), sw, loc);
-          tc_expr *at = bin(P, TC_OP_ADD, base, bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, srow, ci(P, CW, loc), loc),
-                                                     bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, unit, ci(P, U, loc), loc),
-                                                         bin(P, TC_OP_FLOORMOD, col, ci(P, U, loc), loc), loc), loc), loc);
+          /* unit (j*8 + q2) / U = j*8/U + q2/U (U divides 8); the row's swizzle is g (h*8 + g & 7) */
+          tc_expr *unit = bin(P, TC_OP_BIT_XOR, bin(P, TC_OP_ADD, ci(P, j * 8 / U, loc), tc_ir_clone_expr(P->a, cu), loc),
+                              tc_ir_clone_expr(P->a, g4), loc);
+          tc_expr *at = bin(P, TC_OP_ADD, tc_ir_clone_expr(P->a, rowbase),
+                            bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, unit, ci(P, U, loc), loc), tc_ir_clone_expr(P->a, cw), loc), loc);
           tc_expr **args = TC_NEW_ARRAY(P->a, tc_expr *, 3);
           args[0] = tc_ir_address_of(P->a, stage, 1, one(P, at), loc);
           args[1] = tc_ir_address_of(P->a, regs, 1, one(P, ci(P, r, loc)), loc);
@@ -109,30 +149,53 @@ tc_stmt *tc_gpu_acc_store_staged(tc_gpu_plan *P, const tc_region *src, const tc_
         }
       }
       tc_stmt_list_push(P->a, &out, tc_ir_intrinsic_stmt(P->a, "warp_sync", 0, NULL, loc));
-      /* stage -> global: unit q = i*32 + lane is row q / 8, unit q % 8 of the chunk */
+      /* stage -> global: unit i*32 + lane is row 4i + r8, unit u8 of the chunk */
       for (int64_t i = 0; i < 16 * 8 / 32; i++) {
-        tc_expr *q = bin(P, TC_OP_ADD, lane, ci(P, i * 32, loc), loc);
-        tc_expr *srow = bin(P, TC_OP_FLOORDIV, q, ci(P, 8, loc), loc), *u = bin(P, TC_OP_FLOORMOD, q, ci(P, 8, loc), loc);
-        tc_expr *at = bin(P, TC_OP_ADD, base, bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, srow, ci(P, CW, loc), loc),
-                                                   bin(P, TC_OP_MUL, bin(P, TC_OP_BIT_XOR, u, bin(P, TC_OP_BIT_AND, srow, ci(P, 7, loc), loc), loc),
-                                                       ci(P, U, loc), loc), loc), loc);
-        /* the tile element there: row of register (mi, h = i / 2, first column of the chunk) in
-         * the thread of this warp that holds row srow % 8 of it, at lane group 0 */
+        /* row & 7 = r8 + 4 (i % 2), as r8 < 4 */
+        tc_expr *sw = bin(P, TC_OP_ADD, tc_ir_clone_expr(P->a, r8), ci(P, 4 * (i % 2), loc), loc);
+        tc_expr *at = let(P, &out, "epi_at",
+                          bin(P, TC_OP_ADD, tc_ir_clone_expr(P->a, wbase),
+                              bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, bin(P, TC_OP_ADD, tc_ir_clone_expr(P->a, r8), ci(P, 4 * i, loc), loc), ci(P, CW, loc), loc),
+                                  bin(P, TC_OP_MUL, bin(P, TC_OP_BIT_XOR, tc_ir_clone_expr(P->a, u8), sw, loc), ci(P, U, loc), loc), loc), loc), loc);
+        /* the tile element there: register (mi, h = i / 2, the chunk's first column) of the
+         * thread of this warp holding row (4i + r8) % 8 of it in lane group 0 */
         int64_t h = (i * 4) / 8, r = ((mi * 2 + h) * NT + cb * (CW / 8)) * 2;
-        tc_expr *owner = bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, warp, ci(P, 32, loc), loc),
-                             bin(P, TC_OP_MUL, bin(P, TC_OP_BIT_AND, srow, ci(P, 7, loc), loc), ci(P, 4, loc), loc), loc);
+        tc_expr *owner = bin(P, TC_OP_ADD, tc_ir_clone_expr(P->a, owner0), bin(P, TC_OP_MUL, tc_ir_clone_expr(P->a, sw), ci(P, 4, loc), loc), loc);
         tc_expr *idx[TC_GL_MAXDIM], *valid = NULL;
         tc_gl_index_exprs(P->a, D, owner, r, idx, &valid, loc);
-        tc_expr *it[2] = {idx[0], bin(P, TC_OP_ADD, idx[1], bin(P, TC_OP_MUL, u, ci(P, U, loc), loc), loc)};
+        tc_expr *it[2] = {let(P, &out, "epi_i", idx[0], loc),
+                          let(P, &out, "epi_j", bin(P, TC_OP_ADD, idx[1], bin(P, TC_OP_MUL, tc_ir_clone_expr(P->a, u8), ci(P, U, loc), loc), loc), loc)};
+        tc_expr **gi = tc_gpu_region_at(P, dst, it, loc);
         tc_expr **args = TC_NEW_ARRAY(P->a, tc_expr *, 2);
-        args[0] = tc_ir_address_of(P->a, dst->buf, dst->ndim, tc_gpu_region_at(P, dst, it, loc), loc);
-        args[1] = tc_ir_address_of(P->a, stage, 1, one(P, at), loc);
-        tc_stmt_list_push(P->a, &out, tc_ir_intrinsic_stmt(P->a, "copy16", 2, args, loc));
+        args[0] = tc_ir_address_of(P->a, dst->buf, dst->ndim, gi, loc);
+        args[1] = tc_ir_address_of(P->a, stage, 1, one(P, tc_ir_clone_expr(P->a, at)), loc);
+        tc_stmt *whole = tc_ir_intrinsic_stmt(P->a, "copy16", 2, args, loc);
+        /* else element by element, each store checked against the tensor (codegen's bounds) */
+        tc_var *e = tc_ir_new_var(P->a, P->k, "e", tc_index_dtype(), TC_VAR_LOOP, loc);
+        tc_expr *er = tc_ir_var_ref(P->a, e, loc);
+        tc_expr **gie = TC_NEW_ARRAY(P->a, tc_expr *, dst->ndim);
+        for (int d = 0; d < dst->ndim; d++) gie[d] = tc_ir_clone_expr(P->a, gi[d]);
+        gie[dst->ndim - 1] = bin(P, TC_OP_ADD, gie[dst->ndim - 1], er, loc);
+        tc_stmt *st = tc_ir_stmt(P->a, TC_ST_STORE, loc);
+        st->u.store.buf = dst->buf;
+        st->u.store.nidx = dst->ndim;
+        st->u.store.idx = gie;
+        st->u.store.value = tc_ir_load(P->a, stage, 1, one(P, bin(P, TC_OP_ADD, tc_ir_clone_expr(P->a, at), er, loc)), loc);
+        tc_stmt *each = tc_ir_stmt(P->a, TC_ST_FOR, loc);
+        each->u.loop.var = e;
+        each->u.loop.min = ci(P, 0, loc);
+        each->u.loop.extent = ci(P, U, loc);
+        each->u.loop.kind = TC_LOOP_SERIAL;
+        each->u.loop.body = st;
+        tc_stmt *pick = tc_ir_stmt(P->a, TC_ST_IF, loc);
+        pick->u.if_.cond = bin(P, TC_OP_AND, tc_ir_clone_expr(P->a, aligned), inside(P, dst, gi, U, loc), loc);
+        pick->u.if_.then_s = whole;
+        pick->u.if_.else_s = each;
+        tc_stmt_list_push(P->a, &out, pick);
       }
       tc_stmt_list_push(P->a, &out, tc_ir_intrinsic_stmt(P->a, "warp_sync", 0, NULL, loc));
     }
   }
-  *cond = tc_gpu_aligned_tile(P, dst, (int)U, loc);
   if (P->notes) {
     char what[96];
     tc_gl_describe(D, what, sizeof what);

@@ -24,17 +24,15 @@ typedef struct access_scan {
 } access_scan;
 void tc_gpu_scan_nest(access_scan *A, const par_nest *N);
 
-/* tileops.c: the indices of a region at iteration `it` of its squeezed shape; the run-time
- * test that global tile g is inside its tensor, 16-byte aligned, with rows of whole runs of v. */
+/* tileops.c: the indices of a region at iteration `it` of its squeezed shape. */
 tc_expr **tc_gpu_region_at(tc_gpu_plan *P, const tc_region *r, tc_expr *const *it, tc_loc loc);
-tc_expr *tc_gpu_aligned_tile(tc_gpu_plan *P, const tc_region *g, int v, tc_loc loc);
 /* tileops.c: the run-time test that global tile g lies inside its tensor (NULL: always). */
 tc_expr *tc_gpu_global_in_bounds(tc_gpu_plan *P, const tc_region *g, tc_loc loc);
 
-/* epilogue.c: a gemm accumulator's T.copy to a global tile through shared memory, or NULL
- * when it does not qualify; *cond is the run-time test under which it may be taken. */
+/* epilogue.c: a gemm accumulator's T.copy to a global tile through shared memory (any tile:
+ * partial and unaligned ones included), or NULL when it does not qualify. */
 tc_stmt *tc_gpu_acc_store_staged(tc_gpu_plan *P, const tc_region *src, const tc_region *dst, int n, const int64_t *ext,
-                                 tc_expr **cond, tc_loc loc);
+                                 tc_loc loc);
 /* simdgroup_store.c: a metal.simdgroup accumulator's T.copy to a global tile as one
  * simdgroup_store_acc, or NULL when it does not qualify; *cond is the run-time test (the tile is
  * inside the tensor) under which it may be taken. */

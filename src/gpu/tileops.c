@@ -691,7 +691,7 @@ tc_expr *tc_gpu_global_in_bounds(tc_gpu_plan *P, const tc_region *g, tc_loc loc)
 
 /* The run-time test of a vectorized copy of global tile g in runs of v elements: the tile is
  * inside the tensor, its first element 16-byte aligned, and every row a whole number of runs. */
-tc_expr *tc_gpu_aligned_tile(tc_gpu_plan *P, const tc_region *g, int v, tc_loc loc) {
+static tc_expr *aligned_tile(tc_gpu_plan *P, const tc_region *g, int v, tc_loc loc) {
   tc_expr **g0 = TC_NEW_ARRAY(P->a, tc_expr *, g->ndim);
   for (int d = 0; d < g->ndim; d++) g0[d] = g->r[d].start;
   tc_expr **aa = TC_NEW_ARRAY(P->a, tc_expr *, 1);
@@ -731,7 +731,7 @@ static tc_stmt *vector_copy(tc_gpu_plan *P, const tc_region *src, const tc_regio
   tc_stmt *fast = deal(P, n, vars, vext, body, loc);
   if (!fast) return NULL;
   /* run-time test: in bounds, first element aligned, every row aligned */
-  tc_expr *cond = tc_gpu_aligned_tile(P, g, v, loc);
+  tc_expr *cond = aligned_tile(P, g, v, loc);
   tc_stmt *c = tc_ir_stmt(P->a, TC_ST_IF, loc);
   c->u.if_.cond = cond;
   c->u.if_.then_s = fast;
@@ -792,7 +792,7 @@ static tc_stmt *vector_frag_copy(tc_gpu_plan *P, const tc_region *src, const tc_
   }
   *cond_out = NULL;
   if (shared) return tc_ir_seq(P->a, out.n, out.items, loc);
-  tc_expr *cond = tc_gpu_aligned_tile(P, g, w, loc);
+  tc_expr *cond = aligned_tile(P, g, w, loc);
   *cond_out = cond;
   return tc_ir_seq(P->a, out.n, out.items, loc);
 }
@@ -809,6 +809,10 @@ static tc_stmt *lower_copy(tc_gpu_plan *P, tc_stmt *s) {
   /* between a fragment and a global tensor: a path without bounds checks when the tile is
    * inside the tensor (tested once at run time) */
   const tc_region *g = src->buf->scope == TC_SCOPE_GLOBAL ? src : dst->buf->scope == TC_SCOPE_GLOBAL ? dst : NULL;
+  if (!fast && g == dst && is_frag(src->buf)) { /* an accumulator through shared memory */
+    tc_stmt *staged = tc_gpu_acc_store_staged(P, src, dst, n, ext, s->loc);
+    if (staged) return staged;
+  }
   if (!fast && g && (is_frag(src->buf) || is_frag(dst->buf))) {
     tc_stmt *quick = tc_ir_clone_stmt(P->a, body);
     if (g == src) quick->u.store.value->args[0]->in_bounds = true; /* cast(load) */
@@ -823,7 +827,6 @@ static tc_stmt *lower_copy(tc_gpu_plan *P, tc_stmt *s) {
     c->u.if_.else_s = b;
     tc_expr *vcond = NULL;
     tc_stmt *vec = vector_frag_copy(P, src, dst, n, ext, &vcond, s->loc);
-    if (!vec && is_frag(src->buf)) vec = tc_gpu_acc_store_staged(P, src, dst, n, ext, &vcond, s->loc);
     bool in_bounds_only = false; /* vec's test is c's own: only c's checked copy is left */
     if (!vec && is_frag(src->buf)) in_bounds_only = (vec = tc_gpu_acc_store_simdgroup(P, src, dst, n, ext, &vcond, s->loc)) != NULL;
     if (!vec) return c;
