@@ -352,7 +352,7 @@ int main(int argc, char **argv) {
 
   for (int causal = 1; causal >= 0; causal--) {
     const char *fa[] = {"batch=8", "heads=16", "seq_len=4096", "dim=128", causal ? "is_causal=True" : "is_causal=False",
-                        "block_M=128", "block_N=64", "threads=256", "num_stages=2", NULL, NULL, NULL, NULL, NULL,
+                        "block_M=128", "block_N=128", "threads=256", "num_stages=2", NULL, NULL, NULL, NULL, NULL,
                         NULL, NULL, NULL, NULL}; /* 8 warps: no spills; room for the fa.KEY=VALUE bindings */
     for (int e = 0; e < nfa_extra; e++) { /* a binding replaces the default of the same name */
       size_t len = strcspn(fa_extra[e], "=");

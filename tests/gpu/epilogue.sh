@@ -21,7 +21,8 @@ v $G M=200 N=136 K=96 dtype=bfloat16
 v $G M=4096 N=2048 K=256 threads=256 block_N=256 block_K=64 num_stages=4
 v examples/gemm_transposed.py threads=256
 v examples/splitk_gemm.py
-v examples/eager_gemm.py
+v examples/eager_gemm.py M=256 N=256 K=256
+v examples/eager_gemm.py M=100 N=72 K=40
 echo "verify: $pass passed, $fail failed"
 } > "$OUT/verify.log" 2>&1
 tail -1 "$OUT/verify.log"; grep FAIL -A8 "$OUT/verify.log" | head -30

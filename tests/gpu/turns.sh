@@ -21,7 +21,7 @@ v() { args=""; for d in "$@"; do args="$args -D $d"; done
 {
 for bn in 64 128; do for c in True False; do
   v batch=1 heads=4 seq_len=1024 dim=128 block_M=128 threads=256 num_stages=2 block_N=$bn is_causal=$c
-  v batch=2 heads=8 seq_len=2048 dim=128 block_M=128 threads=256 num_stages=3 block_N=$bn is_causal=$c
+  v batch=2 heads=8 seq_len=2048 dim=128 block_M=128 threads=256 num_stages=$((bn == 64 ? 3 : 2)) block_N=$bn is_causal=$c
 done; done
 v batch=1 heads=2 seq_len=1000 dim=64 block_M=128 threads=256 num_stages=2 block_N=64 is_causal=False
 v batch=1 heads=2 seq_len=512 dim=128 block_M=192 threads=384 num_stages=2 block_N=64 is_causal=True
