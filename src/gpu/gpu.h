@@ -74,7 +74,9 @@ typedef struct tc_gpu_layout {
    * permuted: in each 8x8 block, row g and column pair q are lane
    * 16*g[2] + 8*q[1] + 2*g[1:0] + q[0] (layout.c) */
   bool sg;
-  /* CYCLIC: chunk size; ROWS_CYCLIC: vec and row length N of the source tile, group size */
+  /* CYCLIC: chunk size, and `group` > 0 when rows are dealt to groups of that many threads
+   * (each row's chunks cyclic over its group; 0: chunks cyclic over the whole tile);
+   * ROWS_CYCLIC: vec and row length N of the source tile, group size */
   int vec;
   int64_t group;
 } tc_gpu_layout;
@@ -101,7 +103,10 @@ bool tc_gl_make_acc(tc_gpu_layout *L, int64_t M, int64_t N, int wm, int wn, int 
 /* The accumulator of a gemm on wgmma (every warp along M): warpgroups run m64 instructions over
  * 64-row blocks, so with M > 16 * warps a warp's tiles are interleaved (gemm.c). */
 bool tc_gl_make_acc_wgmma(tc_gpu_layout *L, int64_t M, int64_t N, int threads, char *why, size_t cap);
-void tc_gl_make_cyclic(tc_gpu_layout *L, int ndim, const int64_t *shape, int threads, int elem_bytes);
+/* by_warp: the tile's rows are reduced along their length, so give each warp whole rows when the
+ * shape allows (a row's chunks dealt over the 32 lanes of one warp): its reductions are then
+ * shuffles, with no shared memory and no barrier. */
+void tc_gl_make_cyclic(tc_gpu_layout *L, int ndim, const int64_t *shape, int threads, int elem_bytes, bool by_warp);
 void tc_gl_make_repl(tc_gpu_layout *L, int ndim, const int64_t *shape, int threads);
 /* The layout of a row vector (shape (M,)) used beside a 2-D tile of layout `tile`; falls back
  * to REPL when the tile's rows are not held by fixed thread groups. */

@@ -122,7 +122,7 @@ static void acc_row_split(const tc_gpu_layout *L, int64_t row, int64_t *wmi, int
   else *wmi = row / TM, *mi = (row % TM) / 16;
 }
 
-void tc_gl_make_cyclic(tc_gpu_layout *L, int ndim, const int64_t *shape, int threads, int elem_bytes) {
+void tc_gl_make_cyclic(tc_gpu_layout *L, int ndim, const int64_t *shape, int threads, int elem_bytes, bool by_warp) {
   set_shape(L, ndim, shape, threads);
   L->kind = TC_GL_CYCLIC;
   int64_t last = ndim ? shape[ndim - 1] : 1;
@@ -131,6 +131,14 @@ void tc_gl_make_cyclic(tc_gpu_layout *L, int ndim, const int64_t *shape, int thr
   L->vec = vec;
   int64_t chunks = (L->numel + vec - 1) / vec;
   L->num_regs = (chunks + threads - 1) / threads * vec;
+  /* Rows by warp: only where the whole-tile deal would spread a row over several warps (more
+   * than 32 chunks a row) and every warp gets a row. */
+  int64_t rows = ndim == 2 ? shape[0] : 0, per_row = last / vec;
+  if (by_warp && ndim == 2 && threads % 32 == 0 && last % vec == 0 && per_row > 32 && per_row % 32 == 0 && rows >= threads / 32) {
+    int64_t per = threads / 32;
+    L->group = 32;
+    L->num_regs = (rows + per - 1) / per * (per_row / 32) * vec;
+  }
 }
 
 void tc_gl_make_repl(tc_gpu_layout *L, int ndim, const int64_t *shape, int threads) {
@@ -155,7 +163,7 @@ void tc_gl_make_rows(tc_gpu_layout *L, const tc_gpu_layout *tile, int threads) {
     return;
   }
   if (tile->kind == TC_GL_CYCLIC && tile->ndim == 2) {
-    int64_t N = tile->shape[1], G = N / tile->vec;
+    int64_t N = tile->shape[1], G = tile->group ? tile->group : N / tile->vec;
     if (N % tile->vec == 0 && G < threads && threads % G == 0) {
       set_shape(L, 1, &M, threads);
       L->kind = TC_GL_ROWS_CYCLIC;
@@ -199,6 +207,13 @@ void tc_gl_owner(const tc_gpu_layout *L, int64_t e, int64_t rep, int64_t *thread
     return;
   }
   case TC_GL_CYCLIC: {
+    if (L->group) {
+      int64_t N = L->shape[1], row = e / N, col = e % N, ch = col / L->vec;
+      int64_t per = L->threads / L->group, cpt = N / L->vec / L->group;
+      *thread = (row % per) * L->group + ch % L->group;
+      *reg = ((row / per) * cpt + ch / L->group) * L->vec + col % L->vec;
+      return;
+    }
     int64_t chunk = e / L->vec;
     *thread = chunk % L->threads;
     *reg = chunk / L->threads * L->vec + e % L->vec;
@@ -243,6 +258,11 @@ int64_t tc_gl_elem(const tc_gpu_layout *L, int64_t t, int64_t r, int64_t *rep) {
     return acc_row(L, w / L->wn, r / 2, (r % 2) * 8 + lane_row(L, l));
   }
   case TC_GL_CYCLIC: {
+    if (L->group) {
+      int64_t N = L->shape[1], per = L->threads / L->group, cpt = N / L->vec / L->group, k = r / L->vec;
+      int64_t row = (k / cpt) * per + t / L->group, ch = (k % cpt) * L->group + t % L->group;
+      return row < L->shape[0] ? row * N + ch * L->vec + r % L->vec : -1;
+    }
     int64_t e = ((r / L->vec) * L->threads + t) * L->vec + r % L->vec;
     return e < L->numel ? e : -1;
   }
@@ -335,6 +355,17 @@ void tc_gl_index_exprs_at(tc_arena *a, const tc_gpu_layout *L, tc_expr *tid, tc_
     return;
   }
   case TC_GL_CYCLIC: {
+    if (L->group) { /* row (k / cpt) * per + tid / group, chunk (k % cpt) * group + tid % group */
+      int64_t per = L->threads / L->group, cpt = L->shape[1] / L->vec / L->group, rc;
+      tc_expr *k = divc(a, r, L->vec, loc);
+      idx[0] = bin(a, TC_OP_ADD, mulc(a, divc(a, k, cpt, loc), per, loc), divc(a, tid, L->group, loc), loc);
+      tc_expr *ch = bin(a, TC_OP_ADD, mulc(a, modc(a, tc_ir_clone_expr(a, k), cpt, loc), L->group, loc), modc(a, tc_ir_clone_expr(a, tid), L->group, loc), loc);
+      idx[1] = bin(a, TC_OP_ADD, mulc(a, ch, L->vec, loc), modc(a, tc_ir_clone_expr(a, r), L->vec, loc), loc);
+      bool constant = tc_expr_const_int(r, &rc);
+      if (constant ? (rc / L->vec / cpt + 1) * per > L->shape[0] : L->shape[0] % per != 0)
+        *valid = bin(a, TC_OP_LT, tc_ir_clone_expr(a, idx[0]), ci(a, L->shape[0], loc), loc);
+      return;
+    }
     /* e = ((r / vec) * threads + tid) * vec + r % vec */
     tc_expr *e = bin(a, TC_OP_ADD, mulc(a, bin(a, TC_OP_ADD, mulc(a, divc(a, r, L->vec, loc), L->threads, loc), tid, loc), L->vec, loc),
                      modc(a, r, L->vec, loc), loc);
@@ -395,7 +426,10 @@ void tc_gl_describe(const tc_gpu_layout *L, char *out, size_t cap) {
              L->interleave ? ", interleaved" : "", L->reps > 1 ? ", replicated" : "");
     break;
   case TC_GL_ROWS_ACC: snprintf(out, cap, "rows of %sacc(%lldx%lld, warps %dx%d)", L->sg ? "simdgroup " : "", (long long)L->M, (long long)L->N, L->wm, L->wn); break;
-  case TC_GL_CYCLIC: snprintf(out, cap, "cyclic(vec %d)", L->vec); break;
+  case TC_GL_CYCLIC:
+    if (L->group) snprintf(out, cap, "cyclic(vec %d, rows by groups of %lld threads)", L->vec, (long long)L->group);
+    else snprintf(out, cap, "cyclic(vec %d)", L->vec);
+    break;
   case TC_GL_ROWS_CYCLIC: snprintf(out, cap, "rows of cyclic(groups of %lld threads)", (long long)L->group); break;
   case TC_GL_REPL: snprintf(out, cap, "replicated"); break;
   }
@@ -627,6 +661,30 @@ static bool infer_cb(void *ctx, tc_stmt *s) {
   }
 }
 
+/* Whether the kernel reduces a 2-D fragment of shape ext along its rows (T.reduce_* dim=1). */
+typedef struct reduced_scan {
+  const int64_t *ext;
+  bool found;
+} reduced_scan;
+
+static bool reduced_cb(void *ctx, tc_stmt *s) {
+  reduced_scan *R = ctx;
+  if (s->kind != TC_ST_REDUCE) return true;
+  const tc_buffer *b = s->u.reduce.src.buf;
+  int64_t shape[TC_GL_MAXDIM];
+  if (is_frag(b) && b->ndim == 2 && (s->u.reduce.dim == 1 || s->u.reduce.dim == -1) && const_shape(b, shape) && shape[0] == R->ext[0] &&
+      shape[1] == R->ext[1])
+    R->found = true;
+  return !R->found;
+}
+
+static bool rows_reduced(const tc_gpu_plan *P, int n, const int64_t *ext) {
+  if (n != 2) return false;
+  reduced_scan R = {ext, false};
+  tc_visit_stmts(P->k->body, reduced_cb, &R);
+  return R.found;
+}
+
 /* A fragment without a layout after propagation: the cyclic deal. Before that, a T.Parallel
  * whose exact fragments have none gets one from the first fragment it writes, so the nest's
  * fragments agree. */
@@ -645,7 +703,7 @@ static bool seed_cb(void *ctx, tc_stmt *s) {
     tc_gpu_layout L;
     /* a vector nobody ties to a tile is small: every thread keeps all of it */
     if (N.n == 1) tc_gl_make_repl(&L, 1, N.ext, P->threads);
-    else tc_gl_make_cyclic(&L, N.n, N.ext, P->threads, (tc_dtype_bits(b->dtype) + 7) / 8);
+    else tc_gl_make_cyclic(&L, N.n, N.ext, P->threads, (tc_dtype_bits(b->dtype) + 7) / 8, rows_reduced(P, N.n, N.ext));
     assign(C, b, &L);
   }
   return false;

@@ -44,6 +44,26 @@ fi'
 grep -v -e '^#' -e '^$' tests/e2e/examples.list |
   sed 's/[[:space:]]*$//' | xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$H" interp {}
 
+# Tiles reduced along their rows, long enough that each warp takes whole rows (layout.c: cyclic
+# rows by warp; the reductions are shuffles alone), with partial row rounds and blocks.
+xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$H" interp {} <<'EOF2'
+rms_norm.py -D M=9 -D N=1024 -D block_M=4
+rms_norm.py -D M=13 -D N=512 -D block_M=6
+softmax.py -D m=5 -D N=2048 -D block_M=4 -D block_N=1024
+fp8_cast.py -D M=7 -D N=2048 -D block_M=4 -D block_N=1024
+layer_norm.py -D M=9 -D D=1024
+EOF2
+# ... and their reductions leave no shared scratch behind
+for line in "rms_norm.py -D M=65536 -D N=1024 -D block_M=4" "softmax.py -D m=4096 -D N=4096 -D block_M=4 -D block_N=1024" \
+  "fp8_cast.py -D M=4096 -D N=8192 -D block_M=4 -D block_N=1024"; do
+  file=${line%% *}; args=${line#"$file"}
+  # shellcheck disable=SC2086
+  n=$("$H" "examples/$file" sm_90a $args 2>&1 | grep -c -e tcg_scratch -e 'shfl_xor')
+  s=$("$H" "examples/$file" sm_90a $args 2>&1 | grep -c tcg_scratch)
+  if [ "$s" -eq 0 ] && [ "$n" -gt 0 ]; then echo "PASS gpu_lower rows by warp: $line (shuffles only)"
+  else echo "FAIL gpu_lower rows by warp: $line ($s lines name the shared scratch)"; fi
+done
+
 # The differential suite's random kernels (elementwise trees, tiled gemms of every operand
 # dtype and transpose, reductions, scans), lowered for the GPU, against the reference too.
 D=$(mktemp -d)
