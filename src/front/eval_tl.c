@@ -57,10 +57,12 @@ static const char *full_shape_cstr(tc_ev *ev, const tc_region *r) {
 
 /* ---------------------------------------------------------------- regions */
 
+/* The operand as written, for an error message (computed only on failure: it rescans the source). */
+static const char *operand_text(tc_ev *ev, const tc_ast *node) { return node ? ev_node_text(ev, node) : "?"; }
+
 tc_region ev_region(tc_ev *ev, tc_val *v, const tc_region *other, const tc_ast *node, tc_loc loc, const char *what) {
   tc_region r;
   memset(&r, 0, sizeof r);
-  const char *text = node ? ev_node_text(ev, node) : "?";
   switch (v->kind) {
   case TV_BUFFER: {
     tc_buffer *b = v->u.buf;
@@ -77,14 +79,14 @@ tc_region ev_region(tc_ev *ev, tc_val *v, const tc_region *other, const tc_ast *
   case TV_ELEM: {
     tc_buffer *b = v->u.elem.buf;
     if (!other)
-      ev_fail(ev, loc, "%s: '%s' is a single element; this operand must be a buffer or a slice of one", what, text);
+      ev_fail(ev, loc, "%s: '%s' is a single element; this operand must be a buffer or a slice of one", what, operand_text(ev, node));
     r.buf = b;
     r.ndim = b->ndim;
     r.r = TC_NEW_ARRAY(ev->ir, tc_range, b->ndim > 0 ? b->ndim : 1);
     int shift = other->ndim - b->ndim; /* align trailing dimensions */
     for (int i = 0; i < shift; i++)
       if (other->r[i].extent != 1)
-        ev_fail(ev, loc, "%s: '%s' has %d dimensions, fewer than the %d-D tile %s it is copied with", what, text, b->ndim,
+        ev_fail(ev, loc, "%s: '%s' has %d dimensions, fewer than the %d-D tile %s it is copied with", what, operand_text(ev, node), b->ndim,
                 other->ndim, full_shape_cstr(ev, other));
     for (int i = 0; i < b->ndim; i++) {
       int j = i + shift;
@@ -94,7 +96,7 @@ tc_region ev_region(tc_ev *ev, tc_val *v, const tc_region *other, const tc_ast *
     return r;
   }
   default:
-    ev_fail(ev, loc, "%s expects a buffer or a buffer region, but '%s' is %s", what, text, tv_kind_name(v));
+    ev_fail(ev, loc, "%s expects a buffer or a buffer region, but '%s' is %s", what, operand_text(ev, node), tv_kind_name(v));
   }
 }
 

@@ -138,6 +138,15 @@ typedef struct iter_ctx {
   tc_expr **subst;      /* the vars' values as expressions of tid */
   int64_t *vals;        /* [threads][nvars] */
   bool *has;            /* [threads] */
+  /* the driving layout when the loop vars are its indices one for one (drive(); else NULL):
+   * accesses at exactly those indices, of that layout or of its rows, need no per-thread search */
+  const tc_gpu_layout *ident;
+  /* has/vals hold register vals_r's iteration of every thread (-1: none yet); drive() fills
+   * them on demand, since accesses at the loop vars themselves never look at them */
+  int64_t vals_r;
+  const tc_gpu_layout *drv;
+  const int64_t *starts, *exts;
+  bool region;
   /* LET variables of the body get a fresh variable in each copy of it */
   int nren, capren;
   tc_var **ren_from, **ren_to;
@@ -236,9 +245,59 @@ static int64_t frag_reg(iter_ctx *I, const tc_buffer *b, int nidx, tc_expr *cons
   return r;
 }
 
+/* Every thread's iteration values for driver register r (has[t]: t runs one inside the region);
+ * whether any thread does. */
+static bool thread_values(iter_ctx *I, int64_t r) {
+  const tc_gpu_layout *D = I->drv;
+  bool any = false;
+  for (int t = 0; t < I->P->threads; t++) {
+    int64_t rep, e = tc_gl_elem(D, t, r, &rep), fi[TC_GL_MAXDIM];
+    I->has[t] = false;
+    if (e < 0) continue;
+    unlin(D, e, fi);
+    bool in = true;
+    int k = 0;
+    for (int d = 0; d < D->ndim; d++) {
+      if (fi[d] < I->starts[d] || fi[d] >= I->starts[d] + I->exts[d]) in = false;
+      if (!I->region) I->vals[(size_t)t * (size_t)I->nvars + (size_t)d] = fi[d];
+      else if (I->exts[d] != 1 && k < I->nvars) I->vals[(size_t)t * (size_t)I->nvars + (size_t)k++] = fi[d] - I->starts[d];
+    }
+    I->has[t] = in;
+    any |= in;
+  }
+  I->vals_r = r;
+  return any;
+}
+
+static void need_values(iter_ctx *I) {
+  if (I->drv && I->vals_r != I->cur_r) thread_values(I, I->cur_r);
+}
+
+/* An access at the loop vars themselves: the driver's own register, or for a row vector in the
+ * rows layout of a 2-D driver, the register of the row in any thread that runs it (all agree,
+ * by the rows layout's construction). -2: not such an access. */
+static int64_t frag_reg_direct(iter_ctx *I, const tc_gpu_layout *F, int nidx, tc_expr *const *idx) {
+  const tc_gpu_layout *D = I->ident;
+  if (!D || nidx > I->nvars) return -2;
+  for (int d = 0; d < nidx; d++)
+    if (idx[d]->op != TC_OP_VAR || idx[d]->var != I->vars[d]) return -2;
+  if (nidx == D->ndim && tc_gl_equal(F, D)) return I->cur_r;
+  if (nidx != 1 || D->ndim != 2) return -2;
+  tc_gpu_layout rows;
+  tc_gl_make_rows(&rows, D, I->P->threads);
+  if (rows.kind == TC_GL_REPL || !tc_gl_equal(F, &rows)) return -2;
+  need_values(I);
+  for (int t = 0; t < I->P->threads; t++)
+    if (I->has[t]) return reg_in_thread(F, I->vals[(size_t)t * (size_t)I->nvars], t);
+  return -2;
+}
+
 static int64_t frag_reg_at(iter_ctx *I, const tc_buffer *b, int nidx, tc_expr *const *idx, tc_loc loc) {
   tc_gpu_plan *P = I->P;
   const tc_gpu_layout *F = P->frag[b->id];
+  int64_t direct = frag_reg_direct(I, F, nidx, idx);
+  if (direct >= 0) return direct;
+  need_values(I);
   int64_t reg = -2;
   for (int t = 0; t < P->threads; t++) {
     if (!I->has[t]) continue;
@@ -466,6 +525,13 @@ static tc_stmt *drive(tc_gpu_plan *P, const driven *dv, const tc_stmt *body, tc_
       exts[d] = dv->region[d].extent;
     }
   }
+  I.drv = D, I.starts = starts, I.exts = exts, I.region = dv->region != NULL, I.vals_r = -1;
+  I.ident = D;
+  if (dv->region) {
+    if (dv->nvars != D->ndim) I.ident = NULL;
+    for (int d = 0; d < D->ndim; d++)
+      if (starts[d] != 0 || exts[d] != D->shape[d] || exts[d] == 1) I.ident = NULL;
+  }
   tc_expr *tid = tid_ref(P, loc);
   /* pass 1 records each fragment access's register per driver register; when every access
    * fits a formula of the register number, pass 2 emits one loop over the registers (small
@@ -506,22 +572,14 @@ static tc_stmt *drive(tc_gpu_plan *P, const driven *dv, const tc_stmt *body, tc_
     I.cur_r = r;
     tc_expr *idx[TC_GL_MAXDIM], *valid;
     tc_gl_index_exprs(P->a, D, tid, r, idx, &valid, loc);
-    /* the iteration values of each thread for this register */
+    /* does any thread run this register? (with the loop vars as the driver's indices, any
+     * thread that holds it does, and the per-thread values wait until an access needs them) */
     bool any = false;
-    for (int t = 0; t < P->threads; t++) {
-      int64_t rep, e = tc_gl_elem(D, t, r, &rep), fi[TC_GL_MAXDIM];
-      I.has[t] = false;
-      if (e < 0) continue;
-      unlin(D, e, fi);
-      bool in = true;
-      int k = 0;
-      for (int d = 0; d < D->ndim; d++) {
-        if (fi[d] < starts[d] || fi[d] >= starts[d] + exts[d]) in = false;
-        if (!dv->region) I.vals[(size_t)t * (size_t)dv->nvars + (size_t)d] = fi[d];
-        else if (exts[d] != 1 && k < dv->nvars) I.vals[(size_t)t * (size_t)dv->nvars + (size_t)k++] = fi[d] - starts[d];
-      }
-      I.has[t] = in;
-      any |= in;
+    if (I.ident) {
+      int64_t rep;
+      for (int t = 0; t < P->threads && !any; t++) any = tc_gl_elem(D, t, r, &rep) >= 0;
+    } else {
+      any = thread_values(&I, r);
     }
     if (!any) continue;
     tc_expr *cond = valid;
@@ -944,16 +1002,25 @@ static tc_buffer *scratch(tc_gpu_plan *P, tc_dtype dt, int64_t elems, tc_loc loc
  * registers and warp shuffles: returns the per-register destination map and the thread bits
  * that vary among the threads sharing a row. */
 static bool reduce_in_regs(tc_gpu_plan *P, const tc_gpu_layout *S, const tc_gpu_layout *D, int64_t *dreg_of, unsigned *vbits) {
-  int64_t C = S->shape[1];
+  int64_t C = S->shape[1], rows = S->shape[0];
   for (int64_t r = 0; r < S->num_regs; r++) dreg_of[r] = -2;
-  for (int t = 0; t < P->threads; t++)
+  /* reg_of_row[f]: the register of row f in D in the current thread (-1: not held), built from
+   * D's few registers instead of searching D's replicas for every source register */
+  int64_t *reg_of_row = TC_NEW_ARRAY(P->a, int64_t, rows > 0 ? rows : 1);
+  for (int t = 0; t < P->threads; t++) {
+    for (int64_t f = 0; f < rows; f++) reg_of_row[f] = -1;
+    for (int64_t d = 0; d < D->num_regs; d++) {
+      int64_t rep, f = tc_gl_elem(D, t, d, &rep);
+      if (f >= 0 && f < rows && reg_of_row[f] < 0) reg_of_row[f] = d;
+    }
     for (int64_t r = 0; r < S->num_regs; r++) {
       int64_t rep, e = tc_gl_elem(S, t, r, &rep);
       if (e < 0) continue;
-      int64_t d = reg_in_thread(D, e / C, t);
+      int64_t d = e / C < rows ? reg_of_row[e / C] : -1;
       if (d < 0 || (dreg_of[r] != -2 && dreg_of[r] != d)) return false;
       dreg_of[r] = d;
     }
+  }
   if (S->reps > 1) { /* a replicated source: every owner must hold whole rows */
     for (int64_t f = 0; f < S->shape[0]; f++)
       for (int64_t rep = 0; rep < D->reps; rep++) {
@@ -977,22 +1044,22 @@ static bool reduce_in_regs(tc_gpu_plan *P, const tc_gpu_layout *S, const tc_gpu_
   }
   /* every row: its contributors are exactly the coset t0 ^ subsets(V), and they are its owners in D */
   int nb = __builtin_popcount(V);
+  /* seen[t] == f + 1: thread t holds part of row f (no clearing between rows) */
+  int64_t *seen = TC_NEW_ARRAY(P->a, int64_t, P->threads);
   for (int64_t f = 0; f < S->shape[0]; f++) {
     int64_t cnt = 0, t0 = -1;
-    bool seen[4096] = {0};
-    if (P->threads > 4096) return false;
     for (int64_t c = 0; c < C; c++) {
       int64_t t, reg;
       tc_gl_owner(S, f * C + c, 0, &t, &reg);
       if (t0 < 0) t0 = t;
-      if ((((unsigned)t ^ (unsigned)t0) & ~V) != 0) return false;
-      if (!seen[t]) seen[t] = true, cnt++;
+      if ((((unsigned)t ^ (unsigned)t0) & ~V) != 0 || t < 0 || t >= P->threads) return false;
+      if (seen[t] != f + 1) seen[t] = f + 1, cnt++;
     }
     if (cnt != (1ll << nb) || D->reps != cnt) return false;
     for (int64_t rep = 0; rep < D->reps; rep++) {
       int64_t t, reg;
       tc_gl_owner(D, f, rep, &t, &reg);
-      if (!seen[t]) return false;
+      if (t < 0 || t >= P->threads || seen[t] != f + 1) return false;
     }
   }
   *vbits = V;

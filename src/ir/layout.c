@@ -40,6 +40,7 @@ tc_layout *tc_layout_swizzled(tc_arena *a, tc_kernel_ir *k, const tc_buffer *buf
   tc_loc loc = buf->loc;
   /* one name for every width: the offset expression says which swizzle it is */
   tc_layout *L = tc_layout_new(a, k, TC_LAYOUT_SHARED, "swizzle", buf->ndim, NULL, loc);
+  L->by_construction = true;
   int nd = buf->ndim;
   int64_t cols = shape[nd - 1];
   tc_expr *col = tc_ir_var_ref(a, L->index[nd - 1], loc);

@@ -39,6 +39,13 @@ typedef struct tc_layout {
   int64_t num_regs;      /* registers per thread */
   int64_t replicate;     /* threads holding each element (1 = no replication) */
   tc_var *replica;       /* placeholder in [0, replicate) used by `thread`, or NULL */
+  /* the verifier's memo: the full check passed for this shape (element count) and block size;
+   * layouts never change once made, so later stages need not enumerate it again */
+  int64_t checked_numel;
+  int checked_threads;
+  /* made by tilec itself (tc_layout_swizzled): a bijection onto its storage by construction,
+   * which tests/unit/test_ir_sched.c enumerates; the verifier does not enumerate it per kernel */
+  bool by_construction;
 } tc_layout;
 
 /* A layout of `kind` with ndim fresh placeholders named by `names` (NULL: i0, i1, ...); the

@@ -457,9 +457,14 @@ static bool check_layout(vctx *v, const tc_buffer *b) {
   /* Passes never change a layout, so a large one (enumerated into a bitmap, up to a second) is
    * checked once, on the reader's output; small ones at every stage. */
   if (tc_buffer_numel(b) > TC_LAYOUT_CHECK_LIMIT && !(v->stage && !strcmp(v->stage, "evaluate"))) return true;
+  int64_t numel = tc_buffer_numel(b);
+  int threads = block_threads(v->k);
+  if (L->by_construction || (L->checked_numel == numel && L->checked_threads == threads)) return true; /* or at an earlier stage */
   char why[256];
-  if (!tc_layout_check(L, shape, block_threads(v->k), why, sizeof why))
+  if (!tc_layout_check(L, shape, threads, why, sizeof why))
     return program(v, loc, "the %s layout of '%s' %s", L->name ? L->name : "annotated", bname(b), why);
+  tc_layout *memo = (tc_layout *)L; /* only the memo changes; the layout itself is immutable */
+  memo->checked_numel = numel, memo->checked_threads = threads;
   return true;
 }
 

@@ -50,16 +50,25 @@ void tc_sb_putc(tc_strbuf *sb, char c) { tc_sb_putn(sb, &c, 1); }
 void tc_sb_puts(tc_strbuf *sb, const char *s) { tc_sb_putn(sb, s, strlen(s)); }
 
 void tc_sb_vprintf(tc_strbuf *sb, const char *fmt, va_list ap) {
+  if (sb->failed) return;
+  /* format straight into the free space; only when it does not fit, grow and format again
+   * (code generation prints hundreds of thousands of short pieces: one pass each, not two) */
+  if (!sb_reserve(sb, 64)) return;
   va_list ap2;
   va_copy(ap2, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap2);
+  size_t room = sb->cap - sb->len;
+  int n = vsnprintf(sb->data + sb->len, room, fmt, ap2);
   va_end(ap2);
   if (n < 0) {
+    sb->data[sb->len] = 0;
     sb->failed = 1;
     return;
   }
-  if (!sb_reserve(sb, (size_t)n)) return;
-  vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, ap);
+  if ((size_t)n >= room) {
+    sb->data[sb->len] = 0;
+    if (!sb_reserve(sb, (size_t)n)) return;
+    vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, ap);
+  }
   sb->len += (size_t)n;
 }
 

@@ -351,6 +351,34 @@ TEST(out_of_memory_is_an_error) {
   tc_arena_free(&arena);
 }
 
+/* The string builder under the code generators: tc_sb_printf formats into the free space once
+ * and formats again after growing when the piece does not fit; both paths, heap and arena. */
+TEST(string_builder_printf) {
+  for (int use_arena = 0; use_arena < 2; use_arena++) {
+    tc_arena arena;
+    tc_arena_init(&arena);
+    tc_strbuf sb;
+    if (use_arena) tc_sb_init_arena(&sb, &arena);
+    else tc_sb_init(&sb);
+    char want[8192] = {0};
+    size_t n = 0;
+    for (int i = 0; i < 300; i++) { /* short pieces, and long ones past the free space */
+      char piece[600];
+      int len = i % 7 == 3 ? 500 : 1 + i % 13;
+      for (int k = 0; k < len; k++) piece[k] = (char)('a' + (i + k) % 26);
+      piece[len] = 0;
+      tc_sb_printf(&sb, "%d:%s|", i, piece);
+      int w = snprintf(want + n, sizeof want - n, "%d:%s|", i, piece);
+      if (n + (size_t)w >= sizeof want) break;
+      n += (size_t)w;
+    }
+    CHECK(!sb.failed);
+    CHECK(strncmp(tc_sb_cstr(&sb), want, n) == 0);
+    tc_sb_free(&sb);
+    tc_arena_free(&arena);
+  }
+}
+
 int main(void) {
   RUN(empty_and_blank_inputs);
   RUN(indentation);
@@ -369,5 +397,6 @@ int main(void) {
   RUN(bracket_errors);
   RUN(stray_characters);
   RUN(out_of_memory_is_an_error);
+  RUN(string_builder_printf);
   TEST_MAIN_END();
 }
