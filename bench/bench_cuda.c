@@ -344,7 +344,7 @@ int main(int argc, char **argv) {
   /* the fastest configurations of a sweep on the H200 (docs/performance.md, seventh round): few
    * rows a block, so that many blocks keep loads in flight on each SM */
   static const char *const rms[] = {"M=65536", "N=1024", "block_M=4", NULL};
-  static const char *const smx[] = {"m=65536", "N=4096", "block_M=1", "block_N=1024", NULL};
+  static const char *const smx[] = {"m=65536", "N=4096", "block_M=1", "block_N=4096", NULL};
   static const char *const fp8[] = {"M=16384", "N=8192", "block_M=4", "block_N=1024", NULL};
   if (strstr("rms_norm", filter)) bench_memory(ctx, "rms_norm f16 65536x1024", "examples/rms_norm.py", rms, copy);
   if (strstr("softmax", filter)) bench_memory(ctx, "softmax f16 65536x4096", "examples/softmax.py", smx, copy);

@@ -53,6 +53,11 @@ softmax.py -D m=5 -D N=2048 -D block_M=4 -D block_N=1024
 fp8_cast.py -D M=7 -D N=2048 -D block_M=4 -D block_N=1024
 layer_norm.py -D M=9 -D D=1024
 EOF2
+# TMA's row form (rows no multiple of 8, one-panel tiles), lowered and interpreted
+xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$H" interp {} <<'EOF2'
+gemm.py -D M=1 -D N=256 -D K=256 -D block_M=64 -D block_N=128 -D block_K=64 -D threads=128 -D num_stages=4
+gemm.py -D M=100 -D N=136 -D K=192 -D block_M=64 -D block_N=128 -D block_K=64 -D threads=128 -D num_stages=3
+EOF2
 # ... and their reductions leave no shared scratch behind
 for line in "rms_norm.py -D M=65536 -D N=1024 -D block_M=4" "softmax.py -D m=4096 -D N=4096 -D block_M=4 -D block_N=1024" \
   "fp8_cast.py -D M=4096 -D N=8192 -D block_M=4 -D block_N=1024"; do
@@ -159,7 +164,10 @@ if cuobj=$(find_cuobjdump); then
       -o "$C/gemm_tma.$arch.cubin" >/dev/null 2>&1
   done
   "$T" compile examples/flash_attention.py --target cuda,arch=sm_90a -D num_stages=2 -o "$C/fa_tma.sm_90a.cubin" >/dev/null 2>&1
-  for c in gemm_tma.sm_90a fa_tma.sm_90a gemm_tma.sm_80; do
+  # a row count that is no multiple of 8 (decode: M = 1) with a one-panel tile: TMA in the row form
+  "$T" compile examples/gemm.py --target cuda,arch=sm_90a -D M=1 -D N=512 -D K=512 -D block_M=64 -D block_N=128 -D block_K=64 \
+    -D threads=128 -D num_stages=4 -o "$C/gemm_rows.sm_90a.cubin" >/dev/null 2>&1
+  for c in gemm_tma.sm_90a fa_tma.sm_90a gemm_rows.sm_90a gemm_tma.sm_80; do
     sass=$("$cuobj" -sass "$C/$c.cubin" 2>&1)
     t=$(echo "$sass" | grep -c UTMALDG); w=$(echo "$sass" | grep -c SYNCS.PHASECHK); a=$(echo "$sass" | grep -c LDGSTS)
     case $c in

@@ -448,8 +448,8 @@ static void expr(cg *g, tc_strbuf *sb, const tc_expr *e) {
 
 /* ---- statements ---- */
 /* tma_load(&dst, &src[starts], &bar, rows, cols, map): the box's coordinates in the map's five
- * dimensions (tcg_tma.cuh): the 128-byte panel, the 8-row group, the leading dimensions
- * flattened; the lowering proved the starts are on a panel and a group. */
+ * dimensions (tcg_tma.cuh): the 128-byte panel, the 8-row group (the row in the row form), the
+ * leading dimensions flattened; the lowering proved the starts are on a panel and a group. */
 static void tma_load(cg *g, tc_expr *const *args) {
   const tc_expr *src = args[1];
   const tc_buffer *b = src->buf;
@@ -461,7 +461,10 @@ static void tma_load(cg *g, tc_expr *const *args) {
   for (int d = 0; d + 2 < nd; d++)
     lead = tc_ir_binary(g->a, TC_OP_ADD, tc_ir_binary(g->a, TC_OP_MUL, lead, b->shape[d], loc), src->args[d], loc);
   tc_expr *panel = tc_ir_binary(g->a, TC_OP_FLOORDIV, src->args[nd - 1], tc_ir_int(g->a, A, tc_index_dtype(), loc), loc);
-  tc_expr *group = tc_ir_binary(g->a, TC_OP_FLOORDIV, src->args[nd - 2], tc_ir_int(g->a, 8, tc_index_dtype(), loc), loc);
+  /* rows not in whole 8-row groups: the map's row form counts single rows (runtime.c) */
+  int64_t R = 0;
+  bool row_form = tc_expr_const_int(b->shape[nd - 2], &R) && R % 8;
+  tc_expr *group = row_form ? src->args[nd - 2] : tc_ir_binary(g->a, TC_OP_FLOORDIV, src->args[nd - 2], tc_ir_int(g->a, 8, tc_index_dtype(), loc), loc);
   tc_strbuf d, bar, p, gr, l;
   tc_sb_init(&d), tc_sb_init(&bar), tc_sb_init(&p), tc_sb_init(&gr), tc_sb_init(&l);
   expr(g, &d, args[0]);
@@ -469,7 +472,7 @@ static void tma_load(cg *g, tc_expr *const *args) {
   expr(g, &p, panel);
   expr(g, &gr, group);
   expr(g, &l, lead);
-  line(g, "tcg_tma_load%s(%s, &tcg_tm%lld, %s, (int)(%s), (int)(%s), (int)(%s));", g->in_producer ? "_any" : "", tc_sb_cstr(&d),
+  line(g, "tcg_tma_load%s%s(%s, &tcg_tm%lld, %s, (int)(%s), (int)(%s), (int)(%s));", row_form ? "_rows" : "", g->in_producer ? "_any" : "", tc_sb_cstr(&d),
        (long long)map, tc_sb_cstr(&bar),
        tc_sb_cstr(&p), tc_sb_cstr(&gr), tc_sb_cstr(&l));
   tc_sb_free(&d), tc_sb_free(&bar), tc_sb_free(&p), tc_sb_free(&gr), tc_sb_free(&l);

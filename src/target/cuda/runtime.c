@@ -289,6 +289,11 @@ static tilec_status encode_tmap(const tc_cu_api *cu, const tc_loaded *m, const t
   uint64_t dims[5] = {A, 8, C / A, R / 8, lead};
   uint64_t strides[4] = {C * eb, 128, 8 * C * eb, R * C * eb};
   unsigned box[5] = {(unsigned)A, 8, (unsigned)(t->cols / (int64_t)A), (unsigned)(t->rows / 8), 1};
+  if (R % 8) { /* the row form (tcg_tma_load_rows; the tile is one panel): single rows, zeros past R */
+    uint64_t rdims[5] = {A, R, C / A, lead, 1}, rstrides[4] = {C * eb, 128, R * C * eb, R * C * eb};
+    unsigned rbox[5] = {(unsigned)A, (unsigned)t->rows, 1, 1, 1};
+    memcpy(dims, rdims, sizeof dims), memcpy(strides, rstrides, sizeof strides), memcpy(box, rbox, sizeof box);
+  }
   unsigned es[5] = {1, 1, 1, 1, 1};
   /* uint8 / uint16 data, no interleave, 128-byte swizzle, 128-byte L2 promotion, zeros outside */
   tc_cu_result r = cu->TensorMapEncodeTiled(map, t->eb == 1 ? 0 : 1, 5, addr, dims, strides, box, es, 0, 3, 2, 0);

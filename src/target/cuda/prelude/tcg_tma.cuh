@@ -78,6 +78,19 @@ TCG_DEV void tcg_tma_load(void *dst, const tcg_tmap *map, uint64_t *bar, int c2,
   if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) tcg_tma_load_any(dst, map, bar, c2, c3, c4);
 }
 
+/* The row form, for a tensor whose rows are not whole 8-row groups (a one-panel tile; the map
+ * is (column in the atom row, row, panel, leading dimensions, 1), runtime.c): rows past the
+ * tensor's end arrive as zeros, in the same shared layout as the five-dimension form's box. */
+TCG_DEV void tcg_tma_load_rows_any(void *dst, const tcg_tmap *map, uint64_t *bar, int panel, int row, int lead) {
+  asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];"
+               ::"r"(tcg__smem_addr(dst)), "l"((unsigned long long)map), "r"(0), "r"(row), "r"(panel), "r"(lead), "r"(0),
+               "r"(tcg__smem_addr(bar))
+               : "memory");
+}
+TCG_DEV void tcg_tma_load_rows(void *dst, const tcg_tmap *map, uint64_t *bar, int panel, int row, int lead) {
+  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) tcg_tma_load_rows_any(dst, map, bar, panel, row, lead);
+}
+
 /* The consumers of a warp-specialized block (its threads other than the producer warpgroup)
  * meet at named barrier 1; barrier 0 (__syncthreads) would wait for the producers too. */
 template <int N> TCG_DEV void tcg_bar_consumers() { asm volatile("bar.sync 1, %0;" ::"n"(N) : "memory"); }
