@@ -3,7 +3,8 @@
 # instruction --explain reports and why an fp8 gemm with B as (K, N) stays on mma.sync; the
 # kernel source's wgmma call; NVRTC's cubin whose SASS holds QGMMA (Hopper's fp8 wgmma) and no
 # HMMA fallback, fed by TMA (UTMALDG) without spills; the GPU lowering of the kernel run in the
-# reference interpreter; the cpu backend verified against the reference. About 40 s on 2 cores.
+# reference interpreter; the cpu backend verified against the reference. About 15 s on 2 cores
+# (plain build).
 T=${TILEC:-build/tilec}
 B=${TILEC_BUILD:-build}
 D=$(mktemp -d /tmp/tilec-e2e-fp8-XXXXXX)
