@@ -12,8 +12,10 @@
 # bench    build/bench/bench_cuda "gemm float8" (cuBLASLt fp8 in the same process)
 # Writes build.log, verify.log, sass.log, sanitizer.log, bench.log to $OUT; under 4 minutes.
 set -u
+OUT=${OUT:-$(mktemp -d /tmp/tilec-fp8-XXXXXX)}
 mkdir -p "$OUT"
-export TILEC_CACHE_DIR=$(mktemp -d)
+TILEC_CACHE_DIR=$(mktemp -d)
+export TILEC_CACHE_DIR
 . tests/gpu/dlpack.sh
 timeout 200 make -j16 -s all build/bench/bench_cuda "$@" >"$OUT/build.log" 2>&1 || { echo "build FAILED"; tail -30 "$OUT/build.log"; exit 1; }
 echo "build: ok"
