@@ -1,6 +1,9 @@
 /* bench_cuda.c: tilec's cuda kernels beside a peer in the same process, through the public API.
  *   GEMM f16/bf16 at 4096^3 and 8192^3 (examples/gemm.py)   vs cuBLAS cublasGemmEx (dlopen);
  *     2048^3 and M x 8192 x 8192 (M = 1, 16, 128) when the filter names a size ("gemm float16 16x")
+ *   GEMM fp8 e4m3 -> bf16 at 4096^3 and 8192^3 (examples/gemm_fp8.py, B as (N, K))
+ *                                                           vs cuBLASLt's fp8 cublasLtMatmul (dlopen),
+ *     with and without its fast accumulation (tilec's wgmma accumulates as fast accumulation does)
  *   rms_norm, softmax, fp8_cast (memory-bound examples)     vs device copy bandwidth (cuMemcpyDtoD)
  *   flash attention fwd fp16 B=8 H=16 S=4096 D=128          (peer: bench/attention_peer.py, torch)
  * Each figure is the median of timed runs (CUDA events) after warm-up, with the L2 cache flushed
@@ -10,7 +13,8 @@
  *     parameters (block_M=128 block_N=256 block_K=64 threads=256 num_stages=3); file=PATH and
  *     fa_file=PATH replace examples/gemm.py and examples/flash_attention.py (a variant of the
  *     same kernel, e.g. with different pass_configs); fa.KEY=VALUE binds (or rebinds) a parameter
- *     of the attention kernel, e.g. fa.block_N=128 */
+ *     of the attention kernel, e.g. fa.block_N=128; f8.KEY=VALUE likewise for the fp8 GEMM
+ *     (defaults block_M=128 block_N=256 block_K=128 threads=256 num_stages=4), e.g. f8.num_stages=3 */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +35,8 @@ static const char *gemm_extra[16]; /* KEY=VALUE bindings for the GEMM example fr
 static int ngemm_extra;
 static const char *fa_extra[8]; /* KEY=VALUE from fa.KEY=VALUE: the attention kernel's parameters */
 static int nfa_extra;
+static const char *f8_extra[8]; /* KEY=VALUE from f8.KEY=VALUE: the fp8 GEMM's parameters */
+static int nf8_extra;
 static const char *gemm_file = "examples/gemm.py", *fa_file = "examples/flash_attention.py";
 
 static int cmp_d(const void *a, const void *b) {
@@ -207,6 +213,109 @@ static bool blas_run(void *arg) {
   return st == 0;
 }
 
+/* ---- cuBLASLt's fp8 matmul through dlopen (types and values from cublasLt.h, library_types.h) ---- */
+typedef struct { uint64_t data[8]; } lt_algo;
+typedef struct {
+  lt_algo algo;
+  size_t workspace_size;
+  int state;
+  float waves;
+  int reserved[4];
+} lt_heuristic;
+enum {
+  CUDA_R_32F = 0, CUDA_R_8F_E4M3 = 28, CUBLAS_OP_N = 0, CUBLAS_OP_T = 1,
+  LT_DESC_TRANSA = 3, LT_DESC_TRANSB = 4, LT_DESC_FAST_ACCUM = 25, LT_PREF_MAX_WORKSPACE_BYTES = 1
+};
+static struct {
+  void *h;
+  int (*create)(void **h);
+  int (*desc_create)(void **d, int compute, int scale_type);
+  int (*desc_set)(void *d, int attr, const void *buf, size_t size);
+  int (*desc_destroy)(void *d);
+  int (*layout_create)(void **l, int type, uint64_t rows, uint64_t cols, int64_t ld);
+  int (*layout_destroy)(void *l);
+  int (*pref_create)(void **p);
+  int (*pref_set)(void *p, int attr, const void *buf, size_t size);
+  int (*pref_destroy)(void *p);
+  int (*heuristic)(void *h, void *desc, void *a, void *b, void *c, void *d, void *pref, int n, lt_heuristic *out, int *got);
+  int (*matmul)(void *h, void *desc, const void *alpha, const void *A, void *ad, const void *B, void *bd, const void *beta,
+                const void *C, void *cd, void *D, void *dd, const lt_algo *algo, void *ws, size_t ws_size, tc_cu_stream s);
+} lt;
+enum { LT_WORKSPACE = 32 << 20 };
+static tc_cu_devptr lt_ws;
+
+static bool cublaslt_open(void) {
+  static const char *const names[] = {"libcublasLt.so", "libcublasLt.so.13", "libcublasLt.so.12",
+                                      "/usr/local/cuda/lib64/libcublasLt.so"};
+  void *lib = NULL;
+  for (size_t i = 0; i < sizeof names / sizeof *names && !lib; i++) lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return false;
+#define LT_SYM(f, name) (*(void **)&lt.f = dlsym(lib, name)) != NULL
+  bool all = LT_SYM(create, "cublasLtCreate") && LT_SYM(desc_create, "cublasLtMatmulDescCreate") &&
+             LT_SYM(desc_set, "cublasLtMatmulDescSetAttribute") && LT_SYM(desc_destroy, "cublasLtMatmulDescDestroy") &&
+             LT_SYM(layout_create, "cublasLtMatrixLayoutCreate") && LT_SYM(layout_destroy, "cublasLtMatrixLayoutDestroy") &&
+             LT_SYM(pref_create, "cublasLtMatmulPreferenceCreate") && LT_SYM(pref_set, "cublasLtMatmulPreferenceSetAttribute") &&
+             LT_SYM(pref_destroy, "cublasLtMatmulPreferenceDestroy") && LT_SYM(heuristic, "cublasLtMatmulAlgoGetHeuristic") &&
+             LT_SYM(matmul, "cublasLtMatmul");
+#undef LT_SYM
+  return all && lt.create(&lt.h) == 0 && ck(cu->MemAlloc(&lt_ws, LT_WORKSPACE), "cuMemAlloc (cuBLASLt workspace)");
+}
+
+/* One fp8 problem for cuBLASLt: row-major C (M x N, bf16) = A (M x K) B^T with B stored N x K,
+ * the same bytes tilec's kernel reads. Column-major, that is C^T (N x M) = op_T(B') op_N(A'),
+ * B' the K x N matrix of B's bytes and A' the K x M matrix of A's: the "TN" form, the only one
+ * cuBLASLt takes for fp8 on Hopper. */
+typedef struct lt_case {
+  void *desc, *la, *lb, *lc;
+  lt_algo algo;
+  tc_cu_devptr a, b, c;
+} lt_case;
+
+static bool lt_setup(lt_case *g, int M, int N, int K, bool fast) {
+  int ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+  int8_t fa = fast ? 1 : 0;
+  uint64_t ws = LT_WORKSPACE;
+  void *pref = NULL;
+  lt_heuristic res;
+  int got = 0, st;
+  memset(&res, 0, sizeof res);
+  if ((st = lt.desc_create(&g->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F)) || (st = lt.desc_set(g->desc, LT_DESC_TRANSA, &ta, sizeof ta)) ||
+      (st = lt.desc_set(g->desc, LT_DESC_TRANSB, &tb, sizeof tb)) || (st = lt.desc_set(g->desc, LT_DESC_FAST_ACCUM, &fa, sizeof fa)) ||
+      (st = lt.layout_create(&g->la, CUDA_R_8F_E4M3, (uint64_t)K, (uint64_t)N, K)) ||
+      (st = lt.layout_create(&g->lb, CUDA_R_8F_E4M3, (uint64_t)K, (uint64_t)M, K)) ||
+      (st = lt.layout_create(&g->lc, CUDA_R_16BF, (uint64_t)N, (uint64_t)M, N)) || (st = lt.pref_create(&pref)) ||
+      (st = lt.pref_set(pref, LT_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws)) ||
+      (st = lt.heuristic(lt.h, g->desc, g->la, g->lb, g->lc, g->lc, pref, 1, &res, &got)) || got < 1) {
+    printf("  cuBLASLt fp8 setup failed: status %d (%d algorithms)\n", st, got);
+    failures++;
+    if (pref) lt.pref_destroy(pref);
+    return false;
+  }
+  lt.pref_destroy(pref);
+  g->algo = res.algo;
+  return true;
+}
+
+static void lt_teardown(lt_case *g) {
+  if (g->lc) lt.layout_destroy(g->lc);
+  if (g->lb) lt.layout_destroy(g->lb);
+  if (g->la) lt.layout_destroy(g->la);
+  if (g->desc) lt.desc_destroy(g->desc);
+}
+
+static bool lt_run(void *arg) {
+  lt_case *g = arg;
+  float one = 1, zero = 0;
+  void *c = (void *)(uintptr_t)g->c;
+  int st = lt.matmul(lt.h, g->desc, &one, (void *)(uintptr_t)g->b, g->la, (void *)(uintptr_t)g->a, g->lb, &zero, c, g->lc, c, g->lc,
+                     &g->algo, (void *)(uintptr_t)lt_ws, LT_WORKSPACE, stream);
+  if (st != 0) {
+    printf("  cublasLtMatmul failed: status %d\n", st);
+    failures++;
+  }
+  return st == 0;
+}
+
 /* ---- device copy: the memory-bound peer ---- */
 typedef struct copy_case {
   tc_cu_devptr src, dst;
@@ -259,6 +368,42 @@ static void bench_gemm(tilec_context *ctx, const char *label, int M, int N, int 
   if (x.k) tk_free(&x);
 }
 
+/* fp8 e4m3 GEMM, C (bf16) = A B^T with B as (N, K): examples/gemm_fp8.py beside cuBLASLt, which
+ * reads the very same device tensors. */
+static void bench_gemm_fp8(tilec_context *ctx, const char *label, int M, int N, int K) {
+  char m[32], n[32], k[32];
+  snprintf(m, sizeof m, "M=%d", M);
+  snprintf(n, sizeof n, "N=%d", N);
+  snprintf(k, sizeof k, "K=%d", K);
+  /* the f16 GEMM's best shape (docs/performance.md) with block_K doubled: 128-byte rows of K */
+  const char *defs[24] = {m, n, k, "block_M=128", "block_N=256", "block_K=128", "threads=256", "num_stages=4"};
+  for (int e = 0; e < nf8_extra; e++) { /* a binding replaces the default of the same name */
+    size_t len = strcspn(f8_extra[e], "=");
+    int j = 0;
+    while (defs[j] && !(strncmp(defs[j], f8_extra[e], len) == 0 && defs[j][len] == '=')) j++;
+    defs[j] = f8_extra[e];
+  }
+  double flops = 2.0 * M * N * (double)K;
+  printf("%s\n", label);
+  tk x;
+  double t_tilec = tk_make(ctx, "examples/gemm_fp8.py", defs, &x) ? time_median(tk_run, &x) : -1;
+  double t_lt[2] = {-1, -1};
+  for (int fast = 0; fast < 2 && lt.h && x.k && x.n >= 3; fast++) {
+    lt_case g = {0};
+    g.a = x.dev[0], g.b = x.dev[1], g.c = x.dev[2]; /* A (M x K), B (N x K), C (M x N bf16) */
+    if (lt_setup(&g, M, N, K, fast)) t_lt[fast] = time_median(lt_run, &g);
+    lt_teardown(&g);
+  }
+  if (t_tilec > 0) printf("  tilec     %8.3f ms  %7.1f TFLOP/s\n", t_tilec, flops / t_tilec / 1e9);
+  for (int fast = 0; fast < 2; fast++) {
+    if (t_lt[fast] <= 0) continue;
+    printf("  cuBLASLt%s %8.3f ms  %7.1f TFLOP/s\n", fast ? "f" : " ", t_lt[fast], flops / t_lt[fast] / 1e9);
+    if (t_tilec > 0)
+      printf("  ratio     %.2fx cuBLASLt%s\n", t_lt[fast] / t_tilec, fast ? " with fast accumulation (tilec's kind)" : " (default accumulation)");
+  }
+  if (x.k) tk_free(&x);
+}
+
 static double copy_bandwidth_gbps(size_t bytes) {
   copy_case c = {0, 0, bytes};
   double gbps = -1;
@@ -291,6 +436,8 @@ int main(int argc, char **argv) {
     else if (!strncmp(argv[i], "fa_file=", 8)) fa_file = argv[i] + 8;
     else if (!strncmp(argv[i], "fa.", 3)) {
       if (nfa_extra < 8) fa_extra[nfa_extra++] = argv[i] + 3;
+    } else if (!strncmp(argv[i], "f8.", 3)) {
+      if (nf8_extra < 8) f8_extra[nf8_extra++] = argv[i] + 3;
     }
     else gemm_extra[ngemm_extra++] = argv[i];
   }
@@ -320,6 +467,7 @@ int main(int argc, char **argv) {
   printf("device: %s, L2 %d MiB, driver %d; median of %d runs, L2 flushed before each\n", name, l2 >> 20,
          cu->driver_version, RUNS);
   if (!cublas_open()) printf("cuBLAS not found (libcublas.so): GEMM without its peer\n");
+  if (!cublaslt_open()) printf("cuBLASLt not found (libcublasLt.so): fp8 GEMM without its peer\n");
   tilec_context *ctx = tilec_context_create(NULL, &err);
   if (!ctx) return 1;
 
@@ -338,6 +486,11 @@ int main(int argc, char **argv) {
       else snprintf(label, sizeof label, "gemm %s %dx%dx%d", types[t], sh[0], sh[1], sh[2]);
       if (strstr(label, filter) && (sh[3] || sized)) bench_gemm(ctx, label, sh[0], sh[1], sh[2], types[t]);
     }
+  for (int s = 0; s < 2; s++) { /* fp8: the square sizes */
+    char label[64];
+    snprintf(label, sizeof label, "gemm float8_e4m3fn %d^3", shapes[s][0]);
+    if (strstr(label, filter)) bench_gemm_fp8(ctx, label, shapes[s][0], shapes[s][1], shapes[s][2]);
+  }
 
   double copy = copy_bandwidth_gbps((size_t)1 << 30);
   if (copy > 0) printf("device copy (cuMemcpyDtoDAsync, 1 GiB): %.1f GB/s (read + write)\n", copy);

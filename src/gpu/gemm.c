@@ -7,6 +7,10 @@
  *     take 64-row blocks in turn, each warp 16 rows of each), N a multiple of 8 up to 256, K of
  *     16, at most MAX_ACC_REGS accumulator registers a thread, and shared tiles the swizzle can
  *     lay out (rows of 32, 64 or a multiple of 128 bytes);
+ *   wgmma (sm_90a) for fp8: e4m3/e5m2 x e4m3/e5m2 (mixed too) into float32, the same rules with
+ *     K a multiple of 32 (m64nNk32), both operands in shared memory and both K-major: the PTX
+ *     ISA has no transpose for 8-bit wgmma operands, so A must be stored M x K (no transpose_A)
+ *     and B N x K (transpose_B=True), the layout of a linear layer's weights;
  *   mma.sync (sm_80+) with the warp partition of the gemm's policy: everything else.
  * tc_gpu_gemm_choose says why a gemm did not get wgmma, for `tilec source --explain`. */
 #include <stdio.h>
@@ -18,7 +22,7 @@
  * longer fit in 255 registers and ptxas spills */
 enum { MAX_ACC_REGS = 128 };
 
-static bool shared_tile_ok(const tc_buffer *b, char *why, size_t cap, const char *which) {
+static bool shared_tile_ok(const tc_buffer *b, int elem_bytes, char *why, size_t cap, const char *which) {
   int64_t shape[TC_GL_MAXDIM];
   if (b->ndim < 2 || b->ndim > TC_GL_MAXDIM || !tc_buffer_const_shape(b, shape)) {
     snprintf(why, cap, "%s is not a constant 2-D shared tile", which);
@@ -29,13 +33,15 @@ static bool shared_tile_ok(const tc_buffer *b, char *why, size_t cap, const char
     return false;
   }
   int64_t rows = tc_gpu_tile_rows(b), cols = shape[b->ndim - 1];
-  if (!tc_gpu_swizzle_applies(rows, cols, 2)) {
+  if (!tc_gpu_swizzle_applies(rows, cols, elem_bytes)) {
     snprintf(why, cap, "%s's rows are %lld bytes (wgmma's shared layouts need 32, 64 or a multiple of 128)", which,
-             (long long)(cols * 2));
+             (long long)(cols * elem_bytes));
     return false;
   }
   return true;
 }
+
+bool tc_gpu_wgmma_fp8(tc_dtype d) { return d.code == TC_DT_FLOAT8_E4M3FN || d.code == TC_DT_FLOAT8_E5M2; }
 
 tc_gpu_gemm_instr tc_gpu_gemm_choose(const tc_gpu_plan *P, const tc_stmt *s, char *why, size_t cap) {
   snprintf(why, cap, "mma.sync");
@@ -51,10 +57,19 @@ tc_gpu_gemm_instr tc_gpu_gemm_choose(const tc_gpu_plan *P, const tc_stmt *s, cha
   }
   bool f16 = A->dtype.code == TC_DT_FLOAT16 && B->dtype.code == TC_DT_FLOAT16;
   bool bf16 = A->dtype.code == TC_DT_BFLOAT16 && B->dtype.code == TC_DT_BFLOAT16;
-  if (!f16 && !bf16) {
-    snprintf(why, cap, "wgmma here takes float16 or bfloat16 operands");
+  bool f8 = tc_gpu_wgmma_fp8(A->dtype) && tc_gpu_wgmma_fp8(B->dtype);
+  if (!f16 && !bf16 && !f8) {
+    snprintf(why, cap, "wgmma here takes float16, bfloat16 or float8 (e4m3fn/e5m2) operands");
     return TC_GPU_GEMM_MMA;
   }
+  /* 8-bit wgmma reads both operands K-major (no transpose flags): checked first, since it is
+   * the reason an fp8 kernel written the (K, N) way misses wgmma */
+  if (f8 && (s->u.gemm.trans_a || !s->u.gemm.trans_b)) {
+    snprintf(why, cap, "fp8 wgmma reads both operands K-major: A as (M, K) and B as (N, K) with transpose_B=True (here %s)",
+             s->u.gemm.trans_a ? "A is transposed" : "B is (K, N)");
+    return TC_GPU_GEMM_MMA;
+  }
+  int eb = f8 ? 1 : 2, kstep = 32 / eb; /* one instruction reads 32 bytes of K */
   int warps = P->threads / 32;
   if (P->threads % 128 || cs[0] % (16 * (int64_t)warps)) {
     snprintf(why, cap, "wgmma needs whole warpgroups and M a multiple of 16 rows per warp (%d threads: M a multiple of %d; the tile has %lld)",
@@ -71,7 +86,7 @@ tc_gpu_gemm_instr tc_gpu_gemm_choose(const tc_gpu_plan *P, const tc_stmt *s, cha
              (long long)cs[0], (long long)cs[1], warps, (long long)(mblocks * cs[1] / 2), MAX_ACC_REGS);
     return TC_GPU_GEMM_MMA;
   }
-  if (B->scope != TC_SCOPE_SHARED || !shared_tile_ok(B, why, cap, "B")) {
+  if (B->scope != TC_SCOPE_SHARED || !shared_tile_ok(B, eb, why, cap, "B")) {
     if (B->scope != TC_SCOPE_SHARED) snprintf(why, cap, "wgmma reads B from shared memory");
     return TC_GPU_GEMM_MMA;
   }
@@ -81,18 +96,28 @@ tc_gpu_gemm_instr tc_gpu_gemm_choose(const tc_gpu_plan *P, const tc_stmt *s, cha
     return TC_GPU_GEMM_MMA;
   }
   int64_t K = s->u.gemm.trans_a ? as[A->ndim - 2] : as[A->ndim - 1];
-  if (K % 16) {
-    snprintf(why, cap, "wgmma's K step is 16 (the tile's K is %lld)", (long long)K);
+  if (K % kstep) {
+    snprintf(why, cap, "wgmma's K step is %d (the tile's K is %lld)", kstep, (long long)K);
     return TC_GPU_GEMM_MMA;
   }
   if (A->scope == TC_SCOPE_FRAGMENT) {
+    if (f8) { /* the register form's 8-bit A fragment is not the accumulator pattern tilec lays out */
+      snprintf(why, cap, "fp8 wgmma here takes A from shared memory, not registers");
+      return TC_GPU_GEMM_MMA;
+    }
     if (s->u.gemm.trans_a) {
       snprintf(why, cap, "A in registers cannot be transposed");
       return TC_GPU_GEMM_MMA;
     }
-  } else if (A->scope != TC_SCOPE_SHARED || !shared_tile_ok(A, why, cap, "A")) {
+  } else if (A->scope != TC_SCOPE_SHARED || !shared_tile_ok(A, eb, why, cap, "A")) {
     if (A->scope != TC_SCOPE_SHARED) snprintf(why, cap, "A is neither in shared memory nor a fragment");
     return TC_GPU_GEMM_MMA;
+  }
+  if (f8) {
+    snprintf(why, cap, "wgmma m64n%lldk32 %s x %s, %d warpgroup%s x %lld row block%s, A and B K-major from shared memory",
+             (long long)cs[1], A->dtype.code == TC_DT_FLOAT8_E5M2 ? "e5m2" : "e4m3", B->dtype.code == TC_DT_FLOAT8_E5M2 ? "e5m2" : "e4m3",
+             warps / 4, warps > 4 ? "s" : "", (long long)mblocks, mblocks > 1 ? "s" : "");
+    return TC_GPU_GEMM_WGMMA;
   }
   snprintf(why, cap, "wgmma m64n%lldk16 %s, %d warpgroup%s x %lld row block%s, A from %s", (long long)cs[1], f16 ? "f16" : "bf16",
            warps / 4, warps > 4 ? "s" : "", (long long)mblocks, mblocks > 1 ? "s" : "",

@@ -130,6 +130,8 @@ typedef enum tc_gpu_gemm_instr {
 } tc_gpu_gemm_instr;
 struct tc_gpu_plan;
 tc_gpu_gemm_instr tc_gpu_gemm_choose(const struct tc_gpu_plan *P, const tc_stmt *gemm, char *why, size_t cap);
+/* float8_e4m3fn or float8_e5m2: the 8-bit floats wgmma multiplies (k32, K-major operands only) */
+bool tc_gpu_wgmma_fp8(tc_dtype d);
 /* Why a gemm cannot run on Metal 4's matmul2d, or NULL when it can: operand and accumulator
  * dtypes, B in memory (shared, or global on the direct-global form), A in memory or in registers
  * (then over wm x 1 simdgroups with K a multiple of 32: the RS form), M % 16, N % 32, K % 16, the

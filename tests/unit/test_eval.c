@@ -691,8 +691,8 @@ TEST(diagnostics_are_values_with_places) {
 }
 
 TEST(examples_evaluate_and_verify) {
-  static const char *const files[] = {"gemm.py", "gemm_transposed.py", "gemv.py", "flash_attention.py", "rms_norm.py",
-                                      "layer_norm.py", "softmax.py", "elementwise.py", "conv_implicit_gemm.py",
+  static const char *const files[] = {"gemm.py", "gemm_transposed.py", "gemm_fp8.py", "gemv.py", "flash_attention.py",
+                                      "rms_norm.py", "layer_norm.py", "softmax.py", "elementwise.py", "conv_implicit_gemm.py",
                                       "cumsum.py", "fp8_cast.py", "symbolic_dim.py", "eager_gemm.py",
                                       "prim_func_module.py", "reduce_sum.py", "splitk_gemm.py", "atomic_add_hist.py"};
   int found = 0;

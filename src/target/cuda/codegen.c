@@ -617,15 +617,19 @@ static bool written_by_threads(const tc_stmt *s, const tc_buffer *b) {
 static void wgmma_call(cg *g, const int64_t *v, tc_expr *const *args) {
   const tc_buffer *A = args[10]->buf, *B = args[11]->buf;
   bool rs = A->scope == TC_SCOPE_LOCAL, bf16 = B->dtype.code == TC_DT_BFLOAT16;
+  bool f8 = tc_gpu_wgmma_fp8(A->dtype); /* gemm.c took fp8 only K-major from shared memory */
+  bool a5 = A->dtype.code == TC_DT_FLOAT8_E5M2, b5 = B->dtype.code == TC_DT_FLOAT8_E5M2;
   int64_t M = v[0], N = v[1], K = v[2];
   int ta = (int)v[5], tb = (int)v[6];
   char key[24];
-  snprintf(key, sizeof key, "%lld%c%c%d%d", (long long)N, bf16 ? 'b' : 'h', rs ? 'r' : 's', ta, tb);
+  if (f8) snprintf(key, sizeof key, "%lldf%c%c", (long long)N, a5 ? '5' : '4', b5 ? '5' : '4');
+  else snprintf(key, sizeof key, "%lld%c%c%d%d", (long long)N, bf16 ? 'b' : 'h', rs ? 'r' : 's', ta, tb);
   bool seen = false;
   for (int i = 0; i < g->nop_keys; i++) seen = seen || !strcmp(g->op_keys[i], key);
   if (!seen && g->nop_keys < 16) {
     snprintf(g->op_keys[g->nop_keys++], sizeof g->op_keys[0], "%s", key);
-    tc_cuda_wgmma_op(g->ops, (int)N, bf16, ta, !tb, rs);
+    if (f8) tc_cuda_wgmma_op_f8(g->ops, (int)N, a5, b5);
+    else tc_cuda_wgmma_op(g->ops, (int)N, bf16, ta, !tb, rs);
   }
   /* columns of the stored tiles: A is M x K (K x M transposed), B K x N (N x K transposed) */
   int64_t acols = ta ? M : K, bcols = tb ? K : N;
@@ -638,7 +642,11 @@ static void wgmma_call(cg *g, const int64_t *v, tc_expr *const *args) {
   expr(g, &ea, args[10]);
   expr(g, &eb, args[11]);
   expr(g, &ec, args[12]);
-  if (rs)
+  if (f8) /* every template argument spelled out: B's type is the last */
+    line(g, "tcg_wgmma_ss<%lld, %lld, %lld, %lld, 0, 1, %lld, %lld, %s, %lld, %d, %d, %s>(%s, %s, %s);", (long long)M, (long long)N,
+         (long long)K, (long long)v[3], (long long)acols, (long long)bcols, a5 ? "tcg_e5m2" : "tcg_e4m3", (long long)v[13],
+         g->turn_in_gemm, fence ? 1 : 0, b5 ? "tcg_e5m2" : "tcg_e4m3", tc_sb_cstr(&ea), tc_sb_cstr(&eb), tc_sb_cstr(&ec));
+  else if (rs)
     line(g, "tcg_wgmma_rs<%lld, %lld, %lld, %lld, %d, %lld, %s, %lld%s>((const uint16_t *)%s, %s, %s);", (long long)M, (long long)N,
          (long long)K, (long long)v[3], tb, (long long)bcols, bf16 ? "tcg_bf16" : "tcg_f16", (long long)v[13], turn, tc_sb_cstr(&ea),
          tc_sb_cstr(&eb), tc_sb_cstr(&ec));

@@ -13,6 +13,8 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
 /* The specialization of the prelude's tcg__wgmma_ss_op (rs: tcg__wgmma_rs_op) for m64nNk16
  * (wgmma.c). */
 void tc_cuda_wgmma_op(tc_strbuf *sb, int n, bool bf16, int tnsp_a, int tnsp_b, bool rs);
+/* The fp8 m64nNk32 instruction (e4m3 unless e5m2), both operands K-major from shared memory. */
+void tc_cuda_wgmma_op_f8(tc_strbuf *sb, int n, bool a_e5m2, bool b_e5m2);
 bool tc_cuda_desc_for_arch(const char *arch, tc_gpu_desc *out);
 /* Lower and print one kernel for an arch: the whole CUDA path before NVRTC. */
 tilec_status tc_cuda_generate_for(const tc_kernel_ir *k, const char *arch, tc_generated *out, char *entry, size_t entry_cap,

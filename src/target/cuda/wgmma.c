@@ -37,3 +37,23 @@ void tc_cuda_wgmma_op(tc_strbuf *sb, int n, bool bf16, int tnsp_a, int tnsp_b, b
   else tc_sb_puts(sb, "\n      : \"l\"(da), \"l\"(db), \"r\"(1));\n");
   tc_sb_puts(sb, "#else\n    __trap(); /* wgmma needs sm_90a */\n#endif\n  }\n};\n");
 }
+
+/* fp8 (m64nNk32, e4m3/e5m2, mixed allowed): both operands from shared-memory descriptors and
+ * both K-major, so the instruction takes no transpose immediates (the PTX ISA allows them for
+ * 16-bit types only); the specialization's TNSP_A and TNSP_B are 0, and TB names B's type. */
+void tc_cuda_wgmma_op_f8(tc_strbuf *sb, int n, bool a_e5m2, bool b_e5m2) {
+  const char *ta = a_e5m2 ? "e5m2" : "e4m3", *tb = b_e5m2 ? "e5m2" : "e4m3";
+  int nd = n / 2, nt = n / 8;
+  tc_sb_printf(sb, "template <> struct tcg__wgmma_ss_op<%d, tcg_%s, 0, 0, tcg_%s> {\n  static __device__ __forceinline__ void run(float *d, uint64_t da, uint64_t db) {\n", n, ta, tb);
+  tc_sb_printf(sb, "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n    asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %%%d, 0; "
+                   "wgmma.mma_async.sync.aligned.m64n%dk32.f32.%s.%s {", nd + 2, n, ta, tb);
+  for (int i = 0; i < nd; i++) tc_sb_printf(sb, "%s%%%d", i ? "," : "", i);
+  tc_sb_printf(sb, "}, %%%d, %%%d, p, 1, 1; }\"\n", nd, nd + 1);
+  tc_sb_puts(sb, "      : ");
+  for (int i = 0; i < nd; i++) { /* the same accumulator fragment as k16 (the D layout depends on N only) */
+    int j = i / 4, h = (i / 2) % 2, c = i % 2;
+    tc_sb_printf(sb, "%s\"+f\"(d[%d])", i ? ", " : "", (h * nt + j) * 2 + c);
+  }
+  tc_sb_puts(sb, "\n      : \"l\"(da), \"l\"(db), \"r\"(1));\n");
+  tc_sb_puts(sb, "#else\n    __trap(); /* wgmma needs sm_90a */\n#endif\n  }\n};\n");
+}

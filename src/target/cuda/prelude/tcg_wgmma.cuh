@@ -1,8 +1,8 @@
 /* tcg_wgmma.cuh: tilec's CUDA device prelude, part 3: block GEMM on sm_90a's warpgroup MMA
  * (wgmma.mma_async), operands described by shared-memory matrix descriptors.
  *
- * The lowering (src/gpu/gemm.c) picks this path for f16/bf16 operands into a float32
- * accumulator when the warps lie along M and M is a multiple of 16 * WARPS: the tile's rows are
+ * The lowering (src/gpu/gemm.c) picks this path for f16/bf16 operands (fp8 e4m3/e5m2 too, on
+ * m64nNk32 with both operands K-major) into a float32 accumulator when the warps lie along M and M is a multiple of 16 * WARPS: the tile's rows are
  * MB = M / (16 * WARPS) bands of 16 * WARPS rows, and in band b warpgroup g (threads 128g ..
  * 128g + 127) runs m64nNk16 instructions on rows b * 16 * WARPS + 64g .. + 63. A thread's
  * accumulator registers are the mma.sync path's ACC layout (docs/cuda-prelude.md) with the
@@ -20,7 +20,8 @@
 #ifndef TCG_CUDA_WGMMA
 #define TCG_CUDA_WGMMA 1
 
-template <int N, class T, int TNSP_A, int TNSP_B> struct tcg__wgmma_ss_op; /* run(float *d, uint64_t da, uint64_t db) */
+/* TB: B's type where it differs from A's (fp8: e4m3 x e5m2) */
+template <int N, class T, int TNSP_A, int TNSP_B, class TB = T> struct tcg__wgmma_ss_op; /* run(float *d, uint64_t da, uint64_t db) */
 template <int N, class T, int TNSP_B> struct tcg__wgmma_rs_op;             /* run(float *d, const uint32_t *a, uint64_t db) */
 
 /* descriptor: start address, leading and stride byte offsets (16-byte units), swizzle mode */
@@ -33,7 +34,8 @@ template <int R> struct tcg__wg_mode {
   enum { value = R % 128 == 0 ? 1 : R == 64 ? 2 : R == 32 ? 3 : 0, W = R < 128 ? R : 128 };
   static_assert(value != 0, "tcg_wgmma: shared tile rows must be 32, 64 or a multiple of 128 bytes");
 };
-/* K-major operand (stored rows x K, K contiguous): rows row0 .. row0 + 63 (A) or all (B), k0 .. k0 + 15 */
+/* K-major operand (stored rows x K, K contiguous): rows row0 .. row0 + 63 (A) or all (B), the 32
+ * bytes of K from element k0 (k0 .. k0 + 15 of 16-bit, k0 .. k0 + 31 of fp8) */
 template <int COLS, int BYTES> TCG_DEV uint64_t tcg__wg_desc_k(uint32_t base, int row0, int k0) {
   enum { R = COLS * BYTES };
   const uint32_t kb = (uint32_t)(k0 * BYTES);
@@ -71,30 +73,36 @@ template <int G> TCG_DEV void tcg_wg_turn_init() {
   if ((int)threadIdx.x / 128 == G - 1) asm volatile("bar.arrive 2, 256;" ::: "memory");
 }
 
-/* WAIT: how many of this warpgroup's gemms may still run when it returns (0: acc is final; 1: the
+/* TA, TB: the operand types, float16 or bfloat16 (TB = TA), or float8 e4m3/e5m2 in any mix. One
+ * instruction reads 32 bytes of K: k16 for 16-bit types, k32 for fp8, whose operands must both
+ * be K-major (TRANS_A 0, TRANS_B 1: wgmma has no transpose for 8-bit types). The descriptors are
+ * the same in bytes either way.
+ * WAIT: how many of this warpgroup's gemms may still run when it returns (0: acc is final; 1: the
  * asynchronous mainloop, closed by tcg_wgmma_wait<0>()). TURN: the warpgroups' turn passes once
  * the gemm is issued (pingpong.c). FENCE: some thread wrote a shared operand with ordinary
  * stores, which the wgmma (the async proxy) sees only after fence.proxy.async; tiles that only
  * TMA fills (the async proxy too, ordered by their mbarrier) need none. */
 template <int M, int N, int K, int WARPS, int TRANS_A, int TRANS_B, int ACOLS, int BCOLS, class TA, int WAIT, int TURN = 0,
-          int FENCE = 1>
+          int FENCE = 1, class TB = TA>
 TCG_DEV void tcg_wgmma_ss(const void *A, const void *B, float *acc) {
+  enum { BY = TA::BYTES, KS = 32 / BY, MB = M / (16 * WARPS) };
   static_assert(WARPS % 4 == 0 && M % (16 * WARPS) == 0, "tcg_wgmma: the warps along M, 16 rows each per band");
-  static_assert(N % 8 == 0 && N <= 256 && K % 16 == 0, "tcg_wgmma: N a multiple of 8 up to 256, K of 16");
-  enum { MB = M / (16 * WARPS) };
+  static_assert(N % 8 == 0 && N <= 256 && K % KS == 0, "tcg_wgmma: N a multiple of 8 up to 256, K of 16 (fp8: 32)");
+  static_assert((BY == 2 && TB::BYTES == 2) || (BY == 1 && TB::BYTES == 1 && !TRANS_A && TRANS_B),
+                "tcg_wgmma: 8-bit operands are K-major only: A as M x K, B as N x K");
   const int wg = (int)(threadIdx.x >> 7) % (WARPS / 4);
   const uint32_t sa = tcg_smem_addr(A), sb = tcg_smem_addr(B);
   if (FENCE) tcg__fence_proxy_async(); /* shared tiles written by threads, not only by TMA */
   tcg__wg_pin<MB * N / 2>(acc);
   tcg__wg_fence();
 #pragma unroll
-  for (int ks = 0; ks < K / 16; ks++) {
-    const uint64_t db = TRANS_B ? tcg__wg_desc_k<BCOLS, 2>(sb, 0, ks * 16) : tcg__wg_desc_mn<BCOLS, 2>(sb, ks * 16, 0);
+  for (int ks = 0; ks < K / KS; ks++) {
+    const uint64_t db = TRANS_B ? tcg__wg_desc_k<BCOLS, BY>(sb, 0, ks * KS) : tcg__wg_desc_mn<BCOLS, BY>(sb, ks * KS, 0);
 #pragma unroll
     for (int b = 0; b < MB; b++) {
       const int row0 = b * 16 * WARPS + 64 * wg;
-      const uint64_t da = TRANS_A ? tcg__wg_desc_mn<ACOLS, 2>(sa, ks * 16, row0) : tcg__wg_desc_k<ACOLS, 2>(sa, row0, ks * 16);
-      tcg__wgmma_ss_op<N, TA, TRANS_A, !TRANS_B>::run(acc + b * (N / 2), da, db);
+      const uint64_t da = TRANS_A ? tcg__wg_desc_mn<ACOLS, BY>(sa, ks * KS, row0) : tcg__wg_desc_k<ACOLS, BY>(sa, row0, ks * KS);
+      tcg__wgmma_ss_op<N, TA, TRANS_A, !TRANS_B, TB>::run(acc + b * (N / 2), da, db);
     }
   }
   tcg__wg_commit();
