@@ -7,6 +7,7 @@
 #include "harness.h"
 #include "ir/interp.h"
 #include "ir_samples.h"
+#include "verify/compare.h"
 
 static char *print_kernel(const tc_kernel_ir *k) {
   tc_strbuf sb;
@@ -626,6 +627,25 @@ TEST(damaged_ir_is_reported_not_crashed_on) {
   if (!(rejected > 500 && passed > 50) || getenv("TILEC_TEST_VERBOSE")) printf("  rejected %d, passed %d\n", rejected, passed);
 }
 
+/* --verify's comparison: a float32 result off by 8e-4 of its largest element fails float32's
+ * tolerance, passes when the kernel multiplied fp8 tensors on a GPU (fp8 accumulation), and an
+ * error of 1e-2 fails both; a coarser output keeps its own tolerance. */
+TEST(compare_fp8_accumulation_floor) {
+  float ref[64], out[64];
+  for (int i = 0; i < 64; i++) ref[i] = out[i] = (float)(i % 7) - 3.5f;
+  out[5] += 8e-4f * 3.5f;
+  tilec_compare c;
+  tc_compare_buffers(tc_dt(TC_DT_FLOAT32), false, out, ref, 64, &c);
+  CHECK(!c.ok);
+  tc_compare_buffers(tc_dt(TC_DT_FLOAT32), true, out, ref, 64, &c);
+  CHECK(c.ok);
+  out[5] = ref[5] + 1e-2f * 3.5f;
+  tc_compare_buffers(tc_dt(TC_DT_FLOAT32), true, out, ref, 64, &c);
+  CHECK(!c.ok);
+  CHECK(tc_compare_is_fp8(tc_dt(TC_DT_FLOAT8_E4M3FN)));
+  CHECK(!tc_compare_is_fp8(tc_dt(TC_DT_INT8)) && !tc_compare_is_fp8(tc_dt(TC_DT_FLOAT16)));
+}
+
 int main(void) {
   tc_arena arena;
   tc_arena_init(&arena);
@@ -645,6 +665,7 @@ int main(void) {
   RUN(verify_internal_structure_errors);
   RUN(verify_scope_of_lets_and_buffers);
   RUN(damaged_ir_is_reported_not_crashed_on);
+  RUN(compare_fp8_accumulation_floor);
   tc_arena_free(&arena);
   TEST_MAIN_END();
 }
