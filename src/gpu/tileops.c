@@ -286,9 +286,10 @@ static int64_t frag_reg_direct(iter_ctx *I, const tc_gpu_layout *F, int nidx, tc
   tc_gpu_layout rows;
   tc_gl_make_rows(&rows, D, I->P->threads);
   if (rows.kind == TC_GL_REPL || !tc_gl_equal(F, &rows)) return -2;
-  need_values(I);
-  for (int t = 0; t < I->P->threads; t++)
-    if (I->has[t]) return reg_in_thread(F, I->vals[(size_t)t * (size_t)I->nvars], t);
+  for (int t = 0; t < I->P->threads; t++) { /* the first thread that holds the driver's register */
+    int64_t rep, e = tc_gl_elem(D, t, I->cur_r, &rep);
+    if (e >= 0) return reg_in_thread(F, e / D->shape[1], t);
+  }
   return -2;
 }
 
