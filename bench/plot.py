@@ -11,7 +11,7 @@ blocks after it. When one figure appears several times (several configurations o
 best tilec figure and the median peer figure are kept, and the table says which configuration
 gave it. The PNG has one bar group per workload: tilec beside its peers, in TFLOP/s, with the
 fraction of the dense peak (--peak, 989 TFLOP/s for the H200's f16/bf16 tensor cores) on the
-right axis. matplotlib is needed for the PNG only (pip install matplotlib).
+right axis; fp8 rows are measured against twice that, the fp8 dense peak. matplotlib is needed for the PNG only (pip install matplotlib).
 """
 import argparse
 import re
@@ -21,7 +21,8 @@ import sys
 GEMM = re.compile(r"^gemm (\w+) (\d+\^3|\d+x\d+x\d+)$")
 FA = re.compile(r"^flash_attention (fp16|bf16) (.*?) (causal|non-causal)$")
 SDPA = re.compile(r"^sdpa (flash|cudnn) (fp16|bf16) (.*?) (causal|non-causal):\s+[\d.]+ ms\s+([\d.]+) TFLOP/s")
-FIG = re.compile(r"^\s+(tilec|cuBLAS)\s+[\d.]+ ms\s+([\d.]+) TFLOP/s")
+FIG = re.compile(r"^\s+(tilec|cuBLASLtf|cuBLASLt|cuBLAS)\s+[\d.]+ ms\s+([\d.]+) TFLOP/s")
+PEER_NAMES = {"cuBLASLtf": "cuBLASLt fast acc."}
 CFG = re.compile(r"^== gemm (.*)$")
 
 
@@ -59,8 +60,13 @@ def parse(paths):
                     if who == "tilec":
                         entry.setdefault("tilec", []).append((v, config if workload.startswith("GEMM") else "example"))
                     else:
-                        entry.setdefault(who, []).append(v)
+                        entry.setdefault(PEER_NAMES.get(who, who), []).append(v)
     return figs
+
+
+def peak_of(workload, peak):
+    """fp8 tensor cores run at twice the f16/bf16 dense rate"""
+    return 2 * peak if "float8" in workload else peak
 
 
 def summarize(figs, peak):
@@ -93,14 +99,14 @@ def main():
     print("%-26s %8s %6s  %s" % ("workload", "TFLOP/s", "peak", "peers (ratio), tilec configuration"))
     for w, best, cfg, peers in rows:
         ps = ", ".join("%s %.0f (%.2fx)" % (p, v, best / v) for p, v in sorted(peers.items()))
-        print("%-26s %8.1f %5.0f%%  %s; %s" % (w, best, 100 * best / a.peak, ps or "-", cfg))
+        print("%-26s %8.1f %5.0f%%  %s; %s" % (w, best, 100 * best / peak_of(w, a.peak), ps or "-", cfg))
     if a.csv:
         with open(a.csv, "w", encoding="utf-8") as f:
             f.write("workload,who,tflops,fraction_of_peak,config\n")
             for w, best, cfg, peers in rows:
-                f.write('%s,tilec,%.1f,%.3f,"%s"\n' % (w, best, best / a.peak, cfg))
+                f.write('%s,tilec,%.1f,%.3f,"%s"\n' % (w, best, best / peak_of(w, a.peak), cfg))
                 for p, v in sorted(peers.items()):
-                    f.write("%s,%s,%.1f,%.3f,\n" % (w, p, v, v / a.peak))
+                    f.write("%s,%s,%.1f,%.3f,\n" % (w, p, v, v / peak_of(w, a.peak)))
     if a.output:
         try:
             import matplotlib
@@ -110,7 +116,8 @@ def main():
             print("plot.py: the PNG needs matplotlib (pip install matplotlib)", file=sys.stderr)
             return 2
         who = ["tilec"] + sorted({p for _, _, _, peers in rows for p in peers})
-        colors = {"tilec": "#d62728", "cuBLAS": "#1f77b4", "cuDNN": "#2ca02c", "SDPA flash": "#9467bd"}
+        colors = {"tilec": "#d62728", "cuBLAS": "#1f77b4", "cuDNN": "#2ca02c", "SDPA flash": "#9467bd", "cuBLASLt": "#17becf",
+                  "cuBLASLt fast acc.": "#8c564b"}
         fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(rows)), 4.2))
         width = 0.8 / len(who)
         for i, name in enumerate(who):
@@ -125,9 +132,10 @@ def main():
         ax.set_xticks(range(len(rows)))
         ax.set_xticklabels([r[0] for r in rows], rotation=20, ha="right", fontsize=8)
         ax.set_ylabel("TFLOP/s")
-        ax.set_ylim(0, a.peak * 1.08)
+        top = max([a.peak] + [r[1] for r in rows] + [v for r in rows for v in r[3].values()])
+        ax.set_ylim(0, top * 1.08)
         sec = ax.secondary_yaxis("right", functions=(lambda t: t / a.peak, lambda f: f * a.peak))
-        sec.set_ylabel("fraction of dense peak")
+        sec.set_ylabel("fraction of the f16 dense peak (fp8: 2x)")
         ax.legend(fontsize=8, loc="upper left", ncol=len(who))
         ax.set_title("H200: tilec (best configuration) beside its peers (medians of the same runs)", fontsize=10)
         fig.tight_layout()
