@@ -1,17 +1,9 @@
 #!/bin/bash
-# tests/gpu/epilogue.sh: one device call that checks branch epilogue-compact before it merges:
+# tests/gpu/epilogue.sh: one device call that checks the staged epilogue (partial and unaligned tiles):
 #     OUT=dir bash tests/gpu/epilogue.sh
 # partial, unaligned (N=135) and many-tile gemms with --verify, then the 128x256x64 benchmark.
-set -u
-mkdir -p "$OUT"
-export TILEC_CACHE_DIR=$(mktemp -d)
-. tests/gpu/dlpack.sh
-timeout 200 make -j16 -s all build/bench/bench_cuda "$@" >"$OUT/build.log" 2>&1 || { echo "build FAILED"; tail -30 "$OUT/build.log"; exit 1; }
-T=build/tilec
-pass=0; fail=0
-v() { f=$1; shift; args=""; for d in "$@"; do args="$args -D $d"; done
-  out=$(timeout 120 "$T" run "$f" --target cuda --verify $args 2>&1); rc=$?
-  if [ $rc -eq 0 ]; then pass=$((pass+1)); echo "PASS $f $*"; else fail=$((fail+1)); echo "FAIL($rc) $f $*"; echo "$out" | tail -n 8; fi; }
+. tests/gpu/setup.sh
+v() { VERIFY_TIMEOUT=120 verify "$@"; }
 G=examples/gemm.py
 {
 v $G M=4000 N=2000 K=200 threads=256 block_N=256 block_K=64 num_stages=3 dtype=bfloat16

@@ -1,6 +1,6 @@
 #!/bin/bash
-# tests/gpu/fp8.sh: one device call that checks branch fp8-wgmma (fp8 GEMM on sm_90a's wgmma
-# m64nNk32, docs/cuda.md "fp8 on wgmma") before it merges:
+# tests/gpu/fp8.sh: one device call that checks fp8 GEMM on sm_90a's wgmma
+# (m64nNk32, docs/cuda.md "fp8 on wgmma"):
 #     OUT=dir bash tests/gpu/fp8.sh
 # verify   examples/gemm_fp8.py with --verify on cuda (against the cpu backend): TMA-fed and
 #          warp-specialized, cp.async-fed (block_K 32/64: 32- and 64-byte swizzle), several
@@ -11,20 +11,10 @@
 # memcheck compute-sanitizer memcheck on a partial-tile TMA case, where it runs
 # bench    build/bench/bench_cuda "gemm float8" (cuBLASLt fp8 in the same process)
 # Writes build.log, verify.log, sass.log, sanitizer.log, bench.log to $OUT; under 4 minutes.
-set -u
-OUT=${OUT:-$(mktemp -d /tmp/tilec-fp8-XXXXXX)}
-mkdir -p "$OUT"
-TILEC_CACHE_DIR=$(mktemp -d)
-export TILEC_CACHE_DIR
-. tests/gpu/dlpack.sh
-timeout 200 make -j16 -s all build/bench/bench_cuda "$@" >"$OUT/build.log" 2>&1 || { echo "build FAILED"; tail -30 "$OUT/build.log"; exit 1; }
+. tests/gpu/setup.sh
 echo "build: ok"
-T=build/tilec
 G=examples/gemm_fp8.py
-pass=0; fail=0
-v() { f=$1; shift; args=""; for d in "$@"; do args="$args -D $d"; done
-  out=$(timeout 60 "$T" run "$f" --target cuda --verify $args 2>&1); rc=$?
-  if [ $rc -eq 0 ]; then pass=$((pass+1)); echo "PASS $f $*"; else fail=$((fail+1)); echo "FAIL($rc) $f $*"; echo "$out" | tail -n 8; fi; }
+v() { verify "$@"; }
 BENCH="block_M=128 block_N=256 block_K=128 threads=256 num_stages=4"
 {
 v $G
