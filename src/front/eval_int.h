@@ -376,6 +376,9 @@ int64_t arg_int(tc_ev *ev, tc_args *a, int i, int64_t dflt, const char *what);
 
 /* ---- eval_ws.c: explicit warp specialization ---- */
 tc_val *ev_t_alloc_barrier(tc_ev *ev, tc_val *self, tc_args *a);
+tc_val *ev_t_gemm(tc_ev *ev, tc_val *self, tc_args *a); /* eval_tl.c: T.gemm */
+/* eval_hopper.c: T.wgmma_gemm, T.wait_wgmma, T.ptx_commit_group, T.ptx_wait_group by attribute */
+const tc_builtin *ev_hopper_builtin(const char *attr);
 tc_val *ev_t_barrier_arrive(tc_ev *ev, tc_val *self, tc_args *a);
 tc_val *ev_t_mbarrier_arrive(tc_ev *ev, tc_val *self, tc_args *a);
 tc_val *ev_t_barrier_wait(tc_ev *ev, tc_val *self, tc_args *a);

@@ -721,7 +721,7 @@ static void gemm_dims(tc_ev *ev, const tc_region *r, const tc_ast *node, tc_loc 
   out[1] = sq[1];
 }
 
-static tc_val *t_gemm(tc_ev *ev, tc_val *self, tc_args *a) {
+tc_val *ev_t_gemm(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   tc_loc loc = call_loc(a);
   tc_region ra = ev_region(ev, a->p[0], NULL, a->pnode[0], arg_loc(a, 0), "T.gemm");
@@ -1290,7 +1290,7 @@ static const tc_builtin language_builtins[] = {
     {"T.alloc_buffer", "shape dtype scope?", t_alloc_buffer, 0},
     {"T.alloc_var", "dtype init? scope?", t_alloc_var, 0},
     {"T.copy", "src dst | coalesced_width? disable_tma? eviction_policy? loop_layout?", t_copy, 0},
-    {"T.gemm", "A B C transpose_A? transpose_B? policy? clear_accum? k_pack? wg_wait?", t_gemm, 0},
+    {"T.gemm", "A B C transpose_A? transpose_B? policy? clear_accum? k_pack? wg_wait?", ev_t_gemm, 0},
     {"T.fill", "buffer value", t_fill, 0},
     {"T.clear", "buffer", t_clear, 0},
     {"T.reduce_max", "buffer out dim? clear?", t_reduce_max, 0},
@@ -1519,7 +1519,7 @@ tc_val *ev_module_attr_try(tc_ev *ev, int mod, const char *attr) {
   const tc_builtin *b;
   switch (mod) {
   case TM_LANGUAGE:
-    if ((b = find_in(language_builtins, "T.", attr))) return tv_builtin(ev, b, NULL);
+    if ((b = find_in(language_builtins, "T.", attr)) || (b = ev_hopper_builtin(attr))) return tv_builtin(ev, b, NULL);
     if (strcmp(attr, "floormod") == 0) return tv_builtin(ev, &floormod_builtin, tv_none(ev));
     if (strcmp(attr, "GemmWarpPolicy") == 0) return tv_module(ev, TM_POLICY);
     {

@@ -52,6 +52,11 @@ if cmp -s "$D/persistent/B.npy" "$D/persistent/Ref.npy" &&
    "$T" ir "$S/persistent.py" | grep -q "if w \* 7 + block_id < 36 and (w \* 7 + block_id) // 2 // 6 \* 2 + (w \* 7 + block_id) % 2 < 5:"
 then echo "PASS compat: T.Persistent visits every tile in TileLang's wave order"
 else echo "FAIL compat: T.Persistent"; fi
+check "T.wgmma_gemm, T.wait_wgmma, T.ptx_commit_group, T.ptx_wait_group, T.tfloat32" hopper_async.py --save "$D/hopper"
+if cmp -s "$D/hopper/C.npy" "$D/hopper/Ref.npy" && "$T" ir "$S/hopper_async.py" | grep -q "wg_wait=-1" &&
+   "$T" ir "$S/hopper_async.py" | grep -q "X: float32\[32, 32\]"
+then echo "PASS compat: the async Hopper forms compute what T.gemm does; T.tfloat32 is float32 storage"
+else echo "FAIL compat: the async Hopper forms differ from T.gemm"; fi
 if "$T" run "$S/expr_dim.py" 2>&1 | grep -q "^tilec: error: dimension 0 of 'A' is computed from symbolic sizes, which tilec cannot size yet"; then
   echo "PASS compat: run names a dimension computed from symbolic sizes"
 else echo "FAIL compat: run's message for a dimension computed from symbolic sizes"; fi
