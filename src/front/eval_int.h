@@ -379,6 +379,19 @@ tc_val *ev_t_alloc_barrier(tc_ev *ev, tc_val *self, tc_args *a);
 tc_val *ev_t_gemm(tc_ev *ev, tc_val *self, tc_args *a); /* eval_tl.c: T.gemm */
 /* eval_hopper.c: T.wgmma_gemm, T.wait_wgmma, T.ptx_commit_group, T.ptx_wait_group by attribute */
 const tc_builtin *ev_hopper_builtin(const char *attr);
+
+/* eval_kernels.c: a second `with T.Kernel(...)` block of a prim_func joins the first's launch.
+ * fuse_begin checks the threads, widens the grid to hold both and makes sure every axis has a
+ * block index; fuse_end checks that the blocks are independent and sets the body to both
+ * blocks, each guarded to its own grid. */
+typedef struct tc_ev_fuse {
+  tc_stmt *old_body;
+  int old_ndim, new_ndim;
+  tc_expr *old_grid[3], *new_grid[3]; /* NULL: the block has no such axis */
+} tc_ev_fuse;
+void ev_kernel_fuse_begin(tc_ev *ev, tc_ev_fuse *f, int n, tc_expr *const *grid, const int threads[3], int threads_ndim,
+                          tc_loc loc);
+void ev_kernel_fuse_end(tc_ev *ev, const tc_ev_fuse *f, tc_stmt *body, tc_loc loc);
 tc_val *ev_t_barrier_arrive(tc_ev *ev, tc_val *self, tc_args *a);
 tc_val *ev_t_mbarrier_arrive(tc_ev *ev, tc_val *self, tc_args *a);
 tc_val *ev_t_barrier_wait(tc_ev *ev, tc_val *self, tc_args *a);

@@ -170,25 +170,33 @@ static tc_val *t_kernel(tc_ev *ev, tc_val *self, tc_args *a) {
 void ev_kernel_enter(tc_ev *ev, tc_val *frame, const tc_ast *target, const tc_ast_list *body, tc_loc loc) {
   tc_kernel_ir *k = ev->k;
   if (!ev->in_prim_func) ev_fail(ev, loc, "'with T.Kernel(...)' must be inside a @T.prim_func or a @tilelang.jit function");
-  if (ev->kernel_seen || ev->cur) ev_fail(ev, loc, "a prim_func may contain only one 'with T.Kernel(...)' block");
+  if (ev->cur) ev_fail(ev, loc, "'with T.Kernel(...)' cannot be nested in another");
   int n = frame->u.kernel.n;
-  k->grid_ndim = n;
-  for (int i = 0; i < n; i++)
-    k->grid[i] = grid_extent(ev, frame->u.kernel.v[i], frame->u.kernel.nodes[i], loc);
-  k->threads_ndim = frame->u.kernel.threads_ndim;
-  for (int i = 0; i < 3; i++) k->threads[i] = frame->u.kernel.threads[i];
+  tc_expr *grid[3];
+  for (int i = 0; i < n; i++) grid[i] = grid_extent(ev, frame->u.kernel.v[i], frame->u.kernel.nodes[i], loc);
+  bool fuse = ev->kernel_seen; /* a later block joins the first's launch (eval_kernels.c) */
+  tc_ev_fuse fz;
+  if (fuse) {
+    ev_kernel_fuse_begin(ev, &fz, n, grid, frame->u.kernel.threads, frame->u.kernel.threads_ndim, loc);
+  } else {
+    k->grid_ndim = n;
+    for (int i = 0; i < n; i++) k->grid[i] = grid[i];
+    k->threads_ndim = frame->u.kernel.threads_ndim;
+    for (int i = 0; i < 3; i++) k->threads[i] = frame->u.kernel.threads[i];
+  }
   ev->threads_ndim = k->threads_ndim;
   memcpy(ev->threads, k->threads, sizeof ev->threads);
   static const char *const axis_names[] = {"bx", "by", "bz"};
   if (target) {
     if (target->kind == TC_AST_NAME) {
       if (n == 1) {
-        k->block_idx[0] = tc_ir_new_var(ev->ir, k, tc_arena_strdup(ev->ir, target->str), tc_index_dtype(), TC_VAR_BLOCK_IDX, target->loc);
+        if (!k->block_idx[0]) k->block_idx[0] = tc_ir_new_var(ev->ir, k, tc_arena_strdup(ev->ir, target->str), tc_index_dtype(), TC_VAR_BLOCK_IDX, target->loc);
         scope_set(ev, ev->scope, target->str, tv_expr(ev, tc_ir_var_ref(ev->ir, k->block_idx[0], target->loc)));
       } else {
         tc_val **vs = EV_NEW_ARRAY(ev, tc_val *, n);
         for (int i = 0; i < n; i++) {
-          k->block_idx[i] = tc_ir_new_var(ev->ir, k, axis_names[i], tc_index_dtype(), TC_VAR_BLOCK_IDX, target->loc);
+          if (!k->block_idx[i])
+            k->block_idx[i] = tc_ir_new_var(ev->ir, k, axis_names[i], tc_index_dtype(), TC_VAR_BLOCK_IDX, target->loc);
           k->block_idx[i]->axis = i;
           vs[i] = tv_expr(ev, tc_ir_var_ref(ev->ir, k->block_idx[i], target->loc));
         }
@@ -200,7 +208,8 @@ void ev_kernel_enter(tc_ev *ev, tc_val *frame, const tc_ast *target, const tc_as
       for (int i = 0; i < n; i++) {
         const tc_ast *t = target->list.v[i];
         if (t->kind != TC_AST_NAME) ev_fail(ev, t->loc, "the names bound by T.Kernel must be plain names");
-        k->block_idx[i] = tc_ir_new_var(ev->ir, k, tc_arena_strdup(ev->ir, t->str), tc_index_dtype(), TC_VAR_BLOCK_IDX, t->loc);
+        if (!k->block_idx[i]) /* a later block's names share the launch's indices */
+          k->block_idx[i] = tc_ir_new_var(ev->ir, k, tc_arena_strdup(ev->ir, t->str), tc_index_dtype(), TC_VAR_BLOCK_IDX, t->loc);
         k->block_idx[i]->axis = i;
         scope_set(ev, ev->scope, t->str, tv_expr(ev, tc_ir_var_ref(ev->ir, k->block_idx[i], t->loc)));
       }
@@ -214,7 +223,8 @@ void ev_kernel_enter(tc_ev *ev, tc_val *frame, const tc_ast *target, const tc_as
   ev->cur = NULL;
   if (f == FLOW_RETURN) ev_unsupported(ev, loc, "'return' inside 'with T.Kernel(...)'");
   if (f != FLOW_NORMAL) ev_fail(ev, loc, "'break' or 'continue' outside a loop");
-  k->body = tc_stmt_list_seq(ev->ir, &list, loc);
+  if (fuse) ev_kernel_fuse_end(ev, &fz, tc_stmt_list_seq(ev->ir, &list, loc), loc);
+  else k->body = tc_stmt_list_seq(ev->ir, &list, loc);
   ev->kernel_seen = true;
 }
 

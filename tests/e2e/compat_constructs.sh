@@ -52,6 +52,12 @@ if cmp -s "$D/persistent/B.npy" "$D/persistent/Ref.npy" &&
    "$T" ir "$S/persistent.py" | grep -q "if w \* 7 + block_id < 36 and (w \* 7 + block_id) // 2 // 6 \* 2 + (w \* 7 + block_id) % 2 < 5:"
 then echo "PASS compat: T.Persistent visits every tile in TileLang's wave order"
 else echo "FAIL compat: T.Persistent"; fi
+check "several 'with T.Kernel' blocks: two_blocks" multi_kernel.py --kernel two_blocks --save "$D/mk2"
+check "several 'with T.Kernel' blocks: one_block" multi_kernel.py --kernel one_block --save "$D/mk1"
+if cmp -s "$D/mk2/B.npy" "$D/mk1/B.npy" && cmp -s "$D/mk2/D.npy" "$D/mk1/D.npy" &&
+   "$T" ir "$S/multi_kernel.py" --kernel two_blocks | grep -q "with T.Kernel(4, 3, threads=32) as (bx, by):"
+then echo "PASS compat: independent T.Kernel blocks run as one launch, each on its own grid"
+else echo "FAIL compat: independent T.Kernel blocks differ from one block computing the same"; fi
 check "T.wgmma_gemm, T.wait_wgmma, T.ptx_commit_group, T.ptx_wait_group, T.tfloat32" hopper_async.py --save "$D/hopper"
 if cmp -s "$D/hopper/C.npy" "$D/hopper/Ref.npy" && "$T" ir "$S/hopper_async.py" | grep -q "wg_wait=-1" &&
    "$T" ir "$S/hopper_async.py" | grep -q "X: float32\[32, 32\]"
