@@ -223,6 +223,10 @@ struct tc_ev {
   struct { tc_buffer *buf; int n; int64_t *counts; } *barriers; /* T.alloc_barrier: arrive counts */
   int nbarriers, capbarriers;
   int64_t ws_threads;       /* threads of the enclosing T.ws group; 0 outside one */
+
+  /* reducers (eval_reducer.c): the combine op of each T.alloc_reducer buffer */
+  struct { tc_buffer *buf; int op; } *reducers;
+  int nreducers, capreducers;
 };
 
 /* ---- eval.c: errors, values, scopes ---- */
@@ -379,6 +383,8 @@ tc_val *ev_t_alloc_barrier(tc_ev *ev, tc_val *self, tc_args *a);
 tc_val *ev_t_gemm(tc_ev *ev, tc_val *self, tc_args *a); /* eval_tl.c: T.gemm */
 /* eval_hopper.c: T.wgmma_gemm, T.wait_wgmma, T.ptx_commit_group, T.ptx_wait_group by attribute */
 const tc_builtin *ev_hopper_builtin(const char *attr);
+/* eval_reducer.c: T.alloc_reducer, T.reducer_init, T.reducer_update, T.finalize_reducer */
+const tc_builtin *ev_reducer_builtin(const char *attr);
 
 /* eval_kernels.c: a second `with T.Kernel(...)` block of a prim_func joins the first's launch.
  * fuse_begin checks the threads, widens the grid to hold both and makes sure every axis has a

@@ -63,6 +63,11 @@ if cmp -s "$D/hopper/C.npy" "$D/hopper/Ref.npy" && "$T" ir "$S/hopper_async.py" 
    "$T" ir "$S/hopper_async.py" | grep -q "X: float32\[32, 32\]"
 then echo "PASS compat: the async Hopper forms compute what T.gemm does; T.tfloat32 is float32 storage"
 else echo "FAIL compat: the async Hopper forms differ from T.gemm"; fi
+check "T.alloc_reducer, T.reducer_init, T.reducer_update, T.finalize_reducer" reducer.py --save "$D/reducer"
+if cmp -s "$D/reducer/Sum.npy" "$D/reducer/RefSum.npy" && cmp -s "$D/reducer/MaxRow.npy" "$D/reducer/RefMax.npy" &&
+   cmp -s "$D/reducer/MinRow.npy" "$D/reducer/RefMin.npy"
+then echo "PASS compat: reducers give the T.reduce_sum / reduce_max / reduce_min results"
+else echo "FAIL compat: reducers differ from T.reduce_*"; fi
 if "$T" run "$S/expr_dim.py" 2>&1 | grep -q "^tilec: error: dimension 0 of 'A' is computed from symbolic sizes, which tilec cannot size yet"; then
   echo "PASS compat: run names a dimension computed from symbolic sizes"
 else echo "FAIL compat: run's message for a dimension computed from symbolic sizes"; fi
