@@ -227,6 +227,10 @@ struct tc_ev {
   /* reducers (eval_reducer.c): the combine op of each T.alloc_reducer buffer */
   struct { tc_buffer *buf; int op; } *reducers;
   int nreducers, capreducers;
+
+  /* T.attr / T.comm_reducer (eval_attr.c): the combine function of the enclosing
+   * `with T.attr(T.comm_reducer(...), ...)`, and the one a T.attr call just named */
+  tc_val *comm_reducer, *attr_pending;
 };
 
 /* ---- eval.c: errors, values, scopes ---- */
@@ -250,6 +254,8 @@ tc_val *tv_module(tc_ev *ev, int id);
 tc_val *tv_opaque(tc_ev *ev, const char *name);
 /* the value of iket.range(...): a context that does nothing (eval_compat.c) */
 #define IKET_RANGE_NAME "iket.range(...)"
+#define ATTR_NAME "T.attr(...)"
+#define COMM_REDUCER_NAME "T.comm_reducer(...)"
 void tv_list_push(tc_ev *ev, tc_val *list, tc_val *x);
 const char *tv_kind_name(const tc_val *v); /* Python-ish type name: "int", "tuple", "buffer" */
 /* repr/str into a string (for str(), f-strings and messages). */
@@ -385,6 +391,10 @@ tc_val *ev_t_gemm(tc_ev *ev, tc_val *self, tc_args *a); /* eval_tl.c: T.gemm */
 const tc_builtin *ev_hopper_builtin(const char *attr);
 /* eval_reducer.c: T.alloc_reducer, T.reducer_init, T.reducer_update, T.finalize_reducer */
 const tc_builtin *ev_reducer_builtin(const char *attr);
+/* eval_attr.c: T.attr, T.comm_reducer, T.evaluate, T.tvm_thread_allreduce; ev_attr_block runs
+ * the body of `with T.attr(...)` with its comm_reducer in effect */
+const tc_builtin *ev_attr_builtin(const char *attr);
+tc_flow ev_attr_block(tc_ev *ev, const tc_ast_list *body);
 
 /* eval_kernels.c: a second `with T.Kernel(...)` block of a prim_func joins the first's launch.
  * fuse_begin checks the threads, widens the grid to hold both and makes sure every axis has a

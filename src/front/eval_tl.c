@@ -1530,7 +1530,8 @@ tc_val *ev_module_attr_try(tc_ev *ev, int mod, const char *attr) {
   switch (mod) {
   case TM_LANGUAGE:
     if ((b = find_in(language_builtins, "T.", attr)) || (b = ev_hopper_builtin(attr)) ||
-        (b = ev_reducer_builtin(attr)))
+        (b = ev_reducer_builtin(attr)) ||
+        (b = ev_attr_builtin(attr)))
       return tv_builtin(ev, b, NULL);
     if (strcmp(attr, "floormod") == 0) return tv_builtin(ev, &floormod_builtin, tv_none(ev));
     if (strcmp(attr, "GemmWarpPolicy") == 0) return tv_module(ev, TM_POLICY);

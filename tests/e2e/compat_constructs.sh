@@ -68,6 +68,10 @@ if cmp -s "$D/reducer/Sum.npy" "$D/reducer/RefSum.npy" && cmp -s "$D/reducer/Max
    cmp -s "$D/reducer/MinRow.npy" "$D/reducer/RefMin.npy"
 then echo "PASS compat: reducers give the T.reduce_sum / reduce_max / reduce_min results"
 else echo "FAIL compat: reducers differ from T.reduce_*"; fi
+check "T.attr, T.comm_reducer, T.tvm_thread_allreduce" thread_allreduce.py --save "$D/allreduce"
+if cmp -s "$D/allreduce/C.npy" "$D/allreduce/Ref.npy" && cmp -s "$D/allreduce/Mx.npy" "$D/allreduce/RefMx.npy"
+then echo "PASS compat: thread all-reduces give the folds written by hand"
+else echo "FAIL compat: thread all-reduces differ from the folds written by hand"; fi
 if "$T" run "$S/expr_dim.py" 2>&1 | grep -q "^tilec: error: dimension 0 of 'A' is computed from symbolic sizes, which tilec cannot size yet"; then
   echo "PASS compat: run names a dimension computed from symbolic sizes"
 else echo "FAIL compat: run's message for a dimension computed from symbolic sizes"; fi
