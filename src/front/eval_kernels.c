@@ -1,24 +1,24 @@
 /* eval_kernels.c: several `with T.Kernel(...)` blocks in one prim_func (issue 10).
  *
- * TileLang launches each block as its own kernel, one after the other. tilec's kernel is one
- * launch, so the blocks become one launch: its grid is the largest of theirs on each axis, every
- * block's body runs under a guard that keeps it to its own grid (block indices past its extent
- * skip it; axes it does not have must be 0), and the blocks share the launch's block indices.
- * That has the sequential meaning exactly when no block depends on another: the blocks of one
- * launch do not wait for each other. So the reader fuses blocks that touch disjoint tensors for
- * every tensor one of them writes (a postprocess that converts dQ in one block and dK, dV in
- * another), and refuses, with the tensor named, a block that reads or writes a tensor an earlier
- * block writes, or writes one an earlier block reads (a split kernel and the combine that reads
- * its partial results need two launches: two prim_funcs in tilec). The threads of the blocks
- * must agree, since the launch has one block shape. The result is an ordinary kernel, so every
- * target builds it as it builds any kernel whose tile operations sit under a condition on the
- * block index. */
+ * TileLang launches each block as its own kernel, one after the other. tilec keeps them in one
+ * kernel: its grid is the largest of theirs on each axis, every block's body runs under a
+ * guard that keeps it to its own grid (block indices past its extent skip it; axes it does not
+ * have must be 0), and the blocks share the kernel's block indices. A block that touches no
+ * tensor an earlier block writes (and writes none an earlier block reads) joins the launch of
+ * the blocks before it: blocks of one launch do not wait for each other, and need not. A block
+ * that depends on an earlier one (a split kernel's combine reading its partial results) starts
+ * a new launch: the kernel is launched once more over the same grid after every block of the
+ * previous launch has finished, and each body is guarded by the number of its launch as well
+ * (tc_kernel_ir.nlaunches, launch_var). The interpreter and the cpu target run the launches in
+ * turn; the GPU targets refuse a kernel of several launches with a file:line:col error. The
+ * blocks must have the same threads, since the kernel has one block shape. */
 #include "analysis/analysis.h"
 #include "front/eval_int.h"
 
 #include <string.h>
 
 static const char *const axis_names[] = {"bx", "by", "bz"};
+enum { MAX_LAUNCHES = 16 };
 
 void ev_kernel_fuse_begin(tc_ev *ev, tc_ev_fuse *f, int n, tc_expr *const *grid, const int threads[3], int threads_ndim,
                           tc_loc loc) {
@@ -100,21 +100,36 @@ static touched touches(tc_ev *ev, const tc_stmt *s) {
   return t;
 }
 
+/* launch == n, as a condition */
+static tc_expr *launch_is(tc_ev *ev, int n, tc_loc loc) {
+  tc_kernel_ir *k = ev->k;
+  return tc_ir_binary(ev->ir, TC_OP_EQ, tc_ir_var_ref(ev->ir, k->launch_var, loc), tc_ir_int(ev->ir, n, tc_index_dtype(), loc), loc);
+}
+
+static tc_expr *both(tc_ev *ev, tc_expr *a, tc_expr *b, tc_loc loc) {
+  return !a ? b : !b ? a : tc_ir_binary(ev->ir, TC_OP_AND, a, b, loc);
+}
+
 void ev_kernel_fuse_end(tc_ev *ev, const tc_ev_fuse *f, tc_stmt *body, tc_loc loc) {
   tc_kernel_ir *k = ev->k;
   touched a = touches(ev, f->old_body), b = touches(ev, body);
-  for (int i = 0; i < k->nparams; i++) {
-    const char *why = a.write[i] && (b.read[i] || b.write[i]) ? (b.write[i] ? "writes" : "reads")
-                      : b.write[i] && a.read[i]               ? "writes"
-                                                              : NULL;
-    if (why)
-      ev_fail(ev, loc,
-              "this 'with T.Kernel(...)' block %s '%s', which an earlier block of the prim_func %s: tilec runs the blocks "
-              "of a prim_func as one launch, whose blocks do not wait for each other, so a block that depends on another "
-              "must be a prim_func of its own",
-              why, k->params[i].name, a.write[i] ? "writes" : "reads");
+  bool dependent = false;
+  for (int i = 0; i < k->nparams; i++)
+    dependent = dependent || (a.write[i] && (b.read[i] || b.write[i])) || (b.write[i] && a.read[i]);
+  tc_expr *old_guard = guard(ev, f->old_grid, k->grid_ndim, loc), *new_guard = guard(ev, f->new_grid, k->grid_ndim, loc);
+  if (dependent && k->nlaunches < 2) { /* the blocks so far become launch 0 */
+    k->launch_var = tc_ir_new_var(ev->ir, k, "launch", tc_index_dtype(), TC_VAR_BLOCK_IDX, loc);
+    k->launch_var->axis = 3;
+    k->nlaunches = 1;
+    old_guard = both(ev, launch_is(ev, 0, loc), old_guard, loc);
   }
-  tc_stmt *items[2] = {guarded(ev, f->old_body, guard(ev, f->old_grid, k->grid_ndim, loc), loc),
-                       guarded(ev, body, guard(ev, f->new_grid, k->grid_ndim, loc), loc)};
+  if (dependent) { /* a launch of its own, after every block before it has finished */
+    if (k->nlaunches >= MAX_LAUNCHES)
+      ev_fail(ev, loc, "a prim_func may launch at most %d dependent 'with T.Kernel(...)' blocks", MAX_LAUNCHES);
+    new_guard = both(ev, launch_is(ev, k->nlaunches++, loc), new_guard, loc);
+  } else if (k->nlaunches > 1) { /* independent of all before it: it joins the last launch */
+    new_guard = both(ev, launch_is(ev, k->nlaunches - 1, loc), new_guard, loc);
+  }
+  tc_stmt *items[2] = {guarded(ev, f->old_body, old_guard, loc), guarded(ev, body, new_guard, loc)};
   k->body = tc_ir_seq(ev->ir, 2, items, loc);
 }

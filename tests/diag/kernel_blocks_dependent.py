@@ -1,4 +1,6 @@
-# A second `with T.Kernel` block that reads what the first writes needs a launch of its own.
+# tilec: source --target cuda,arch=sm_90a --kernel-only
+# A 'with T.Kernel' block that reads what an earlier one writes is a second launch of the
+# kernel; the cpu target runs it, the GPU targets do not yet.
 import tilelang.language as T
 
 

@@ -58,6 +58,13 @@ if cmp -s "$D/mk2/B.npy" "$D/mk1/B.npy" && cmp -s "$D/mk2/D.npy" "$D/mk1/D.npy" 
    "$T" ir "$S/multi_kernel.py" --kernel two_blocks | grep -q "with T.Kernel(4, 3, threads=32) as (bx, by):"
 then echo "PASS compat: independent T.Kernel blocks run as one launch, each on its own grid"
 else echo "FAIL compat: independent T.Kernel blocks differ from one block computing the same"; fi
+check "dependent T.Kernel blocks: split_combine" multi_launch.py --kernel split_combine --save "$D/ml3"
+check "dependent T.Kernel blocks: direct" multi_launch.py --kernel direct --save "$D/ml1"
+if cmp -s "$D/ml3/Partial.npy" "$D/ml1/Partial.npy" && cmp -s "$D/ml3/Out.npy" "$D/ml1/Out.npy" &&
+   cmp -s "$D/ml3/Scaled.npy" "$D/ml1/Scaled.npy" &&
+   "$T" ir "$S/multi_launch.py" --kernel split_combine | grep -q "# launched 3 times, one launch after another"
+then echo "PASS compat: dependent T.Kernel blocks run as launches one after another"
+else echo "FAIL compat: dependent T.Kernel blocks differ from one block computing the same"; fi
 check "T.wgmma_gemm, T.wait_wgmma, T.ptx_commit_group, T.ptx_wait_group, T.tfloat32" hopper_async.py --save "$D/hopper"
 if cmp -s "$D/hopper/C.npy" "$D/hopper/Ref.npy" && "$T" ir "$S/hopper_async.py" | grep -q "wg_wait=-1" &&
    "$T" ir "$S/hopper_async.py" | grep -q "X: float32\[32, 32\]"

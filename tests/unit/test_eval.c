@@ -664,7 +664,7 @@ TEST(diagnostics_are_values_with_places) {
       {"            x = T.exp(bx)\n", "T.exp expects a float operand, got int32", 5},
       {"            X = T.alloc_shared((bx,), 'float32')\n",
        "the shape of T.alloc_shared must be known at compile time, but 'bx' depends on the kernel's block index", 5},
-      {"            with T.Kernel(1) as by:\n                pass\n", "a prim_func may contain only one 'with T.Kernel(...)' block", 5},
+      {"            with T.Kernel(1) as by:\n                pass\n", "'with T.Kernel(...)' cannot be nested in another", 5},
       {"            A[0] = 1\n", "buffer 'A' has 2 dimensions but 1 index was given", 5},
       {"            for i in T.Parallel(4):\n                A[i, 0] = i / 2\n",
        "'/' on two integer values is ambiguous at run time (TileLang rejects it); use '//' for floor division, or cast an "
