@@ -634,6 +634,10 @@ def _jsonable(v):
         return str(v)
     if isinstance(v, str):
         return v
+    if isinstance(v, (list, tuple)) and v and len(v) <= 64:  # a list-valued parameter (batch_sizes_list)
+        items = [_jsonable(x) for x in v]
+        if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in items):
+            return items
     return None
 
 

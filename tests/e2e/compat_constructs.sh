@@ -79,6 +79,11 @@ check "T.attr, T.comm_reducer, T.tvm_thread_allreduce" thread_allreduce.py --sav
 if cmp -s "$D/allreduce/C.npy" "$D/allreduce/Ref.npy" && cmp -s "$D/allreduce/Mx.npy" "$D/allreduce/RefMx.npy"
 then echo "PASS compat: thread all-reduces give the folds written by hand"
 else echo "FAIL compat: thread all-reduces differ from the folds written by hand"; fi
+check "a list-valued parameter from -D NAME=[a,b]" list_define.py -D "sizes=[16,32]" --save "$D/listdef"
+if cmp -s "$D/listdef/B.npy" "$D/listdef/Ref.npy" &&
+   "$T" ir "$S/list_define.py" -D "sizes=(16, 32, 8)" | grep -q "A: float32\[56, 8\]"
+then echo "PASS compat: -D lists and tuples bind list-valued parameters"
+else echo "FAIL compat: -D lists and tuples"; fi
 if "$T" run "$S/expr_dim.py" 2>&1 | grep -q "^tilec: error: dimension 0 of 'A' is computed from symbolic sizes, which tilec cannot size yet"; then
   echo "PASS compat: run names a dimension computed from symbolic sizes"
 else echo "FAIL compat: run's message for a dimension computed from symbolic sizes"; fi

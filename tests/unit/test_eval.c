@@ -474,6 +474,19 @@ TEST(defines_are_typed_like_the_command_line) {
   CHECK_INT(r.err.status, TILEC_ERROR_USAGE);
   CHECK_STR(r.err.message, "kernel 'k' has no parameter 'nn'; did you mean 'n'? parameters: n, f, flag, dtype");
   run_free(&r);
+  /* bracketed values are lists and tuples of -D values: a list-valued parameter */
+  const char *lsrc = HDR
+      "def k(sizes, pair):\n"
+      "    assert isinstance(sizes, list) and isinstance(pair, tuple) and pair[1] == [2.5, True]\n"
+      "    @T.prim_func\n"
+      "    def main(A: T.Tensor((sum(sizes) + pair[0],), 'float32')):\n"
+      "        with T.Kernel(1) as bx:\n"
+      "            T.fill(A, 0)\n"
+      "    return main\n";
+  tilec_define l[] = {{"sizes", "[16, 0x20]"}, {"pair", "(1,[2.5, True])"}};
+  CHECK(eval_full(&r, "t.py", lsrc, NULL, l, 2));
+  EXPECT_LINE(&r, "kernel k(A: float32[49] output):");
+  run_free(&r);
 }
 
 TEST(types_promote_and_casts_are_explicit) {
