@@ -84,6 +84,10 @@ if cmp -s "$D/listdef/B.npy" "$D/listdef/Ref.npy" &&
    "$T" ir "$S/list_define.py" -D "sizes=(16, 32, 8)" | grep -q "A: float32\[56, 8\]"
 then echo "PASS compat: -D lists and tuples bind list-valued parameters"
 else echo "FAIL compat: -D lists and tuples"; fi
+check "@autotune configurations tilec cannot evaluate" autotune_class.py -D M=64
+if "$T" ir "$S/autotune_class.py" -D M=64 2>&1 >/dev/null | grep -q "note: @autotune's configurations are not used"
+then echo "PASS compat: @autotune configurations that fail to evaluate are a note"
+else echo "FAIL compat: @autotune configurations that fail to evaluate"; fi
 if "$T" run "$S/expr_dim.py" 2>&1 | grep -q "^tilec: error: dimension 0 of 'A' is computed from symbolic sizes, which tilec cannot size yet"; then
   echo "PASS compat: run names a dimension computed from symbolic sizes"
 else echo "FAIL compat: run's message for a dimension computed from symbolic sizes"; fi
