@@ -41,7 +41,15 @@ static tc_val *h_commit(tc_ev *ev, tc_val *self, tc_args *a) {
   return tv_none(ev);
 }
 
+/* T.sync_grid(): every block of the grid meets (a cooperative launch); eval_kernels.c */
+static tc_val *h_sync_grid(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  ev_kernel_grid_sync(ev, a->call ? a->call->loc : (tc_loc){0});
+  return tv_none(ev);
+}
+
 static const tc_builtin hopper_builtins[] = {
+    {"T.sync_grid", "", h_sync_grid, 0},
     {"T.wgmma_gemm", "A B C transpose_A? transpose_B? policy? clear_accum? | annotations?", h_wgmma_gemm, 0},
     {"T.wait_wgmma", "id", h_wait, 0},
     {"T.ptx_wait_group", "num", h_wait, 0},

@@ -231,6 +231,12 @@ struct tc_ev {
   /* T.attr / T.comm_reducer (eval_attr.c): the combine function of the enclosing
    * `with T.attr(T.comm_reducer(...), ...)`, and the one a T.attr call just named */
   tc_val *comm_reducer, *attr_pending;
+
+  /* T.sync_grid (eval_kernels.c): the top-level statement list of the kernel block being read,
+   * and where in it each T.sync_grid stands */
+  tc_stmt_list *kernel_top;
+  int nsyncs;
+  struct { int at; tc_loc loc; } syncs[16];
 };
 
 /* ---- eval.c: errors, values, scopes ---- */
@@ -408,6 +414,10 @@ typedef struct tc_ev_fuse {
 void ev_kernel_fuse_begin(tc_ev *ev, tc_ev_fuse *f, int n, tc_expr *const *grid, const int threads[3], int threads_ndim,
                           tc_loc loc);
 void ev_kernel_fuse_end(tc_ev *ev, const tc_ev_fuse *f, tc_stmt *body, tc_loc loc);
+/* T.sync_grid() in the top level of a kernel block: the kernel's next launch starts there */
+void ev_kernel_grid_sync(tc_ev *ev, tc_loc loc);
+/* The first kernel block's statements, split into launches at its T.sync_grid calls */
+tc_stmt *ev_kernel_split_launches(tc_ev *ev, tc_stmt_list *list, tc_loc loc);
 tc_val *ev_t_barrier_arrive(tc_ev *ev, tc_val *self, tc_args *a);
 tc_val *ev_t_mbarrier_arrive(tc_ev *ev, tc_val *self, tc_args *a);
 tc_val *ev_t_barrier_wait(tc_ev *ev, tc_val *self, tc_args *a);

@@ -17,6 +17,9 @@
 
 #include <string.h>
 
+static tc_expr *launch_is(tc_ev *ev, int n, tc_loc loc);
+static tc_stmt *guarded(tc_ev *ev, tc_stmt *body, tc_expr *cond, tc_loc loc);
+
 static const char *const axis_names[] = {"bx", "by", "bz"};
 enum { MAX_LAUNCHES = 16 };
 
@@ -110,6 +113,15 @@ static tc_expr *both(tc_ev *ev, tc_expr *a, tc_expr *b, tc_loc loc) {
   return !a ? b : !b ? a : tc_ir_binary(ev->ir, TC_OP_AND, a, b, loc);
 }
 
+/* The kernel's launch index, made on first need: the blocks read so far are launch 0. */
+static void need_launches(tc_ev *ev, tc_loc loc) {
+  tc_kernel_ir *k = ev->k;
+  if (k->launch_var) return;
+  k->launch_var = tc_ir_new_var(ev->ir, k, "launch", tc_index_dtype(), TC_VAR_BLOCK_IDX, loc);
+  k->launch_var->axis = 3;
+  k->nlaunches = 1;
+}
+
 void ev_kernel_fuse_end(tc_ev *ev, const tc_ev_fuse *f, tc_stmt *body, tc_loc loc) {
   tc_kernel_ir *k = ev->k;
   touched a = touches(ev, f->old_body), b = touches(ev, body);
@@ -118,9 +130,7 @@ void ev_kernel_fuse_end(tc_ev *ev, const tc_ev_fuse *f, tc_stmt *body, tc_loc lo
     dependent = dependent || (a.write[i] && (b.read[i] || b.write[i])) || (b.write[i] && a.read[i]);
   tc_expr *old_guard = guard(ev, f->old_grid, k->grid_ndim, loc), *new_guard = guard(ev, f->new_grid, k->grid_ndim, loc);
   if (dependent && k->nlaunches < 2) { /* the blocks so far become launch 0 */
-    k->launch_var = tc_ir_new_var(ev->ir, k, "launch", tc_index_dtype(), TC_VAR_BLOCK_IDX, loc);
-    k->launch_var->axis = 3;
-    k->nlaunches = 1;
+    need_launches(ev, loc);
     old_guard = both(ev, launch_is(ev, 0, loc), old_guard, loc);
   }
   if (dependent) { /* a launch of its own, after every block before it has finished */
@@ -132,4 +142,79 @@ void ev_kernel_fuse_end(tc_ev *ev, const tc_ev_fuse *f, tc_stmt *body, tc_loc lo
   }
   tc_stmt *items[2] = {guarded(ev, f->old_body, old_guard, loc), guarded(ev, body, new_guard, loc)};
   k->body = tc_ir_seq(ev->ir, 2, items, loc);
+}
+
+/* ---- T.sync_grid ----
+ * Every block of the grid waits there for all the others (TileLang's cooperative launch). A
+ * grid barrier at the top level of the kernel block is a launch boundary: the statements before
+ * it are one launch, those after it the next. A block's shared, fragment and local buffers and
+ * its local variables do not outlive a launch in tilec, so each must be used on one side of
+ * the barrier only (the allocations themselves stay at the top); a kernel that carries one
+ * across is refused, naming it. A grid barrier inside a loop or under a condition has no such
+ * reading and is refused too. */
+void ev_kernel_grid_sync(tc_ev *ev, tc_loc loc) {
+  if (!ev->cur) ev_fail(ev, loc, "T.sync_grid must be inside 'with T.Kernel(...)'");
+  if (ev->cur != ev->kernel_top)
+    ev_unsupported(ev, loc, "T.sync_grid inside a loop, a condition or a T.ws body (tilec starts the kernel's next launch at a grid "
+                            "barrier, so it must be in the top level of the 'with T.Kernel(...)' block)");
+  if (ev->nsyncs >= (int)(sizeof ev->syncs / sizeof ev->syncs[0]) || ev->nsyncs + 1 >= MAX_LAUNCHES)
+    ev_fail(ev, loc, "a kernel may have at most %d T.sync_grid calls", MAX_LAUNCHES - 1);
+  ev->syncs[ev->nsyncs].at = ev->cur->n;
+  ev->syncs[ev->nsyncs].loc = loc;
+  ev->nsyncs++;
+}
+
+typedef struct segment_use {
+  int *buf_seg, *var_seg; /* by id: the segment that first used it, -1 none */
+  int nids, seg;
+  const char *clash;      /* the first buffer or variable used in two segments */
+} segment_use;
+
+static void seg_buf(void *ctx, const tc_buffer *b, bool write) {
+  (void)write;
+  segment_use *u = ctx;
+  b = tc_buffer_storage(b);
+  if (!b || b->param_index >= 0 || b->id < 0 || b->id >= u->nids) return;
+  if (u->buf_seg[b->id] < 0) u->buf_seg[b->id] = u->seg;
+  else if (u->buf_seg[b->id] != u->seg && !u->clash) u->clash = b->name;
+}
+
+static void seg_var(void *ctx, const tc_var *v, bool write) {
+  (void)write;
+  segment_use *u = ctx;
+  if (!v || v->kind != TC_VAR_LOCAL || v->id < 0 || v->id >= u->nids) return;
+  if (u->var_seg[v->id] < 0) u->var_seg[v->id] = u->seg;
+  else if (u->var_seg[v->id] != u->seg && !u->clash) u->clash = v->name;
+}
+
+tc_stmt *ev_kernel_split_launches(tc_ev *ev, tc_stmt_list *list, tc_loc loc) {
+  tc_kernel_ir *k = ev->k;
+  need_launches(ev, ev->syncs[0].loc);
+  int nseg = ev->nsyncs + 1;
+  segment_use u = {EV_NEW_ARRAY(ev, int, k->next_id + 1), EV_NEW_ARRAY(ev, int, k->next_id + 1), k->next_id + 1, 0, NULL};
+  for (int i = 0; i < u.nids; i++) u.buf_seg[i] = u.var_seg[i] = -1;
+  tc_access_fns fns = {seg_var, seg_buf, &u};
+  tc_stmt_list allocs = {0}, *segs = EV_NEW_ARRAY(ev, tc_stmt_list, nseg);
+  for (int i = 0, s = 0; i < list->n; i++) {
+    while (s < ev->nsyncs && ev->syncs[s].at <= i) s++;
+    tc_stmt *st = list->items[i];
+    if (st->kind == TC_ST_ALLOC) { /* declared for every launch; each launch starts them afresh */
+      tc_stmt_list_push(ev->ir, &allocs, st);
+      continue;
+    }
+    u.seg = s;
+    tc_stmt_accesses(&fns, st, true);
+    if (u.clash)
+      ev_fail(ev, ev->syncs[s > 0 ? s - 1 : 0].loc,
+              "'%s' is used on both sides of this T.sync_grid: tilec runs the kernel as one launch before the grid barrier "
+              "and one after it, and a block's buffers and local variables do not outlive a launch",
+              u.clash);
+    tc_stmt_list_push(ev->ir, &segs[s], st);
+  }
+  for (int s = 0; s < nseg; s++) {
+    tc_stmt *body = tc_stmt_list_seq(ev->ir, &segs[s], loc);
+    tc_stmt_list_push(ev->ir, &allocs, guarded(ev, body, launch_is(ev, s, loc), loc));
+  }
+  k->nlaunches = nseg;
+  return tc_stmt_list_seq(ev->ir, &allocs, loc);
 }

@@ -219,12 +219,16 @@ void ev_kernel_enter(tc_ev *ev, tc_val *frame, const tc_ast *target, const tc_as
   }
   tc_stmt_list list = {0};
   ev->cur = &list;
+  ev->kernel_top = &list;
+  ev->nsyncs = 0;
   tc_flow f = ev_block(ev, body);
   ev->cur = NULL;
+  ev->kernel_top = NULL;
   if (f == FLOW_RETURN) ev_unsupported(ev, loc, "'return' inside 'with T.Kernel(...)'");
   if (f != FLOW_NORMAL) ev_fail(ev, loc, "'break' or 'continue' outside a loop");
+  if (fuse && ev->nsyncs) ev_unsupported(ev, ev->syncs[0].loc, "T.sync_grid in a 'with T.Kernel(...)' block other than the first");
   if (fuse) ev_kernel_fuse_end(ev, &fz, tc_stmt_list_seq(ev->ir, &list, loc), loc);
-  else k->body = tc_stmt_list_seq(ev->ir, &list, loc);
+  else k->body = ev->nsyncs ? ev_kernel_split_launches(ev, &list, loc) : tc_stmt_list_seq(ev->ir, &list, loc);
   ev->kernel_seen = true;
 }
 

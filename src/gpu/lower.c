@@ -268,8 +268,8 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
     return NULL;
   }
   if (k->nlaunches > 1) {
-    tc_gpu_fail(P, k->launch_var->loc, "a 'with T.Kernel(...)' block that depends on an earlier one in the same prim_func (%d launches, "
-                "one after another) is not yet supported on %s; the cpu target runs it", k->nlaunches, desc->target);
+    tc_gpu_fail(P, k->launch_var->loc, "a kernel of %d launches, one after another (a 'with T.Kernel(...)' block that depends on an "
+                "earlier one, or T.sync_grid), is not yet supported on %s; the cpu target runs it", k->nlaunches, desc->target);
     return NULL;
   }
   if (k->first_view) {

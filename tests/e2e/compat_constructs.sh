@@ -65,6 +65,11 @@ if cmp -s "$D/ml3/Partial.npy" "$D/ml1/Partial.npy" && cmp -s "$D/ml3/Out.npy" "
    "$T" ir "$S/multi_launch.py" --kernel split_combine | grep -q "# launched 3 times, one launch after another"
 then echo "PASS compat: dependent T.Kernel blocks run as launches one after another"
 else echo "FAIL compat: dependent T.Kernel blocks differ from one block computing the same"; fi
+check "T.sync_grid" multi_launch.py --kernel grid_sync --save "$D/mlg"
+if cmp -s "$D/mlg/Partial.npy" "$D/ml1/Partial.npy" && cmp -s "$D/mlg/Out.npy" "$D/ml1/Out.npy" &&
+   cmp -s "$D/mlg/Scaled.npy" "$D/ml1/Scaled.npy"
+then echo "PASS compat: T.sync_grid starts the next launch"
+else echo "FAIL compat: T.sync_grid differs from one block computing the same"; fi
 check "T.wgmma_gemm, T.wait_wgmma, T.ptx_commit_group, T.ptx_wait_group, T.tfloat32" hopper_async.py --save "$D/hopper"
 if cmp -s "$D/hopper/C.npy" "$D/hopper/Ref.npy" && "$T" ir "$S/hopper_async.py" | grep -q "wg_wait=-1" &&
    "$T" ir "$S/hopper_async.py" | grep -q "X: float32\[32, 32\]"

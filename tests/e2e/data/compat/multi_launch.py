@@ -44,3 +44,24 @@ def direct(A: T.Tensor((B, S * C), "float32"), Partial: T.Tensor((B, S), "float3
             acc[0] = acc[0] + p[0]
         Out[b] = acc[0]
         Scaled[b] = acc[0] * 2
+
+
+# T.sync_grid: every block of the grid meets there; tilec starts the kernel's next launch at it.
+# `grid_sync` must give what `direct` gives too.
+@T.prim_func
+def grid_sync(A: T.Tensor((B, S * C), "float32"), Partial: T.Tensor((B, S), "float32"), Out: T.Tensor((B,), "float32"),
+              Scaled: T.Tensor((B,), "float32")):
+    with T.Kernel(B, S, threads=32) as (b, s):
+        p = T.alloc_local((1,), "float32")
+        acc = T.alloc_local((1,), "float32")
+        p[0] = 0
+        for j in T.serial(C):
+            p[0] = p[0] + A[b, s * C + j]
+        Partial[b, s] = p[0]
+        T.sync_grid()
+        if s == 0:
+            acc[0] = 0
+            for k in T.serial(S):
+                acc[0] = acc[0] + Partial[b, k]
+            Out[b] = acc[0]
+            Scaled[b] = acc[0] * 2
