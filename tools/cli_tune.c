@@ -161,7 +161,7 @@ int cli_apply_autotune(cli_options *o, int quiet) {
    * When they cannot be evaluated (get_configs() builds a helper class tilec does not run),
    * the kernel may still have every value from -D, so it is a note: the compile names any
    * parameter that is then missing. */
-  if (prog && !text && err.status != TILEC_ERROR_USAGE && !quiet) {
+  if (prog && !text && err.status != TILEC_ERROR_USAGE && !quiet && tilec_program_num_kernels(prog) > 0) {
     fprintf(stderr, "tilec: note: @autotune's configurations are not used; evaluating them failed:\n");
     fputs(err.rendered[0] ? err.rendered : "error: unknown failure\n", stderr);
   }
