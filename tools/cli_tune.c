@@ -157,7 +157,14 @@ int cli_apply_autotune(cli_options *o, int quiet) {
   tilec_program *prog = tilec_program_from_file(ctx, o->file, &err);
   char *text = prog ? tilec_program_autotune_configs(prog, o->kernel, &err) : NULL;
   int rc = 0;
-  if (prog && !text && err.status != TILEC_ERROR_USAGE) rc = cli_report(&err); /* a bad @autotune */
+  /* @autotune's configurations only supply the tuned parameters the command line leaves out.
+   * When they cannot be evaluated (get_configs() builds a helper class tilec does not run),
+   * the kernel may still have every value from -D, so it is a note: the compile names any
+   * parameter that is then missing. */
+  if (prog && !text && err.status != TILEC_ERROR_USAGE && !quiet && tilec_program_num_kernels(prog) > 0) {
+    fprintf(stderr, "tilec: note: @autotune's configurations are not used; evaluating them failed:\n");
+    fputs(err.rendered[0] ? err.rendered : "error: unknown failure\n", stderr);
+  }
   char *lines[CLI_MAX_CONFIGS];
   int n = text ? split_lines(text, lines, CLI_MAX_CONFIGS) : 0;
   char name[128], chosen[4096] = "", why[512];

@@ -114,6 +114,11 @@ static const struct {
      * it as the fn format (fp8_e4_t, __nv_fp8_e4m3) and bind torch.float8_e4m3fn tensors to
      * it, and TileLang programs write it for OCP E4M3. */
     {"float8_e4m3", TC_DT_FLOAT8_E4M3FN, IN_STRING | IN_ATTR | IN_VECTOR},
+    /* TensorFloat-32 is float32 storage (torch passes float32 tensors for it) whose 10-bit
+     * mantissa only NVIDIA's tensor cores see when they multiply. tilec's gemms multiply at
+     * full float32 precision on every target, so the results are those of float32: never less
+     * accurate than TileLang's, and the same bits in and out of memory. */
+    {"tfloat32", TC_DT_FLOAT32, IN_STRING | IN_ATTR},
 };
 #define TC_N_ALIASES (sizeof tc_dtype_aliases / sizeof tc_dtype_aliases[0])
 

@@ -792,8 +792,41 @@ tc_kernel_defs tc_front_find_kernels(tc_arena *arena, const tc_ast *module) {
 
 /* ---------------------------------------------------------------- defines */
 
+static tc_val *define_value(tc_ev *ev, const char *s);
+
+/* "[a, b, ...]" or "(a, b, ...)": a list or tuple of values, each read as a -D value (nested
+ * brackets allowed), as a list-valued factory parameter (`batch_sizes_list`) is written. NULL
+ * when s is not bracketed or its brackets do not balance. */
+static tc_val *define_sequence(tc_ev *ev, const char *s) {
+  size_t n = strlen(s);
+  char open = s[0], close = open == '[' ? ']' : open == '(' ? ')' : 0;
+  if (!close || n < 2 || s[n - 1] != close) return NULL;
+  tc_val *out = tv_list(ev, 0, NULL);
+  const char *p = s + 1, *end = s + n - 1;
+  while (p < end) {
+    while (p < end && (*p == ' ' || *p == '\t')) p++;
+    if (p == end) break;
+    const char *q = p;
+    int depth = 0;
+    for (; q < end && (depth > 0 || *q != ','); q++) {
+      if (*q == '[' || *q == '(') depth++;
+      else if (*q == ']' || *q == ')') depth--;
+      if (depth < 0) return NULL;
+    }
+    if (depth != 0) return NULL;
+    const char *e = q;
+    while (e > p && (e[-1] == ' ' || e[-1] == '\t')) e--;
+    tv_list_push(ev, out, define_value(ev, tc_arena_strndup(&ev->tmp, p, (size_t)(e - p))));
+    p = q < end ? q + 1 : q;
+  }
+  if (open == '(') return tv_tuple(ev, out->u.seq.n, out->u.seq.v);
+  return out;
+}
+
 static tc_val *define_value(tc_ev *ev, const char *s) {
   char *end;
+  tc_val *seq = define_sequence(ev, s);
+  if (seq) return seq;
   if (*s) {
     errno = 0;
     long long v = strtoll(s, &end, 0);

@@ -223,6 +223,20 @@ struct tc_ev {
   struct { tc_buffer *buf; int n; int64_t *counts; } *barriers; /* T.alloc_barrier: arrive counts */
   int nbarriers, capbarriers;
   int64_t ws_threads;       /* threads of the enclosing T.ws group; 0 outside one */
+
+  /* reducers (eval_reducer.c): the combine op of each T.alloc_reducer buffer */
+  struct { tc_buffer *buf; int op; } *reducers;
+  int nreducers, capreducers;
+
+  /* T.attr / T.comm_reducer (eval_attr.c): the combine function of the enclosing
+   * `with T.attr(T.comm_reducer(...), ...)`, and the one a T.attr call just named */
+  tc_val *comm_reducer, *attr_pending;
+
+  /* T.sync_grid (eval_kernels.c): the top-level statement list of the kernel block being read,
+   * and where in it each T.sync_grid stands */
+  tc_stmt_list *kernel_top;
+  int nsyncs;
+  struct { int at; tc_loc loc; } syncs[16];
 };
 
 /* ---- eval.c: errors, values, scopes ---- */
@@ -246,6 +260,8 @@ tc_val *tv_module(tc_ev *ev, int id);
 tc_val *tv_opaque(tc_ev *ev, const char *name);
 /* the value of iket.range(...): a context that does nothing (eval_compat.c) */
 #define IKET_RANGE_NAME "iket.range(...)"
+#define ATTR_NAME "T.attr(...)"
+#define COMM_REDUCER_NAME "T.comm_reducer(...)"
 void tv_list_push(tc_ev *ev, tc_val *list, tc_val *x);
 const char *tv_kind_name(const tc_val *v); /* Python-ish type name: "int", "tuple", "buffer" */
 /* repr/str into a string (for str(), f-strings and messages). */
@@ -376,6 +392,32 @@ int64_t arg_int(tc_ev *ev, tc_args *a, int i, int64_t dflt, const char *what);
 
 /* ---- eval_ws.c: explicit warp specialization ---- */
 tc_val *ev_t_alloc_barrier(tc_ev *ev, tc_val *self, tc_args *a);
+tc_val *ev_t_gemm(tc_ev *ev, tc_val *self, tc_args *a); /* eval_tl.c: T.gemm */
+/* eval_hopper.c: T.wgmma_gemm, T.wait_wgmma, T.ptx_commit_group, T.ptx_wait_group by attribute */
+const tc_builtin *ev_hopper_builtin(const char *attr);
+/* eval_reducer.c: T.alloc_reducer, T.reducer_init, T.reducer_update, T.finalize_reducer */
+const tc_builtin *ev_reducer_builtin(const char *attr);
+/* eval_attr.c: T.attr, T.comm_reducer, T.evaluate, T.tvm_thread_allreduce; ev_attr_block runs
+ * the body of `with T.attr(...)` with its comm_reducer in effect */
+const tc_builtin *ev_attr_builtin(const char *attr);
+tc_flow ev_attr_block(tc_ev *ev, const tc_ast_list *body);
+
+/* eval_kernels.c: a second `with T.Kernel(...)` block of a prim_func joins the first's launch.
+ * fuse_begin checks the threads, widens the grid to hold both and makes sure every axis has a
+ * block index; fuse_end checks that the blocks are independent and sets the body to both
+ * blocks, each guarded to its own grid. */
+typedef struct tc_ev_fuse {
+  tc_stmt *old_body;
+  int old_ndim, new_ndim;
+  tc_expr *old_grid[3], *new_grid[3]; /* NULL: the block has no such axis */
+} tc_ev_fuse;
+void ev_kernel_fuse_begin(tc_ev *ev, tc_ev_fuse *f, int n, tc_expr *const *grid, const int threads[3], int threads_ndim,
+                          tc_loc loc);
+void ev_kernel_fuse_end(tc_ev *ev, const tc_ev_fuse *f, tc_stmt *body, tc_loc loc);
+/* T.sync_grid() in the top level of a kernel block: the kernel's next launch starts there */
+void ev_kernel_grid_sync(tc_ev *ev, tc_loc loc);
+/* The first kernel block's statements, split into launches at its T.sync_grid calls */
+tc_stmt *ev_kernel_split_launches(tc_ev *ev, tc_stmt_list *list, tc_loc loc);
 tc_val *ev_t_barrier_arrive(tc_ev *ev, tc_val *self, tc_args *a);
 tc_val *ev_t_mbarrier_arrive(tc_ev *ev, tc_val *self, tc_args *a);
 tc_val *ev_t_barrier_wait(tc_ev *ev, tc_val *self, tc_args *a);

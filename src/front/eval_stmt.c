@@ -810,18 +810,22 @@ tc_flow ev_stmt(tc_ev *ev, const tc_ast *s) {
      * are ones that do nothing (iket.range), so at most one item opens a scope */
     const tc_ast *item = NULL;
     tc_val *ctx = NULL;
+    bool attr = false;
     for (int i = 0; i < s->list.n; i++) {
       const tc_ast *it = s->list.v[i];
       tc_val *c = ev_expr(ev, it->a);
-      if (c->kind == TV_OPAQUE && strcmp(c->u.opaque.name, IKET_RANGE_NAME) == 0) {
-        if (it->b) ev_unsupported(ev, it->b->loc, "'with iket.range(...) as NAME'");
+      bool is_attr = c->kind == TV_OPAQUE && strcmp(c->u.opaque.name, ATTR_NAME) == 0;
+      if (is_attr || (c->kind == TV_OPAQUE && strcmp(c->u.opaque.name, IKET_RANGE_NAME) == 0)) {
+        if (it->b) ev_unsupported(ev, it->b->loc, is_attr ? "'with T.attr(...) as NAME'" : "'with iket.range(...) as NAME'");
+        attr = attr || is_attr;
         continue;
       }
       if (item) ev_unsupported(ev, it->a->loc, "'with' with several context managers that each open a scope");
       item = it;
       ctx = c;
     }
-    if (!item) return ev_block(ev, &s->list2);
+    if (!item) return attr ? ev_attr_block(ev, &s->list2) : ev_block(ev, &s->list2);
+    if (attr) ev_unsupported(ev, item->a->loc, "'with T.attr(...)' together with another context in one 'with'");
     if (ctx->kind == TV_KERNEL) {
       ev_kernel_enter(ev, ctx, item->b, &s->list2, s->loc);
       return FLOW_NORMAL;

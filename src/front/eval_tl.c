@@ -172,25 +172,33 @@ static tc_val *t_kernel(tc_ev *ev, tc_val *self, tc_args *a) {
 void ev_kernel_enter(tc_ev *ev, tc_val *frame, const tc_ast *target, const tc_ast_list *body, tc_loc loc) {
   tc_kernel_ir *k = ev->k;
   if (!ev->in_prim_func) ev_fail(ev, loc, "'with T.Kernel(...)' must be inside a @T.prim_func or a @tilelang.jit function");
-  if (ev->kernel_seen || ev->cur) ev_fail(ev, loc, "a prim_func may contain only one 'with T.Kernel(...)' block");
+  if (ev->cur) ev_fail(ev, loc, "'with T.Kernel(...)' cannot be nested in another");
   int n = frame->u.kernel.n;
-  k->grid_ndim = n;
-  for (int i = 0; i < n; i++)
-    k->grid[i] = grid_extent(ev, frame->u.kernel.v[i], frame->u.kernel.nodes[i], loc);
-  k->threads_ndim = frame->u.kernel.threads_ndim;
-  for (int i = 0; i < 3; i++) k->threads[i] = frame->u.kernel.threads[i];
+  tc_expr *grid[3];
+  for (int i = 0; i < n; i++) grid[i] = grid_extent(ev, frame->u.kernel.v[i], frame->u.kernel.nodes[i], loc);
+  bool fuse = ev->kernel_seen; /* a later block joins the first's launch (eval_kernels.c) */
+  tc_ev_fuse fz;
+  if (fuse) {
+    ev_kernel_fuse_begin(ev, &fz, n, grid, frame->u.kernel.threads, frame->u.kernel.threads_ndim, loc);
+  } else {
+    k->grid_ndim = n;
+    for (int i = 0; i < n; i++) k->grid[i] = grid[i];
+    k->threads_ndim = frame->u.kernel.threads_ndim;
+    for (int i = 0; i < 3; i++) k->threads[i] = frame->u.kernel.threads[i];
+  }
   ev->threads_ndim = k->threads_ndim;
   memcpy(ev->threads, k->threads, sizeof ev->threads);
   static const char *const axis_names[] = {"bx", "by", "bz"};
   if (target) {
     if (target->kind == TC_AST_NAME) {
       if (n == 1) {
-        k->block_idx[0] = tc_ir_new_var(ev->ir, k, tc_arena_strdup(ev->ir, target->str), tc_index_dtype(), TC_VAR_BLOCK_IDX, target->loc);
+        if (!k->block_idx[0]) k->block_idx[0] = tc_ir_new_var(ev->ir, k, tc_arena_strdup(ev->ir, target->str), tc_index_dtype(), TC_VAR_BLOCK_IDX, target->loc);
         scope_set(ev, ev->scope, target->str, tv_expr(ev, tc_ir_var_ref(ev->ir, k->block_idx[0], target->loc)));
       } else {
         tc_val **vs = EV_NEW_ARRAY(ev, tc_val *, n);
         for (int i = 0; i < n; i++) {
-          k->block_idx[i] = tc_ir_new_var(ev->ir, k, axis_names[i], tc_index_dtype(), TC_VAR_BLOCK_IDX, target->loc);
+          if (!k->block_idx[i])
+            k->block_idx[i] = tc_ir_new_var(ev->ir, k, axis_names[i], tc_index_dtype(), TC_VAR_BLOCK_IDX, target->loc);
           k->block_idx[i]->axis = i;
           vs[i] = tv_expr(ev, tc_ir_var_ref(ev->ir, k->block_idx[i], target->loc));
         }
@@ -202,7 +210,8 @@ void ev_kernel_enter(tc_ev *ev, tc_val *frame, const tc_ast *target, const tc_as
       for (int i = 0; i < n; i++) {
         const tc_ast *t = target->list.v[i];
         if (t->kind != TC_AST_NAME) ev_fail(ev, t->loc, "the names bound by T.Kernel must be plain names");
-        k->block_idx[i] = tc_ir_new_var(ev->ir, k, tc_arena_strdup(ev->ir, t->str), tc_index_dtype(), TC_VAR_BLOCK_IDX, t->loc);
+        if (!k->block_idx[i]) /* a later block's names share the launch's indices */
+          k->block_idx[i] = tc_ir_new_var(ev->ir, k, tc_arena_strdup(ev->ir, t->str), tc_index_dtype(), TC_VAR_BLOCK_IDX, t->loc);
         k->block_idx[i]->axis = i;
         scope_set(ev, ev->scope, t->str, tv_expr(ev, tc_ir_var_ref(ev->ir, k->block_idx[i], t->loc)));
       }
@@ -212,11 +221,16 @@ void ev_kernel_enter(tc_ev *ev, tc_val *frame, const tc_ast *target, const tc_as
   }
   tc_stmt_list list = {0};
   ev->cur = &list;
+  ev->kernel_top = &list;
+  ev->nsyncs = 0;
   tc_flow f = ev_block(ev, body);
   ev->cur = NULL;
+  ev->kernel_top = NULL;
   if (f == FLOW_RETURN) ev_unsupported(ev, loc, "'return' inside 'with T.Kernel(...)'");
   if (f != FLOW_NORMAL) ev_fail(ev, loc, "'break' or 'continue' outside a loop");
-  k->body = tc_stmt_list_seq(ev->ir, &list, loc);
+  if (fuse && ev->nsyncs) ev_unsupported(ev, ev->syncs[0].loc, "T.sync_grid in a 'with T.Kernel(...)' block other than the first");
+  if (fuse) ev_kernel_fuse_end(ev, &fz, tc_stmt_list_seq(ev->ir, &list, loc), loc);
+  else k->body = ev->nsyncs ? ev_kernel_split_launches(ev, &list, loc) : tc_stmt_list_seq(ev->ir, &list, loc);
   ev->kernel_seen = true;
 }
 
@@ -723,7 +737,7 @@ static void gemm_dims(tc_ev *ev, const tc_region *r, const tc_ast *node, tc_loc 
   out[1] = sq[1];
 }
 
-static tc_val *t_gemm(tc_ev *ev, tc_val *self, tc_args *a) {
+tc_val *ev_t_gemm(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   tc_loc loc = call_loc(a);
   tc_region ra = ev_region(ev, a->p[0], NULL, a->pnode[0], arg_loc(a, 0), "T.gemm");
@@ -1292,7 +1306,7 @@ static const tc_builtin language_builtins[] = {
     {"T.alloc_buffer", "shape dtype scope?", t_alloc_buffer, 0},
     {"T.alloc_var", "dtype init? scope?", t_alloc_var, 0},
     {"T.copy", "src dst | coalesced_width? disable_tma? eviction_policy? loop_layout?", t_copy, 0},
-    {"T.gemm", "A B C transpose_A? transpose_B? policy? clear_accum? k_pack? wg_wait?", t_gemm, 0},
+    {"T.gemm", "A B C transpose_A? transpose_B? policy? clear_accum? k_pack? wg_wait?", ev_t_gemm, 0},
     {"T.fill", "buffer value", t_fill, 0},
     {"T.clear", "buffer", t_clear, 0},
     {"T.reduce_max", "buffer out dim? clear?", t_reduce_max, 0},
@@ -1521,7 +1535,10 @@ tc_val *ev_module_attr_try(tc_ev *ev, int mod, const char *attr) {
   const tc_builtin *b;
   switch (mod) {
   case TM_LANGUAGE:
-    if ((b = find_in(language_builtins, "T.", attr))) return tv_builtin(ev, b, NULL);
+    if ((b = find_in(language_builtins, "T.", attr)) || (b = ev_hopper_builtin(attr)) ||
+        (b = ev_reducer_builtin(attr)) ||
+        (b = ev_attr_builtin(attr)))
+      return tv_builtin(ev, b, NULL);
     if (strcmp(attr, "floormod") == 0) return tv_builtin(ev, &floormod_builtin, tv_none(ev));
     if (strcmp(attr, "GemmWarpPolicy") == 0) return tv_module(ev, TM_POLICY);
     {

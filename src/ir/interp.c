@@ -1340,6 +1340,7 @@ static void run(ictx *c, void *const *data, const int64_t *scalars, const double
     add_buf(c, k->params[i].buf);
   }
   for (int i = 0; i < 3; i++) add_var(c, k->block_idx[i]);
+  if (k->launch_var) add_var(c, k->launch_var);
   for (int i = 0; i < k->grid_ndim; i++) scan_expr(c, k->grid[i]);
   for (int i = 0; i < k->nparams; i++)
     if (k->params[i].buf)
@@ -1400,6 +1401,8 @@ static void run(ictx *c, void *const *data, const int64_t *scalars, const double
     if (grid[i] < 0) fail(c, TILEC_ERROR_USAGE, k->loc, -1, "the grid extent along axis %d is %lld", i, (long long)grid[i]);
   }
   mask all = {c->nthreads, c->all_ids};
+  int launches = k->launch_var && k->nlaunches > 1 ? k->nlaunches : 1; /* one after another */
+  for (int launch = 0; launch < launches; launch++)
   for (int64_t bz = 0; bz < grid[2]; bz++)
     for (int64_t by = 0; by < grid[1]; by++)
       for (int64_t bx = 0; bx < grid[0]; bx++) {
@@ -1409,6 +1412,7 @@ static void run(ictx *c, void *const *data, const int64_t *scalars, const double
         for (int i = 0; i < 3; i++)
           if (k->block_idx[i])
             set_uniform(c, var_slot(c, k->block_idx[i], no_loc), (val){.i = wrap_int(k->block_idx[i]->dtype, c->block[i])});
+        if (launches > 1) set_uniform(c, var_slot(c, k->launch_var, no_loc), (val){.i = launch});
         for (int i = 0; i < c->nbufs; i++)
           if (!c->bufs[i].global && !c->bufs[i].b->view_of)
             memset(c->bufs[i].cells, 0, sizeof(val) * (size_t)c->bufs[i].numel * (size_t)(c->bufs[i].per_thread ? c->nthreads : 1));

@@ -312,6 +312,13 @@ typedef struct tc_kernel_ir {
    * threads (a producer warpgroup, last); they run only the producer parts of that loop, and
    * a block barrier still means the kernel's own threads */
   int producer_threads;
+  /* Several dependent `with T.Kernel(...)` blocks of one prim_func (src/front/eval_kernels.c):
+   * the kernel is launched nlaunches times over its grid, one launch after another (every block
+   * of a launch finishes before the next launch starts); launch_var, a BLOCK_IDX variable of
+   * axis 3, holds the launch's number. nlaunches <= 1 and launch_var NULL: one launch. Only the
+   * interpreter and the cpu target run more than one; the GPU lowering refuses them. */
+  int nlaunches;
+  tc_var *launch_var;
   int next_id;            /* id counter for vars and buffers */
 } tc_kernel_ir;
 

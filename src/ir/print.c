@@ -798,6 +798,9 @@ void tc_ir_print_kernel(tc_strbuf *sb, const tc_kernel_ir *k) {
     tc_sb_printf(sb, "  use_swizzle(panel_size=%d, order=\"%s\"", k->swizzle_panel, tc_swizzle_order_name(k->swizzle_order));
     tc_sb_puts(sb, k->swizzle_enable ? ")\n" : ", enable=False)\n");
   }
+  if (k->nlaunches > 1 && k->launch_var) /* src/front/eval_kernels.c */
+    tc_sb_printf(sb, "  # launched %d times, one launch after another; '%s' is the launch's number\n", k->nlaunches,
+                 k->launch_var->name);
   tc_sb_puts(sb, "  with T.Kernel(");
   for (int i = 0; i < k->grid_ndim && i < 3; i++) {
     print_expr(&pc, k->grid[i], 0);

@@ -936,6 +936,12 @@ static bool check_kernel(vctx *v) {
     if (b->kind != TC_VAR_BLOCK_IDX || b->axis != i) return internal(v, "block index %s is not blockIdx axis %d", b->name, i);
     if (!declare(v, b)) return false;
   }
+  if (k->launch_var) {
+    const tc_var *l = k->launch_var;
+    if (k->nlaunches < 2 || l->kind != TC_VAR_BLOCK_IDX || l->axis != 3)
+      return internal(v, "launch index %s of a kernel of %d launches", l->name, k->nlaunches);
+    if (!declare(v, l)) return false;
+  }
   if (!k->body) return internal(v, "kernel without a body");
   return check_stmt(v, k->body);
 }

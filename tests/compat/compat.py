@@ -338,6 +338,8 @@ def define_text(v):
         return repr(v)
     if isinstance(v, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v):
         return v
+    if isinstance(v, list) and v and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
+        return "[" + ",".join(define_text(x) for x in v) + "]"  # tilec reads -D NAME=[a,b] as a list
     return None
 
 

@@ -634,6 +634,10 @@ def _jsonable(v):
         return str(v)
     if isinstance(v, str):
         return v
+    if isinstance(v, (list, tuple)) and v and len(v) <= 64:  # a list-valued parameter (batch_sizes_list)
+        items = [_jsonable(x) for x in v]
+        if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in items):
+            return items
     return None
 
 
@@ -650,11 +654,19 @@ class Recorder:
     def _record(self, a, k):
         if self._name in RECORDS or self._sig is None:
             return
+        # `kernel.compile(M=4096, ...)` binds an eager kernel's T.const sizes by keyword: names the
+        # signature lacks are sizes too
+        has_var_kw = any(p.kind == inspect.Parameter.VAR_KEYWORD for p in self._sig.parameters.values())
+        extra = {} if has_var_kw else {n: v for n, v in k.items() if n not in self._sig.parameters}
         try:
-            b = self._sig.bind_partial(*a, **k)
+            b = self._sig.bind_partial(*a, **{n: v for n, v in k.items() if n not in extra})
         except TypeError:
             return
         args, shapes = {}, {}
+        for n, v in extra.items():
+            j = _jsonable(v)
+            if j is not None:
+                args[n] = j
         for p, v in b.arguments.items():
             kind = self._sig.parameters[p].kind
             if kind == inspect.Parameter.VAR_KEYWORD:
@@ -942,6 +954,32 @@ def _sandbox():
         sys.modules[name] = FakeModule(name)
 
 
+def _other_choices(g, kernels):
+    """Kernels the default run does not call, called by main() with one of its bool choices flipped
+    (`main(use_atomic=False)`: the other branch a user runs the file with); the first call of each
+    kernel is kept, so the kernels the default run called keep its sizes."""
+    fn = g.get("main")
+    if all(k in RECORDS for k in kernels) or not inspect.isfunction(fn):
+        return
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return
+    out = sys.stdout
+    for p in params:
+        if not isinstance(p.default, bool) or p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+            continue
+        sys.stdout = io.StringIO()
+        try:
+            fn(**{p.name: not p.default})
+        except BaseException:
+            pass
+        finally:
+            sys.stdout = out
+        if all(k in RECORDS for k in kernels):
+            return
+
+
 def main():
     path, kernels = sys.argv[1], sys.argv[2:]
     _sandbox()
@@ -970,6 +1008,7 @@ def main():
         pass
     finally:
         sys.stdout = out
+    _other_choices(g, kernels)
     # the module's globals after the run (names the __main__ block binds that kernels read)
     glob = {}
     for k, v in list(g.items()):

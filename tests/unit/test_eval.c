@@ -474,6 +474,19 @@ TEST(defines_are_typed_like_the_command_line) {
   CHECK_INT(r.err.status, TILEC_ERROR_USAGE);
   CHECK_STR(r.err.message, "kernel 'k' has no parameter 'nn'; did you mean 'n'? parameters: n, f, flag, dtype");
   run_free(&r);
+  /* bracketed values are lists and tuples of -D values: a list-valued parameter */
+  const char *lsrc = HDR
+      "def k(sizes, pair):\n"
+      "    assert isinstance(sizes, list) and isinstance(pair, tuple) and pair[1] == [2.5, True]\n"
+      "    @T.prim_func\n"
+      "    def main(A: T.Tensor((sum(sizes) + pair[0],), 'float32')):\n"
+      "        with T.Kernel(1) as bx:\n"
+      "            T.fill(A, 0)\n"
+      "    return main\n";
+  tilec_define l[] = {{"sizes", "[16, 0x20]"}, {"pair", "(1,[2.5, True])"}};
+  CHECK(eval_full(&r, "t.py", lsrc, NULL, l, 2));
+  EXPECT_LINE(&r, "kernel k(A: float32[49] output):");
+  run_free(&r);
 }
 
 TEST(types_promote_and_casts_are_explicit) {
@@ -664,7 +677,7 @@ TEST(diagnostics_are_values_with_places) {
       {"            x = T.exp(bx)\n", "T.exp expects a float operand, got int32", 5},
       {"            X = T.alloc_shared((bx,), 'float32')\n",
        "the shape of T.alloc_shared must be known at compile time, but 'bx' depends on the kernel's block index", 5},
-      {"            with T.Kernel(1) as by:\n                pass\n", "a prim_func may contain only one 'with T.Kernel(...)' block", 5},
+      {"            with T.Kernel(1) as by:\n                pass\n", "'with T.Kernel(...)' cannot be nested in another", 5},
       {"            A[0] = 1\n", "buffer 'A' has 2 dimensions but 1 index was given", 5},
       {"            for i in T.Parallel(4):\n                A[i, 0] = i / 2\n",
        "'/' on two integer values is ambiguous at run time (TileLang rejects it); use '//' for floor division, or cast an "

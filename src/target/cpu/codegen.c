@@ -62,7 +62,7 @@ static void var_ref(tc_cg *g, tc_strbuf *sb, const tc_var *v) {
   static const char *const tnames[3] = {"tcg_tx", "tcg_ty", "tcg_tz"};
   int ax = v->axis >= 0 && v->axis < 3 ? v->axis : 0;
   switch (v->kind) {
-  case TC_VAR_BLOCK_IDX: tc_sb_puts(sb, bnames[ax]); return;
+  case TC_VAR_BLOCK_IDX: tc_sb_puts(sb, v->axis == 3 ? "tcg_launch" : bnames[ax]); return; /* 3: tc_kernel_ir.launch_var */
   case TC_VAR_THREAD_IDX:
     if (!g->in_threads) tc_sb_puts(sb, "0");
     else tc_sb_puts(sb, tnames[ax]);

@@ -452,7 +452,10 @@ static void emit_block_fn(tc_cg *g) {
              k->name ? k->name : "?", P->nthreads);
   tc_cg_line(g, "static int tcg_block(void *const *tcg_data, const int64_t *tcg_scalars, const double *tcg_fscalars,");
   tc_cg_line(g, "                     const int64_t *tcg_syms, int32_t tcg_bx, int32_t tcg_by, int32_t tcg_bz,");
-  tc_cg_line(g, "                     unsigned char *restrict tcg_scratch) {");
+  if (k->nlaunches > 1) /* which launch of the kernel this block runs in (tc_kernel_ir.launch_var) */
+    tc_cg_line(g, "                     int32_t tcg_launch, unsigned char *restrict tcg_scratch) {");
+  else
+    tc_cg_line(g, "                     unsigned char *restrict tcg_scratch) {");
   g->ind++;
   tc_cg_line(g, "(void)tcg_bx; (void)tcg_by; (void)tcg_bz; (void)tcg_scratch;");
   emit_prologue_syms(g);
@@ -518,18 +521,45 @@ static void emit_entry_points(tc_cg *g) {
   }
   g->ind--;
   tc_cg_line(g, "}");
-  tc_cg_line(g, "int tilec_cpu_run_blocks(void *const *data, const int64_t *scalars, const double *fscalars,");
-  tc_cg_line(g, "                         const int64_t *syms, int64_t begin, int64_t end, void *scratch) {");
-  tc_cg_line(g, "  int64_t grid[3];");
-  tc_cg_line(g, "  tilec_cpu_grid(scalars, fscalars, syms, grid);");
-  tc_cg_line(g, "  if (grid[0] <= 0 || grid[1] <= 0 || grid[2] <= 0) return 0;");
-  tc_cg_line(g, "  for (int64_t b = begin; b < end; b++) {");
-  tc_cg_line(g, "    int rc = tcg_block(data, scalars, fscalars, syms, (int32_t)(b %% grid[0]), (int32_t)((b / grid[0]) %% grid[1]),");
-  tc_cg_line(g, "                       (int32_t)(b / (grid[0] * grid[1])), (unsigned char *)scratch);");
-  tc_cg_line(g, "    if (rc) return rc;");
-  tc_cg_line(g, "  }");
-  tc_cg_line(g, "  return 0;");
-  tc_cg_line(g, "}");
+  if (k->nlaunches > 1) {
+    /* Several launches (tc_kernel_ir.nlaunches): the runtime runs the blocks of launch 0 with
+     * tilec_cpu_run_launch, waits for all of them, then those of launch 1, and so on;
+     * tilec_cpu_run_blocks runs the launches in turn, right only over the whole grid. */
+    tc_cg_line(g, "int tilec_cpu_launches(void) { return %d; }", k->nlaunches);
+    tc_cg_line(g, "int tilec_cpu_run_launch(void *const *data, const int64_t *scalars, const double *fscalars,");
+    tc_cg_line(g, "                         const int64_t *syms, int64_t begin, int64_t end, void *scratch, int launch) {");
+    tc_cg_line(g, "  int64_t grid[3];");
+    tc_cg_line(g, "  tilec_cpu_grid(scalars, fscalars, syms, grid);");
+    tc_cg_line(g, "  if (grid[0] <= 0 || grid[1] <= 0 || grid[2] <= 0) return 0;");
+    tc_cg_line(g, "  for (int64_t b = begin; b < end; b++) {");
+    tc_cg_line(g, "    int rc = tcg_block(data, scalars, fscalars, syms, (int32_t)(b %% grid[0]), (int32_t)((b / grid[0]) %% grid[1]),");
+    tc_cg_line(g, "                       (int32_t)(b / (grid[0] * grid[1])), (int32_t)launch, (unsigned char *)scratch);");
+    tc_cg_line(g, "    if (rc) return rc;");
+    tc_cg_line(g, "  }");
+    tc_cg_line(g, "  return 0;");
+    tc_cg_line(g, "}");
+    tc_cg_line(g, "int tilec_cpu_run_blocks(void *const *data, const int64_t *scalars, const double *fscalars,");
+    tc_cg_line(g, "                         const int64_t *syms, int64_t begin, int64_t end, void *scratch) {");
+    tc_cg_line(g, "  for (int l = 0; l < %d; l++) {", k->nlaunches);
+    tc_cg_line(g, "    int rc = tilec_cpu_run_launch(data, scalars, fscalars, syms, begin, end, scratch, l);");
+    tc_cg_line(g, "    if (rc) return rc;");
+    tc_cg_line(g, "  }");
+    tc_cg_line(g, "  return 0;");
+    tc_cg_line(g, "}");
+  } else {
+    tc_cg_line(g, "int tilec_cpu_run_blocks(void *const *data, const int64_t *scalars, const double *fscalars,");
+    tc_cg_line(g, "                         const int64_t *syms, int64_t begin, int64_t end, void *scratch) {");
+    tc_cg_line(g, "  int64_t grid[3];");
+    tc_cg_line(g, "  tilec_cpu_grid(scalars, fscalars, syms, grid);");
+    tc_cg_line(g, "  if (grid[0] <= 0 || grid[1] <= 0 || grid[2] <= 0) return 0;");
+    tc_cg_line(g, "  for (int64_t b = begin; b < end; b++) {");
+    tc_cg_line(g, "    int rc = tcg_block(data, scalars, fscalars, syms, (int32_t)(b %% grid[0]), (int32_t)((b / grid[0]) %% grid[1]),");
+    tc_cg_line(g, "                       (int32_t)(b / (grid[0] * grid[1])), (unsigned char *)scratch);");
+    tc_cg_line(g, "    if (rc) return rc;");
+    tc_cg_line(g, "  }");
+    tc_cg_line(g, "  return 0;");
+    tc_cg_line(g, "}");
+  }
   tc_cg_line(g, "const char *tilec_cpu_assert_message(int id) {");
   tc_cg_line(g, "  static const char *const msgs[] = {");
   for (int i = 0; i < g->nasserts; i++) {

@@ -20,6 +20,7 @@
 
 typedef int (*run_blocks_fn)(void *const *, const int64_t *, const double *, const int64_t *, int64_t, int64_t, void *);
 typedef void (*grid_fn)(const int64_t *, const double *, const int64_t *, int64_t[3]);
+typedef int (*run_launch_fn)(void *const *, const int64_t *, const double *, const int64_t *, int64_t, int64_t, void *, int);
 
 #define SCRATCH_CACHE 16
 
@@ -32,6 +33,9 @@ struct tc_loaded {
   pthread_mutex_t mu; /* guards the scratch cache */
   int ncached;
   void *cached[SCRATCH_CACHE];
+  /* a kernel of several launches (tc_kernel_ir.nlaunches) exports these; others do not */
+  run_launch_fn run_launch;
+  int launches;
 };
 
 static void *scratch_get(tc_loaded *m, size_t bytes) {
@@ -110,6 +114,9 @@ tilec_status tc_cpu_load(const tc_backend_env *env, const tc_kernel_ir *k, const
     return TILEC_ERROR_TARGET;
   }
   m.scratch_bytes = scratch();
+  int (*launches)(void) = (int (*)(void))dlsym(h, "tilec_cpu_launches");
+  m.run_launch = (run_launch_fn)dlsym(h, "tilec_cpu_run_launch");
+  m.launches = launches && m.run_launch ? launches() : 1;
   tc_loaded *r = malloc(sizeof *r);
   if (!r) {
     dlclose(h);
@@ -136,6 +143,7 @@ typedef struct launch_ctx {
   void **scratch; /* per slot */
   size_t scratch_bytes;
   _Atomic int rc; /* 0, an assert id, or -1 for out of memory */
+  int launch;     /* which launch of a kernel of several */
 } launch_ctx;
 
 static void run_range(void *c, int64_t b, int64_t e, int slot) {
@@ -149,7 +157,9 @@ static void run_range(void *c, int64_t b, int64_t e, int slot) {
       return;
     }
   }
-  int rc = L->mod->run(L->args->data, L->args->scalars, L->args->fscalars, L->args->syms, b, e, L->scratch[slot]);
+  int rc = L->mod->launches > 1
+               ? L->mod->run_launch(L->args->data, L->args->scalars, L->args->fscalars, L->args->syms, b, e, L->scratch[slot], L->launch)
+               : L->mod->run(L->args->data, L->args->scalars, L->args->fscalars, L->args->syms, b, e, L->scratch[slot]);
   if (rc) {
     int z = 0;
     atomic_compare_exchange_strong(&L->rc, &z, rc);
@@ -179,7 +189,9 @@ tilec_status tc_cpu_launch(const tc_backend_env *env, tc_loaded *mod, const tc_l
   /* small chunks balance the load; larger ones when there are many (small) blocks */
   int64_t grain = total / ((int64_t)nslots * 16);
   if (grain < 1) grain = 1;
-  tc_thread_pool_parallel_for(pool, 0, total, grain, run_range, &L);
+  /* the launches one after another: parallel_for returns when every block of one has run */
+  for (L.launch = 0; L.launch < mod->launches && atomic_load(&L.rc) == 0; L.launch++)
+    tc_thread_pool_parallel_for(pool, 0, total, grain, run_range, &L);
   for (int i = 0; i < nslots; i++) scratch_put(mod, L.scratch[i]);
   free(L.scratch);
   int rc = atomic_load(&L.rc);
