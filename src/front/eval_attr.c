@@ -179,7 +179,5 @@ static const tc_builtin attr_builtins[] = {
 };
 
 const tc_builtin *ev_attr_builtin(const char *attr) {
-  for (const tc_builtin *b = attr_builtins; b->name; b++)
-    if (strcmp(b->name + 2, attr) == 0) return b;
-  return NULL;
+  return ev_builtin_find(attr_builtins, attr, 2);
 }

@@ -561,11 +561,13 @@ static const tc_builtin python_builtins[] = {
     {NULL, NULL, NULL, 0},
 };
 
-static const tc_builtin *builtin_named(const char *name) {
-  for (const tc_builtin *b = python_builtins; b->name; b++)
-    if (strcmp(b->name, name) == 0) return b;
+const tc_builtin *ev_builtin_find(const tc_builtin *table, const char *name, size_t skip) {
+  for (const tc_builtin *b = table; b->name; b++)
+    if (strlen(b->name) >= skip && strcmp(b->name + skip, name) == 0) return b;
   return NULL;
 }
+
+static const tc_builtin *builtin_named(const char *name) { return ev_builtin_find(python_builtins, name, 0); }
 
 const tc_builtin *ev_python_builtin(const char *name) { return builtin_named(name); }
 

@@ -119,9 +119,8 @@ static const tc_builtin compat_builtins[] = {
 };
 
 const tc_builtin *ev_compat_builtin(const char *dotted) {
-  for (const tc_builtin *b = compat_builtins; b->name; b++)
-    if (strcmp(b->name, dotted) == 0) return b;
-  return ev_tirx_builtin(dotted);
+  const tc_builtin *b = ev_builtin_find(compat_builtins, dotted, 0);
+  return b ? b : ev_tirx_builtin(dotted);
 }
 
 /* int.bit_length(), a compile-time int method. */
@@ -140,9 +139,8 @@ static const tc_builtin int_methods[] = {
 };
 
 tc_val *ev_compat_int_method(tc_ev *ev, tc_val *obj, const char *attr) {
-  for (const tc_builtin *b = int_methods; b->name; b++)
-    if (strcmp(b->name + 4, attr) == 0) return tv_builtin(ev, b, obj);
-  return NULL;
+  const tc_builtin *b = ev_builtin_find(int_methods, attr, 4);
+  return b ? tv_builtin(ev, b, obj) : NULL;
 }
 
 /* Constructs of Blackwell (sm_100) GPUs: tensor memory, tcgen05 MMA, thread-block clusters. */

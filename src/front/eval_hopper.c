@@ -58,7 +58,5 @@ static const tc_builtin hopper_builtins[] = {
 };
 
 const tc_builtin *ev_hopper_builtin(const char *attr) {
-  for (const tc_builtin *b = hopper_builtins; b->name; b++)
-    if (strcmp(b->name + 2, attr) == 0) return b;
-  return NULL;
+  return ev_builtin_find(hopper_builtins, attr, 2);
 }

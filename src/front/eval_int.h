@@ -62,6 +62,10 @@ typedef struct tc_builtin {
   int tag;          /* a small integer the implementation uses (op, kind) */
 } tc_builtin;
 
+/* The entry of a NULL-terminated table whose name, past its first `skip` characters (the "T."
+ * of "T.copy"), is `name`; NULL when none is. */
+const tc_builtin *ev_builtin_find(const tc_builtin *table, const char *name, size_t skip);
+
 enum { EV_TAG_LAZY_ARGS = 99 }; /* a builtin that receives its arguments unevaluated (None) */
 enum { EV_TAG_LAMBDA_ARGS = 98 }; /* a builtin whose arguments may be lambdas even in a kernel */
 

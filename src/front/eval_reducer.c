@@ -144,7 +144,5 @@ static const tc_builtin reducer_builtins[] = {
 };
 
 const tc_builtin *ev_reducer_builtin(const char *attr) {
-  for (const tc_builtin *b = reducer_builtins; b->name; b++)
-    if (strcmp(b->name + 2, attr) == 0) return b;
-  return NULL;
+  return ev_builtin_find(reducer_builtins, attr, 2);
 }

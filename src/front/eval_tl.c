@@ -1280,9 +1280,7 @@ static const tc_builtin tirx_builtins[] = {
 };
 
 const tc_builtin *ev_tirx_builtin(const char *dotted) {
-  for (const tc_builtin *b = tirx_builtins; b->name; b++)
-    if (strcmp(b->name, dotted) == 0) return b;
-  return NULL;
+  return ev_builtin_find(tirx_builtins, dotted, 0);
 }
 
 static const tc_builtin language_builtins[] = {
