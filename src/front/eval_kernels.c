@@ -72,13 +72,7 @@ static tc_expr *guard(tc_ev *ev, tc_expr *const *own, int fused, tc_loc loc) {
   return cond;
 }
 
-static tc_stmt *guarded(tc_ev *ev, tc_stmt *body, tc_expr *cond, tc_loc loc) {
-  if (!cond) return body;
-  tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_IF, loc);
-  s->u.if_.cond = cond;
-  s->u.if_.then_s = body;
-  return s;
-}
+static tc_stmt *guarded(tc_ev *ev, tc_stmt *body, tc_expr *cond, tc_loc loc) { return tc_ir_if_then(ev->ir, cond, body, loc); }
 
 /* The global tensors a block reads and writes, by parameter index (a view counts as the tensor
  * it views). */

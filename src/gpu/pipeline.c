@@ -190,12 +190,7 @@ static tc_stmt *intrin(tc_arena *a, const char *name, int64_t arg, bool has_arg,
   return tc_ir_intrinsic_stmt(a, name, has_arg ? 1 : 0, args, loc);
 }
 
-static tc_stmt *if_then(tc_arena *a, tc_expr *c, tc_stmt *t, tc_loc loc) {
-  tc_stmt *s = tc_ir_stmt(a, TC_ST_IF, loc);
-  s->u.if_.cond = c;
-  s->u.if_.then_s = t;
-  return s;
-}
+static tc_stmt *if_then(tc_arena *a, tc_expr *c, tc_stmt *t, tc_loc loc) { return tc_ir_if_then(a, c, t, loc); }
 
 /* Producers of iteration `it` (an expression), into stage `stage`, marked asynchronous. */
 static tc_stmt *producers_at(tc_gpu_plan *P, tc_stmt **prod, int np, const tc_var *v, tc_expr *it, tc_buffer **from,

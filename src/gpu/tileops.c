@@ -43,13 +43,7 @@ static tc_expr *reg_load(tc_gpu_plan *P, tc_buffer *regs, int64_t r, tc_loc loc)
 static tc_stmt *reg_store(tc_gpu_plan *P, tc_buffer *regs, int64_t r, tc_expr *v, tc_loc loc) {
   return store(P, regs, 1, idx1(P, ci(P, r, loc)), v, loc);
 }
-static tc_stmt *if_then(tc_gpu_plan *P, tc_expr *cond, tc_stmt *then_s, tc_loc loc) {
-  if (!cond) return then_s;
-  tc_stmt *s = tc_ir_stmt(P->a, TC_ST_IF, loc);
-  s->u.if_.cond = cond;
-  s->u.if_.then_s = then_s;
-  return s;
-}
+static tc_stmt *if_then(tc_gpu_plan *P, tc_expr *cond, tc_stmt *then_s, tc_loc loc) { return tc_ir_if_then(P->a, cond, then_s, loc); }
 static tc_expr *and_expr(tc_gpu_plan *P, tc_expr *a, tc_expr *b, tc_loc loc) {
   return !a ? b : !b ? a : bin(P, TC_OP_AND, a, b, loc);
 }

@@ -209,6 +209,14 @@ tc_stmt *tc_ir_stmt(tc_arena *a, tc_stmt_kind kind, tc_loc loc) {
   return s;
 }
 
+tc_stmt *tc_ir_if_then(tc_arena *a, tc_expr *cond, tc_stmt *then_s, tc_loc loc) {
+  if (!cond) return then_s;
+  tc_stmt *s = tc_ir_stmt(a, TC_ST_IF, loc);
+  s->u.if_.cond = cond;
+  s->u.if_.then_s = then_s;
+  return s;
+}
+
 tc_stmt *tc_ir_seq(tc_arena *a, int n, tc_stmt **items, tc_loc loc) {
   tc_stmt *s = tc_ir_stmt(a, TC_ST_SEQ, loc);
   s->u.seq.n = n;

@@ -355,6 +355,8 @@ tc_buffer *tc_ir_new_buffer(tc_arena *a, tc_kernel_ir *k, const char *name, tc_d
 
 tc_stmt *tc_ir_stmt(tc_arena *a, tc_stmt_kind kind, tc_loc loc); /* zeroed, fill the union */
 tc_stmt *tc_ir_seq(tc_arena *a, int n, tc_stmt **items, tc_loc loc);
+/* IF cond: then_s; cond NULL (always true) gives then_s itself. */
+tc_stmt *tc_ir_if_then(tc_arena *a, tc_expr *cond, tc_stmt *then_s, tc_loc loc);
 /* A growable statement list for builders. */
 typedef struct tc_stmt_list { int n, cap; tc_stmt **items; } tc_stmt_list;
 void tc_stmt_list_push(tc_arena *a, tc_stmt_list *l, tc_stmt *s);
