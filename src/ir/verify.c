@@ -454,12 +454,11 @@ static bool check_layout(vctx *v, const tc_buffer *b) {
   if (global && L->storage_elems != tc_buffer_numel(b))
     return program(v, loc, "the layout of the global buffer '%s' spans %lld elements; the tensor holds %lld", bname(b),
                    (long long)L->storage_elems, (long long)tc_buffer_numel(b));
-  /* Passes never change a layout, so a large one (enumerated into a bitmap, up to a second) is
-   * checked once, on the reader's output; small ones at every stage. */
-  if (tc_buffer_numel(b) > TC_LAYOUT_CHECK_LIMIT && !(v->stage && !strcmp(v->stage, "evaluate"))) return true;
+  /* Passes never change a layout, so each is enumerated (up to a second for a large one) once
+   * per shape and block size, at the first stage that sees it; never one tilec built itself */
   int64_t numel = tc_buffer_numel(b);
   int threads = block_threads(v->k);
-  if (L->by_construction || (L->checked_numel == numel && L->checked_threads == threads)) return true; /* or at an earlier stage */
+  if (L->by_construction || (L->checked_numel == numel && L->checked_threads == threads)) return true;
   char why[256];
   if (!tc_layout_check(L, shape, threads, why, sizeof why))
     return program(v, loc, "the %s layout of '%s' %s", L->name ? L->name : "annotated", bname(b), why);

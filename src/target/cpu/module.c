@@ -498,6 +498,23 @@ static void emit_block_fn(tc_cg *g) {
   tc_cg_line(g, "}");
 }
 
+/* The entry that runs blocks begin..end of the grid, one tcg_block each; with_launch: it also
+ * takes the launch index and passes it on (a kernel of several launches). */
+static void emit_block_loop(tc_cg *g, const char *name, bool with_launch) {
+  tc_cg_line(g, "int %s(void *const *data, const int64_t *scalars, const double *fscalars,", name);
+  tc_cg_line(g, "                         const int64_t *syms, int64_t begin, int64_t end, void *scratch%s) {", with_launch ? ", int launch" : "");
+  tc_cg_line(g, "  int64_t grid[3];");
+  tc_cg_line(g, "  tilec_cpu_grid(scalars, fscalars, syms, grid);");
+  tc_cg_line(g, "  if (grid[0] <= 0 || grid[1] <= 0 || grid[2] <= 0) return 0;");
+  tc_cg_line(g, "  for (int64_t b = begin; b < end; b++) {");
+  tc_cg_line(g, "    int rc = tcg_block(data, scalars, fscalars, syms, (int32_t)(b %% grid[0]), (int32_t)((b / grid[0]) %% grid[1]),");
+  tc_cg_line(g, "                       (int32_t)(b / (grid[0] * grid[1])), %s(unsigned char *)scratch);", with_launch ? "(int32_t)launch, " : "");
+  tc_cg_line(g, "    if (rc) return rc;");
+  tc_cg_line(g, "  }");
+  tc_cg_line(g, "  return 0;");
+  tc_cg_line(g, "}");
+}
+
 static void emit_entry_points(tc_cg *g) {
   const tc_kernel_ir *k = g->k;
   tc_cg_line(g, "/* ---- entry points (ABI %d) ---- */", TC_CPU_ABI_VERSION);
@@ -526,18 +543,7 @@ static void emit_entry_points(tc_cg *g) {
      * tilec_cpu_run_launch, waits for all of them, then those of launch 1, and so on;
      * tilec_cpu_run_blocks runs the launches in turn, right only over the whole grid. */
     tc_cg_line(g, "int tilec_cpu_launches(void) { return %d; }", k->nlaunches);
-    tc_cg_line(g, "int tilec_cpu_run_launch(void *const *data, const int64_t *scalars, const double *fscalars,");
-    tc_cg_line(g, "                         const int64_t *syms, int64_t begin, int64_t end, void *scratch, int launch) {");
-    tc_cg_line(g, "  int64_t grid[3];");
-    tc_cg_line(g, "  tilec_cpu_grid(scalars, fscalars, syms, grid);");
-    tc_cg_line(g, "  if (grid[0] <= 0 || grid[1] <= 0 || grid[2] <= 0) return 0;");
-    tc_cg_line(g, "  for (int64_t b = begin; b < end; b++) {");
-    tc_cg_line(g, "    int rc = tcg_block(data, scalars, fscalars, syms, (int32_t)(b %% grid[0]), (int32_t)((b / grid[0]) %% grid[1]),");
-    tc_cg_line(g, "                       (int32_t)(b / (grid[0] * grid[1])), (int32_t)launch, (unsigned char *)scratch);");
-    tc_cg_line(g, "    if (rc) return rc;");
-    tc_cg_line(g, "  }");
-    tc_cg_line(g, "  return 0;");
-    tc_cg_line(g, "}");
+    emit_block_loop(g, "tilec_cpu_run_launch", true);
     tc_cg_line(g, "int tilec_cpu_run_blocks(void *const *data, const int64_t *scalars, const double *fscalars,");
     tc_cg_line(g, "                         const int64_t *syms, int64_t begin, int64_t end, void *scratch) {");
     tc_cg_line(g, "  for (int l = 0; l < %d; l++) {", k->nlaunches);
@@ -547,18 +553,7 @@ static void emit_entry_points(tc_cg *g) {
     tc_cg_line(g, "  return 0;");
     tc_cg_line(g, "}");
   } else {
-    tc_cg_line(g, "int tilec_cpu_run_blocks(void *const *data, const int64_t *scalars, const double *fscalars,");
-    tc_cg_line(g, "                         const int64_t *syms, int64_t begin, int64_t end, void *scratch) {");
-    tc_cg_line(g, "  int64_t grid[3];");
-    tc_cg_line(g, "  tilec_cpu_grid(scalars, fscalars, syms, grid);");
-    tc_cg_line(g, "  if (grid[0] <= 0 || grid[1] <= 0 || grid[2] <= 0) return 0;");
-    tc_cg_line(g, "  for (int64_t b = begin; b < end; b++) {");
-    tc_cg_line(g, "    int rc = tcg_block(data, scalars, fscalars, syms, (int32_t)(b %% grid[0]), (int32_t)((b / grid[0]) %% grid[1]),");
-    tc_cg_line(g, "                       (int32_t)(b / (grid[0] * grid[1])), (unsigned char *)scratch);");
-    tc_cg_line(g, "    if (rc) return rc;");
-    tc_cg_line(g, "  }");
-    tc_cg_line(g, "  return 0;");
-    tc_cg_line(g, "}");
+    emit_block_loop(g, "tilec_cpu_run_blocks", false);
   }
   tc_cg_line(g, "const char *tilec_cpu_assert_message(int id) {");
   tc_cg_line(g, "  static const char *const msgs[] = {");
