@@ -137,6 +137,14 @@ prelude-check: $(BUILD)/gpu/prelude_check
 	$(BUILD)/gpu/prelude_check
 .PHONY: prelude-check
 
+# make conv-check: tests/gpu/conv_check.cu, the GPU's conversion instructions against the library
+$(BUILD)/gpu/conv_check: tests/gpu/conv_check.cu $(BUILD)/libtilec.a
+	@mkdir -p $(BUILD)/gpu
+	$(NVCC) -O2 -arch=$(GPU_ARCH) -Isrc -Iinclude -o $@ $< $(BUILD)/libtilec.a -lm -ldl -lpthread
+conv-check: $(BUILD)/gpu/conv_check
+	$(BUILD)/gpu/conv_check
+.PHONY: conv-check
+
 FUZZ_SECONDS ?= 60
 # The library is archived so the target links only what it uses (the reader, the evaluator, the IR).
 FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude -Isrc -MMD -MP -fsanitize=address,undefined

@@ -131,9 +131,24 @@ grep -qx '// T.Pipelined: the consumer warpgroups run in step (no turns at the t
 "$T" source examples/softmax.py --target cuda,arch=sm_90a --kernel-only -D m=256 >"$D/out2" 2>"$D/err"
 grep -q 'tcg_fast_exp2f(' "$D/out" && ! grep -q 'tcg_fast_exp2f(' "$D/out2" && grep -q 'exp2f(' "$D/out2" &&
   ok "fast math where pass_configs asks for it, exact exp2 elsewhere" || bad "fast math selection"
-# fast math: the bare cvt to float16 and FMNMX for max; exact NaN handling elsewhere
+# fast math: the bare cvt to float16 (no NaN check) and FMNMX for max; NaN rules elsewhere
 grep -q 'tcg_f32_to_float16_fast(' "$D/out" && grep -q 'fmaxf(' "$D/out" && ! grep -q 'tcg_f32_to_float16_fast(' "$D/out2" &&
   ! grep -q 'fmaxf(' "$D/out2" && ok "fast math: bare conversions and max" || bad "fast math conversions"
+# float16 / float8 conversions run as the bare instructions; each element loop and each vector
+# copy group notes a NaN and then runs again with the exact conversions (tests/gpu/nan_paths.sh
+# checks the results on a GPU)
+C=tests/gpu/data/conversions.py
+"$T" source $C --target cuda,arch=sm_90a --kernel-only >"$D/out3" 2>"$D/err"
+grep -q 'tcg_f32_to_float8_e4m3fn_raw_chk(' "$D/out3" && grep -q '^ *if (tcg_isnan(tcg_nan[0-9]*)) {' "$D/out3" &&
+  grep -q '^ *if (tcg_isnan(tcg_f0 + tcg_f1 + ' "$D/out3" && ok "conversions: bare, with a NaN check and an exact rerun" || bad "conversions: NaN-checked fast path"
+for arch in sm_80 sm_90a; do
+  "$T" compile $C --target cuda,arch=$arch -o "$D/conv_$arch.cubin" >"$D/out" 2>"$D/err" && ok "conversions compile for $arch" || bad "conversions compile for $arch"
+done
+if cuobj=$(find_cuobjdump) && [ -f "$D/conv_sm_90a.cubin" ]; then
+  "$cuobj" -sass "$D/conv_sm_90a.cubin" >"$D/sass" 2>"$D/err"
+  grep -q 'F2FP.SATFINITE.E4M3.F32' "$D/sass" && grep -q 'F2FP.SATFINITE.E5M2.F32' "$D/sass" &&
+    ok "sass: float8 encoded by the hardware conversion" || bad "sass: float8 conversion instruction"
+fi
 # a thread's runs of consecutive fragment elements move as one vector access
 grep -Eq 'const uint[24] tcg_v = \*\(const uint[24] \*\)' "$D/out2" && ok "fragment copies vectorized" || bad "no vectorized fragment copy"
 "$T" source examples/flash_attention.py --target cuda,arch=sm_80 --explain >"$D/out" 2>"$D/err"

@@ -51,6 +51,9 @@ grep '^cuda' "$OUT/build.log" | sed 's/^/backends: /' | tee -a "$SUMMARY"
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   PATH=$PATH:/usr/local/cuda/bin timeout 200 make -s prelude-check "$@" >>"$OUT/unit.log" 2>&1
   echo "[prelude-check exit $?]" >>"$OUT/unit.log"
+  # the conversion instructions against the library, and the bare-conversion paths' NaN reruns
+  PATH=$PATH:/usr/local/cuda/bin timeout 100 make -s conv-check "$@" >>"$OUT/unit.log" 2>&1
+  timeout 120 sh tests/gpu/nan_paths.sh "$T" >>"$OUT/unit.log" 2>&1
 fi
 say "unit: $(count "$OUT/unit.log"); $(grep -E '^BENCH' "$OUT/unit.log" | tr -s ' ' | tr '\n' ';' | head -c 600)"
 

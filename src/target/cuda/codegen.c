@@ -39,6 +39,8 @@ typedef struct cg {
   int turn_in_gemm;  /* printing a wgmma gemm that passes the warpgroups' turn once issued: their number */
   bool in_producer;  /* printing a warp-specialized loop's producer part (one thread runs it) */
   const tc_stmt *count_let; /* the LET of that loop's iteration count being printed */
+  const char *nan_acc; /* printing a NaN-deferred loop's first pass: its NaN note (nan_deferred) */
+  int nnan;            /* NaN-deferred loops so far, for their notes' names */
 } cg;
 
 static void fail(cg *g, tc_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -70,8 +72,24 @@ static const char *dtname(tc_dtype d) { return tc_dtype_scalar_name((tc_scalar_t
 /* The float32 -> narrow encoder applied to `value`. Fast math (TL_ENABLE_FAST_MATH) lets the
  * 16-bit float ones be the bare cvt: a NaN's payload is what it gives up (4 instructions an
  * element fewer, the softmax -> P conversion of attention). */
+/* The hardware conversion alone (no NaN rule), or NULL where the exact conversion is as cheap. */
+static const char *raw_decoder(tc_dtype d) { return d.code == TC_DT_FLOAT16 ? "tcg_float16_to_f32_raw" : NULL; }
+static const char *raw_encoder(tc_dtype d) {
+  switch (d.code) {
+  case TC_DT_FLOAT16: return "tcg_f32_to_float16_fast";
+  case TC_DT_BFLOAT16: return "tcg_f32_to_bfloat16_fast";
+  case TC_DT_FLOAT8_E4M3FN: return "tcg_f32_to_float8_e4m3fn_raw";
+  case TC_DT_FLOAT8_E5M2: return "tcg_f32_to_float8_e5m2_raw";
+  default: return NULL;
+  }
+}
+
 static void encode(const cg *g, tc_strbuf *sb, tc_dtype d, const char *value) {
   bool fast = g->k->fast_math && (d.code == TC_DT_FLOAT16 || d.code == TC_DT_BFLOAT16);
+  if (g->nan_acc && !fast && raw_encoder(d)) {
+    tc_sb_printf(sb, "%s_chk(%s, %s)", raw_encoder(d), value, g->nan_acc);
+    return;
+  }
   tc_sb_printf(sb, "tcg_f32_to_%s%s(%s)", dtname(d), fast ? "_fast" : tc_dtype_store_saturates(d) ? "_sat" : "", value);
 }
 /* type values compute in */
@@ -179,12 +197,13 @@ static void bounds_text(cg *g, tc_strbuf *sb, const tc_buffer *b, int n, tc_expr
 }
 
 /* raw: the stored code itself (a copy between buffers of one narrow dtype needs no decode) */
-static void load_at(tc_strbuf *sb, const tc_buffer *b, const char *off, bool raw) {
+static void load_at(tc_strbuf *sb, const tc_buffer *b, const char *off, bool raw, const char *nan_acc) {
   tc_dtype d = b->dtype;
   tc_strbuf t;
   tc_sb_init(&t);
   buf_name(&t, b);
   if (narrow(d) && raw) tc_sb_printf(sb, "%s[%s]", tc_sb_cstr(&t), off);
+  else if (nan_acc && raw_decoder(d)) tc_sb_printf(sb, "%s_chk(%s[%s], %s)", raw_decoder(d), tc_sb_cstr(&t), off, nan_acc);
   else if (narrow(d)) tc_sb_printf(sb, "tcg_%s_to_f32(%s[%s])", dtname(d), tc_sb_cstr(&t), off);
   else if (d.code == TC_DT_BOOL) tc_sb_printf(sb, "((int)(%s[%s] != 0))", tc_sb_cstr(&t), off);
   else tc_sb_printf(sb, "%s[%s]", tc_sb_cstr(&t), off);
@@ -204,10 +223,10 @@ static void load(cg *g, tc_strbuf *sb, const tc_expr *e, bool raw) {
     tc_sb_puts(sb, "(");
     bounds_text(g, sb, b, e->nargs, e->args);
     tc_sb_puts(sb, " ? ");
-    load_at(sb, b, tc_sb_cstr(&off), raw);
+    load_at(sb, b, tc_sb_cstr(&off), raw, g->nan_acc);
     tc_sb_printf(sb, " : (%s)0)", raw ? stype(b->dtype) : ctype(b->dtype)); /* code 0 is +0 in every narrow float */
   } else {
-    load_at(sb, b, tc_sb_cstr(&off), raw);
+    load_at(sb, b, tc_sb_cstr(&off), raw, g->nan_acc);
   }
   tc_sb_free(&off);
 }
@@ -478,6 +497,44 @@ static void tma_load(cg *g, tc_expr *const *args) {
   tc_sb_free(&d), tc_sb_free(&bar), tc_sb_free(&p), tc_sb_free(&gr), tc_sb_free(&l);
 }
 
+/* copy_vec's element conversions, from tcg_g/tcg_r[k] to tcg_r/tcg_g[k]. raw: through the
+ * raw conversions, each float value also kept in tcg_f<k> for the NaN check. */
+static void copy_vec_elems(cg *g, tc_dtype xd, tc_dtype dd, int64_t n, bool load_side, bool raw) {
+  for (int64_t k = 0; k < n; k++) {
+    char from[64], to[64];
+    snprintf(from, sizeof from, load_side ? "tcg_g[%lld]" : "tcg_r[%lld]", (long long)k);
+    snprintf(to, sizeof to, load_side ? "tcg_r[%lld]" : "tcg_g[%lld]", (long long)k);
+    tc_strbuf v, c;
+    tc_sb_init(&v), tc_sb_init(&c);
+    if (raw) {
+      if (raw_decoder(xd)) tc_sb_printf(&v, "%s(%s)", raw_decoder(xd), from);
+      else if (narrow(xd)) tc_sb_printf(&v, "tcg_%s_to_f32(%s)", dtname(xd), from);
+      else tc_sb_puts(&v, from);
+      line(g, "const float tcg_f%lld = %s;", (long long)k, tc_sb_cstr(&v));
+      char f[32];
+      snprintf(f, sizeof f, "tcg_f%lld", (long long)k);
+      if (raw_encoder(dd)) tc_sb_printf(&c, "%s(%s)", raw_encoder(dd), f);
+      else if (narrow(dd)) encode(g, &c, dd, f);
+      else tc_sb_puts(&c, f);
+    } else if (tc_dtype_eq(xd, dd)) {
+      tc_sb_puts(&c, from);
+    } else {
+      if (narrow(xd)) tc_sb_printf(&v, "tcg_%s_to_f32(%s)", dtname(xd), from);
+      else if (xd.code == TC_DT_BOOL) tc_sb_printf(&v, "((int)(%s != 0))", from);
+      else tc_sb_puts(&v, from);
+      tc_strbuf cv;
+      tc_sb_init(&cv);
+      if (narrow(dd) && isfl(xd)) tc_sb_printf(&cv, "(float)(%s)", tc_sb_cstr(&v)); /* the encoder rounds */
+      else convert(&cv, xd, dd, tc_sb_cstr(&v));
+      if (narrow(dd)) encode(g, &c, dd, tc_sb_cstr(&cv));
+      else tc_sb_printf(&c, "(%s)(%s)", stype(dd), tc_sb_cstr(&cv));
+      tc_sb_free(&cv);
+    }
+    line(g, "%s = %s;", to, tc_sb_cstr(&c));
+    tc_sb_free(&v), tc_sb_free(&c);
+  }
+}
+
 /* copy_vec(&dst, &src, n): the global side moves as one 4-, 8- or 16-byte vector, the
  * register side element by element, each converted as a T.copy converts (decode, cast,
  * encode; a copy within one narrow dtype moves the codes). */
@@ -500,28 +557,23 @@ static void copy_vec(cg *g, tc_expr *const *args) {
   else line(g, "%s tcg_v;", vt);
   line(g, "%s%s *tcg_g = (%s%s *)&tcg_v;", load_side ? "const " : "", stype(gb->dtype), load_side ? "const " : "", stype(gb->dtype));
   line(g, "%s%s *tcg_r = %s;", load_side ? "" : "const ", stype(load_side ? db->dtype : xb->dtype), tc_sb_cstr(load_side ? &da : &xa));
-  for (int64_t k = 0; k < n; k++) {
-    char from[64], to[64];
-    snprintf(from, sizeof from, load_side ? "tcg_g[%lld]" : "tcg_r[%lld]", (long long)k);
-    snprintf(to, sizeof to, load_side ? "tcg_r[%lld]" : "tcg_g[%lld]", (long long)k);
-    tc_strbuf v, c;
-    tc_sb_init(&v), tc_sb_init(&c);
-    if (tc_dtype_eq(xb->dtype, db->dtype)) {
-      tc_sb_puts(&c, from);
-    } else {
-      if (narrow(xb->dtype)) tc_sb_printf(&v, "tcg_%s_to_f32(%s)", dtname(xb->dtype), from);
-      else if (xb->dtype.code == TC_DT_BOOL) tc_sb_printf(&v, "((int)(%s != 0))", from);
-      else tc_sb_puts(&v, from);
-      tc_strbuf cv;
-      tc_sb_init(&cv);
-      if (narrow(db->dtype) && isfl(xb->dtype)) tc_sb_printf(&cv, "(float)(%s)", tc_sb_cstr(&v)); /* the encoder rounds */
-      else convert(&cv, xb->dtype, db->dtype, tc_sb_cstr(&v));
-      if (narrow(db->dtype)) encode(g, &c, db->dtype, tc_sb_cstr(&cv));
-      else tc_sb_printf(&c, "(%s)(%s)", stype(db->dtype), tc_sb_cstr(&cv));
-      tc_sb_free(&cv);
-    }
-    line(g, "%s = %s;", to, tc_sb_cstr(&c));
-    tc_sb_free(&v), tc_sb_free(&c);
+  /* A group of float16 / fp8 conversions runs on the hardware instructions alone, which are
+   * exact except for a NaN's payload or sign; one sum of the group's float values finds a NaN
+   * (or an overflow, harmlessly), and then the group is converted again exactly. */
+  bool raw = !tc_dtype_eq(xb->dtype, db->dtype) && (raw_decoder(xb->dtype) || raw_encoder(db->dtype)) &&
+             (xb->dtype.code == TC_DT_FLOAT32 || raw_decoder(xb->dtype) || xb->dtype.code == TC_DT_BFLOAT16) &&
+             (db->dtype.code == TC_DT_FLOAT32 || raw_encoder(db->dtype) || db->dtype.code == TC_DT_BFLOAT16);
+  copy_vec_elems(g, xb->dtype, db->dtype, n, load_side, raw);
+  if (raw) {
+    tc_strbuf sum;
+    tc_sb_init(&sum);
+    for (int64_t k = 0; k < n; k++) tc_sb_printf(&sum, "%stcg_f%lld", k ? " + " : "", (long long)k);
+    line(g, "if (tcg_isnan(%s)) {", tc_sb_cstr(&sum));
+    g->ind++;
+    copy_vec_elems(g, xb->dtype, db->dtype, n, load_side, false);
+    g->ind--;
+    line(g, "}");
+    tc_sb_free(&sum);
   }
   if (!load_side) line(g, "*(%s *)%s = tcg_v;", vt, tc_sb_cstr(&da));
   g->ind--;
@@ -979,6 +1031,78 @@ static void persistent_body(cg *g) {
   line(g, "}");
 }
 
+/* ---- NaN-deferred loops ----
+ * The exact float16 / fp8 conversions cost four to seven instructions besides the cvt, for
+ * the NaN rules (payload, sign) alone. A loop whose body only stores values computed from
+ * buffers it does not write runs first with the bare instructions, noting any NaN or inf met
+ * by a conversion (fma(x, 0, note)); when the note is NaN the loop runs again with the exact
+ * conversions, and its stores overwrite the first pass's. Same results, and per element the
+ * note's one fma instead of the NaN rules. */
+typedef struct defer_scan {
+  bool ok, conv;
+  const tc_buffer *written[16];
+  int nw;
+} defer_scan;
+
+static bool defer_stmt_cb(void *ctx, tc_stmt *s) {
+  defer_scan *d = ctx;
+  switch (s->kind) {
+  case TC_ST_SEQ:
+  case TC_ST_FOR:
+  case TC_ST_IF:
+  case TC_ST_LET: return true;
+  case TC_ST_STORE:
+    if (d->nw == 16) d->ok = false;
+    else d->written[d->nw++] = s->u.store.buf;
+    if (raw_encoder(s->u.store.buf->dtype) && !(s->u.store.value->op == TC_OP_LOAD && tc_dtype_eq(s->u.store.value->buf->dtype, s->u.store.buf->dtype)))
+      d->conv = true;
+    return true;
+  default: d->ok = false; return false;
+  }
+}
+
+static tc_expr *defer_expr_cb(void *ctx, tc_expr *e) {
+  defer_scan *d = ctx;
+  if (e->op == TC_OP_CALL || e->op == TC_OP_ADDRESS_OF) d->ok = false;
+  if (e->op == TC_OP_LOAD) {
+    for (int i = 0; i < d->nw; i++)
+      if (d->written[i] == e->buf) d->ok = false;
+    if (raw_decoder(e->buf->dtype)) d->conv = true;
+  }
+  return e;
+}
+
+static bool nan_deferred(const tc_stmt *loop) {
+  defer_scan d = {.ok = true};
+  tc_stmt *body = (tc_stmt *)loop->u.loop.body; /* read only: the callbacks change nothing */
+  tc_visit_stmts(body, defer_stmt_cb, &d);
+  if (!d.ok || !d.conv) return false;
+  tc_rewrite_stmt_exprs(body, defer_expr_cb, &d);
+  return d.ok;
+}
+
+static void nan_deferred_loop(cg *g, const tc_stmt *s) {
+  char acc[32];
+  snprintf(acc, sizeof acc, "tcg_nan%d", g->nnan++);
+  line(g, "float %s = 0.0f;", acc);
+  g->nan_acc = acc;
+  for_header(g, s);
+  g->ind++;
+  stmt(g, s->u.loop.body);
+  g->ind--;
+  line(g, "}");
+  g->nan_acc = NULL;
+  line(g, "if (tcg_isnan(%s)) { /* a NaN or inf met a bare conversion: again, exactly */", acc);
+  g->ind++;
+  for_header(g, s);
+  g->ind++;
+  stmt(g, s->u.loop.body);
+  g->ind--;
+  line(g, "}");
+  g->ind--;
+  line(g, "}");
+}
+
 static void stmt(cg *g, const tc_stmt *s) {
   if (!s || g->failed) return;
   tc_strbuf t;
@@ -1000,6 +1124,10 @@ static void stmt(cg *g, const tc_stmt *s) {
     break;
   case TC_ST_ALLOC: alloc(g, s->u.alloc.buf); break;
   case TC_ST_FOR:
+    if (!g->nan_acc && nan_deferred(s)) {
+      nan_deferred_loop(g, s);
+      break;
+    }
     for_header(g, s);
     g->ind++;
     stmt(g, s->u.loop.body);
@@ -1167,6 +1295,23 @@ static const char cuda_helpers[] =
     "#else\n"
     "static __device__ __forceinline__ uint16_t tcg_f32_to_bfloat16_fast(float x) { return tcg_f32_to_bfloat16(x); }\n"
     "#endif\n"
+    "/* raw conversions: the instruction alone, exact but for a NaN (copy_vec checks the group) */\n"
+    "static __device__ __forceinline__ float tcg_float16_to_f32_raw(uint16_t h) { float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f; }\n"
+    "#if __CUDA_ARCH__ >= 890\n"
+    "static __device__ __forceinline__ uint8_t tcg_f32_to_float8_e4m3fn_raw(float x) { uint16_t p; asm(\"cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\" : \"=h\"(p) : \"f\"(0.0f), \"f\"(x)); return (uint8_t)p; }\n"
+    "static __device__ __forceinline__ uint8_t tcg_f32_to_float8_e5m2_raw(float x) { uint16_t p; asm(\"cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;\" : \"=h\"(p) : \"f\"(0.0f), \"f\"(x)); return (uint8_t)p; }\n"
+    "#else\n"
+    "static __device__ __forceinline__ uint8_t tcg_f32_to_float8_e4m3fn_raw(float x) { return tcg_f32_to_float8_e4m3fn_sat(x); }\n"
+    "static __device__ __forceinline__ uint8_t tcg_f32_to_float8_e5m2_raw(float x) { return tcg_f32_to_float8_e5m2_sat(x); }\n"
+    "#endif\n"
+    "static __device__ __forceinline__ bool tcg_isnan(float x) { return x != x; }\n"
+    "/* ..._chk: the raw conversion, noting a NaN or inf in acc (an fma the compiler keeps) */\n"
+    "static __device__ __forceinline__ void tcg_nan_note(float x, float &acc) { asm(\"fma.rn.f32 %0, %1, 0f00000000, %0;\" : \"+f\"(acc) : \"f\"(x)); }\n"
+    "static __device__ __forceinline__ float tcg_float16_to_f32_raw_chk(uint16_t h, float &acc) { float f = tcg_float16_to_f32_raw(h); tcg_nan_note(f, acc); return f; }\n"
+    "static __device__ __forceinline__ uint16_t tcg_f32_to_float16_fast_chk(float x, float &acc) { tcg_nan_note(x, acc); return tcg_f32_to_float16_fast(x); }\n"
+    "static __device__ __forceinline__ uint16_t tcg_f32_to_bfloat16_fast_chk(float x, float &acc) { tcg_nan_note(x, acc); return tcg_f32_to_bfloat16_fast(x); }\n"
+    "static __device__ __forceinline__ uint8_t tcg_f32_to_float8_e4m3fn_raw_chk(float x, float &acc) { tcg_nan_note(x, acc); return tcg_f32_to_float8_e4m3fn_raw(x); }\n"
+    "static __device__ __forceinline__ uint8_t tcg_f32_to_float8_e5m2_raw_chk(float x, float &acc) { tcg_nan_note(x, acc); return tcg_f32_to_float8_e5m2_raw(x); }\n"
     "static __device__ __forceinline__ float tcg_fast_exp2f(float x) { float y; asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : \"f\"(x)); return y; }\n"
     "static __device__ __forceinline__ void tcg_atomic_add_float32(float *p, int64_t i, float v) { atomicAdd(&p[i], v); }\n"
     "static __device__ __forceinline__ void tcg_atomic_add_float64(double *p, int64_t i, double v) { atomicAdd(&p[i], v); }\n"
