@@ -1,9 +1,11 @@
-"""Per-row float8 quantisation: X_fp8 = X / scale rounded to float8_e4m3fn, with
-scale[i] = max(|X[i, :]|) / 448 (448 is the largest finite e4m3fn value).
-
+"""Per-row float8 quantisation: X_fp8 = X * (448 / amax) rounded to float8_e4m3fn, and
+Scale[i] = amax / 448, with amax = max(|X[i, :]|) (448 is the largest finite e4m3fn value).
 The first pass finds each row's absolute maximum across column tiles with
-T.reduce_absmax(..., clear=False); the second divides, clamps to [-448, 448] and stores through
-a float8 fragment. The default M = 200 is NOT a multiple of block_M = 32.
+T.reduce_absmax(..., clear=False); the second scales (by the row's reciprocal scale, as
+DeepSeek's and TileLang's casts do, so no element is divided), clamps to [-448, 448] and stores
+through a float8 fragment. When one tile holds the whole row, the second pass works on the tile
+the first pass loaded instead of reading X again. The default M = 200 is NOT a multiple of
+block_M = 32.
 """
 import tilelang
 import tilelang.language as T
@@ -27,6 +29,7 @@ def per_row_cast_to_fp8(M=200, N=512, block_M=32, block_N=128, threads=128, in_d
             q = T.alloc_fragment((block_M, block_N), fp8_dtype)
             amax = T.alloc_fragment((block_M,), accum_dtype)
             scale = T.alloc_fragment((block_M,), accum_dtype)
+            inv_scale = T.alloc_fragment((block_M,), accum_dtype)
 
             T.fill(amax, 0)
             for t in T.serial(num_tiles):
@@ -36,13 +39,15 @@ def per_row_cast_to_fp8(M=200, N=512, block_M=32, block_N=128, threads=128, in_d
             for i in T.Parallel(block_M):
                 # An all-zero row would give scale 0; keep it positive.
                 scale[i] = T.max(amax[i], 1e-4) / fp8_max
+                inv_scale[i] = fp8_max / T.max(amax[i], 1e-4)
                 if bx * block_M + i < M:
                     Scale[bx * block_M + i] = scale[i]
 
             for t in T.serial(num_tiles):
-                T.copy(X[bx * block_M, t * block_N], x)
+                if num_tiles > 1:  # with one tile, x still holds it
+                    T.copy(X[bx * block_M, t * block_N], x)
                 for i, j in T.Parallel(block_M, block_N):
-                    q[i, j] = T.min(T.max(x[i, j] / scale[i], -fp8_max), fp8_max)
+                    q[i, j] = T.min(T.max(x[i, j] * inv_scale[i], -fp8_max), fp8_max)
                 T.copy(q, X_fp8[bx * block_M, t * block_N])
 
     return main
@@ -53,7 +58,7 @@ def ref_program(x):
 
     amax = x.float().abs().amax(dim=1).clamp(min=1e-4)
     scale = amax / 448.0
-    q = (x.float() / scale[:, None]).clamp(-448.0, 448.0).to(torch.float8_e4m3fn)
+    q = (x.float() * (448.0 / amax)[:, None]).clamp(-448.0, 448.0).to(torch.float8_e4m3fn)
     return q, scale
 
 

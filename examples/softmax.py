@@ -4,8 +4,10 @@ The number of rows is a run-time dimension (T.symbolic, the older spelling of T.
 compiled kernel serves every batch size. A row is processed in column tiles of block_N: the
 first pass keeps a running maximum and a running sum (rescaled when the maximum grows, with
 clear=False so the reductions accumulate into the running values), the second pass writes the
-normalised values. The default N = 1000 is NOT a multiple of block_N = 128; the columns past the
-end are masked with -inf.
+normalised values as exp2(x * log2(e) - lse2), with lse2 = log2 of the row's denominator in
+exp2's units, so no element is divided (as TileLang's online_softmax example does). The
+default N = 1000 is NOT a multiple of block_N = 128; the columns past the end are masked with
+-inf (a mask the kernel leaves out when block_N divides N).
 """
 import tilelang
 import tilelang.language as T
@@ -25,17 +27,19 @@ def softmax(N=1000, block_M=16, block_N=128, threads=128, dtype=T.float16, accum
     ):
         with T.Kernel(T.ceildiv(M, block_M), threads=threads) as bx:
             x = T.alloc_fragment((block_M, block_N), accum_dtype)
-            y_shared = T.alloc_shared((block_M, block_N), dtype)
+            y = T.alloc_fragment((block_M, block_N), dtype)
             row_max = T.alloc_fragment((block_M,), accum_dtype)
             prev_max = T.alloc_fragment((block_M,), accum_dtype)
             row_sum = T.alloc_fragment((block_M,), accum_dtype)
+            lse2 = T.alloc_fragment((block_M,), accum_dtype)
 
             T.fill(row_max, -T.infinity(accum_dtype))
             T.fill(row_sum, 0)
             for t in T.Pipelined(num_tiles, num_stages=1):
                 T.copy(X[bx * block_M, t * block_N], x)
-                for i, j in T.Parallel(block_M, block_N):
-                    x[i, j] = T.if_then_else(t * block_N + j < N, x[i, j], -T.infinity(accum_dtype))
+                if N % block_N != 0:
+                    for i, j in T.Parallel(block_M, block_N):
+                        x[i, j] = T.if_then_else(t * block_N + j < N, x[i, j], -T.infinity(accum_dtype))
                 T.copy(row_max, prev_max)
                 T.reduce_max(x, row_max, dim=1, clear=False)
                 for i in T.Parallel(block_M):
@@ -45,14 +49,15 @@ def softmax(N=1000, block_M=16, block_N=128, threads=128, dtype=T.float16, accum
                 T.reduce_sum(x, row_sum, dim=1, clear=False)
 
             for i in T.Parallel(block_M):
+                lse2[i] = row_max[i] * log2e + T.log2(row_sum[i])
                 if bx * block_M + i < M:
                     LSE[bx * block_M + i] = row_max[i] + T.log(row_sum[i])
 
             for t in T.serial(num_tiles):
                 T.copy(X[bx * block_M, t * block_N], x)
                 for i, j in T.Parallel(block_M, block_N):
-                    y_shared[i, j] = T.exp2((x[i, j] - row_max[i]) * log2e) / row_sum[i]
-                T.copy(y_shared, Y[bx * block_M, t * block_N])
+                    y[i, j] = T.exp2(x[i, j] * log2e - lse2[i])
+                T.copy(y, Y[bx * block_M, t * block_N])
 
     return main
 
