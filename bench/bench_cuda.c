@@ -499,7 +499,7 @@ int main(int argc, char **argv) {
    * one tile, so it reads X once */
   static const char *const rms[] = {"M=65536", "N=1024", "block_M=4", NULL};
   static const char *const smx[] = {"m=65536", "N=4096", "block_M=1", "block_N=4096", "threads=128", NULL};
-  static const char *const fp8[] = {"M=16384", "N=8192", "block_M=1", "block_N=8192", "threads=256", NULL};
+  static const char *const fp8[] = {"M=16384", "N=8192", "block_M=1", "block_N=8192", "threads=128", NULL};
   if (strstr("rms_norm", filter)) bench_memory(ctx, "rms_norm f16 65536x1024", "examples/rms_norm.py", rms, copy);
   if (strstr("softmax", filter)) bench_memory(ctx, "softmax f16 65536x4096", "examples/softmax.py", smx, copy);
   if (strstr("fp8_cast", filter)) bench_memory(ctx, "fp8_cast f16->e4m3 16384x8192", "examples/fp8_cast.py", fp8, copy);

@@ -5,7 +5,9 @@ compiled kernel serves every batch size. A row is processed in column tiles of b
 first pass keeps a running maximum and a running sum (rescaled when the maximum grows, with
 clear=False so the reductions accumulate into the running values), the second pass writes the
 normalised values as exp2(x * log2(e) - lse2), with lse2 = log2 of the row's denominator in
-exp2's units, so no element is divided (as TileLang's online_softmax example does). The
+exp2's units, so no element is divided (as TileLang's online_softmax example does). When one
+tile holds the whole row (block_N >= N), the second pass scales the exponentials the first
+pass left in x by the row's 1 / sum instead of reading X again. The
 default N = 1000 is NOT a multiple of block_N = 128; the columns past the end are masked with
 -inf (a mask the kernel leaves out when block_N divides N).
 """
@@ -32,6 +34,7 @@ def softmax(N=1000, block_M=16, block_N=128, threads=128, dtype=T.float16, accum
             prev_max = T.alloc_fragment((block_M,), accum_dtype)
             row_sum = T.alloc_fragment((block_M,), accum_dtype)
             lse2 = T.alloc_fragment((block_M,), accum_dtype)
+            inv_sum = T.alloc_fragment((block_M,), accum_dtype)
 
             T.fill(row_max, -T.infinity(accum_dtype))
             T.fill(row_sum, 0)
@@ -50,14 +53,20 @@ def softmax(N=1000, block_M=16, block_N=128, threads=128, dtype=T.float16, accum
 
             for i in T.Parallel(block_M):
                 lse2[i] = row_max[i] * log2e + T.log2(row_sum[i])
+                inv_sum[i] = 1.0 / row_sum[i]
                 if bx * block_M + i < M:
                     LSE[bx * block_M + i] = row_max[i] + T.log(row_sum[i])
 
-            for t in T.serial(num_tiles):
-                T.copy(X[bx * block_M, t * block_N], x)
+            if num_tiles == 1:  # x holds the row's exponentials: scale them, no second read
                 for i, j in T.Parallel(block_M, block_N):
-                    y[i, j] = T.exp2(x[i, j] * log2e - lse2[i])
-                T.copy(y, Y[bx * block_M, t * block_N])
+                    y[i, j] = x[i, j] * inv_sum[i]
+                T.copy(y, Y[bx * block_M, 0])
+            else:
+                for t in T.serial(num_tiles):
+                    T.copy(X[bx * block_M, t * block_N], x)
+                    for i, j in T.Parallel(block_M, block_N):
+                        y[i, j] = T.exp2(x[i, j] * log2e - lse2[i])
+                    T.copy(y, Y[bx * block_M, t * block_N])
 
     return main
 

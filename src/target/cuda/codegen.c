@@ -41,6 +41,7 @@ typedef struct cg {
   const tc_stmt *count_let; /* the LET of that loop's iteration count being printed */
   const char *nan_acc; /* printing a NaN-deferred loop's first pass: its NaN note (nan_deferred) */
   int nnan;            /* NaN-deferred loops so far, for their notes' names */
+  bool exact_rerun;    /* printing a NaN-deferred loop's exact rerun (no deferral inside) */
 } cg;
 
 static void fail(cg *g, tc_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -535,6 +536,14 @@ static void copy_vec_elems(cg *g, tc_dtype xd, tc_dtype dd, int64_t n, bool load
   }
 }
 
+/* Whether copy_vec converts with the bare instructions (and a NaN check): a float16 / fp8
+ * conversion to or from float32 (or bfloat16, whose decoding is exact and cheap). */
+static bool copy_vec_raw(tc_dtype xd, tc_dtype dd) {
+  return !tc_dtype_eq(xd, dd) && (raw_decoder(xd) || raw_encoder(dd)) &&
+         (xd.code == TC_DT_FLOAT32 || raw_decoder(xd) || xd.code == TC_DT_BFLOAT16) &&
+         (dd.code == TC_DT_FLOAT32 || raw_encoder(dd) || dd.code == TC_DT_BFLOAT16);
+}
+
 /* copy_vec(&dst, &src, n): the global side moves as one 4-, 8- or 16-byte vector, the
  * register side element by element, each converted as a T.copy converts (decode, cast,
  * encode; a copy within one narrow dtype moves the codes). */
@@ -560,11 +569,11 @@ static void copy_vec(cg *g, tc_expr *const *args) {
   /* A group of float16 / fp8 conversions runs on the hardware instructions alone, which are
    * exact except for a NaN's payload or sign; one sum of the group's float values finds a NaN
    * (or an overflow, harmlessly), and then the group is converted again exactly. */
-  bool raw = !tc_dtype_eq(xb->dtype, db->dtype) && (raw_decoder(xb->dtype) || raw_encoder(db->dtype)) &&
-             (xb->dtype.code == TC_DT_FLOAT32 || raw_decoder(xb->dtype) || xb->dtype.code == TC_DT_BFLOAT16) &&
-             (db->dtype.code == TC_DT_FLOAT32 || raw_encoder(db->dtype) || db->dtype.code == TC_DT_BFLOAT16);
+  bool raw = copy_vec_raw(xb->dtype, db->dtype) && !g->exact_rerun;
   copy_vec_elems(g, xb->dtype, db->dtype, n, load_side, raw);
-  if (raw) {
+  if (raw && g->nan_acc) { /* a run of groups (nan_deferred_run) checks once, after the run */
+    for (int64_t k = 0; k < n; k++) line(g, "tcg_nan_note(tcg_f%lld, %s);", (long long)k, g->nan_acc);
+  } else if (raw) {
     tc_strbuf sum;
     tc_sb_init(&sum);
     for (int64_t k = 0; k < n; k++) tc_sb_printf(&sum, "%stcg_f%lld", k ? " + " : "", (long long)k);
@@ -1081,24 +1090,61 @@ static bool nan_deferred(const tc_stmt *loop) {
   return d.ok;
 }
 
+/* A copy_vec statement, alone or under the guard of its group (IF without ELSE), or NULL. */
+static const tc_stmt *guarded_copy_vec(const tc_stmt *s) {
+  if (s && s->kind == TC_ST_IF && !s->u.if_.else_s) s = s->u.if_.then_s;
+  return s && s->kind == TC_ST_INTRINSIC && !strcmp(s->u.intrinsic.name, "copy_vec") ? s : NULL;
+}
+
+/* A sequence of a tile copy's vector groups (tileops.c's vector_frag_copy) that convert with the
+ * bare instructions. Each group's own NaN check is short enough that ptxas predicates its exact
+ * rerun, which then costs every time; one check after the whole run is a real branch. One
+ * source and one destination buffer, distinct, so a rerun reads what the first pass read. */
+static bool nan_deferred_run(const tc_stmt *seq) {
+  if (seq->u.seq.n < 2) return false;
+  const tc_buffer *src = NULL, *dst = NULL;
+  for (int i = 0; i < seq->u.seq.n; i++) {
+    const tc_stmt *c = guarded_copy_vec(seq->u.seq.items[i]);
+    if (!c) return false;
+    const tc_buffer *d = c->u.intrinsic.args[0]->buf, *x = c->u.intrinsic.args[1]->buf;
+    if (!d || !x || d == x || !copy_vec_raw(x->dtype, d->dtype) || (src && (src != x || dst != d))) return false;
+    src = x, dst = d;
+  }
+  return true;
+}
+
+/* Prints a NaN-deferred loop (nan_deferred) or run of copy groups (nan_deferred_run). */
 static void nan_deferred_loop(cg *g, const tc_stmt *s) {
   char acc[32];
   snprintf(acc, sizeof acc, "tcg_nan%d", g->nnan++);
   line(g, "float %s = 0.0f;", acc);
   g->nan_acc = acc;
-  for_header(g, s);
-  g->ind++;
-  stmt(g, s->u.loop.body);
-  g->ind--;
-  line(g, "}");
+  if (s->kind == TC_ST_SEQ) {
+    stmt(g, s);
+  } else {
+    for_header(g, s);
+    g->ind++;
+    stmt(g, s->u.loop.body);
+    g->ind--;
+    line(g, "}");
+  }
   g->nan_acc = NULL;
   line(g, "if (tcg_isnan(%s)) { /* a NaN or inf met a bare conversion: again, exactly */", acc);
   g->ind++;
-  for_header(g, s);
-  g->ind++;
-  stmt(g, s->u.loop.body);
-  g->ind--;
-  line(g, "}");
+  /* read the sources again instead of keeping the first pass's loads alive through it */
+  line(g, "asm volatile(\"\" ::: \"memory\");");
+  bool was = g->exact_rerun;
+  g->exact_rerun = true;
+  if (s->kind == TC_ST_SEQ) {
+    stmt(g, s);
+  } else {
+    for_header(g, s);
+    g->ind++;
+    stmt(g, s->u.loop.body);
+    g->ind--;
+    line(g, "}");
+  }
+  g->exact_rerun = was;
   g->ind--;
   line(g, "}");
 }
@@ -1109,6 +1155,10 @@ static void stmt(cg *g, const tc_stmt *s) {
   tc_sb_init(&t);
   switch (s->kind) {
   case TC_ST_SEQ:
+    if (!g->nan_acc && !g->exact_rerun && nan_deferred_run(s)) {
+      nan_deferred_loop(g, s);
+      break;
+    }
     for (int i = 0; i < s->u.seq.n; i++) {
       const tc_stmt *c = s->u.seq.items[i], *next = i + 1 < s->u.seq.n ? s->u.seq.items[i + 1] : NULL;
       if (next && is_wgmma_gemm(c) && next->kind == TC_ST_INTRINSIC && !strcmp(next->u.intrinsic.name, "wg_turn_pass")) {
@@ -1124,7 +1174,7 @@ static void stmt(cg *g, const tc_stmt *s) {
     break;
   case TC_ST_ALLOC: alloc(g, s->u.alloc.buf); break;
   case TC_ST_FOR:
-    if (!g->nan_acc && nan_deferred(s)) {
+    if (!g->nan_acc && !g->exact_rerun && nan_deferred(s)) {
       nan_deferred_loop(g, s);
       break;
     }
