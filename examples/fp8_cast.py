@@ -4,8 +4,8 @@ The first pass finds each row's absolute maximum across column tiles with
 T.reduce_absmax(..., clear=False); the second scales (by the row's reciprocal scale, as
 DeepSeek's and TileLang's casts do, so no element is divided), clamps to [-448, 448] and stores
 through a float8 fragment. When one tile holds the whole row, the second pass works on the tile
-the first pass loaded instead of reading X again. The default M = 200 is NOT a multiple of
-block_M = 32.
+the first pass loaded instead of reading X again; the float8 tile goes out through shared
+memory in 16-byte stores. The default M = 200 is NOT a multiple of block_M = 32.
 """
 import tilelang
 import tilelang.language as T
@@ -26,7 +26,9 @@ def per_row_cast_to_fp8(M=200, N=512, block_M=32, block_N=128, threads=128, in_d
     ):
         with T.Kernel(T.ceildiv(M, block_M), threads=threads) as bx:
             x = T.alloc_fragment((block_M, block_N), accum_dtype)
-            q = T.alloc_fragment((block_M, block_N), fp8_dtype)
+            # float8 results staged in shared memory: a float8 fragment would hold one byte per
+            # 32-bit register, and with 64 elements a thread that halves the blocks an SM runs
+            q = T.alloc_shared((block_M, block_N), fp8_dtype)
             amax = T.alloc_fragment((block_M,), accum_dtype)
             scale = T.alloc_fragment((block_M,), accum_dtype)
             inv_scale = T.alloc_fragment((block_M,), accum_dtype)
