@@ -421,6 +421,15 @@ def file_kernels(tilec, path, tree, trace):
 def annotated_sizes(fn, shapes):
     """An eager kernel's `A: T.Tensor((M, K), dtype)`: M and K from the shape of the tensor passed as A."""
     out = {}
+    alias = {}  # `KH, KW = K, K`: a dimension named by a local copy of a size binds the size
+    for st in fn.body:
+        if isinstance(st, ast.Assign) and len(st.targets) == 1:
+            t, v = st.targets[0], st.value
+            pairs = zip(t.elts, v.elts) if isinstance(t, ast.Tuple) and isinstance(v, ast.Tuple) and \
+                len(t.elts) == len(v.elts) else [(t, v)]
+            for a, b in pairs:
+                if isinstance(a, ast.Name) and isinstance(b, ast.Name):
+                    alias[a.id] = b.id
     for st in ast.walk(fn):
         if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.target.id in shapes and \
                 isinstance(st.annotation, ast.Call) and st.annotation.args and \
@@ -430,6 +439,8 @@ def annotated_sizes(fn, shapes):
                 for d, n in zip(dims, shapes[st.target.id]):
                     if isinstance(d, ast.Name):
                         out.setdefault(d.id, n)
+                        if d.id in alias:
+                            out.setdefault(alias[d.id], n)
     return out
 
 
@@ -438,6 +449,16 @@ def required_params(fn):
     params = a.posonlyargs + a.args
     out = [p.arg for p in params[:len(params) - len(a.defaults)]]
     out += [p.arg for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is None]
+    return out
+
+
+def const_names(fn):
+    """The sizes an eager kernel declares with `M, N = T.const("M, N")`: -D binds them too."""
+    out = set()
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "const" and \
+                n.args and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str):
+            out.update(x for x in re.split(r"[\s,]+", n.args[0].value) if x)
     return out
 
 
@@ -451,7 +472,7 @@ def traced_bindings(tree, fn, rec):
         for k, v in annotated_sizes(fn, shapes).items():
             out.setdefault(k, v)
         # a factory's tensor parameter is no size: only the names tilec can bind
-        params = {p.arg for p in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
+        params = {p.arg for p in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs} | const_names(fn)
         if not fn.args.kwarg:
             out = {k: v for k, v in out.items() if k in params or k not in rec.get("args", {})}
     return {k: t for k, t in ((k, define_text(v)) for k, v in out.items()) if t is not None}
@@ -599,9 +620,21 @@ def main():
                     for k, v in rec.get("shapes", {}).items():
                         sib_shapes.setdefault(k, v)
                 defs = bindings(tree, name, fn)
-                for p in required_params(fn):
+                for p in required_params(fn) + sorted(const_names(fn)):
                     if p not in defs and p in sib and define_text(sib[p]) is not None:
                         defs[p] = define_text(sib[p])
+                # ... or their bindings (an @autotune sibling's first configuration)
+                for sname, rec in traced.items():
+                    if fns.get(sname) is None:
+                        continue
+                    sdefs = traced_bindings(tree, fns[sname], rec)
+                    for p in required_params(fn):
+                        if p not in defs and p in sdefs:
+                            defs[p] = sdefs[p]
+                # a size no call gives but the file's __main__ block names (`blk_k = 512`)
+                for p in required_params(fn):
+                    if p not in defs and define_text(mg.get(p)) is not None:
+                        defs[p] = define_text(mg[p])
                 for k, v in annotated_sizes(fn, sib_shapes).items():
                     defs.setdefault(k, define_text(v))
             else:
