@@ -332,6 +332,7 @@ tc_flow ev_stmt(tc_ev *ev, const tc_ast *s);
 void ev_assign(tc_ev *ev, const tc_ast *target, tc_val *v, tc_loc loc);
 void ev_emit(tc_ev *ev, tc_stmt *s, tc_loc loc, const char *what);
 void ev_rt_enter(tc_ev *ev, int *mark);
+void ev_kernel_scope_end(tc_ev *ev, tc_loc loc);
 void ev_rt_leave(tc_ev *ev, int mark, bool kill);
 
 /* ---- eval_tl.c: T.*, tilelang, math ---- */

@@ -58,6 +58,21 @@ static tc_val *dead(tc_ev *ev, const char *why, tc_loc loc) {
   return d;
 }
 
+/* The end of a `with T.Kernel(...)` block: the runtime values it bound (its local variables and
+ * its shared, fragment and local buffers) exist only inside it. A later block of the same
+ * prim_func that assigns such a name binds a variable of its own; one that reads it is told. */
+void ev_kernel_scope_end(tc_ev *ev, tc_loc loc) {
+  tc_env *s = ev->scope;
+  for (int i = 0; i < s->cap; i++) {
+    tc_binding *b = &s->slots[i];
+    if (!b->name || !b->val) continue;
+    bool local_buf = b->val->kind == TV_BUFFER && b->val->u.buf->scope != TC_SCOPE_GLOBAL;
+    if (!b->owned && !local_buf) continue;
+    b->val = dead(ev, "is a runtime value of an earlier 'with T.Kernel(...)' block, which does not carry over to the next", loc);
+    b->owned = NULL;
+  }
+}
+
 /* End a runtime block: restore the bindings from before it and add the names it changed to
  * *changed (when given). */
 static void rt_leave(tc_ev *ev, int mark, changed_set *changed, const char *why_new, tc_loc loc) {

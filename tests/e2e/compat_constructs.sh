@@ -70,6 +70,11 @@ if cmp -s "$D/mlg/Partial.npy" "$D/ml1/Partial.npy" && cmp -s "$D/mlg/Out.npy" "
    cmp -s "$D/mlg/Scaled.npy" "$D/ml1/Scaled.npy"
 then echo "PASS compat: T.sync_grid starts the next launch"
 else echo "FAIL compat: T.sync_grid differs from one block computing the same"; fi
+check "T.Kernel blocks with runtime locals of the same names" multi_launch.py --kernel split_combine_locals --save "$D/mll"
+if cmp -s "$D/mll/Partial.npy" "$D/ml1/Partial.npy" && cmp -s "$D/mll/Out.npy" "$D/ml1/Out.npy" &&
+   cmp -s "$D/mll/Scaled.npy" "$D/ml1/Scaled.npy"
+then echo "PASS compat: each T.Kernel block's runtime locals are its own"
+else echo "FAIL compat: T.Kernel blocks with runtime locals of the same names differ from direct"; fi
 check "T.wgmma_gemm, T.wait_wgmma, T.ptx_commit_group, T.ptx_wait_group, T.tfloat32" hopper_async.py --save "$D/hopper"
 if cmp -s "$D/hopper/C.npy" "$D/hopper/Ref.npy" && "$T" ir "$S/hopper_async.py" | grep -q "wg_wait=-1" &&
    "$T" ir "$S/hopper_async.py" | grep -q "X: float32\[32, 32\]"
