@@ -101,3 +101,15 @@ else echo "FAIL compat: @autotune configurations that fail to evaluate"; fi
 if "$T" run "$S/expr_dim.py" 2>&1 | grep -q "^tilec: error: dimension 0 of 'A' is computed from symbolic sizes, which tilec cannot size yet"; then
   echo "PASS compat: run names a dimension computed from symbolic sizes"
 else echo "FAIL compat: run's message for a dimension computed from symbolic sizes"; fi
+check "from NAME import ... of a sibling file" sibling_import.py -D M=100 --save "$D/sibling"
+if cmp -s "$D/sibling/B.npy" "$D/sibling/Ref.npy" && "$T" ir "$S/sibling_import.py" -D M=100 | grep -q "\* 2.0 + 3.0"
+then echo "PASS compat: a sibling module's helpers run with its own globals"
+else echo "FAIL compat: a sibling module's helpers"; fi
+"$T" ir "$S/sibling_import.py" -D M=100 -D block=48 >/dev/null 2>"$D/err"
+if grep -q "^$S/sibling_helpers.py:10:5: error: assertion failed: block must be one of (16, 32, 64), got 48" "$D/err"
+then echo "PASS compat: an assertion in a sibling module points into that file"
+else echo "FAIL compat: an assertion in a sibling module"; cat "$D/err"; fi
+"$T" ir "$S/sibling_bad_name.py" >/dev/null 2>"$D/err"
+if grep -q "^$S/sibling_bad_name.py:4:38: error: cannot import name 'not_there' from 'sibling_helpers' ($S/sibling_helpers.py)" "$D/err"
+then echo "PASS compat: a name the sibling module lacks is an error at the import"
+else echo "FAIL compat: a name the sibling module lacks"; cat "$D/err"; fi
