@@ -430,16 +430,27 @@ def annotated_sizes(fn, shapes):
             for a, b in pairs:
                 if isinstance(a, ast.Name) and isinstance(b, ast.Name):
                     alias[a.id] = b.id
+    # `shape = [seq_len_kv, index_dim]` ... `K: T.Tensor(shape, dtype)`: the shape through a name
+    bindable = const_names(fn) | {p.arg for p in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
+    shape_vars = {st.targets[0].id: st.value for st in fn.body if isinstance(st, ast.Assign) and
+                  len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) and
+                  isinstance(st.value, (ast.Tuple, ast.List))}
     for st in ast.walk(fn):
         if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.target.id in shapes and \
-                isinstance(st.annotation, ast.Call) and st.annotation.args and \
-                isinstance(st.annotation.args[0], (ast.Tuple, ast.List)):
-            dims = st.annotation.args[0].elts
+                isinstance(st.annotation, ast.Call) and st.annotation.args:
+            shape = st.annotation.args[0]
+            via_name = isinstance(shape, ast.Name)
+            if via_name:
+                shape = shape_vars.get(shape.id)
+            if not isinstance(shape, (ast.Tuple, ast.List)):
+                continue
+            # through a name, only the sizes -D can bind (not `H_kv = H // kv_group`)
+            dims = [d if not via_name or (isinstance(d, ast.Name) and d.id in bindable) else None for d in shape.elts]
             if len(dims) == len(shapes[st.target.id]):
                 for d, n in zip(dims, shapes[st.target.id]):
                     if isinstance(d, ast.Name):
                         out.setdefault(d.id, n)
-                        if d.id in alias:
+                        if alias.get(d.id) in bindable:
                             out.setdefault(alias[d.id], n)
     return out
 

@@ -602,8 +602,10 @@ class TorchModule(FakeModule):
         if self.__name__ == "torch.nn.functional" and a == "pad":
             return _pad
         if self.__name__ == "torch" and a == "gather":
-            return lambda t, dim, index, **k: FakeTensor(index._shape if isinstance(index, FakeTensor) else None,
-                                                         getattr(t, "dtype", "float32"))
+            def gather(input, dim, index, **k):  # torch.gather(input=.., dim=.., index=..) too
+                return FakeTensor(index._shape if isinstance(index, FakeTensor) else None,
+                                  getattr(input, "dtype", "float32"))
+            return gather
         if self.__name__ == "torch" and a == "nonzero":
             return _nonzero
         if self.__name__ == "torch" and a in ("cuda", "nn", "backends", "testing", "autograd", "distributed", "utils",
