@@ -525,11 +525,49 @@ def shrink(defs):
     return out
 
 
-def one_kernel(tilec, path, name, defs, verify, module_globals=None):
+def module_assigned(tree):
+    """The names the file's top-level statements assign (outside any def or class)."""
+    out, todo = set(), list(tree.body)
+    while todo:
+        st = todo.pop()
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            for t in (st.targets if isinstance(st, ast.Assign) else [st.target]):
+                out.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+        for field in ("body", "orelse", "finalbody"):
+            todo.extend(getattr(st, field, []) or [])
+    return out
+
+
+def module_error_line(err, path, tree):
+    """The line of a file:line:col error that lies in a top-level statement of the file, else None."""
+    m = re.search(r"^(.*?):(\d+):\d+: error:", err, re.M)
+    if not m or os.path.abspath(m.group(1)) != os.path.abspath(path):
+        return None
+    line = int(m.group(2))
+    for st in tree.body:
+        if st.lineno <= line <= (st.end_lineno or st.lineno):
+            return None if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else line
+    return None
+
+
+def one_kernel(tilec, path, name, defs, verify, module_globals=None, tree=None):
     args = []
     for k, v in defs.items():
         args += ["-D", f"{k}={v}"]
     rc, out, err = run([tilec, "ir", path, "--kernel", name] + args, 60)
+    # module-level code tilec cannot run (`A = torch.rand(m, k)`, `M, K = A.shape`): the values its
+    # names have when the file runs, from the traced module globals, as for a __main__-only name
+    if rc == 1 and tree is not None and module_globals and module_error_line(err, path, tree):
+        extra = {k: define_text(v) for k, v in module_globals.items()
+                 if k in module_assigned(tree) and k not in defs and define_text(v) is not None}
+        if extra:
+            defs = dict(defs)
+            defs.update(extra)
+            for k, v in extra.items():
+                args += ["-D", f"{k}={v}"]
+            rc, out, err = run([tilec, "ir", path, "--kernel", name] + args, 60)
     # a name only the file's __main__ block binds (a module-level constant when the file runs)
     for _ in range(6):
         m = re.search(r"name '(\w+)' is only defined by module-level code", err) if rc == 1 else None
@@ -609,6 +647,7 @@ def main():
     with concurrent.futures.ThreadPoolExecutor(max_workers=o.jobs) as ex:
         listed = list(ex.map(lambda pt: file_kernels(o.tilec, pt[0], pt[2], not o.static), parsed))
     module_globals = {}
+    trees = {path: tree for path, _, tree in parsed}
     for (path, text, tree), (names, traced, mg) in zip(parsed, listed):
         module_globals[path] = mg
         if not names:
@@ -653,7 +692,8 @@ def main():
             jobs.append((path, name, defs))
     results = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=o.jobs) as ex:
-        futs = [ex.submit(one_kernel, o.tilec, p, n, d, not o.no_verify, module_globals.get(p, {})) for p, n, d in jobs]
+        futs = [ex.submit(one_kernel, o.tilec, p, n, d, not o.no_verify, module_globals.get(p, {}), trees[p])
+                for p, n, d in jobs]
         for f in futs:
             results.append(f.result())
     table = collections.Counter()
