@@ -473,6 +473,7 @@ class FakeModule(types.ModuleType):
         super().__init__(name)
         self.__path__ = []
         self._special = special or {}
+        self.__all__ = [k for k in self._special if not k.startswith("_")]  # `from tilelang.autotuner import *`
 
     def __getattr__(self, a):
         if a == "__version__":
