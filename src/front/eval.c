@@ -518,7 +518,7 @@ static void scan_stmt(tc_ev *ev, const tc_ast *s, bool simple) {
   }
 }
 
-static void scan_module(tc_ev *ev) {
+void ev_scan_module(tc_ev *ev) {
   const tc_ast_list *body = &ev->module->list;
   int total = count_list(body);
   ev->pending = EV_NEW_ARRAY(ev, tc_pending, total);
@@ -1214,7 +1214,7 @@ static tc_kernel_ir *eval_kernel(tc_ev *ev, const tc_kernel_def *kd) {
 static const tc_kernel_def *module_kernel(tc_ev *ev, const char *name) {
   ev->globals = scope_new(ev, NULL, true);
   ev->scope = ev->globals;
-  scan_module(ev);
+  ev_scan_module(ev);
   tc_kernel_defs defs = tc_front_find_kernels(&ev->tmp, ev->module);
   const tc_kernel_def *kd = NULL;
   if (name) {

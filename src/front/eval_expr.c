@@ -525,6 +525,7 @@ tc_val *ev_call_func(tc_ev *ev, tc_func *f, tc_args *a, tc_loc loc) {
   tc_env *saved = ev->scope;
   ev->scope = sc;
   for (int i = 0; i < ps->n; i++) scope_set(ev, sc, ps->v[i].name, bound[i]);
+  tc_modswitch mod = ev_module_enter(ev, f->closure); /* a sibling module's function: its globals */
   ev->call_depth++;
   int saved_base = ev->fn_rt_base;
   const tc_ast *saved_stmt = ev->cur_stmt; /* the caller's statement names its buffers */
@@ -539,6 +540,7 @@ tc_val *ev_call_func(tc_ev *ev, tc_func *f, tc_args *a, tc_loc loc) {
     ev->ret = NULL;
   }
   ev->call_depth--;
+  ev_module_leave(ev, mod);
   ev->fn_rt_base = saved_base;
   ev->cur_stmt = saved_stmt;
   ev->scope = saved;

@@ -147,6 +147,7 @@ struct tc_env {
   tc_binding *slots;
   const char **globals; /* names declared `global`/`nonlocal` in this function */
   int nglobals;
+  struct tc_modctx *mod; /* a module scope: its module (eval_import.c), NULL before a sibling loads */
 };
 
 /* A pending module-level definition (lazy evaluation of module globals). */
@@ -181,6 +182,7 @@ struct tc_ev {
   int npending;
   const tc_ast **error_stmts;
   int nerror_stmts;
+  struct tc_modctx *modules; /* the file's module and the sibling modules it imports (eval_import.c) */
 
   tc_kernel_ir *k;
   const char *kernel_name;
@@ -332,6 +334,16 @@ tc_flow ev_stmt(tc_ev *ev, const tc_ast *s);
 void ev_assign(tc_ev *ev, const tc_ast *target, tc_val *v, tc_loc loc);
 void ev_emit(tc_ev *ev, tc_stmt *s, tc_loc loc, const char *what);
 void ev_rt_enter(tc_ev *ev, int *mark);
+void ev_kernel_scope_end(tc_ev *ev, tc_loc loc);
+/* eval_import.c: `from NAME import a, b` of a sibling file NAME.py in the program's folder */
+bool ev_import_sibling(tc_ev *ev, const char *module, const tc_ast *import);
+void ev_scan_module(tc_ev *ev);
+typedef struct tc_modswitch {
+  struct tc_modctx *saved; /* NULL: no switch happened */
+} tc_modswitch;
+/* Run a function defined in another module with that module's globals: enter before, leave after. */
+tc_modswitch ev_module_enter(tc_ev *ev, const tc_env *closure);
+void ev_module_leave(tc_ev *ev, tc_modswitch sw);
 void ev_rt_leave(tc_ev *ev, int mark, bool kill);
 
 /* ---- eval_tl.c: T.*, tilelang, math ---- */

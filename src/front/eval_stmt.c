@@ -58,6 +58,21 @@ static tc_val *dead(tc_ev *ev, const char *why, tc_loc loc) {
   return d;
 }
 
+/* The end of a `with T.Kernel(...)` block: the runtime values it bound (its local variables and
+ * its shared, fragment and local buffers) exist only inside it. A later block of the same
+ * prim_func that assigns such a name binds a variable of its own; one that reads it is told. */
+void ev_kernel_scope_end(tc_ev *ev, tc_loc loc) {
+  tc_env *s = ev->scope;
+  for (int i = 0; i < s->cap; i++) {
+    tc_binding *b = &s->slots[i];
+    if (!b->name || !b->val) continue;
+    bool local_buf = b->val->kind == TV_BUFFER && b->val->u.buf->scope != TC_SCOPE_GLOBAL;
+    if (!b->owned && !local_buf) continue;
+    b->val = dead(ev, "is a runtime value of an earlier 'with T.Kernel(...)' block, which does not carry over to the next", loc);
+    b->owned = NULL;
+  }
+}
+
 /* End a runtime block: restore the bindings from before it and add the names it changed to
  * *changed (when given). */
 static void rt_leave(tc_ev *ev, int mark, changed_set *changed, const char *why_new, tc_loc loc) {
@@ -343,6 +358,7 @@ static void exec_import(tc_ev *ev, const tc_ast *s) {
 static void exec_import_from(tc_ev *ev, const tc_ast *s) {
   const char *mod = s->str ? s->str : "";
   tc_val *m = resolve_module(ev, mod);
+  if (m->kind == TV_OPAQUE && ev_import_sibling(ev, mod, s)) return; /* NAME.py beside the program */
   for (int i = 0; i < s->list.n; i++) {
     const tc_ast *al = s->list.v[i];
     if (strcmp(al->str, "*") == 0) {
@@ -909,6 +925,7 @@ void ev_compile_prim(tc_ev *ev, tc_func *f, tc_loc loc) {
   (void)loc;
   tc_env *saved = ev->scope;
   ev->scope = f->closure;
+  tc_modswitch mod = ev_module_enter(ev, f->closure);
   ev->in_prim_func = true;
   tc_val **vals = EV_NEW_ARRAY(ev, tc_val *, def->params.n);
   for (int i = 0; i < def->params.n; i++) {
@@ -941,6 +958,7 @@ void ev_compile_prim(tc_ev *ev, tc_func *f, tc_loc loc) {
   ev->fn_rt_base = ev->rt_depth;
   ev_block(ev, &def->list);
   ev->fn_rt_base = saved_base;
+  ev_module_leave(ev, mod);
   ev->scope = saved;
   ev->in_prim_func = false;
   if (!ev->kernel_seen) ev_fail(ev, def->loc, "prim_func '%s' has no 'with T.Kernel(...)' block", f->name);
@@ -964,6 +982,7 @@ void ev_compile_eager(tc_ev *ev, tc_func *f) {
   const tc_ast *def = f->def;
   tc_env *saved = ev->scope;
   ev->scope = f->closure;
+  tc_modswitch mod = ev_module_enter(ev, f->closure);
   ev->in_prim_func = true;
   ev->eager_def = def;
   ev->neager = def->params.n;
@@ -1001,6 +1020,7 @@ void ev_compile_eager(tc_ev *ev, tc_func *f) {
   ev->fn_rt_base = ev->rt_depth;
   tc_flow fl = ev_block(ev, &def->list);
   ev->fn_rt_base = saved_base;
+  ev_module_leave(ev, mod);
   tc_val *ret = fl == FLOW_RETURN ? ev->ret : NULL;
   ev->scope = saved;
   ev->in_prim_func = false;

@@ -226,6 +226,7 @@ void ev_kernel_enter(tc_ev *ev, tc_val *frame, const tc_ast *target, const tc_as
   tc_flow f = ev_block(ev, body);
   ev->cur = NULL;
   ev->kernel_top = NULL;
+  ev_kernel_scope_end(ev, loc);
   if (f == FLOW_RETURN) ev_unsupported(ev, loc, "'return' inside 'with T.Kernel(...)'");
   if (f != FLOW_NORMAL) ev_fail(ev, loc, "'break' or 'continue' outside a loop");
   if (fuse && ev->nsyncs) ev_unsupported(ev, ev->syncs[0].loc, "T.sync_grid in a 'with T.Kernel(...)' block other than the first");

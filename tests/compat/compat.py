@@ -421,15 +421,37 @@ def file_kernels(tilec, path, tree, trace):
 def annotated_sizes(fn, shapes):
     """An eager kernel's `A: T.Tensor((M, K), dtype)`: M and K from the shape of the tensor passed as A."""
     out = {}
+    alias = {}  # `KH, KW = K, K`: a dimension named by a local copy of a size binds the size
+    for st in fn.body:
+        if isinstance(st, ast.Assign) and len(st.targets) == 1:
+            t, v = st.targets[0], st.value
+            pairs = zip(t.elts, v.elts) if isinstance(t, ast.Tuple) and isinstance(v, ast.Tuple) and \
+                len(t.elts) == len(v.elts) else [(t, v)]
+            for a, b in pairs:
+                if isinstance(a, ast.Name) and isinstance(b, ast.Name):
+                    alias[a.id] = b.id
+    # `shape = [seq_len_kv, index_dim]` ... `K: T.Tensor(shape, dtype)`: the shape through a name
+    bindable = const_names(fn) | {p.arg for p in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
+    shape_vars = {st.targets[0].id: st.value for st in fn.body if isinstance(st, ast.Assign) and
+                  len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) and
+                  isinstance(st.value, (ast.Tuple, ast.List))}
     for st in ast.walk(fn):
         if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.target.id in shapes and \
-                isinstance(st.annotation, ast.Call) and st.annotation.args and \
-                isinstance(st.annotation.args[0], (ast.Tuple, ast.List)):
-            dims = st.annotation.args[0].elts
+                isinstance(st.annotation, ast.Call) and st.annotation.args:
+            shape = st.annotation.args[0]
+            via_name = isinstance(shape, ast.Name)
+            if via_name:
+                shape = shape_vars.get(shape.id)
+            if not isinstance(shape, (ast.Tuple, ast.List)):
+                continue
+            # through a name, only the sizes -D can bind (not `H_kv = H // kv_group`)
+            dims = [d if not via_name or (isinstance(d, ast.Name) and d.id in bindable) else None for d in shape.elts]
             if len(dims) == len(shapes[st.target.id]):
                 for d, n in zip(dims, shapes[st.target.id]):
                     if isinstance(d, ast.Name):
                         out.setdefault(d.id, n)
+                        if alias.get(d.id) in bindable:
+                            out.setdefault(alias[d.id], n)
     return out
 
 
@@ -438,6 +460,16 @@ def required_params(fn):
     params = a.posonlyargs + a.args
     out = [p.arg for p in params[:len(params) - len(a.defaults)]]
     out += [p.arg for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is None]
+    return out
+
+
+def const_names(fn):
+    """The sizes an eager kernel declares with `M, N = T.const("M, N")`: -D binds them too."""
+    out = set()
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "const" and \
+                n.args and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str):
+            out.update(x for x in re.split(r"[\s,]+", n.args[0].value) if x)
     return out
 
 
@@ -451,7 +483,7 @@ def traced_bindings(tree, fn, rec):
         for k, v in annotated_sizes(fn, shapes).items():
             out.setdefault(k, v)
         # a factory's tensor parameter is no size: only the names tilec can bind
-        params = {p.arg for p in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
+        params = {p.arg for p in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs} | const_names(fn)
         if not fn.args.kwarg:
             out = {k: v for k, v in out.items() if k in params or k not in rec.get("args", {})}
     return {k: t for k, t in ((k, define_text(v)) for k, v in out.items()) if t is not None}
@@ -493,11 +525,49 @@ def shrink(defs):
     return out
 
 
-def one_kernel(tilec, path, name, defs, verify, module_globals=None):
+def module_assigned(tree):
+    """The names the file's top-level statements assign (outside any def or class)."""
+    out, todo = set(), list(tree.body)
+    while todo:
+        st = todo.pop()
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            for t in (st.targets if isinstance(st, ast.Assign) else [st.target]):
+                out.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+        for field in ("body", "orelse", "finalbody"):
+            todo.extend(getattr(st, field, []) or [])
+    return out
+
+
+def module_error_line(err, path, tree):
+    """The line of a file:line:col error that lies in a top-level statement of the file, else None."""
+    m = re.search(r"^(.*?):(\d+):\d+: error:", err, re.M)
+    if not m or os.path.abspath(m.group(1)) != os.path.abspath(path):
+        return None
+    line = int(m.group(2))
+    for st in tree.body:
+        if st.lineno <= line <= (st.end_lineno or st.lineno):
+            return None if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else line
+    return None
+
+
+def one_kernel(tilec, path, name, defs, verify, module_globals=None, tree=None):
     args = []
     for k, v in defs.items():
         args += ["-D", f"{k}={v}"]
     rc, out, err = run([tilec, "ir", path, "--kernel", name] + args, 60)
+    # module-level code tilec cannot run (`A = torch.rand(m, k)`, `M, K = A.shape`): the values its
+    # names have when the file runs, from the traced module globals, as for a __main__-only name
+    if rc == 1 and tree is not None and module_globals and module_error_line(err, path, tree):
+        extra = {k: define_text(v) for k, v in module_globals.items()
+                 if k in module_assigned(tree) and k not in defs and define_text(v) is not None}
+        if extra:
+            defs = dict(defs)
+            defs.update(extra)
+            for k, v in extra.items():
+                args += ["-D", f"{k}={v}"]
+            rc, out, err = run([tilec, "ir", path, "--kernel", name] + args, 60)
     # a name only the file's __main__ block binds (a module-level constant when the file runs)
     for _ in range(6):
         m = re.search(r"name '(\w+)' is only defined by module-level code", err) if rc == 1 else None
@@ -577,6 +647,7 @@ def main():
     with concurrent.futures.ThreadPoolExecutor(max_workers=o.jobs) as ex:
         listed = list(ex.map(lambda pt: file_kernels(o.tilec, pt[0], pt[2], not o.static), parsed))
     module_globals = {}
+    trees = {path: tree for path, _, tree in parsed}
     for (path, text, tree), (names, traced, mg) in zip(parsed, listed):
         module_globals[path] = mg
         if not names:
@@ -599,9 +670,21 @@ def main():
                     for k, v in rec.get("shapes", {}).items():
                         sib_shapes.setdefault(k, v)
                 defs = bindings(tree, name, fn)
-                for p in required_params(fn):
+                for p in required_params(fn) + sorted(const_names(fn)):
                     if p not in defs and p in sib and define_text(sib[p]) is not None:
                         defs[p] = define_text(sib[p])
+                # ... or their bindings (an @autotune sibling's first configuration)
+                for sname, rec in traced.items():
+                    if fns.get(sname) is None:
+                        continue
+                    sdefs = traced_bindings(tree, fns[sname], rec)
+                    for p in required_params(fn):
+                        if p not in defs and p in sdefs:
+                            defs[p] = sdefs[p]
+                # a size no call gives but the file's __main__ block names (`blk_k = 512`)
+                for p in required_params(fn):
+                    if p not in defs and define_text(mg.get(p)) is not None:
+                        defs[p] = define_text(mg[p])
                 for k, v in annotated_sizes(fn, sib_shapes).items():
                     defs.setdefault(k, define_text(v))
             else:
@@ -609,7 +692,8 @@ def main():
             jobs.append((path, name, defs))
     results = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=o.jobs) as ex:
-        futs = [ex.submit(one_kernel, o.tilec, p, n, d, not o.no_verify, module_globals.get(p, {})) for p, n, d in jobs]
+        futs = [ex.submit(one_kernel, o.tilec, p, n, d, not o.no_verify, module_globals.get(p, {}), trees[p])
+                for p, n, d in jobs]
         for f in futs:
             results.append(f.result())
     table = collections.Counter()

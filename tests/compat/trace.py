@@ -347,9 +347,9 @@ class FakeTensor:
         if not isinstance(idx, tuple):
             idx = (idx,)
         s, out, i = list(self._shape), [], 0
-        if Ellipsis in idx:
-            k = idx.index(Ellipsis)
-            idx = idx[:k] + (slice(None),) * (len(s) - (len(idx) - 1 - idx.count(None))) + idx[k + 1:]
+        if any(x is Ellipsis for x in idx):  # by identity: a tensor index's == is elementwise
+            k = [x is Ellipsis for x in idx].index(True)
+            idx = idx[:k] + (slice(None),) * (len(s) - (len(idx) - 1 - sum(x is None for x in idx))) + idx[k + 1:]
         for x in idx:
             if x is None:
                 out.append(1)
@@ -357,11 +357,18 @@ class FakeTensor:
                 if i < len(s):
                     out.append(len(range(*x.indices(s[i]))))
                 i += 1
+            elif isinstance(x, FakeTensor) and x._shape is not None and len(x._shape) == 1 and \
+                    str(x.dtype) != "bool" and len(idx) == 1:
+                out.extend(x._shape)  # t[index_tensor]: one row per index
+                i += 1
             elif isinstance(x, int) or isinstance(x, Any):
                 i += 1
             else:
                 return FakeTensor(None, self.dtype)
         return FakeTensor(out + s[i:], self.dtype)
+
+    def sort(self, *a, **k):  # (values, indices)
+        return (FakeTensor(self._shape, self.dtype), FakeTensor(self._shape, DType("int64")))
 
     def __setitem__(self, k, v):
         pass
@@ -466,6 +473,7 @@ class FakeModule(types.ModuleType):
         super().__init__(name)
         self.__path__ = []
         self._special = special or {}
+        self.__all__ = [k for k in self._special if not k.startswith("_")]  # `from tilelang.autotuner import *`
 
     def __getattr__(self, a):
         if a == "__version__":
@@ -602,8 +610,10 @@ class TorchModule(FakeModule):
         if self.__name__ == "torch.nn.functional" and a == "pad":
             return _pad
         if self.__name__ == "torch" and a == "gather":
-            return lambda t, dim, index, **k: FakeTensor(index._shape if isinstance(index, FakeTensor) else None,
-                                                         getattr(t, "dtype", "float32"))
+            def gather(input, dim, index, **k):  # torch.gather(input=.., dim=.., index=..) too
+                return FakeTensor(index._shape if isinstance(index, FakeTensor) else None,
+                                  getattr(input, "dtype", "float32"))
+            return gather
         if self.__name__ == "torch" and a == "nonzero":
             return _nonzero
         if self.__name__ == "torch" and a in ("cuda", "nn", "backends", "testing", "autograd", "distributed", "utils",

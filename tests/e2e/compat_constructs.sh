@@ -70,6 +70,11 @@ if cmp -s "$D/mlg/Partial.npy" "$D/ml1/Partial.npy" && cmp -s "$D/mlg/Out.npy" "
    cmp -s "$D/mlg/Scaled.npy" "$D/ml1/Scaled.npy"
 then echo "PASS compat: T.sync_grid starts the next launch"
 else echo "FAIL compat: T.sync_grid differs from one block computing the same"; fi
+check "T.Kernel blocks with runtime locals of the same names" multi_launch.py --kernel split_combine_locals --save "$D/mll"
+if cmp -s "$D/mll/Partial.npy" "$D/ml1/Partial.npy" && cmp -s "$D/mll/Out.npy" "$D/ml1/Out.npy" &&
+   cmp -s "$D/mll/Scaled.npy" "$D/ml1/Scaled.npy"
+then echo "PASS compat: each T.Kernel block's runtime locals are its own"
+else echo "FAIL compat: T.Kernel blocks with runtime locals of the same names differ from direct"; fi
 check "T.wgmma_gemm, T.wait_wgmma, T.ptx_commit_group, T.ptx_wait_group, T.tfloat32" hopper_async.py --save "$D/hopper"
 if cmp -s "$D/hopper/C.npy" "$D/hopper/Ref.npy" && "$T" ir "$S/hopper_async.py" | grep -q "wg_wait=-1" &&
    "$T" ir "$S/hopper_async.py" | grep -q "X: float32\[32, 32\]"
@@ -96,3 +101,15 @@ else echo "FAIL compat: @autotune configurations that fail to evaluate"; fi
 if "$T" run "$S/expr_dim.py" 2>&1 | grep -q "^tilec: error: dimension 0 of 'A' is computed from symbolic sizes, which tilec cannot size yet"; then
   echo "PASS compat: run names a dimension computed from symbolic sizes"
 else echo "FAIL compat: run's message for a dimension computed from symbolic sizes"; fi
+check "from NAME import ... of a sibling file" sibling_import.py -D M=100 --save "$D/sibling"
+if cmp -s "$D/sibling/B.npy" "$D/sibling/Ref.npy" && "$T" ir "$S/sibling_import.py" -D M=100 | grep -q "\* 2.0 + 3.0"
+then echo "PASS compat: a sibling module's helpers run with its own globals"
+else echo "FAIL compat: a sibling module's helpers"; fi
+"$T" ir "$S/sibling_import.py" -D M=100 -D block=48 >/dev/null 2>"$D/err"
+if grep -q "^$S/sibling_helpers.py:10:5: error: assertion failed: block must be one of (16, 32, 64), got 48" "$D/err"
+then echo "PASS compat: an assertion in a sibling module points into that file"
+else echo "FAIL compat: an assertion in a sibling module"; cat "$D/err"; fi
+"$T" ir "$S/sibling_bad_name.py" >/dev/null 2>"$D/err"
+if grep -q "^$S/sibling_bad_name.py:4:38: error: cannot import name 'not_there' from 'sibling_helpers' ($S/sibling_helpers.py)" "$D/err"
+then echo "PASS compat: a name the sibling module lacks is an error at the import"
+else echo "FAIL compat: a name the sibling module lacks"; cat "$D/err"; fi

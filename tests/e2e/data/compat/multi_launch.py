@@ -65,3 +65,29 @@ def grid_sync(A: T.Tensor((B, S * C), "float32"), Partial: T.Tensor((B, S), "flo
                 acc[0] = acc[0] + Partial[b, k]
             Out[b] = acc[0]
             Scaled[b] = acc[0] * 2
+
+
+# The same blocks with runtime locals and a local buffer of the same names in each (TileLang's
+# fused-MoE kernels assign `m_start = bx * block` in both of theirs): each block's names are its
+# own. `split_combine_locals` must give what `direct` gives too.
+@T.prim_func
+def split_combine_locals(A: T.Tensor((B, S * C), "float32"), Partial: T.Tensor((B, S), "float32"),
+                         Out: T.Tensor((B,), "float32"), Scaled: T.Tensor((B,), "float32")):
+    with T.Kernel(B, S, threads=32) as (b, s):
+        base = s * C
+        acc = T.alloc_local((1,), "float32")
+        acc[0] = 0
+        for j in T.serial(C):
+            acc[0] = acc[0] + A[b, base + j]
+        Partial[b, s] = acc[0]
+    with T.Kernel(B, threads=32) as b:
+        base = b
+        acc = T.alloc_local((1,), "float32")
+        acc[0] = 0
+        for s in T.serial(S):
+            acc[0] = acc[0] + Partial[base, s]
+        Out[base] = acc[0]
+    with T.Kernel(2, threads=32) as h:
+        base = h * (B // 2)
+        for i in T.Parallel(B // 2):
+            Scaled[base + i] = Out[base + i] * 2
