@@ -111,7 +111,10 @@ if [ -n "$CS" ]; then
   : >"$OUT/sanitizer.log"
   for case in "memcheck gemm.py -D M=200 -D N=136 -D K=96" "memcheck softmax.py -D m=37 -D N=300" \
               "memcheck flash_attention.py -D seq_len=100 -D is_causal=False" "racecheck gemm.py" \
-              "racecheck softmax.py -D m=37 -D N=300" "racecheck flash_attention.py -D seq_len=100"; do
+              "racecheck softmax.py -D m=37 -D N=300" "racecheck flash_attention.py -D seq_len=100" \
+              "memcheck softmax.py -D m=37 -D N=4096 -D block_M=1 -D block_N=4096" \
+              "memcheck fp8_cast.py -D M=33 -D N=8192 -D block_M=1 -D block_N=8192" \
+              "racecheck fp8_cast.py -D M=33 -D N=8192 -D block_M=1 -D block_N=8192"; do
     tool=${case%% *}; rest=${case#* }; file=${rest%% *}; args=${rest#"$file"}
     # shellcheck disable=SC2086
     timeout 60 "$CS" --tool "$tool" --error-exitcode 9 "$T" run "examples/$file" $args --target cuda \
