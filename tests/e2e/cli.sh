@@ -80,7 +80,7 @@ expect_exit "ir --lowered --target cpu" 0 "$T" ir --lowered --target cpu example
 expect_grep "the cpu description" "^# target cpu: arch native, warp 1, max threads per block 1024" "$D/out"
 expect_grep "the cpu pass list" "^# passes of target cpu: cpu-launch-check cpu-plan$" "$D/out"
 expect_grep "the cpu plan" "^# cpu plan: 128 threads per block" "$D/out"
-expect_grep "the plan's tile op" "^#  once T.fill (line 33)$" "$D/out"
+expect_grep "the plan's tile op" "^#  once T.fill (line 39)$" "$D/out"
 "$T" ir --lowered examples/softmax.py >"$D/plain"
 if grep -q "^# " "$D/plain"; then echo "FAIL cli: ir --lowered without --target shows target lines"; else echo "PASS cli: ir --lowered without --target shows no target lines"; fi
 expect_exit "ir --lowered --target cuda,arch=sm_86" 0 "$T" ir --lowered --target cuda,arch=sm_86 examples/softmax.py
