@@ -1113,21 +1113,26 @@ static bool nan_deferred_run(const tc_stmt *seq) {
   return true;
 }
 
+/* A FOR or SEQ printed as it stands, without the NaN deferral stmt() would try first. */
+static void plain_stmt(cg *g, const tc_stmt *s) {
+  if (s->kind == TC_ST_SEQ) {
+    stmt(g, s); /* stmt() defers a SEQ only when no note is open and not in a rerun */
+    return;
+  }
+  for_header(g, s);
+  g->ind++;
+  stmt(g, s->u.loop.body);
+  g->ind--;
+  line(g, "}");
+}
+
 /* Prints a NaN-deferred loop (nan_deferred) or run of copy groups (nan_deferred_run). */
 static void nan_deferred_loop(cg *g, const tc_stmt *s) {
   char acc[32];
   snprintf(acc, sizeof acc, "tcg_nan%d", g->nnan++);
   line(g, "float %s = 0.0f;", acc);
   g->nan_acc = acc;
-  if (s->kind == TC_ST_SEQ) {
-    stmt(g, s);
-  } else {
-    for_header(g, s);
-    g->ind++;
-    stmt(g, s->u.loop.body);
-    g->ind--;
-    line(g, "}");
-  }
+  plain_stmt(g, s);
   g->nan_acc = NULL;
   line(g, "if (tcg_isnan(%s)) { /* a NaN or inf met a bare conversion: again, exactly */", acc);
   g->ind++;
@@ -1135,15 +1140,7 @@ static void nan_deferred_loop(cg *g, const tc_stmt *s) {
   line(g, "asm volatile(\"\" ::: \"memory\");");
   bool was = g->exact_rerun;
   g->exact_rerun = true;
-  if (s->kind == TC_ST_SEQ) {
-    stmt(g, s);
-  } else {
-    for_header(g, s);
-    g->ind++;
-    stmt(g, s->u.loop.body);
-    g->ind--;
-    line(g, "}");
-  }
+  plain_stmt(g, s);
   g->exact_rerun = was;
   g->ind--;
   line(g, "}");
@@ -1174,15 +1171,8 @@ static void stmt(cg *g, const tc_stmt *s) {
     break;
   case TC_ST_ALLOC: alloc(g, s->u.alloc.buf); break;
   case TC_ST_FOR:
-    if (!g->nan_acc && !g->exact_rerun && nan_deferred(s)) {
-      nan_deferred_loop(g, s);
-      break;
-    }
-    for_header(g, s);
-    g->ind++;
-    stmt(g, s->u.loop.body);
-    g->ind--;
-    line(g, "}");
+    if (!g->nan_acc && !g->exact_rerun && nan_deferred(s)) nan_deferred_loop(g, s);
+    else plain_stmt(g, s);
     break;
   case TC_ST_IF:
     expr(g, &t, s->u.if_.cond);
