@@ -203,6 +203,7 @@ bool tc_gpu_infer_layouts(tc_gpu_plan *P);    /* layout.c: fragments and swizzle
 bool tc_gpu_lower_tileops(tc_gpu_plan *P);    /* tileops.c: tile ops -> per-thread code */
 bool tc_gpu_insert_barriers(tc_gpu_plan *P);  /* barrier.c */
 bool tc_gpu_pingpong(tc_gpu_plan *P);         /* pingpong.c */
+bool tc_gpu_overlap(tc_gpu_plan *P);          /* overlap.c */
 
 /* The whole lowering: runs the passes above, in order, with the verifier between them.
  * Returns the lowered kernel (a new kernel sharing params with `k`), or NULL. */

@@ -373,6 +373,8 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
   if (!tc_gpu_insert_barriers(P) || !verify_step(P, "gpu-insert-barriers")) return NULL;
   /* 4b. the consumer warpgroups' turns at the tensor cores (needs the barriers in place) */
   if (!tc_gpu_pingpong(P) || !verify_step(P, "gpu-pingpong")) return NULL;
+  /* 4c. each consumer warpgroup's softmax beside its own second gemm */
+  if (!tc_gpu_overlap(P) || !verify_step(P, "gpu-overlap")) return NULL;
   /* 5. fold what the unrolling left constant (register numbers, tile offsets) */
   if (!tc_pass_simplify(a, k, err) || !verify_step(P, "gpu-simplify")) return NULL;
   return k;

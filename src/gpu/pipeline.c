@@ -373,11 +373,12 @@ static tc_stmt *ws_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int n
 
 /* Producers of iteration `it` into stage `stage` as TMA loads completing on bar[stage]. */
 static tc_stmt *tma_producers_at(tc_gpu_plan *P, tc_stmt **prod, int np, const int *maps, int64_t bytes, tc_buffer *bar,
-                                 const tc_var *v, tc_expr *it, tc_buffer **from, tc_buffer **to, tc_expr *stage, tc_loc loc) {
+                                 tc_expr *bar_index, const tc_var *v, tc_expr *it, tc_buffer **from, tc_buffer **to, tc_expr *stage,
+                                 tc_loc loc) {
   tc_arena *a = P->a;
   tc_stmt_list out = {0};
   tc_expr **ea = TC_NEW_ARRAY(a, tc_expr *, 2);
-  ea[0] = bar_at(a, bar, stage, loc);
+  ea[0] = bar_at(a, bar, bar_index, loc);
   ea[1] = ci(a, bytes, loc);
   tc_stmt_list_push(a, &out, tc_ir_intrinsic_stmt(a, "mbar_expect", 2, ea, loc));
   for (int i = 0; i < np; i++) {
@@ -391,7 +392,7 @@ static tc_stmt *tma_producers_at(tc_gpu_plan *P, tc_stmt **prod, int np, const i
     tc_expr **args = TC_NEW_ARRAY(a, tc_expr *, 6);
     args[0] = tc_ir_address_of(a, dst->buf, dst->ndim, di, loc);
     args[1] = tc_ir_address_of(a, src->buf, src->ndim, si, loc);
-    args[2] = bar_at(a, bar, stage, loc);
+    args[2] = bar_at(a, bar, bar_index, loc);
     args[3] = ci(a, dst->r[dst->ndim - 2].extent, loc);
     args[4] = ci(a, dst->r[dst->ndim - 1].extent, loc);
     args[5] = ci(a, maps[i], loc);
@@ -520,8 +521,8 @@ static tc_stmt *tma_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int 
   tc_expr *ahead = tc_ir_binary(a, TC_OP_ADD, kr, ci(a, D, loc), loc);
   tc_stmt_list_push(a, &cons,
                     if_then(a, tc_ir_binary(a, TC_OP_LT, ahead, nr, loc),
-                            tma_producers_at(P, prod, np, maps, bytes, bar, loop->u.loop.var,
-                                             tc_ir_binary(a, TC_OP_ADD, loop->u.loop.min, ahead, loc), from, to,
+                            tma_producers_at(P, prod, np, maps, bytes, bar, tc_ir_binary(a, TC_OP_FLOORMOD, ahead, ci(a, N, loc), loc),
+                                             loop->u.loop.var, tc_ir_binary(a, TC_OP_ADD, loop->u.loop.min, ahead, loc), from, to,
                                              tc_ir_binary(a, TC_OP_FLOORMOD, ahead, ci(a, N, loc), loc), loc),
                             loc));
   tc_expr **wa = TC_NEW_ARRAY(a, tc_expr *, 2);
@@ -540,7 +541,7 @@ static tc_stmt *tma_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int 
   for (int s = 0; s < D; s++)
     tc_stmt_list_push(a, &out,
                       if_then(a, tc_ir_binary(a, TC_OP_LT, ci(a, s, loc), nr, loc),
-                              tma_producers_at(P, prod, np, maps, bytes, bar, loop->u.loop.var,
+                              tma_producers_at(P, prod, np, maps, bytes, bar, ci(a, s, loc), loop->u.loop.var,
                                                tc_ir_binary(a, TC_OP_ADD, loop->u.loop.min, ci(a, s, loc), loc), from, to, ci(a, s, loc), loc),
                               loc));
   pipeline_tail(P, &out, kloop, async_mma, false, np, from, to, loc);
@@ -562,13 +563,66 @@ static const char *ws_refusal(const tc_gpu_plan *P, bool top_level) {
 }
 
 /* The warp-specialized form of the TMA pipeline (the comment at the top). */
+/* Groups of a warp-specialized pipeline's tiles by the consumer statement that reads them first
+ * (attention: K by Q K^T, V by P V), so that each group has its own full and empty barriers: a
+ * tile is awaited just before its first reader and its stage freed just after its last one, and
+ * the producer refills K while V is still being read. group[j]: producer j's group; first[g],
+ * last[g]: the indices, among the consumer statements, of group g's first and last readers.
+ * One group when every tile is first read by the same statement (a GEMM's mainloop), and for an
+ * asynchronous wgmma mainloop. */
+static int ws_groups(tc_stmt *loop, tc_stmt **prod, int np, tc_buffer **from, bool async_mma, int *group, int *first, int *last) {
+  tc_stmt *body = loop->u.loop.body;
+  int nitems = body->kind == TC_ST_SEQ ? body->u.seq.n : 1;
+  tc_stmt **items = body->kind == TC_ST_SEQ ? body->u.seq.items : &loop->u.loop.body;
+  int f[16], l[16], G = 0;
+  for (int j = 0; j < np; j++) f[j] = l[j] = -1;
+  for (int i = 0, ci_ = 0; i < nitems; i++) {
+    bool is_prod = false;
+    for (int j = 0; j < np; j++) is_prod |= items[i] == prod[j];
+    if (is_prod) continue;
+    for (int j = 0; j < np; j++)
+      if (uses_of(items[i], from[j])) {
+        if (f[j] < 0) f[j] = ci_;
+        l[j] = ci_;
+      }
+    ci_++;
+  }
+  for (int j = 0; j < np; j++) {
+    if (f[j] < 0 || async_mma) return 1;
+    int g = 0;
+    while (g < G && first[g] != f[j]) g++;
+    if (g == G) first[G] = f[j], last[G] = l[j], G++;
+    if (l[j] > last[g]) last[g] = l[j];
+    group[j] = g;
+  }
+  for (int g = 0; g < G; g++) /* by first reader, so the producer issues them in that order */
+    for (int h = g + 1; h < G; h++)
+      if (first[h] < first[g]) {
+        int t = first[g];
+        first[g] = first[h], first[h] = t;
+        t = last[g], last[g] = last[h], last[h] = t;
+        for (int j = 0; j < np; j++) group[j] = group[j] == g ? h : group[j] == h ? g : group[j];
+      }
+  return G;
+}
+
+static tc_stmt *mbar_op(tc_arena *a, const char *op, tc_buffer *bar, tc_expr *at, tc_expr *arg, tc_loc loc) {
+  tc_expr **args = TC_NEW_ARRAY(a, tc_expr *, 2);
+  args[0] = bar_at(a, bar, at, loc);
+  args[1] = arg;
+  return tc_ir_intrinsic_stmt(a, op, arg ? 2 : 1, args, loc);
+}
+
+/* The warp-specialized form of the TMA pipeline (the comment at the top). */
 static tc_stmt *ws_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int np, const int *params, tc_buffer **from,
                             tc_buffer **to, int N, bool async_mma) {
   tc_arena *a = P->a;
   tc_loc loc = loop->loc;
   int maps[16];
   int64_t bytes = tma_stage_maps(P, np, params, from, maps);
-  tc_buffer *bar = new_mbars(P, 2 * N, loc); /* full, then empty */
+  int group[16] = {0}, first[16], last[16];
+  int G = ws_groups(loop, prod, np, from, async_mma, group, first, last);
+  tc_buffer *bar = new_mbars(P, 2 * G * N, loc); /* full, then empty; each G groups of N stages */
   tc_var *k = tc_ir_new_var(a, P->k, "k_pipe", tc_index_dtype(), TC_VAR_LOOP, loc);
   tc_var *n = tc_ir_new_var(a, P->k, "n_pipe", tc_index_dtype(), TC_VAR_LOCAL, loc);
   tc_expr *kr = tc_ir_var_ref(a, k, loc), *nr = tc_ir_var_ref(a, n, loc);
@@ -585,33 +639,64 @@ static tc_stmt *ws_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int n
   tc_stmt *lp = tc_ir_stmt(a, TC_ST_LET, loc), *lc = tc_ir_stmt(a, TC_ST_LET, loc);
   lp->u.let.var = cp, lp->u.let.value = tc_ir_var_ref(a, k, loc);
   lc->u.let.var = cc, lc->u.let.value = tc_ir_var_ref(a, k, loc);
-  /* producer(k) */
+  /* bar[g * N + stage]: group g's full barriers; bar[(G + g) * N + stage]: its empty ones */
+  tc_expr *full_at[16], *empty_at[16], *pfull[16], *pempty[16];
+  for (int g = 0; g < G; g++) {
+    full_at[g] = g ? tc_ir_binary(a, TC_OP_ADD, ci(a, g * N, loc), stage_k, loc) : stage_k;
+    empty_at[g] = tc_ir_binary(a, TC_OP_ADD, ci(a, (G + g) * N, loc), stage_k, loc);
+    pfull[g] = g ? tc_ir_binary(a, TC_OP_ADD, ci(a, g * N, loc), pstage, loc) : pstage;
+    pempty[g] = tc_ir_binary(a, TC_OP_ADD, ci(a, (G + g) * N, loc), pstage, loc);
+  }
+  /* producer(k): per group, the wait for its stage to be free, then its loads */
   tc_stmt_list pl = {0};
   tc_stmt_list_push(a, &pl, lp);
-  tc_expr **we = TC_NEW_ARRAY(a, tc_expr *, 2);
-  we[0] = bar_at(a, bar, tc_ir_binary(a, TC_OP_ADD, ci(a, N, loc), pstage, loc), loc);
-  we[1] = tc_ir_binary(a, TC_OP_FLOORMOD, tc_ir_binary(a, TC_OP_ADD, pround, ci(a, 1, loc), loc), ci(a, 2, loc), loc);
-  tc_stmt_list_push(a, &pl, if_then(a, tc_ir_binary(a, TC_OP_GE, cpr, ci(a, N, loc), loc), tc_ir_intrinsic_stmt(a, "mbar_wait", 2, we, loc), loc));
-  tc_stmt_list_push(a, &pl, tma_producers_at(P, prod, np, maps, bytes, bar, loop->u.loop.var, iter_k, from, to, pstage, loc));
+  for (int g = 0; g < G; g++) {
+    tc_expr *parity =
+        tc_ir_binary(a, TC_OP_FLOORMOD, tc_ir_binary(a, TC_OP_ADD, tc_ir_clone_expr(a, pround), ci(a, 1, loc), loc), ci(a, 2, loc), loc);
+    tc_stmt_list_push(a, &pl, if_then(a, tc_ir_binary(a, TC_OP_GE, cpr, ci(a, N, loc), loc), mbar_op(a, "mbar_wait", bar, pempty[g], parity, loc), loc));
+    tc_stmt *gp[16];
+    tc_buffer *gfrom[16], *gto[16];
+    int gmaps[16], ng = 0;
+    int64_t gbytes = 0;
+    for (int j = 0; j < np; j++) {
+      if (G > 1 && group[j] != g) continue;
+      gp[ng] = prod[j], gfrom[ng] = from[j], gto[ng] = to[j], gmaps[ng] = maps[j], ng++;
+      int64_t rows = 0, cols = 0;
+      tc_expr_const_int(from[j]->shape[0], &rows);
+      tc_expr_const_int(from[j]->shape[1], &cols);
+      gbytes += rows * cols * (tc_dtype_bits(from[j]->dtype) / 8);
+    }
+    tc_stmt_list_push(a, &pl, tma_producers_at(P, gp, ng, gmaps, G > 1 ? gbytes : bytes, bar, pfull[g], loop->u.loop.var, iter_k,
+                                               gfrom, gto, pstage, loc));
+  }
   tc_stmt *producer = tc_stmt_list_seq(a, &pl, loc);
   /* consumer(k) */
   tc_stmt_list cons = {0};
   tc_stmt_list_push(a, &cons, lc);
-  tc_expr **wf = TC_NEW_ARRAY(a, tc_expr *, 2);
-  wf[0] = bar_at(a, bar, stage_k, loc);
-  wf[1] = tc_ir_binary(a, TC_OP_FLOORMOD, round_k, ci(a, 2, loc), loc);
-  tc_stmt_list_push(a, &cons, tc_ir_intrinsic_stmt(a, "mbar_wait", 2, wf, loc));
+  if (G == 1) tc_stmt_list_push(a, &cons, mbar_op(a, "mbar_wait", bar, stage_k, tc_ir_binary(a, TC_OP_FLOORMOD, round_k, ci(a, 2, loc), loc), loc));
   tc_stmt *kloop = consumer_loop(P, loop, &cons, prod, np, from, to, k, nr, iter_k, stage_k, async_mma);
   tc_stmt_list cl = {0};
-  tc_stmt_list_push(a, &cl, kloop->u.loop.body);
-  tc_expr **fa = TC_NEW_ARRAY(a, tc_expr *, 1);
-  if (async_mma) { /* gemm k-1 has finished once gemm k returns */
-    tc_expr *prev = tc_ir_binary(a, TC_OP_FLOORMOD, tc_ir_binary(a, TC_OP_SUB, ccr, ci(a, 1, loc), loc), ci(a, N, loc), loc);
-    fa[0] = bar_at(a, bar, tc_ir_binary(a, TC_OP_ADD, ci(a, N, loc), prev, loc), loc);
-    tc_stmt_list_push(a, &cl, if_then(a, tc_ir_binary(a, TC_OP_GT, ccr, ci(a, 0, loc), loc), tc_ir_intrinsic_stmt(a, "mbar_arrive_warp", 1, fa, loc), loc));
-  } else {
-    fa[0] = bar_at(a, bar, tc_ir_binary(a, TC_OP_ADD, ci(a, N, loc), stage_k, loc), loc);
-    tc_stmt_list_push(a, &cl, tc_ir_intrinsic_stmt(a, "mbar_arrive_warp", 1, fa, loc));
+  if (G == 1) {
+    tc_stmt_list_push(a, &cl, kloop->u.loop.body);
+    if (async_mma) { /* gemm k-1 has finished once gemm k returns */
+      tc_expr *prev = tc_ir_binary(a, TC_OP_FLOORMOD, tc_ir_binary(a, TC_OP_SUB, ccr, ci(a, 1, loc), loc), ci(a, N, loc), loc);
+      tc_stmt_list_push(a, &cl, if_then(a, tc_ir_binary(a, TC_OP_GT, ccr, ci(a, 0, loc), loc),
+                                        mbar_op(a, "mbar_arrive_warp", bar, tc_ir_binary(a, TC_OP_ADD, ci(a, N, loc), prev, loc), NULL, loc), loc));
+    } else {
+      tc_stmt_list_push(a, &cl, mbar_op(a, "mbar_arrive_warp", bar, empty_at[0], NULL, loc));
+    }
+  } else { /* each group awaited before its first reader and freed after its last */
+    tc_stmt *cb = kloop->u.loop.body;
+    tc_stmt_list_push(a, &cl, cb->u.seq.items[0]);
+    for (int i = 1; i < cb->u.seq.n; i++) {
+      for (int g = 0; g < G; g++)
+        if (first[g] == i - 1)
+          tc_stmt_list_push(a, &cl, mbar_op(a, "mbar_wait", bar, full_at[g],
+                                            tc_ir_binary(a, TC_OP_FLOORMOD, tc_ir_clone_expr(a, round_k), ci(a, 2, loc), loc), loc));
+      tc_stmt_list_push(a, &cl, cb->u.seq.items[i]);
+      for (int g = 0; g < G; g++)
+        if (last[g] == i - 1) tc_stmt_list_push(a, &cl, mbar_op(a, "mbar_arrive_warp", bar, empty_at[g], NULL, loc));
+    }
   }
   tc_stmt **parts = TC_NEW_ARRAY(a, tc_stmt *, 2);
   parts[0] = producer;
@@ -627,19 +712,25 @@ static tc_stmt *ws_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int n
   pipeline_head(P, &out, n, loop->u.loop.extent, bar, loc);
   for (int e = 0; e < 2; e++) {
     tc_expr **ia = TC_NEW_ARRAY(a, tc_expr *, 3);
-    ia[0] = bar_at(a, bar, ci(a, e * N, loc), loc);
-    ia[1] = ci(a, N, loc);
+    ia[0] = bar_at(a, bar, ci(a, e * G * N, loc), loc);
+    ia[1] = ci(a, G * N, loc);
     ia[2] = ci(a, e ? P->threads / 32 : 1, loc);
     tc_stmt_list_push(a, &out, tc_ir_intrinsic_stmt(a, "mbar_init", 3, ia, loc));
   }
   tc_stmt_list_push(a, &out, tc_ir_stmt(a, TC_ST_BARRIER, loc));
   pipeline_tail(P, &out, kloop, async_mma, false, np, from, to, loc);
-  if (P->notes)
+  if (P->notes) {
     tc_sb_printf(P->notes,
                  "T.Pipelined(num_stages=%d): warp-specialized: a producer warpgroup (threads %d..%d) loads %d tile%s per stage by TMA "
                  "up to %d stages ahead; the %d consumer threads wait on full mbarriers and free stages on empty ones%s\n",
                  N, P->threads, P->threads + 127, np, np == 1 ? "" : "s", N, P->threads,
                  P->threads + 128 >= 384 ? "; setmaxnreg moves registers from the producers to the consumers" : "");
+    if (G > 1)
+      tc_sb_printf(P->notes,
+                   "T.Pipelined: the tiles of a stage come in %d groups with barriers of their own, each awaited before the statement "
+                   "that reads it first and freed after the one that reads it last\n",
+                   G);
+  }
   return tc_stmt_list_seq(a, &out, loc);
 }
 

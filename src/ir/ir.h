@@ -221,6 +221,10 @@ struct tc_stmt {
        * phases are computed from; a target that runs the loop once per tile of a persistent
        * block continues it from the previous run instead */
       bool ws_split;
+      /* ws_split, set by overlap.c: the consumer part is [LET c = var, IF(var == min, PRO,
+       * STEADY), IF(var == min + extent - 1, EPI)]; a target may print it as PRO for the first
+       * iteration, STEADY for the others and EPI after the last, with no branch in the loop */
+      bool ws_rotated;
       tc_stmt *body;
     } loop;
     struct { tc_expr *cond; tc_stmt *then_s, *else_s; } if_;

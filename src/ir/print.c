@@ -593,6 +593,7 @@ static void print_stmt(pctx *pc, const tc_stmt *s, int ind) {
     if (s->u.loop.kind == TC_LOOP_PIPELINED) print_pipeline(sb, s);
     if (s->u.loop.kind == TC_LOOP_THREAD_BINDING) tc_sb_printf(sb, ", axis=%s", axis_name(s->u.loop.thread_axis));
     if (s->u.loop.ws_split) tc_sb_puts(sb, ", warp_specialized=True");
+    if (s->u.loop.ws_rotated) tc_sb_puts(sb, ", rotated=True");
     tc_sb_puts(sb, "):\n");
     print_body(pc, s->u.loop.body, ind + 1);
     return;

@@ -646,6 +646,15 @@ static bool check_stmt(vctx *v, const tc_stmt *s) {
       ok = internal(v, "a warp-specialized loop is serial with a body of [producer, consumer]");
       break;
     }
+    if (s->u.loop.ws_rotated) {
+      const tc_stmt *c = s->u.loop.ws_split ? s->u.loop.body->u.seq.items[1] : NULL;
+      if (!c || c->kind != TC_ST_SEQ || c->u.seq.n != 3 || c->u.seq.items[0]->kind != TC_ST_LET ||
+          c->u.seq.items[1]->kind != TC_ST_IF || !c->u.seq.items[1]->u.if_.else_s || c->u.seq.items[2]->kind != TC_ST_IF ||
+          c->u.seq.items[2]->u.if_.else_s) {
+        ok = internal(v, "a rotated warp-specialized loop's consumer part is [count, if first: else, if last:]");
+        break;
+      }
+    }
     if (!check_loop_schedule(v, s)) {
       ok = false;
       break;

@@ -103,10 +103,28 @@ grep -qx '// T.Pipelined(num_stages=4): not warp-specialized: pass_configs turns
 FA="-D batch=1 -D heads=2 -D seq_len=512 -D dim=128 -D block_M=128 -D block_N=128 -D threads=256"
 "$T" source examples/flash_attention.py --target cuda,arch=sm_90a --explain --kernel-only $FA -D num_stages=2 >"$D/out" 2>"$D/err"
 grep -qx "// T.Pipelined: the 2 consumer warpgroups take turns at the tensor cores: each starts its first gemm after the previous one has, so one's softmax runs beside the others' gemms" "$D/out" &&
-  [ "$(grep -c 'tcg_wg_turn_wait();' "$D/out")" = 1 ] && ! grep -q 'tcg_wg_turn_pass' "$D/out" &&
-  grep -Eq 'tcg_wg_turn_wait\(\);$' "$D/out" && grep -Eq 'tcg_wgmma_ss<128, 128, 128, 8, 0, 1, 128, 128, tcg_f16, 0, 2>\(' "$D/out" &&
+  [ "$(grep -c 'tcg_wg_turn_wait();' "$D/out")" = 2 ] && ! grep -q 'tcg_wg_turn_pass' "$D/out" &&
+  grep -Eq 'tcg_wg_turn_wait\(\);$' "$D/out" && grep -Eq 'tcg_wgmma_ss<128, 128, 128, 8, 0, 1, 128, 128, tcg_f16, 0, 2, 0>\(' "$D/out" &&
   grep -Eq 'tcg_wgmma_rs<128, 128, 128, 8, 0, 128, tcg_f16, 0, 0, 0>\(' "$D/out" &&
   grep -q 'tcg_wg_turn_init<2>();' "$D/out" && ok "explain: attention's warpgroups take turns" || bad "warpgroup turns"
+# each warpgroup overlaps its softmax with its own P V (src/gpu/overlap.c): the loop is peeled into
+# the first block (QK^T awaited), the others (QK^T of block k issued, then P V of block k-1, which
+# waits for QK^T only, the softmax, then the wait for P V and the free of k-1's V stage before P
+# is written) and the last P V; K and V have barriers of their own (pipeline.c's groups)
+grep -qx "// T.Pipelined: each consumer warpgroup issues the second gemm of block k-1 behind the first gemm of block k and runs the work between them while it runs (FlashAttention-3's intra-warpgroup overlap)" "$D/out" &&
+  grep -qx "// T.Pipelined: the tiles of a stage come in 2 groups with barriers of their own, each awaited before the statement that reads it first and freed after the one that reads it last" "$D/out" &&
+  awk '/tcg_wgmma_ss<128, 128, 128, 8, 0, 1, 128, 128, tcg_f16, -1, 0, 0>\(/ { s = NR }
+       /tcg_wgmma_rs<128, 128, 128, 8, 0, 128, tcg_f16, 1, 2, 0>\(/ && s == NR - 1 { r = NR }
+       /tcg_fast_exp2f/ && r && !e { e = NR }
+       /tcg_wgmma_wait<0>\(\);/ && e && !w { w = NR }
+       /tcg_mbar_arrive_warp/ && w == NR - 1 { a = NR }
+       /tcg_f32_to_float16_fast/ && a && !c { c = NR }
+       END { exit !(s && r && e > r && w > e && a && c > a) }' "$D/out" &&
+  grep -q 'if ((v[0-9]*_n_pipe) > 0) {' "$D/out" &&
+  ok "explain: each warpgroup's softmax runs beside its own P V" || bad "intra-warpgroup overlap"
+# Q, which threads store before the loop, is fenced for the wgmma once, not at every QK^T
+[ "$(grep -c 'tcg__fence_proxy_async();' "$D/out")" = 1 ] && ! grep -Eq 'tcg_wgmma_ss<[^>]*, 1>\(' "$D/out" &&
+  ok "one proxy fence before the attention loop" || bad "hoisted proxy fence"
 # fence.proxy.async only where threads write a wgmma's shared operand: attention's Q (stored by
 # threads) keeps it, the TMA-fed GEMM mainloop and attention's V do not
 "$T" source examples/gemm.py --target cuda,arch=sm_90a --kernel-only -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=4 >"$D/out2" 2>"$D/err"
@@ -122,6 +140,13 @@ if cuobj=$(find_cuobjdump) && "$T" compile examples/flash_attention.py --target 
     /WARPGROUP.DEPBAR/ && a && !w { w = NR }
     /MUFU.EX2/ && w && !e { e = NR }
     END { exit !(g && a > g && a <= g + 2 && w > a && e > w) }' && ok "sass: the turn passes once QK^T is issued" || bad "sass: turn placement"
+  # the overlap in SASS: the wait that leaves one gemm (P V) running, the exponentials after it,
+  # and only then the wait for everything
+  "$cuobj" -sass "$D/fa.cubin" | awk '
+    /WARPGROUP.DEPBAR.LE gsb0, 0x1/ && !one { one = NR }
+    /MUFU.EX2/ && one && !e { e = NR }
+    /WARPGROUP.DEPBAR.LE gsb0, 0x0/ && e && !z { z = NR }
+    END { exit !(one && e > one && z > e) }' && ok "sass: the softmax runs while P V does" || bad "sass: overlap placement"
 fi
 "$T" source examples/flash_attention.py --target cuda,arch=sm_90a --explain --kernel-only $FA -D num_stages=2 -D block_M=64 -D threads=128 >"$D/out" 2>"$D/err"
 grep -qx '// T.Pipelined: the consumer warpgroups run in step (no turns at the tensor cores: one consumer warpgroup)' "$D/out" &&

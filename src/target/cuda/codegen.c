@@ -39,6 +39,8 @@ typedef struct cg {
   int turn_in_gemm;  /* printing a wgmma gemm that passes the warpgroups' turn once issued: their number */
   bool in_producer;  /* printing a warp-specialized loop's producer part (one thread runs it) */
   const tc_stmt *count_let; /* the LET of that loop's iteration count being printed */
+  const tc_stmt *fence_hoisted; /* the warp-specialized loop being printed whose wgmma operands that threads
+                                 * write outside it were fenced once before it (hoisted_fence) */
   const char *nan_acc; /* printing a NaN-deferred loop's first pass: its NaN note (nan_deferred) */
   int nnan;            /* NaN-deferred loops so far, for their notes' names */
   bool exact_rerun;    /* printing a NaN-deferred loop's exact rerun (no deferral inside) */
@@ -673,6 +675,40 @@ static bool written_by_threads(const tc_stmt *s, const tc_buffer *b) {
   }
 }
 
+/* Whether a wgmma that reads shared tile b needs fence.proxy.async before it: threads write b
+ * somewhere, and not only outside a loop whose fence was hoisted. */
+static bool thread_written_here(const cg *g, const tc_buffer *b) {
+  if (!written_by_threads(g->k->body, b)) return false;
+  return !g->fence_hoisted || written_by_threads(g->fence_hoisted, b);
+}
+
+/* Whether a warp-specialized loop's wgmma gemms read a shared tile that threads write, but only
+ * outside the loop: then one fence.proxy.async before the barrier in front of the loop orders
+ * every such write before the gemms, instead of a fence (a MEMBAR) at each of them. */
+static bool hoisted_fence(const cg *g, const tc_stmt *s, const tc_stmt *loop) {
+  if (!s) return false;
+  switch (s->kind) {
+  case TC_ST_SEQ:
+    for (int i = 0; i < s->u.seq.n; i++)
+      if (hoisted_fence(g, s->u.seq.items[i], loop)) return true;
+    return false;
+  case TC_ST_FOR: return hoisted_fence(g, s->u.loop.body, loop);
+  case TC_ST_IF: return hoisted_fence(g, s->u.if_.then_s, loop) || hoisted_fence(g, s->u.if_.else_s, loop);
+  case TC_ST_INTRINSIC: {
+    int64_t instr = -1;
+    if (strcmp(s->u.intrinsic.name, "gemm_block") || s->u.intrinsic.nargs != 14 || !tc_expr_const_int(s->u.intrinsic.args[7], &instr) ||
+        instr != 1)
+      return false;
+    for (int i = 10; i < 12; i++) {
+      const tc_buffer *b = s->u.intrinsic.args[i]->buf;
+      if (b && b->scope == TC_SCOPE_SHARED && written_by_threads(g->k->body, b) && !written_by_threads(loop, b)) return true;
+    }
+    return false;
+  }
+  default: return false;
+  }
+}
+
 /* The wgmma path (prelude/tcg_wgmma.cuh): tcg_wgmma_ss / tcg_wgmma_rs and the instruction's
  * specialization, emitted once per shape. */
 static void wgmma_call(cg *g, const int64_t *v, tc_expr *const *args) {
@@ -695,7 +731,7 @@ static void wgmma_call(cg *g, const int64_t *v, tc_expr *const *args) {
   /* columns of the stored tiles: A is M x K (K x M transposed), B K x N (N x K transposed) */
   int64_t acols = ta ? M : K, bcols = tb ? K : N;
   /* the template's last arguments, where they differ from their defaults (TURN 0, FENCE 1) */
-  bool fence = (!rs && written_by_threads(g->k->body, A)) || written_by_threads(g->k->body, B);
+  bool fence = (!rs && thread_written_here(g, A)) || thread_written_here(g, B);
   char turn[24] = "";
   if (g->turn_in_gemm || !fence) snprintf(turn, sizeof turn, ", %d%s", g->turn_in_gemm, fence ? "" : ", 0");
   tc_strbuf t, ea, eb, ec;
@@ -847,6 +883,45 @@ static const tc_stmt *count_let(const tc_stmt *loop, const tc_stmt *part) {
   return NULL;
 }
 
+/* A rotated consumer part (overlap.c), [LET c, IF(k == first, PRO, STEADY), IF(k == last, EPI)],
+ * printed with the branches peeled off the loop:
+ *   if (n > 0) { k = first: c, PRO;  for k in (first, last]: c, STEADY;  k = last: c, EPI } */
+static void rotated_part(cg *g, const tc_stmt *loop, const tc_stmt *body) {
+  const tc_stmt *pick = body->u.seq.items[1], *last = body->u.seq.items[2];
+  tc_strbuf v, mn, ext;
+  tc_sb_init(&v), tc_sb_init(&mn), tc_sb_init(&ext);
+  var_name(g, &v, loop->u.loop.var);
+  expr(g, &mn, loop->u.loop.min);
+  expr(g, &ext, loop->u.loop.extent);
+  mark_nonneg(g, loop->u.loop.var, nonneg(g, loop->u.loop.min));
+  const char *k = tc_sb_cstr(&v), *m = tc_sb_cstr(&mn), *n = tc_sb_cstr(&ext);
+  line(g, "if ((%s) > 0) {", n);
+  g->ind++;
+  line(g, "{");
+  g->ind++;
+  line(g, "const int32_t %s = %s;", k, m);
+  stmt(g, body->u.seq.items[0]);
+  stmt(g, pick->u.if_.then_s);
+  g->ind--;
+  line(g, "}");
+  line(g, "for (int32_t %s = (%s) + 1; %s < (%s) + (%s); %s++) {", k, m, k, m, n, k);
+  g->ind++;
+  stmt(g, body->u.seq.items[0]);
+  stmt(g, pick->u.if_.else_s);
+  g->ind--;
+  line(g, "}");
+  line(g, "{");
+  g->ind++;
+  line(g, "const int32_t %s = (%s) + (%s) - 1;", k, m, n);
+  stmt(g, body->u.seq.items[0]);
+  stmt(g, last->u.if_.then_s);
+  g->ind--;
+  line(g, "}");
+  g->ind--;
+  line(g, "}");
+  tc_sb_free(&v), tc_sb_free(&mn), tc_sb_free(&ext);
+}
+
 /* One part of the warp-specialized loop, counting from tcg_pipe, which then moves past it. */
 static void ws_part(cg *g, const tc_stmt *loop, int part) {
   const tc_stmt *body = loop->u.loop.body->u.seq.items[part];
@@ -855,13 +930,16 @@ static void ws_part(cg *g, const tc_stmt *loop, int part) {
     fail(g, loop->loc, "internal: a warp-specialized loop part does not begin with its count");
     return;
   }
-  for_header(g, loop);
-  g->ind++;
   g->in_producer = part == 0;
-  stmt(g, body);
+  if (part == 1 && loop->u.loop.ws_rotated) rotated_part(g, loop, body);
+  else {
+    for_header(g, loop);
+    g->ind++;
+    stmt(g, body);
+    g->ind--;
+    line(g, "}");
+  }
   g->in_producer = false;
-  g->ind--;
-  line(g, "}");
   tc_strbuf ext;
   tc_sb_init(&ext);
   expr(g, &ext, loop->u.loop.extent);
@@ -877,7 +955,15 @@ static void tile_body(cg *g, const tc_stmt *s, int role) {
   if (!s || g->failed) return;
   switch (s->kind) {
   case TC_ST_SEQ:
-    for (int i = 0; i < s->u.seq.n; i++) tile_body(g, s->u.seq.items[i], role);
+    for (int i = 0; i < s->u.seq.n; i++) {
+      const tc_stmt *c = s->u.seq.items[i], *next = i + 1 < s->u.seq.n ? s->u.seq.items[i + 1] : NULL;
+      if (role == 1 && c->kind == TC_ST_BARRIER && next && next->kind == TC_ST_FOR && next->u.loop.ws_split &&
+          hoisted_fence(g, next, next)) {
+        line(g, "tcg__fence_proxy_async(); /* the loop's wgmma operands threads wrote: one fence here, none at the gemms */");
+        g->fence_hoisted = next;
+      }
+      tile_body(g, c, role);
+    }
     return;
   case TC_ST_ALLOC:
     if (s->u.alloc.buf->scope != TC_SCOPE_SHARED) stmt(g, s); /* shared tiles: before the tiles */
@@ -892,6 +978,7 @@ static void tile_body(cg *g, const tc_stmt *s, int role) {
   case TC_ST_FOR:
     if (s->u.loop.ws_split) {
       ws_part(g, s, role == 0 ? 0 : 1);
+      g->fence_hoisted = NULL;
       return;
     }
     break;

@@ -78,7 +78,8 @@ template <int G> TCG_DEV void tcg_wg_turn_init() {
  * be K-major (TRANS_A 0, TRANS_B 1: wgmma has no transpose for 8-bit types). The descriptors are
  * the same in bytes either way.
  * WAIT: how many of this warpgroup's gemms may still run when it returns (0: acc is final; 1: the
- * asynchronous mainloop, closed by tcg_wgmma_wait<0>()). TURN: the warpgroups' turn passes once
+ * asynchronous mainloop, closed by tcg_wgmma_wait<0>(); -1: returns once issued, a later gemm's
+ * wait or tcg_wgmma_wait awaits it, overlap.c). TURN: the warpgroups' turn passes once
  * the gemm is issued (pingpong.c). FENCE: some thread wrote a shared operand with ordinary
  * stores, which the wgmma (the async proxy) sees only after fence.proxy.async; tiles that only
  * TMA fills (the async proxy too, ordered by their mbarrier) need none. */
@@ -107,7 +108,7 @@ TCG_DEV void tcg_wgmma_ss(const void *A, const void *B, float *acc) {
   }
   tcg__wg_commit();
   if (TURN) tcg_wg_turn_pass<TURN ? TURN : 1>(); /* issued: the next warpgroup may start its gemm */
-  tcg_wgmma_wait<WAIT>();
+  if (WAIT >= 0) tcg_wgmma_wait<WAIT < 0 ? 0 : WAIT>();
   tcg__wg_pin<MB * N / 2>(acc);
 }
 
@@ -139,7 +140,7 @@ TCG_DEV void tcg_wgmma_rs(const uint16_t *Ar, const void *B, float *acc) {
   }
   tcg__wg_commit();
   if (TURN) tcg_wg_turn_pass<TURN ? TURN : 1>(); /* issued: the next warpgroup may start its gemm */
-  tcg_wgmma_wait<WAIT>();
+  if (WAIT >= 0) tcg_wgmma_wait<WAIT < 0 ? 0 : WAIT>();
   tcg__wg_pin<MB * N / 2>(acc);
 }
 
