@@ -2,6 +2,8 @@
 
 `is_causal` is a compile-time flag: the Python `if is_causal:` inside the kernel picks the masking
 code when the kernel is built, and the causal variant also stops the K/V loop at the diagonal.
+Only the blocks that need it are masked: those crossing the diagonal (causal) or the end of the
+sequence (a run-time test in the loop).
 The softmax is computed online, block by block, with exp2 and a pre-multiplied log2(e) scale.
 """
 import argparse
@@ -51,17 +53,18 @@ def flashattn(batch=1, heads=2, seq_len=128, dim=64, is_causal=True, block_M=64,
 
             for k in T.Pipelined(loop_range, num_stages=num_stages):
                 T.copy(K[bz, by, k * block_N:(k + 1) * block_N, :], K_shared)
+                T.gemm(Q_shared, K_shared, acc_s, transpose_B=True, clear_accum=True, policy=T.GemmWarpPolicy.FullRow)
                 if is_causal:
-                    # Start the scores at 0 where the key is visible and -inf above the diagonal;
-                    # the GEMM then accumulates Q K^T on top.
-                    for i, j in T.Parallel(block_M, block_N):
-                        acc_s[i, j] = T.if_then_else(bx * block_M + i >= k * block_N + j, 0, -T.infinity(accum_dtype))
-                    T.gemm(Q_shared, K_shared, acc_s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
-                else:
-                    T.gemm(Q_shared, K_shared, acc_s, transpose_B=True, clear_accum=True, policy=T.GemmWarpPolicy.FullRow)
-                    # Keys past the end of the sequence (zeros read out of bounds) must not count.
-                    for i, j in T.Parallel(block_M, block_N):
-                        acc_s[i, j] = T.if_then_else(k * block_N + j < seq_len, acc_s[i, j], -T.infinity(accum_dtype))
+                    # Only a block that crosses the diagonal has keys after some of its queries.
+                    if k * block_N + block_N - 1 > bx * block_M:
+                        for i, j in T.Parallel(block_M, block_N):
+                            acc_s[i, j] = T.if_then_else(bx * block_M + i >= k * block_N + j, acc_s[i, j], -T.infinity(accum_dtype))
+                elif seq_len % block_N != 0:
+                    # Keys past the end of the sequence (zeros read out of bounds) must not count;
+                    # only the last block has any.
+                    if k * block_N + block_N > seq_len:
+                        for i, j in T.Parallel(block_M, block_N):
+                            acc_s[i, j] = T.if_then_else(k * block_N + j < seq_len, acc_s[i, j], -T.infinity(accum_dtype))
 
                 T.copy(scores_max, scores_max_prev)
                 T.fill(scores_max, -T.infinity(accum_dtype))
