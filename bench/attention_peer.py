@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The flash-attention peer of bench/bench_cuda.c: PyTorch SDPA's flash backend and cuDNN backend,
-forward, fp16, B=8 H=16 S=4096 D=128, causal and not. Median of timed runs (CUDA events) after
+forward, fp16 and bf16, B=8 H=16 S=4096 D=128, causal and not. Median of timed runs (CUDA events) after
 warm-up, with the L2 cache flushed before each run, as bench_cuda.c times tilec's kernel.
 Prints "no torch" / "no CUDA device" and exits 0 where it cannot run.
     python3 bench/attention_peer.py [--runs N]"""
@@ -45,13 +45,15 @@ def median_ms(fn):
     return times[len(times) // 2]
 
 
-for causal in (True, False):
-    flops = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
-    for name, backend in (("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)):
-        label = f"sdpa {name:5s} fp16 B={B} H={H} S={S} D={D} {'causal' if causal else 'non-causal'}"
-        try:
-            with sdpa_kernel([backend]):
-                ms = median_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
-            print(f"{label}: {ms:8.3f} ms  {flops / ms / 1e9:7.1f} TFLOP/s")
-        except Exception as e:  # a backend this build or GPU lacks
-            print(f"{label}: unavailable ({type(e).__name__}: {str(e).splitlines()[0][:120]})")
+for dt, dname in ((torch.float16, "fp16"), (torch.bfloat16, "bf16")):
+    q, k, v = (x.to(dt) for x in (q, k, v))
+    for causal in (True, False):
+        flops = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
+        for name, backend in (("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)):
+            label = f"sdpa {name:5s} {dname} B={B} H={H} S={S} D={D} {'causal' if causal else 'non-causal'}"
+            try:
+                with sdpa_kernel([backend]):
+                    ms = median_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
+                print(f"{label}: {ms:8.3f} ms  {flops / ms / 1e9:7.1f} TFLOP/s")
+            except Exception as e:  # a backend this build or GPU lacks
+                print(f"{label}: unavailable ({type(e).__name__}: {str(e).splitlines()[0][:120]})")

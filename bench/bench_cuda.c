@@ -5,7 +5,7 @@
  *                                                           vs cuBLASLt's fp8 cublasLtMatmul (dlopen),
  *     with and without its fast accumulation (tilec's wgmma accumulates as fast accumulation does)
  *   rms_norm, softmax, fp8_cast (memory-bound examples)     vs device copy bandwidth (cuMemcpyDtoD)
- *   flash attention fwd fp16 B=8 H=16 S=4096 D=128          (peer: bench/attention_peer.py, torch)
+ *   flash attention fwd fp16, bf16 B=8 H=16 S=4096 D=128    (peer: bench/attention_peer.py, torch)
  * Each figure is the median of timed runs (CUDA events) after warm-up, with the L2 cache flushed
  * (a memset of twice its size) before every run. Without a CUDA device it says so and exits 0.
  *   build/bench/bench_cuda [filter [KEY=VALUE ...]]
@@ -504,10 +504,11 @@ int main(int argc, char **argv) {
   if (strstr("softmax", filter)) bench_memory(ctx, "softmax f16 65536x4096", "examples/softmax.py", smx, copy);
   if (strstr("fp8_cast", filter)) bench_memory(ctx, "fp8_cast f16->e4m3 16384x8192", "examples/fp8_cast.py", fp8, copy);
 
-  for (int causal = 1; causal >= 0; causal--) {
+  for (int run = 0; run < 4; run++) {
+    int causal = run % 2 == 0, bf16 = run >= 2;
     const char *fa[] = {"batch=8", "heads=16", "seq_len=4096", "dim=128", causal ? "is_causal=True" : "is_causal=False",
-                        "block_M=128", "block_N=128", "threads=256", "num_stages=2", NULL, NULL, NULL, NULL, NULL,
-                        NULL, NULL, NULL, NULL}; /* 8 warps: no spills; room for the fa.KEY=VALUE bindings */
+                        "block_M=128", "block_N=128", "threads=256", "num_stages=2", bf16 ? "dtype=bfloat16" : "dtype=float16",
+                        NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL}; /* 8 warps: no spills; room for fa.KEY=VALUE */
     for (int e = 0; e < nfa_extra; e++) { /* a binding replaces the default of the same name */
       size_t len = strcspn(fa_extra[e], "=");
       int j = 0;
@@ -515,7 +516,7 @@ int main(int argc, char **argv) {
       fa[j] = fa_extra[e];
     }
     char label[96];
-    snprintf(label, sizeof label, "flash_attention fp16 B=8 H=16 S=4096 D=128 %s", causal ? "causal" : "non-causal");
+    snprintf(label, sizeof label, "flash_attention %s B=8 H=16 S=4096 D=128 %s", bf16 ? "bf16" : "fp16", causal ? "causal" : "non-causal");
     if (!strstr(label, filter)) continue;
     printf("%s\n", label);
     tk x;

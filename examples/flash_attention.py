@@ -13,10 +13,9 @@ import tilelang.language as T
 
 
 @tilelang.jit(out_idx=[3], pass_configs={tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True})
-def flashattn(batch=1, heads=2, seq_len=128, dim=64, is_causal=True, block_M=64, block_N=64, num_stages=1, threads=128):
+def flashattn(batch=1, heads=2, seq_len=128, dim=64, is_causal=True, block_M=64, block_N=64, num_stages=1, threads=128, dtype=T.float16):
     scale = (1.0 / dim) ** 0.5 * 1.44269504  # 1/sqrt(dim) * log2(e)
     shape = [batch, heads, seq_len, dim]
-    dtype = T.float16
     accum_dtype = T.float32
 
     @T.prim_func
