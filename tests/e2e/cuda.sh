@@ -122,6 +122,19 @@ grep -qx "// T.Pipelined: each consumer warpgroup issues the second gemm of bloc
        END { exit !(s && r && e > r && w > e && a && c > a) }' "$D/out" &&
   grep -q 'if ((v[0-9]*_n_pipe) > 0) {' "$D/out" &&
   ok "explain: each warpgroup's softmax runs beside its own P V" || bad "intra-warpgroup overlap"
+# work after the second gemm (here a row update behind P V) keeps the loop as written, and says why
+python3 - "$D/fa_after.py" <<'PYEOF'
+import sys
+s = open("examples/flash_attention.py").read()
+rescale = "                for i, j in T.Parallel(block_M, dim):\n                    acc_o[i, j] *= scores_scale[i]\n"
+pv = "                T.gemm(acc_s_cast, V_shared, acc_o, policy=T.GemmWarpPolicy.FullRow)\n"
+assert rescale in s and pv in s
+s = s.replace(rescale, "").replace(pv, pv + "                for i in T.Parallel(block_M):\n                    logsum[i] = logsum[i] + 0\n")
+open(sys.argv[1], "w").write(s)
+PYEOF
+"$T" source "$D/fa_after.py" --target cuda,arch=sm_90a --explain --kernel-only $FA -D num_stages=2 >"$D/out3" 2>"$D/err"
+grep -qx '// T.Pipelined: the consumers await each gemm before the work after it (no overlap: work after the second gemm)' "$D/out3" &&
+  ! grep -q 'tcg_f16, -1' "$D/out3" && ok "explain: no overlap with work after the second gemm" || bad "overlap refusal"
 # Q, which threads store before the loop, is fenced for the wgmma once, not at every QK^T
 [ "$(grep -c 'tcg__fence_proxy_async();' "$D/out")" = 1 ] && ! grep -Eq 'tcg_wgmma_ss<[^>]*, 1>\(' "$D/out" &&
   ok "one proxy fence before the attention loop" || bad "hoisted proxy fence"
