@@ -42,4 +42,11 @@ tc_stmt *tc_gpu_acc_store_simdgroup(tc_gpu_plan *P, const tc_region *src, const 
  * from global memory instead (matmul2d's direct-global form) */
 bool tc_gpu_matmul2d_direct(tc_gpu_plan *P);
 
+/* pingpong.c: a statement's leaves, SEQs opened, in order (the consumer part of a
+ * warp-specialized loop, which pingpong.c and overlap.c rearrange); fn on each warp-specialized
+ * loop among s's statements, looking into SEQs only (such a loop is at the kernel's top level) */
+void tc_gpu_flatten(tc_arena *a, tc_stmt_set *f, tc_stmt *s);
+bool tc_gpu_is_intrinsic(const tc_stmt *s, const char *name);
+void tc_gpu_each_ws_loop(tc_gpu_plan *P, tc_stmt *s, void (*fn)(tc_gpu_plan *P, tc_stmt *loop));
+
 #endif

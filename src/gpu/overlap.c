@@ -79,14 +79,11 @@ static void written_cb(void *ctx, tc_buffer *b, tc_stmt *where) {
   add(&((access *)ctx)->w, b);
 }
 
-static bool is_intrinsic(const tc_stmt *s, const char *name) {
-  return s->kind == TC_ST_INTRINSIC && !strcmp(s->u.intrinsic.name, name);
-}
 
 static bool stmt_access_cb(void *ctx, tc_stmt *s) {
   access *A = ctx;
   tc_stmt_written_buffers(s, written_cb, A);
-  if (is_intrinsic(s, "gemm_block") && s->u.intrinsic.nargs == 14) {
+  if (tc_gpu_is_intrinsic(s, "gemm_block") && s->u.intrinsic.nargs == 14) {
     const tc_expr *c = s->u.intrinsic.args[12];
     if (c->op == TC_OP_ADDRESS_OF) add(&A->w, c->buf);
   } else if (s->kind == TC_ST_INTRINSIC) {
@@ -112,7 +109,7 @@ static bool conflict(const access *a, const access *b) { return meets(&a->w, &b-
 /* A wgmma gemm_block that returns with its accumulator final. */
 static bool sync_wgmma(const tc_stmt *s) {
   int64_t instr = -1, wait = -1;
-  return is_intrinsic(s, "gemm_block") && s->u.intrinsic.nargs == 14 && tc_expr_const_int(s->u.intrinsic.args[7], &instr) &&
+  return tc_gpu_is_intrinsic(s, "gemm_block") && s->u.intrinsic.nargs == 14 && tc_expr_const_int(s->u.intrinsic.args[7], &instr) &&
          instr == 1 && tc_expr_const_int(s->u.intrinsic.args[13], &wait) && wait == 0;
 }
 
@@ -165,25 +162,8 @@ static tc_stmt *wait_at(tc_arena *a, tc_stmt *gemm, int wait) {
   return c;
 }
 
-typedef struct list {
-  tc_stmt **v;
-  int n, cap;
-} list;
-static void push(tc_arena *a, list *l, tc_stmt *s) {
-  if (!s) return;
-  if (s->kind == TC_ST_SEQ) {
-    for (int i = 0; i < s->u.seq.n; i++) push(a, l, s->u.seq.items[i]);
-    return;
-  }
-  if (l->n == l->cap) {
-    int cap = l->cap ? 2 * l->cap : 32;
-    tc_stmt **v = TC_NEW_ARRAY(a, tc_stmt *, cap);
-    if (l->n) memcpy(v, l->v, sizeof *v * (size_t)l->n);
-    l->v = v, l->cap = cap;
-  }
-  l->v[l->n++] = s;
-}
-static tc_stmt *seq(tc_arena *a, const list *l, tc_loc loc) { return tc_ir_seq(a, l->n, l->v, loc); }
+static void push(tc_arena *a, tc_stmt_set *l, tc_stmt *s) { tc_gpu_flatten(a, l, s); }
+static tc_stmt *seq(tc_arena *a, const tc_stmt_set *l, tc_loc loc) { return tc_ir_seq(a, l->n, l->v, loc); }
 
 /* Why the loop's consumer part is not rotated, or NULL with the positions filled. */
 typedef struct shape {
@@ -193,13 +173,13 @@ typedef struct shape {
   bool turn;    /* G1 is followed by the turn's pass */
 } shape;
 
-static const char *refusal(tc_gpu_plan *P, const list *f, const tc_stmt *loop, shape *S) {
+static const char *refusal(tc_gpu_plan *P, const tc_stmt_set *f, const tc_stmt *loop, shape *S) {
   const tc_stmt *let = f->n ? f->v[0] : NULL;
   if (!let || let->kind != TC_ST_LET || let->u.let.value->op != TC_OP_VAR || let->u.let.value->var != loop->u.loop.var)
     return "internal: the consumer part does not begin with its count";
   S->g1 = S->g2 = -1;
   for (int i = 0; i < f->n; i++) {
-    if (!is_intrinsic(f->v[i], "gemm_block")) continue;
+    if (!tc_gpu_is_intrinsic(f->v[i], "gemm_block")) continue;
     if (!sync_wgmma(f->v[i])) return "an asynchronous wgmma mainloop";
     if (S->g1 < 0) S->g1 = i;
     else if (S->g2 < 0) S->g2 = i;
@@ -207,8 +187,8 @@ static const char *refusal(tc_gpu_plan *P, const list *f, const tc_stmt *loop, s
   }
   if (S->g2 < 0) return "fewer than two gemms in the loop";
   for (int i = S->g2 + 1; i < f->n; i++)
-    if (!is_intrinsic(f->v[i], "mbar_arrive_warp")) return "work after the second gemm";
-  S->turn = is_intrinsic(f->v[S->g1 + 1], "wg_turn_pass");
+    if (!tc_gpu_is_intrinsic(f->v[i], "mbar_arrive_warp")) return "work after the second gemm";
+  S->turn = tc_gpu_is_intrinsic(f->v[S->g1 + 1], "wg_turn_pass");
   S->x0 = S->g1 + 1 + S->turn;
   if (S->x0 == S->g2) return "no work between the gemms";
   /* G2 and the arrivals move past W, pre and G1 of the next iteration */
@@ -234,7 +214,7 @@ static const char *refusal(tc_gpu_plan *P, const list *f, const tc_stmt *loop, s
 static void rotate(tc_gpu_plan *P, tc_stmt *loop) {
   tc_arena *a = P->a;
   tc_loc loc = loop->loc;
-  list f = {0};
+  tc_stmt_set f = {0};
   push(a, &f, loop->u.loop.body->u.seq.items[1]);
   shape S;
   const char *why = refusal(P, &f, loop, &S);
@@ -244,7 +224,7 @@ static void rotate(tc_gpu_plan *P, tc_stmt *loop) {
     return;
   }
   prev_ctx C = {a, f.v[0]->u.let.var, loop->u.loop.var};
-  list pro = {0}, steady = {0}, epi = {0};
+  tc_stmt_set pro = {0}, steady = {0}, epi = {0};
   for (int i = 1; i < S.g2; i++) push(a, &pro, f.v[i]);
   for (int i = 1; i < S.g1; i++) push(a, &steady, tc_ir_clone_stmt(a, f.v[i]));
   push(a, &steady, wait_at(a, f.v[S.g1], -1));
@@ -276,17 +256,8 @@ static void rotate(tc_gpu_plan *P, tc_stmt *loop) {
                            "k and runs the work between them while it runs (FlashAttention-3's intra-warpgroup overlap)\n");
 }
 
-static void visit(tc_gpu_plan *P, tc_stmt *s) {
-  if (!s || s->kind != TC_ST_SEQ) return;
-  for (int i = 0; i < s->u.seq.n; i++) {
-    tc_stmt *c = s->u.seq.items[i];
-    if (c->kind == TC_ST_FOR && c->u.loop.ws_split) rotate(P, c);
-    else visit(P, c);
-  }
-}
-
 bool tc_gpu_overlap(tc_gpu_plan *P) {
   if (!P->desc->wgmma || !P->k->producer_threads) return true;
-  visit(P, P->k->body);
+  tc_gpu_each_ws_loop(P, P->k->body, rotate);
   return !P->failed;
 }

@@ -27,33 +27,22 @@
 
 #include <string.h>
 
-typedef struct flat {
-  tc_stmt **v;
-  int n, cap;
-} flat;
-
-static void flatten(tc_arena *a, flat *f, tc_stmt *s) {
+void tc_gpu_flatten(tc_arena *a, tc_stmt_set *f, tc_stmt *s) {
   if (!s) return;
-  if (s->kind == TC_ST_SEQ) {
-    for (int i = 0; i < s->u.seq.n; i++) flatten(a, f, s->u.seq.items[i]);
+  if (s->kind != TC_ST_SEQ) {
+    tc_stmt_set_add(a, f, s);
     return;
   }
-  if (f->n == f->cap) {
-    int cap = f->cap ? 2 * f->cap : 32;
-    tc_stmt **v = TC_NEW_ARRAY(a, tc_stmt *, cap);
-    if (f->n) memcpy(v, f->v, sizeof *v * (size_t)f->n);
-    f->v = v, f->cap = cap;
-  }
-  f->v[f->n++] = s;
+  for (int i = 0; i < s->u.seq.n; i++) tc_gpu_flatten(a, f, s->u.seq.items[i]);
 }
 
-static bool is_intrinsic(const tc_stmt *s, const char *name) {
+bool tc_gpu_is_intrinsic(const tc_stmt *s, const char *name) {
   return s->kind == TC_ST_INTRINSIC && !strcmp(s->u.intrinsic.name, name);
 }
 
 /* A wgmma gemm_block that returns with its accumulator final (wait 0). */
 static int wgmma_kind(const tc_stmt *s) {
-  if (!is_intrinsic(s, "gemm_block") || s->u.intrinsic.nargs != 14) return 0;
+  if (!tc_gpu_is_intrinsic(s, "gemm_block") || s->u.intrinsic.nargs != 14) return 0;
   int64_t instr = -1, wait = -1;
   if (!tc_expr_const_int(s->u.intrinsic.args[7], &instr) || instr != 1) return 0;
   if (!tc_expr_const_int(s->u.intrinsic.args[13], &wait)) return -1;
@@ -63,7 +52,7 @@ static int wgmma_kind(const tc_stmt *s) {
 static tc_stmt *turn(tc_arena *a, const char *name, tc_loc loc) { return tc_ir_intrinsic_stmt(a, name, 0, NULL, loc); }
 
 /* Why the loop's consumer part takes no turns, or NULL (then *first: the first gemm). */
-static const char *refusal(tc_gpu_plan *P, const flat *f, int *first) {
+static const char *refusal(tc_gpu_plan *P, const tc_stmt_set *f, int *first) {
   int last = -1;
   *first = -1;
   for (int i = 0; i < f->n; i++) {
@@ -76,7 +65,7 @@ static const char *refusal(tc_gpu_plan *P, const flat *f, int *first) {
   if (*first < 0 || *first == last) return "fewer than two wgmma gemms in the loop";
   bool between = false;
   for (int i = *first + 1; i < last; i++)
-    if (!is_intrinsic(f->v[i], "gemm_block")) between = true;
+    if (!tc_gpu_is_intrinsic(f->v[i], "gemm_block")) between = true;
   if (!between) return "no work between the gemms";
   if (P->threads < 256) return "one consumer warpgroup";
   return NULL;
@@ -93,8 +82,8 @@ static tc_stmt *seq_of(tc_arena *a, tc_stmt **v, int n, tc_loc loc) {
 static void take_turns(tc_gpu_plan *P, tc_stmt *loop) {
   tc_arena *a = P->a;
   tc_loc loc = loop->loc;
-  flat f = {0};
-  flatten(a, &f, loop->u.loop.body->u.seq.items[1]);
+  tc_stmt_set f = {0};
+  tc_gpu_flatten(a, &f, loop->u.loop.body->u.seq.items[1]);
   int first;
   const char *why = refusal(P, &f, &first);
   if (why) {
@@ -117,17 +106,17 @@ static void take_turns(tc_gpu_plan *P, tc_stmt *loop) {
                  P->threads / 128);
 }
 
-static void visit(tc_gpu_plan *P, tc_stmt *s) {
+void tc_gpu_each_ws_loop(tc_gpu_plan *P, tc_stmt *s, void (*fn)(tc_gpu_plan *P, tc_stmt *loop)) {
   if (!s || s->kind != TC_ST_SEQ) return;
   for (int i = 0; i < s->u.seq.n; i++) {
     tc_stmt *c = s->u.seq.items[i];
-    if (c->kind == TC_ST_FOR && c->u.loop.ws_split) take_turns(P, c);
-    else visit(P, c);
+    if (c->kind == TC_ST_FOR && c->u.loop.ws_split) fn(P, c);
+    else tc_gpu_each_ws_loop(P, c, fn);
   }
 }
 
 bool tc_gpu_pingpong(tc_gpu_plan *P) {
   if (!P->desc->wgmma || !P->k->producer_threads) return true;
-  visit(P, P->k->body);
+  tc_gpu_each_ws_loop(P, P->k->body, take_turns);
   return !P->failed;
 }
