@@ -917,6 +917,7 @@ static void add_param(tc_ev *ev, const char *name, tc_buffer *buf, tc_var *var) 
   p->var = var;
   if (buf) buf->param_index = k->nparams;
   k->nparams++;
+  for (int i = 0; i < k->nworkspaces; i++) k->workspaces[i]->param_index = k->nparams + i; /* after the parameters */
 }
 
 void ev_compile_prim(tc_ev *ev, tc_func *f, tc_loc loc);

@@ -346,6 +346,24 @@ static tc_val *t_alloc_fragment(tc_ev *ev, tc_val *self, tc_args *a) { (void)sel
 static tc_val *t_alloc_local(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return alloc_common(ev, a, 2); }
 static tc_val *t_alloc_buffer(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return alloc_common(ev, a, 3); }
 
+/* T.alloc_global(shape, dtype): a global workspace of the kernel (tc_kernel_ir.workspaces): the
+ * runtime allocates it, zeroed, for each launch, and every block and every dependent
+ * 'with T.Kernel' block of the prim_func sees the same storage (a split kernel's partial
+ * results, which its combine block reads). Its dimensions are ints or symbolic sizes. */
+static tc_val *t_alloc_global(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_loc loc = call_loc(a);
+  if (!ev->in_prim_func || !ev->k) ev_fail(ev, loc, "T.alloc_global must be inside a @T.prim_func");
+  tc_val *tt = ev_tensor_type(ev, a->p[0], a->pnode[0], arg_loc(a, 0), a->p[1], arg_loc(a, 1));
+  tc_kernel_ir *k = ev->k;
+  tc_buffer *b = ev_make_param_buffer(ev, ev_target_name(ev, a->call, "workspace"), tt, loc);
+  k->workspaces = tc_arena_grow(ev->ir, k->workspaces, sizeof(tc_buffer *) * (size_t)k->nworkspaces,
+                                sizeof(tc_buffer *) * (size_t)(k->nworkspaces + 1));
+  b->param_index = k->nparams + k->nworkspaces;
+  k->workspaces[k->nworkspaces++] = b;
+  return tv_buffer(ev, b);
+}
+
 static tc_val *t_alloc_var(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   if (!ev->cur) ev_emit(ev, NULL, call_loc(a), "T.alloc_var");
@@ -1304,6 +1322,7 @@ static const tc_builtin language_builtins[] = {
     {"T.alloc_local", "shape dtype scope?", t_alloc_local, 0},
     {"T.alloc_buffer", "shape dtype scope?", t_alloc_buffer, 0},
     {"T.alloc_var", "dtype init? scope?", t_alloc_var, 0},
+    {"T.alloc_global", "shape dtype", t_alloc_global, 0},
     {"T.copy", "src dst | coalesced_width? disable_tma? eviction_policy? loop_layout?", t_copy, 0},
     {"T.gemm", "A B C transpose_A? transpose_B? policy? clear_accum? k_pack? wg_wait?", ev_t_gemm, 0},
     {"T.fill", "buffer value", t_fill, 0},

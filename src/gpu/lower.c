@@ -267,6 +267,11 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
     tc_gpu_fail(P, loop->loc, "a 'while' loop on a runtime condition is not yet supported on %s; the cpu target runs it", desc->target);
     return NULL;
   }
+  if (k->nworkspaces > 0) {
+    tc_gpu_fail(P, k->workspaces[0]->loc, "a global workspace ('%s' = T.alloc_global(...)) is not yet supported on %s; the cpu "
+                "target runs it", k->workspaces[0]->name, desc->target);
+    return NULL;
+  }
   if (k->nlaunches > 1) {
     tc_gpu_fail(P, k->launch_var->loc, "a kernel of %d launches, one after another (a 'with T.Kernel(...)' block that depends on an "
                 "earlier one, or T.sync_grid), is not yet supported on %s; the cpu target runs it", k->nlaunches, desc->target);

@@ -913,6 +913,19 @@ static bool check_kernel(vctx *v) {
       if (!declare(v, p->buf)) return false;
     }
   }
+  if (k->nworkspaces < 0 || (k->nworkspaces > 0 && !k->workspaces)) return internal(v, "bad workspace list");
+  for (int i = 0; i < k->nworkspaces; i++) { /* T.alloc_global */
+    const tc_buffer *b = k->workspaces[i];
+    if (!b || b->scope != TC_SCOPE_GLOBAL || b->view_of) return internal(v, "workspace %d is not a global buffer", i);
+    if (b->param_index != k->nparams + i)
+      return internal(v, "workspace %s has param_index %d, it is workspace %d of %d parameters", bname(b), b->param_index, i,
+                      k->nparams);
+    if (!tc_dtype_valid(b->dtype)) return internal(v, "workspace %s has an invalid dtype", bname(b));
+    if (b->ndim < 1 || !b->shape) return internal(v, "workspace %s has no shape", bname(b));
+    for (int d = 0; d < b->ndim; d++)
+      if (!check_int_expr(v, b->shape[d], "workspace dimension")) return false;
+    if (!declare(v, b)) return false;
+  }
   for (int i = 0; i < k->nparams; i++) {
     const tc_buffer *b = k->params[i].buf;
     if (!b) continue;

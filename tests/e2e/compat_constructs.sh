@@ -75,6 +75,13 @@ if cmp -s "$D/mll/Partial.npy" "$D/ml1/Partial.npy" && cmp -s "$D/mll/Out.npy" "
    cmp -s "$D/mll/Scaled.npy" "$D/ml1/Scaled.npy"
 then echo "PASS compat: each T.Kernel block's runtime locals are its own"
 else echo "FAIL compat: T.Kernel blocks with runtime locals of the same names differ from direct"; fi
+check "T.alloc_global workspaces" multi_launch.py --kernel workspace --save "$D/mlw"
+if cmp -s "$D/mlw/Partial.npy" "$D/ml1/Partial.npy" && cmp -s "$D/mlw/Out.npy" "$D/ml1/Out.npy" &&
+   cmp -s "$D/mlw/Scaled.npy" "$D/ml1/Scaled.npy" &&
+   "$T" ir "$S/multi_launch.py" --kernel workspace | grep -q "^  workspace W: float32\[8, 4\] (allocated for each launch, zeroed)$" &&
+   "$T" ir "$S/multi_launch.py" --kernel workspace | grep -q "# launched 3 times, one launch after another"
+then echo "PASS compat: T.alloc_global workspaces outlive a launch and start zeroed"
+else echo "FAIL compat: T.alloc_global workspaces differ from direct"; fi
 check "T.wgmma_gemm, T.wait_wgmma, T.ptx_commit_group, T.ptx_wait_group, T.tfloat32" hopper_async.py --save "$D/hopper"
 if cmp -s "$D/hopper/C.npy" "$D/hopper/Ref.npy" && "$T" ir "$S/hopper_async.py" | grep -q "wg_wait=-1" &&
    "$T" ir "$S/hopper_async.py" | grep -q "X: float32\[32, 32\]"

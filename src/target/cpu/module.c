@@ -297,6 +297,8 @@ static void emit_prologue_globals(tc_cg *g) {
   const tc_kernel_ir *k = g->k;
   for (int i = 0; i < k->nparams; i++)
     if (k->params[i].buf) emit_global(g, k->params[i].buf, i);
+  for (int i = 0; i < k->nworkspaces; i++) /* T.alloc_global: the runtime's storage after the parameters' */
+    emit_global(g, k->workspaces[i], k->nparams + i);
   for (int id = 0; id < g->P->nids; id++) {
     const tc_buffer *b = g->P->bufs[id];
     if (b && b->scope == TC_SCOPE_GLOBAL && b->view_of) emit_global(g, b, b->view_of->param_index);
