@@ -241,6 +241,10 @@ struct tc_ev {
   /* T.sync_grid (eval_kernels.c): the top-level statement list of the kernel block being read,
    * and where in it each T.sync_grid stands */
   tc_stmt_list *kernel_top;
+  /* T.rng_init / T.rng_rand (eval_tl.c): the kernel block's per-thread generator state, a uint64
+   * array (seed, subsequence, position) allocated at the block's top; NULL before the
+   * block's first T.rng_init */
+  tc_buffer *rng_state;
   int nsyncs;
   struct { int at; tc_loc loc; } syncs[16];
 };

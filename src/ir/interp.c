@@ -4,6 +4,7 @@
  * Runtime faults unwind with longjmp to tc_interp_run; everything the run allocates hangs off
  * the context and is freed there, so nothing leaks on an error. */
 #include "ir/interp.h"
+#include "ir/philox.h"
 #include "gpu/gpu.h"
 
 #include "analysis/analysis.h"
@@ -367,6 +368,8 @@ static void set_uniform(ictx *c, int slot, val v) {
 }
 
 /* ---- expressions ---- */
+TC_PHILOX_CODE /* tcg_philox, the philox_rand intrinsic */
+
 static val eval(ictx *c, const tc_expr *e, int t);
 
 static int64_t int_pow(int64_t b, int64_t e, bool *div0) {
@@ -592,6 +595,10 @@ static val eval(ictx *c, const tc_expr *e, int t) {
       uint64_t bits = 0;
       write_global(e->args[0]->dtype, &bits, 0, eval(c, e->args[0], t));
       return read_global(e->dtype, &bits, 0);
+    }
+    if (id == TC_INTRIN_PHILOX_RAND) { /* philox.h */
+      v.i = tcg_philox((uint64_t)eval(c, e->args[0], t).i, (uint64_t)eval(c, e->args[1], t).i, (uint64_t)eval(c, e->args[2], t).i);
+      return normalize(e->dtype, v);
     }
     fail(c, TILEC_ERROR_TARGET, e->loc, -1, "intrinsic %s runs only on a GPU target", e->callee ? e->callee : "?");
   }

@@ -82,6 +82,11 @@ if cmp -s "$D/mlw/Partial.npy" "$D/ml1/Partial.npy" && cmp -s "$D/mlw/Out.npy" "
    "$T" ir "$S/multi_launch.py" --kernel workspace | grep -q "# launched 3 times, one launch after another"
 then echo "PASS compat: T.alloc_global workspaces outlive a launch and start zeroed"
 else echo "FAIL compat: T.alloc_global workspaces differ from direct"; fi
+check "T.rng_init / T.rng_rand per thread" rng.py --kernel per_thread --save "$D/rng4"
+check "T.rng_init / T.rng_rand in a one-thread T.Parallel loop" rng.py --kernel one_thread --save "$D/rng1"
+if cmp -s "$D/rng4/Out.npy" "$D/rng1/Out.npy" && cmp -s "$D/rng1/First.npy" "$D/rng1/Ref.npy"
+then echo "PASS compat: T.rng_rand draws cuRAND's Philox4_32_10 stream (Random123's known answer)"
+else echo "FAIL compat: T.rng_rand's numbers differ from the Philox4_32_10 stream"; fi
 check "T.wgmma_gemm, T.wait_wgmma, T.ptx_commit_group, T.ptx_wait_group, T.tfloat32" hopper_async.py --save "$D/hopper"
 if cmp -s "$D/hopper/C.npy" "$D/hopper/Ref.npy" && "$T" ir "$S/hopper_async.py" | grep -q "wg_wait=-1" &&
    "$T" ir "$S/hopper_async.py" | grep -q "X: float32\[32, 32\]"

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/philox.h"
 #include "target/cpu/codegen.h"
 
 static const char helpers_head[] =
@@ -97,6 +98,8 @@ static const char helpers_body[] =
     "static inline uint64_t tcg_bits_f64(double x) { uint64_t b; memcpy(&b, &x, 8); return b; }\n"
     "static inline float tcg_f32_bits(uint32_t b) { float x; memcpy(&x, &b, 4); return x; }\n"
     "static inline double tcg_f64_bits(uint64_t b) { double x; memcpy(&x, &b, 8); return x; }\n"
+    "/* cuRAND's Philox4_32_10 (T.rng_rand; src/ir/philox.h) */\n"
+    TC_PHILOX_TEXT
     "/* atomics on global memory (blocks run on several OS threads) */\n"
     "#define TCG_ATOMIC_INT(name, T) \\\n"
     "  static inline void tcg_atomic_add_##name(T *p, int64_t i, T v) { __atomic_fetch_add(&p[i], v, __ATOMIC_RELAXED); }\n"
