@@ -1003,8 +1003,7 @@ static tc_val *t_atomic_add(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   tc_loc loc = call_loc(a);
   tc_val *dst = a->p[0], *val = a->p[1];
-  if (a->p[3] && a->p[3]->kind != TV_NONE && ev_truth(ev, a->p[3], arg_loc(a, 3)))
-    ev_unsupported(ev, arg_loc(a, 3), "T.atomic_add(..., return_prev=True)");
+  bool return_prev = a->p[3] && a->p[3]->kind != TV_NONE && ev_truth(ev, a->p[3], arg_loc(a, 3));
   /* use_tma=True asks TileLang for a TMA reduction (cp.reduce.async.bulk, sm_90+): the same sums
    * by another instruction, so it is checked and dropped */
   (void)arg_bool(ev, a, 4, false);
@@ -1026,6 +1025,7 @@ static tc_val *t_atomic_add(tc_ev *ev, tc_val *self, tc_args *a) {
     s->u.atomic.value = ev_to_expr_as(ev, sv, b->dtype, loc);
   } else {
     if (scalar_value) ev_fail(ev, loc, "T.atomic_add: adding a scalar needs an element destination such as %s[i, j]", ev_node_text(ev, a->pnode[0]));
+    if (return_prev) ev_unsupported(ev, arg_loc(a, 3), "T.atomic_add(..., return_prev=True) on tiles (tilec returns the previous value of one element)");
     tc_region rs, rd;
     if (dst->kind == TV_ELEM) {
       rs = ev_region(ev, val, NULL, a->pnode[1], arg_loc(a, 1), "T.atomic_add");
@@ -1039,6 +1039,18 @@ static tc_val *t_atomic_add(tc_ev *ev, tc_val *self, tc_args *a) {
               ev_node_text(ev, a->pnode[1]), shape_cstr(ev, &rs), ev_node_text(ev, a->pnode[0]), shape_cstr(ev, &rd));
     s->u.atomic.dst = rd;
     s->u.atomic.src = rs;
+  }
+  if (return_prev) { /* the element's value before this thread's addition, in a cell of its own */
+    if (!ev->cur) ev_fail(ev, loc, "T.atomic_add must be inside 'with T.Kernel(...)'");
+    tc_expr **shape = TC_NEW_ARRAY(ev->ir, tc_expr *, 1);
+    shape[0] = tc_ir_int(ev->ir, 1, tc_index_dtype(), loc);
+    tc_buffer *prev = tc_ir_new_buffer(ev->ir, ev->k, "prev", s->u.atomic.buf->dtype, TC_SCOPE_VAR, 1, shape, loc);
+    emit_alloc(ev, prev, loc, "T.atomic_add");
+    s->u.atomic.prev = prev;
+    ev_emit(ev, s, loc, "T.atomic_add");
+    tc_expr **idx = TC_NEW_ARRAY(ev->ir, tc_expr *, 1);
+    idx[0] = tc_ir_int(ev->ir, 0, tc_index_dtype(), loc);
+    return tv_expr(ev, tc_ir_load(ev->ir, prev, 1, idx, loc));
   }
   ev_emit(ev, s, loc, "T.atomic_add");
   return tv_none(ev);

@@ -982,6 +982,10 @@ static void exec_store(ictx *c, const tc_stmt *s, mask m, bool atomic) {
     if (atomic) {
       if (offset_of(c, bs, ix, t, s->loc, "atomic_add") < 0) continue;
       val old = load_elem(c, bs, ix, t, s->loc);
+      if (s->u.atomic.prev) { /* return_prev: this thread's value before its addition */
+        static const int64_t zero[MAXDIM];
+        store_elem(c, buf_of(c, s->u.atomic.prev, s->loc), zero, t, old, s->loc);
+      }
       if (isf(b->dtype)) v.f += old.f;
       else v.i = (int64_t)((uint64_t)v.i + (uint64_t)old.i);
     }
@@ -1281,6 +1285,8 @@ static void scan_stmt(ictx *c, const tc_stmt *s) {
     break;
   case TC_ST_ATOMIC_ADD:
     if (s->u.atomic.buf) {
+      add_buf(c, s->u.atomic.buf);
+      add_buf(c, s->u.atomic.prev);
       for (int i = 0; i < s->u.atomic.nidx; i++) scan_expr(c, s->u.atomic.idx[i]);
       scan_expr(c, s->u.atomic.value);
     }
@@ -1352,6 +1358,10 @@ static void run(ictx *c, void *const *data, const int64_t *scalars, const double
   for (int i = 0; i < k->nparams; i++)
     if (k->params[i].buf)
       for (int d = 0; d < k->params[i].buf->ndim; d++) scan_expr(c, k->params[i].buf->shape[d]);
+  for (int i = 0; i < k->nworkspaces; i++) { /* T.alloc_global: storage at data[nparams + i] */
+    add_buf(c, k->workspaces[i]);
+    for (int d = 0; d < k->workspaces[i]->ndim; d++) scan_expr(c, k->workspaces[i]->shape[d]);
+  }
   scan_stmt(c, k->body);
 
   c->vars = xcalloc(c, (size_t)c->nvars * (size_t)c->nthreads, sizeof(val));

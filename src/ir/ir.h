@@ -249,6 +249,10 @@ struct tc_stmt {
     struct {
       tc_buffer *buf; int nidx; tc_expr **idx; tc_expr *value;
       tc_region dst, src;
+      /* element form, T.atomic_add(..., return_prev=True): a per-thread T.alloc_var cell (scope
+       * VAR, the destination's dtype) that receives the element's value before this thread's
+       * addition; NULL otherwise. Only the interpreter and the cpu target run it. */
+      tc_buffer *prev;
     } atomic;
     struct { const char *msg; tc_expr *value; tc_buffer *buf; } print;
     struct { tc_expr *cond; const char *msg; } assert_;

@@ -670,11 +670,16 @@ static void print_stmt(pctx *pc, const tc_stmt *s, int ind) {
     tc_sb_printf(sb, ", dim=%d, reverse=%s)", s->u.cumsum.dim, s->u.cumsum.reverse ? "True" : "False");
     break;
   case TC_ST_ATOMIC_ADD:
+    if (s->u.atomic.buf && s->u.atomic.prev) { /* return_prev=True */
+      put_name(pc, s->u.atomic.prev, s->u.atomic.prev->name);
+      tc_sb_puts(sb, "[0] = ");
+    }
     tc_sb_puts(sb, "T.atomic_add(");
     if (s->u.atomic.buf) {
       print_indices(pc, s->u.atomic.buf, s->u.atomic.nidx, s->u.atomic.idx);
       tc_sb_puts(sb, ", ");
       print_expr(pc, s->u.atomic.value, 0);
+      if (s->u.atomic.prev) tc_sb_puts(sb, ", return_prev=True");
     } else {
       print_region(pc, &s->u.atomic.dst);
       tc_sb_puts(sb, ", ");

@@ -764,6 +764,12 @@ static bool check_stmt(vctx *v, const tc_stmt *s) {
     if (!tc_dtype_eq(value->dtype, b->dtype))
       ok = internal(v, "value stored to %s has dtype %s, the buffer is %s", bname(b), dtname(value->dtype, b1, sizeof b1),
                     dtname(b->dtype, b2, sizeof b2));
+    if (ok && atomic && s->u.atomic.prev) { /* return_prev's cell */
+      const tc_buffer *p = s->u.atomic.prev;
+      if (p->scope != TC_SCOPE_VAR || !tc_dtype_eq(p->dtype, b->dtype) || !in_scope(v, p))
+        ok = internal(v, "the return_prev cell %s of an atomic_add to %s is not an in-scope variable cell of its dtype", bname(p),
+                      bname(b));
+    }
     break;
   }
   case TC_ST_LET:

@@ -87,6 +87,11 @@ check "T.rng_init / T.rng_rand in a one-thread T.Parallel loop" rng.py --kernel 
 if cmp -s "$D/rng4/Out.npy" "$D/rng1/Out.npy" && cmp -s "$D/rng1/First.npy" "$D/rng1/Ref.npy"
 then echo "PASS compat: T.rng_rand draws cuRAND's Philox4_32_10 stream (Random123's known answer)"
 else echo "FAIL compat: T.rng_rand's numbers differ from the Philox4_32_10 stream"; fi
+check "T.atomic_add(..., return_prev=True)" atomic_prev.py --save "$D/aprev"
+if cmp -s "$D/aprev/Hist.npy" "$D/aprev/Ref.npy" &&
+   "$T" ir "$S/atomic_prev.py" | grep -q "\] = T.atomic_add(G\[0\], 1, return_prev=True)$"
+then echo "PASS compat: return_prev gives each thread the count before its own addition"
+else echo "FAIL compat: T.atomic_add(..., return_prev=True)"; fi
 check "T.wgmma_gemm, T.wait_wgmma, T.ptx_commit_group, T.ptx_wait_group, T.tfloat32" hopper_async.py --save "$D/hopper"
 if cmp -s "$D/hopper/C.npy" "$D/hopper/Ref.npy" && "$T" ir "$S/hopper_async.py" | grep -q "wg_wait=-1" &&
    "$T" ir "$S/hopper_async.py" | grep -q "X: float32\[32, 32\]"
