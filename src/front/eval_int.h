@@ -245,6 +245,10 @@ struct tc_ev {
    * array (seed, subsequence, position) allocated at the block's top; NULL before the
    * block's first T.rng_init */
   tc_buffer *rng_state;
+  /* T.sync_threads(id, count) (eval_barrier.c): the kernel block's barriers of part of the block,
+   * each with the conditions moved below it (NULL: none yet) */
+  struct { tc_stmt *s; int64_t count; tc_expr *cond; } *pbars;
+  int npbars, cappbars;
   int nsyncs;
   struct { int at; tc_loc loc; } syncs[16];
 };
@@ -409,6 +413,12 @@ int64_t arg_int(tc_ev *ev, tc_args *a, int i, int64_t dflt, const char *what);
 
 #define EV_NEW(ev, type) TC_NEW(&(ev)->tmp, type)
 #define EV_NEW_ARRAY(ev, type, n) TC_NEW_ARRAY(&(ev)->tmp, type, (n) > 0 ? (n) : 1)
+
+/* ---- eval_barrier.c: T.sync_threads(id, count) ---- */
+void ev_partial_barrier(tc_ev *ev, int64_t count, tc_loc loc);
+bool ev_contains_partial_barrier(const tc_ev *ev, const tc_stmt *s);
+tc_stmt *ev_hoist_partial_barriers(tc_ev *ev, tc_stmt *ifs); /* the IF with its condition moved below them */
+void ev_check_partial_barriers(tc_ev *ev);                  /* at the end of a kernel block */
 
 /* ---- eval_ws.c: explicit warp specialization ---- */
 tc_val *ev_t_alloc_barrier(tc_ev *ev, tc_val *self, tc_args *a);

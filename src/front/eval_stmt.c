@@ -729,6 +729,10 @@ static tc_flow exec_if(tc_ev *ev, const tc_ast *s) {
   }
   kill_changed(ev, &changed, "was assigned under a runtime condition, so its value after the 'if' is not known at compile time; to "
                "carry a value out of an 'if', assign a T.alloc_var cell made before it", s->loc);
+  if (ev_contains_partial_barrier(ev, st)) { /* T.sync_threads(id, count) inside: eval_barrier.c */
+    ev_emit(ev, ev_hoist_partial_barriers(ev, st), s->loc, "an 'if' on a runtime condition");
+    return FLOW_NORMAL;
+  }
   ev_emit(ev, st, s->loc, "an 'if' on a runtime condition");
   return FLOW_NORMAL;
 }

@@ -223,7 +223,9 @@ void ev_kernel_enter(tc_ev *ev, tc_val *frame, const tc_ast *target, const tc_as
   ev->cur = &list;
   ev->kernel_top = &list;
   ev->nsyncs = 0;
+  ev->npbars = 0;
   tc_flow f = ev_block(ev, body);
+  if (f == FLOW_NORMAL) ev_check_partial_barriers(ev);
   ev->cur = NULL;
   ev->kernel_top = NULL;
   ev->rng_state = NULL;
@@ -665,6 +667,12 @@ static tc_val *t_rng_rand(tc_ev *ev, tc_val *self, tc_args *a) {
 
 static tc_val *t_sync_threads(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
+  if (a->p[1] && a->p[1]->kind != TV_NONE) { /* T.sync_threads(barrier_id, arrive_count): eval_barrier.c */
+    if (a->p[0] && a->p[0]->kind != TV_NONE) (void)arg_int(ev, a, 0, 0, "the barrier id of T.sync_threads");
+    if (!ev->cur) ev_fail(ev, call_loc(a), "T.sync_threads must be inside 'with T.Kernel(...)'");
+    ev_partial_barrier(ev, arg_int(ev, a, 1, 0, "the arrive count of T.sync_threads"), call_loc(a));
+    return tv_none(ev);
+  }
   ev_emit(ev, tc_ir_stmt(ev->ir, TC_ST_BARRIER, call_loc(a)), call_loc(a), "T.sync_threads");
   return tv_none(ev);
 }
@@ -1416,7 +1424,7 @@ static const tc_builtin language_builtins[] = {
     {"T.vectorized", "start stop? | annotations?", t_vectorized, 0},
     {"T.Vectorized", "start stop? | annotations?", t_vectorized, 0},
     {"T.grid", "*extents", t_grid, 0},
-    {"T.sync_threads", "", t_sync_threads, 0},
+    {"T.sync_threads", "barrier_id? arrive_count?", t_sync_threads, 0},
     {"T.get_block_binding", "dim?", t_block_binding, 0},
     {"T.alloc_shared", "shape dtype scope?", t_alloc_shared, 0},
     {"T.alloc_fragment", "shape dtype scope?", t_alloc_fragment, 0},

@@ -92,6 +92,10 @@ if cmp -s "$D/aprev/Hist.npy" "$D/aprev/Ref.npy" &&
    "$T" ir "$S/atomic_prev.py" | grep -q "\] = T.atomic_add(G\[0\], 1, return_prev=True)$"
 then echo "PASS compat: return_prev gives each thread the count before its own addition"
 else echo "FAIL compat: T.atomic_add(..., return_prev=True)"; fi
+check "T.sync_threads(id, count) under 'if tx < count'" named_barrier.py --save "$D/nbar"
+if cmp -s "$D/nbar/Out.npy" "$D/nbar/Ref.npy" && [ "$("$T" ir "$S/named_barrier.py" | grep -c "^      if tx < 32:$")" = 2 ]
+then echo "PASS compat: a named barrier's condition moves below it; the scan gives T.cumsum's sums"
+else echo "FAIL compat: T.sync_threads(id, count)"; fi
 check "T.wgmma_gemm, T.wait_wgmma, T.ptx_commit_group, T.ptx_wait_group, T.tfloat32" hopper_async.py --save "$D/hopper"
 if cmp -s "$D/hopper/C.npy" "$D/hopper/Ref.npy" && "$T" ir "$S/hopper_async.py" | grep -q "wg_wait=-1" &&
    "$T" ir "$S/hopper_async.py" | grep -q "X: float32\[32, 32\]"
