@@ -164,7 +164,10 @@ typedef struct tc_undo {
   tc_binding old; /* old.val NULL: was unbound */
 } tc_undo;
 
-typedef enum { FLOW_NORMAL, FLOW_BREAK, FLOW_CONTINUE, FLOW_RETURN } tc_flow;
+/* FLOW_RT_BREAK: a 'break' under a runtime condition ran into the innermost runtime loop's flag
+ * cell (tc_ev.brk); the rest of each enclosing block, up to the loop body, runs only while the
+ * flag is clear (eval_stmt.c) */
+typedef enum { FLOW_NORMAL, FLOW_BREAK, FLOW_CONTINUE, FLOW_RETURN, FLOW_RT_BREAK } tc_flow;
 
 struct tc_ev {
   tc_arena *ir;      /* the caller's arena: IR nodes and their strings */
@@ -245,6 +248,11 @@ struct tc_ev {
    * array (seed, subsequence, position) allocated at the block's top; NULL before the
    * block's first T.rng_init */
   tc_buffer *rng_state;
+  /* 'break' under a runtime condition (eval_stmt.c): whether the innermost loop is a serial
+   * runtime loop that may break, and its flag cell (a T.alloc_var int32, made on the first such
+   * break; the loop allocates and clears it before it and runs its body while it is 0) */
+  bool brk_ok;
+  tc_buffer *brk;
   /* T.sync_threads(id, count) (eval_barrier.c): the kernel block's barriers of part of the block,
    * each with the conditions moved below it (NULL: none yet) */
   struct { tc_stmt *s; int64_t count; tc_expr *cond; } *pbars;

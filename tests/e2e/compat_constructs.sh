@@ -96,6 +96,11 @@ check "T.sync_threads(id, count) under 'if tx < count'" named_barrier.py --save 
 if cmp -s "$D/nbar/Out.npy" "$D/nbar/Ref.npy" && [ "$("$T" ir "$S/named_barrier.py" | grep -c "^      if tx < 32:$")" = 2 ]
 then echo "PASS compat: a named barrier's condition moves below it; the scan gives T.cumsum's sums"
 else echo "FAIL compat: T.sync_threads(id, count)"; fi
+check "'break' under a runtime condition" runtime_break.py --save "$D/rtbrk"
+if cmp -s "$D/rtbrk/B.npy" "$D/rtbrk/Ref.npy" && cmp -s "$D/rtbrk/Count.npy" "$D/rtbrk/CountRef.npy" &&
+   "$T" ir "$S/runtime_break.py" | grep -q "^      if broke\[0\] == 0:$"
+then echo "PASS compat: a runtime 'break' stops the loop where the flag written by hand does"
+else echo "FAIL compat: 'break' under a runtime condition"; fi
 check "T.wgmma_gemm, T.wait_wgmma, T.ptx_commit_group, T.ptx_wait_group, T.tfloat32" hopper_async.py --save "$D/hopper"
 if cmp -s "$D/hopper/C.npy" "$D/hopper/Ref.npy" && "$T" ir "$S/hopper_async.py" | grep -q "wg_wait=-1" &&
    "$T" ir "$S/hopper_async.py" | grep -q "X: float32\[32, 32\]"
