@@ -16,9 +16,13 @@ typedef struct launch_state {
   double *fscalars;
   int64_t *syms;
   int64_t *offsets, *nbytes;
+  int nws;   /* T.alloc_global workspaces (tc_kernel_ir.workspaces), host memory at data[nparams + w] */
+  void **ws;
 } launch_state;
 
 static void launch_state_free(launch_state *s) {
+  for (int i = 0; i < s->nws && s->ws; i++) free(s->ws[i]);
+  free(s->ws);
   free(s->data);
   free(s->scalars);
   free(s->fscalars);
@@ -66,6 +70,47 @@ static int64_t scalar_as_int(tc_dtype dt, const void *p) {
   }
 }
 
+typedef struct flop_env flop_env;
+static bool eval_int(const tc_kernel_ir *ir, const tc_expr *e, const int64_t *syms, const int64_t *scalars,
+                     const flop_env *locals, int64_t *out);
+
+/* T.alloc_global: each workspace, zeroed host memory for this launch, at data[nparams + w]. Only
+ * host backends (cpu, the reference run) get here: the GPU targets refuse workspaces. */
+static bool alloc_workspaces(const tc_kernel_ir *ir, int32_t device, launch_state *st, tilec_error *err) {
+  if (device != kDLCPU) {
+    tc_error(err, TILEC_ERROR_TARGET, "kernel '%s' has a global workspace (T.alloc_global), which only the cpu target runs",
+             ir->name);
+    return false;
+  }
+  st->ws = calloc((size_t)ir->nworkspaces, sizeof(void *));
+  if (!st->ws) {
+    tc_error(err, TILEC_ERROR_NOMEM, "out of memory launching '%s'", ir->name);
+    return false;
+  }
+  st->nws = ir->nworkspaces;
+  for (int w = 0; w < ir->nworkspaces; w++) {
+    const tc_buffer *b = ir->workspaces[w];
+    int64_t numel = 1;
+    for (int d = 0; d < b->ndim; d++) {
+      int64_t n;
+      if (!eval_int(ir, b->shape[d], st->syms, st->scalars, NULL, &n) || n < 0 || (n > 0 && numel > INT64_MAX / 16 / n)) {
+        tc_error(err, TILEC_ERROR_USAGE, "kernel '%s': the size of workspace '%s' cannot be computed", ir->name, b->name);
+        return false;
+      }
+      numel *= n;
+    }
+    int64_t bytes = (numel * tc_dtype_bits(b->dtype) + 7) / 8;
+    st->ws[w] = calloc((size_t)(bytes > 0 ? bytes : 1), 1);
+    if (!st->ws[w]) {
+      tc_error(err, TILEC_ERROR_NOMEM, "out of memory allocating workspace '%s' (%lld bytes) of '%s'", b->name, (long long)bytes,
+               ir->name);
+      return false;
+    }
+    st->data[ir->nparams + w] = st->ws[w];
+  }
+  return true;
+}
+
 static tilec_status check_args(tilec_kernel *k, DLTensor *const *args, size_t nargs, int32_t device,
                                launch_state *st, tilec_error *err) {
   tc_kernel_ir *ir = k->ir;
@@ -75,7 +120,7 @@ static tilec_status check_args(tilec_kernel *k, DLTensor *const *args, size_t na
     return TILEC_ERROR_USAGE;
   }
   size_t np = (size_t)(ir->nparams > 0 ? ir->nparams : 1), ns = (size_t)(ir->nsyms > 0 ? ir->nsyms : 1);
-  st->data = calloc(np, sizeof(void *));
+  st->data = calloc(np + (size_t)ir->nworkspaces, sizeof(void *));
   st->scalars = calloc(np, sizeof(int64_t));
   st->fscalars = calloc(np, sizeof(double));
   st->syms = malloc(ns * sizeof(int64_t));
@@ -192,6 +237,7 @@ static tilec_status check_args(tilec_kernel *k, DLTensor *const *args, size_t na
       tc_error(err, TILEC_ERROR_USAGE, "symbolic dimension '%s' is not the size of any tensor argument", ir->syms[s]->name);
       goto bad;
     }
+  if (ir->nworkspaces > 0 && !alloc_workspaces(ir, device, st, err)) goto bad;
   return TILEC_OK;
 bad:
   launch_state_free(st);
@@ -205,9 +251,6 @@ static int32_t target_device(const tilec_kernel *k) {
   return kDLCPU;
 }
 
-typedef struct flop_env flop_env;
-static bool eval_int(const tc_kernel_ir *ir, const tc_expr *e, const int64_t *syms, const int64_t *scalars,
-                     const flop_env *locals, int64_t *out);
 
 static tilec_status launch(tilec_kernel *k, DLTensor *const *args, size_t nargs, void *stream, bool async,
                            const char *fn, tilec_error *err) {

@@ -103,6 +103,7 @@ void tc_stmt_accesses(const tc_access_fns *f, const tc_stmt *s, bool recurse) {
       exprs(f, s->u.atomic.idx, s->u.atomic.nidx);
       tc_expr_accesses(f, s->u.atomic.value);
       buf(f, s->u.atomic.buf, true, true);
+      buf(f, s->u.atomic.prev, false, true);
     }
     break;
   case TC_ST_PRINT:

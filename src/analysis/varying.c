@@ -62,12 +62,14 @@ static bool sweep(tc_varying *v, const tc_stmt *s, bool ctl) {
     bool atomic = s->kind == TC_ST_ATOMIC_ADD;
     const tc_buffer *b = atomic ? s->u.atomic.buf : s->u.store.buf;
     if (!b) break; /* tile atomic_add: below */
-    if (!tc_buffer_is_per_thread(b)) return false;
+    /* return_prev: each thread gets the value before its own addition */
+    bool prev = atomic && s->u.atomic.prev && mark(v, s->u.atomic.prev->id);
+    if (!tc_buffer_is_per_thread(b)) return prev;
     int n = atomic ? s->u.atomic.nidx : s->u.store.nidx;
     tc_expr *const *idx = atomic ? s->u.atomic.idx : s->u.store.idx;
     bool dep = ctl || tc_varying_expr(v, atomic ? s->u.atomic.value : s->u.store.value);
     for (int i = 0; i < n && idx; i++) dep |= tc_varying_expr(v, idx[i]);
-    return dep && mark(v, tc_buffer_storage(b)->id);
+    return (dep && mark(v, tc_buffer_storage(b)->id)) || prev;
   }
   case TC_ST_LET:
   case TC_ST_ASSIGN:

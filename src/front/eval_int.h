@@ -164,7 +164,10 @@ typedef struct tc_undo {
   tc_binding old; /* old.val NULL: was unbound */
 } tc_undo;
 
-typedef enum { FLOW_NORMAL, FLOW_BREAK, FLOW_CONTINUE, FLOW_RETURN } tc_flow;
+/* FLOW_RT_BREAK: a 'break' under a runtime condition ran into the innermost runtime loop's flag
+ * cell (tc_ev.brk); the rest of each enclosing block, up to the loop body, runs only while the
+ * flag is clear (eval_stmt.c) */
+typedef enum { FLOW_NORMAL, FLOW_BREAK, FLOW_CONTINUE, FLOW_RETURN, FLOW_RT_BREAK } tc_flow;
 
 struct tc_ev {
   tc_arena *ir;      /* the caller's arena: IR nodes and their strings */
@@ -241,6 +244,19 @@ struct tc_ev {
   /* T.sync_grid (eval_kernels.c): the top-level statement list of the kernel block being read,
    * and where in it each T.sync_grid stands */
   tc_stmt_list *kernel_top;
+  /* T.rng_init / T.rng_rand (eval_tl.c): the kernel block's per-thread generator state, a uint64
+   * array (seed, subsequence, position) allocated at the block's top; NULL before the
+   * block's first T.rng_init */
+  tc_buffer *rng_state;
+  /* 'break' under a runtime condition (eval_stmt.c): whether the innermost loop is a serial
+   * runtime loop that may break, and its flag cell (a T.alloc_var int32, made on the first such
+   * break; the loop allocates and clears it before it and runs its body while it is 0) */
+  bool brk_ok;
+  tc_buffer *brk;
+  /* T.sync_threads(id, count) (eval_barrier.c): the kernel block's barriers of part of the block,
+   * each with the conditions moved below it (NULL: none yet) */
+  struct { tc_stmt *s; int64_t count; tc_expr *cond; } *pbars;
+  int npbars, cappbars;
   int nsyncs;
   struct { int at; tc_loc loc; } syncs[16];
 };
@@ -405,6 +421,12 @@ int64_t arg_int(tc_ev *ev, tc_args *a, int i, int64_t dflt, const char *what);
 
 #define EV_NEW(ev, type) TC_NEW(&(ev)->tmp, type)
 #define EV_NEW_ARRAY(ev, type, n) TC_NEW_ARRAY(&(ev)->tmp, type, (n) > 0 ? (n) : 1)
+
+/* ---- eval_barrier.c: T.sync_threads(id, count) ---- */
+void ev_partial_barrier(tc_ev *ev, int64_t count, tc_loc loc);
+bool ev_contains_partial_barrier(const tc_ev *ev, const tc_stmt *s);
+tc_stmt *ev_hoist_partial_barriers(tc_ev *ev, tc_stmt *ifs); /* the IF with its condition moved below them */
+void ev_check_partial_barriers(tc_ev *ev);                  /* at the end of a kernel block */
 
 /* ---- eval_ws.c: explicit warp specialization ---- */
 tc_val *ev_t_alloc_barrier(tc_ev *ev, tc_val *self, tc_args *a);

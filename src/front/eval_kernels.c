@@ -90,7 +90,7 @@ static void on_buf(void *ctx, const tc_buffer *b, bool write) {
 }
 
 static touched touches(tc_ev *ev, const tc_stmt *s) {
-  int n = ev->k->nparams;
+  int n = ev->k->nparams + ev->k->nworkspaces; /* a T.alloc_global workspace counts as a tensor */
   touched t = {n, EV_NEW_ARRAY(ev, bool, n > 0 ? n : 1), EV_NEW_ARRAY(ev, bool, n > 0 ? n : 1)};
   tc_access_fns fns = {NULL, on_buf, &t};
   if (s) tc_stmt_accesses(&fns, s, true);
@@ -120,7 +120,7 @@ void ev_kernel_fuse_end(tc_ev *ev, const tc_ev_fuse *f, tc_stmt *body, tc_loc lo
   tc_kernel_ir *k = ev->k;
   touched a = touches(ev, f->old_body), b = touches(ev, body);
   bool dependent = false;
-  for (int i = 0; i < k->nparams; i++)
+  for (int i = 0; i < a.n; i++)
     dependent = dependent || (a.write[i] && (b.read[i] || b.write[i])) || (b.write[i] && a.read[i]);
   tc_expr *old_guard = guard(ev, f->old_grid, k->grid_ndim, loc), *new_guard = guard(ev, f->new_grid, k->grid_ndim, loc);
   if (dependent && k->nlaunches < 2) { /* the blocks so far become launch 0 */

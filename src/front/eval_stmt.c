@@ -461,7 +461,38 @@ static tc_flow persistent_for(tc_ev *ev, const tc_ast *s, tc_val *r, const tc_as
 /* The body of a loop the kernel runs (a runtime loop, T.Persistent), evaluated once with the
  * loop's names bound to `values` (or the tuple of them to `tuple`, for `for t in ...`); break,
  * continue and return inside it are refused. */
+/* brk[0] == 0: the guard of what a runtime 'break' skips */
+static tc_expr *brk_clear(tc_ev *ev, tc_buffer *brk, tc_loc loc) {
+  tc_expr **idx = TC_NEW_ARRAY(ev->ir, tc_expr *, 1);
+  idx[0] = tc_ir_int(ev->ir, 0, tc_index_dtype(), loc);
+  return tc_ir_binary(ev->ir, TC_OP_EQ, tc_ir_load(ev->ir, brk, 1, idx, loc), tc_ir_int(ev->ir, 0, brk->dtype, loc), loc);
+}
+
+static tc_stmt *brk_store(tc_ev *ev, tc_buffer *brk, int v, tc_loc loc) {
+  tc_stmt *st = tc_ir_stmt(ev->ir, TC_ST_STORE, loc);
+  st->u.store.buf = brk;
+  st->u.store.nidx = 1;
+  st->u.store.idx = TC_NEW_ARRAY(ev->ir, tc_expr *, 1);
+  st->u.store.idx[0] = tc_ir_int(ev->ir, 0, tc_index_dtype(), loc);
+  st->u.store.value = tc_ir_int(ev->ir, v, brk->dtype, loc);
+  return st;
+}
+
+/* may_break: a serial runtime loop, whose body may 'break' under a runtime condition; *brk_out
+ * gets the loop's flag cell when it did (the caller allocates and clears it before the loop) */
+static tc_stmt *runtime_loop_body_brk(tc_ev *ev, const tc_ast *s, const char *tuple, int n, const tc_ast **names, tc_val **values,
+                                      bool may_break, tc_buffer **brk_out);
+
 static tc_stmt *runtime_loop_body(tc_ev *ev, const tc_ast *s, const char *tuple, int n, const tc_ast **names, tc_val **values) {
+  return runtime_loop_body_brk(ev, s, tuple, n, names, values, false, NULL);
+}
+
+static tc_stmt *runtime_loop_body_brk(tc_ev *ev, const tc_ast *s, const char *tuple, int n, const tc_ast **names, tc_val **values,
+                                      bool may_break, tc_buffer **brk_out) {
+  bool saved_ok = ev->brk_ok;
+  tc_buffer *saved_brk = ev->brk;
+  ev->brk_ok = may_break;
+  ev->brk = NULL;
   int mark;
   ev_rt_enter(ev, &mark);
   int saved_mark = ev->loop_depth_mark;
@@ -479,7 +510,15 @@ static tc_stmt *runtime_loop_body(tc_ev *ev, const tc_ast *s, const char *tuple,
   if (f == FLOW_RETURN) ev_unsupported(ev, s->loc, "'return' inside a loop in a kernel");
   ev->loop_depth_mark = saved_mark;
   ev_rt_leave(ev, mark, true);
-  return tc_stmt_list_seq(ev->ir, &body, s->loc);
+  tc_stmt *seq = tc_stmt_list_seq(ev->ir, &body, s->loc);
+  tc_buffer *brk = ev->brk;
+  ev->brk_ok = saved_ok;
+  ev->brk = saved_brk;
+  if (brk) { /* a runtime 'break' ran: later iterations run nothing */
+    if (brk_out) *brk_out = brk;
+    return tc_ir_if_then(ev->ir, brk_clear(ev, brk, s->loc), seq, s->loc);
+  }
+  return seq;
 }
 
 static tc_flow runtime_for(tc_ev *ev, const tc_ast *s, tc_val *r) {
@@ -558,10 +597,18 @@ static tc_flow runtime_for(tc_ev *ev, const tc_ast *s, tc_val *r) {
     }
     loops[d] = loop;
   }
-  tc_stmt *inner = runtime_loop_body(ev, s, bind_tuple ? t->str : NULL, n, names, bound);
+  tc_buffer *brk = NULL;
+  bool may_break = n == 1 && (lk == TC_LOOP_SERIAL || lk == TC_LOOP_UNROLL);
+  tc_stmt *inner = runtime_loop_body_brk(ev, s, bind_tuple ? t->str : NULL, n, names, bound, may_break, &brk);
   for (int d = n - 1; d >= 0; d--) {
     loops[d]->u.loop.body = inner;
     inner = loops[d];
+  }
+  if (brk) { /* the flag of a runtime 'break', clear when the loop starts */
+    tc_stmt *al = tc_ir_stmt(ev->ir, TC_ST_ALLOC, s->loc);
+    al->u.alloc.buf = brk;
+    ev_emit(ev, al, s->loc, "a loop");
+    ev_emit(ev, brk_store(ev, brk, 0, s->loc), s->loc, "a loop");
   }
   ev_emit(ev, inner, s->loc, "a loop");
   return FLOW_NORMAL;
@@ -626,7 +673,10 @@ static tc_flow exec_for(tc_ev *ev, const tc_ast *s) {
   tc_val *it = ev_expr(ev, s->b);
   if (it->kind == TV_RANGE && (it->u.range.kind != TR_PY_RANGE || ev->cur)) return runtime_for(ev, s, it);
   ct_loop c = {s, FLOW_NORMAL, false};
+  bool saved_ok = ev->brk_ok;
+  ev->brk_ok = false; /* a 'break' in its body is this loop's */
   ev_iterate(ev, it, s->b->loc, ct_loop_item, &c);
+  ev->brk_ok = saved_ok;
   if (c.flow == FLOW_RETURN) return FLOW_RETURN;
   if (!c.broke && s->list2.n) return ev_block(ev, &s->list2);
   return FLOW_NORMAL;
@@ -679,7 +729,16 @@ static tc_flow runtime_while(tc_ev *ev, const tc_ast *s, tc_val *t) {
   return FLOW_NORMAL;
 }
 
+static tc_flow exec_while_inner(tc_ev *ev, const tc_ast *s);
 static tc_flow exec_while(tc_ev *ev, const tc_ast *s) {
+  bool saved_ok = ev->brk_ok;
+  ev->brk_ok = false; /* a 'break' in its body is this loop's */
+  tc_flow f = exec_while_inner(ev, s);
+  ev->brk_ok = saved_ok;
+  return f;
+}
+
+static tc_flow exec_while_inner(tc_ev *ev, const tc_ast *s) {
   for (int64_t iter = 0;; iter++) {
     tc_val *t = ev_expr(ev, s->a);
     if (ev_is_runtime(ev_scalar(ev, t, s->a->loc))) {
@@ -710,6 +769,7 @@ static tc_flow exec_if(tc_ev *ev, const tc_ast *s) {
   st->u.if_.cond = ev_to_bool_expr(ev, t, s->a->loc);
   changed_set changed = {0};
   tc_stmt_list *saved = ev->cur;
+  bool broke = false;
   for (int branch = 0; branch < 2; branch++) {
     const tc_ast_list *body = branch == 0 ? &s->list : &s->list2;
     if (branch == 1 && body->n == 0) break;
@@ -720,6 +780,16 @@ static tc_flow exec_if(tc_ev *ev, const tc_ast *s) {
     tc_flow f = ev_block(ev, body);
     ev->cur = saved;
     if (f == FLOW_RETURN) ev_unsupported(ev, s->loc, "'return' under a runtime condition");
+    if (f == FLOW_BREAK && ev->brk_ok) { /* the innermost runtime loop stops: set its flag */
+      if (!ev->brk) {
+        tc_expr **shape = TC_NEW_ARRAY(ev->ir, tc_expr *, 1);
+        shape[0] = tc_ir_int(ev->ir, 1, tc_index_dtype(), s->loc);
+        ev->brk = tc_ir_new_buffer(ev->ir, ev->k, "broke", tc_dt(TC_DT_INT32), TC_SCOPE_VAR, 1, shape, s->loc);
+      }
+      tc_stmt_list_push(ev->ir, &l, brk_store(ev, ev->brk, 1, s->loc));
+      f = FLOW_RT_BREAK;
+    }
+    if (f == FLOW_RT_BREAK) broke = true;
     if (f == FLOW_BREAK || f == FLOW_CONTINUE)
       ev_unsupported(ev, s->loc, "'break' or 'continue' under a runtime condition");
     rt_leave(ev, mark, &changed, "is only defined inside an 'if' on a runtime condition", s->loc);
@@ -729,7 +799,12 @@ static tc_flow exec_if(tc_ev *ev, const tc_ast *s) {
   }
   kill_changed(ev, &changed, "was assigned under a runtime condition, so its value after the 'if' is not known at compile time; to "
                "carry a value out of an 'if', assign a T.alloc_var cell made before it", s->loc);
+  if (ev_contains_partial_barrier(ev, st)) { /* T.sync_threads(id, count) inside: eval_barrier.c */
+    ev_emit(ev, ev_hoist_partial_barriers(ev, st), s->loc, "an 'if' on a runtime condition");
+    return broke ? FLOW_RT_BREAK : FLOW_NORMAL;
+  }
   ev_emit(ev, st, s->loc, "an 'if' on a runtime condition");
+  if (broke) return FLOW_RT_BREAK;
   return FLOW_NORMAL;
 }
 
@@ -896,6 +971,29 @@ tc_flow ev_block(tc_ev *ev, const tc_ast_list *body) {
   if (++ev->block_depth > 300 && body->n) ev_fail(ev, body->v[0]->loc, "statements nested too deeply");
   for (int i = 0; i < body->n; i++) {
     tc_flow f = ev_stmt(ev, body->v[i]);
+    if (f == FLOW_RT_BREAK && i + 1 < body->n) {
+      /* a runtime 'break' may have run: the rest of the block runs only while the flag is clear */
+      tc_buffer *brk = ev->brk;
+      tc_loc loc = body->v[i + 1]->loc;
+      changed_set changed = {0};
+      int mark;
+      ev_rt_enter(ev, &mark);
+      tc_stmt_list rest = {0}, *saved = ev->cur;
+      ev->cur = &rest;
+      tc_ast_list tail = *body;
+      tail.v += i + 1;
+      tail.n -= i + 1;
+      tc_flow g = ev_block(ev, &tail);
+      ev->cur = saved;
+      rt_leave(ev, mark, &changed, "is only defined after a 'break' under a runtime condition", loc);
+      kill_changed(ev, &changed, "was assigned after a 'break' under a runtime condition, so its value is not known at "
+                   "compile time; assign a T.alloc_var cell made before the loop", loc);
+      if (g != FLOW_NORMAL && g != FLOW_RT_BREAK) ev_unsupported(ev, loc, "'break', 'continue' or 'return' after a 'break' under a runtime condition");
+      ev_emit(ev, tc_ir_if_then(ev->ir, brk_clear(ev, brk, loc), tc_stmt_list_seq(ev->ir, &rest, loc), loc), loc,
+              "the statements after a runtime 'break'");
+      ev->block_depth--;
+      return FLOW_RT_BREAK;
+    }
     if (f != FLOW_NORMAL) {
       ev->block_depth--;
       return f;
@@ -917,6 +1015,7 @@ static void add_param(tc_ev *ev, const char *name, tc_buffer *buf, tc_var *var) 
   p->var = var;
   if (buf) buf->param_index = k->nparams;
   k->nparams++;
+  for (int i = 0; i < k->nworkspaces; i++) k->workspaces[i]->param_index = k->nparams + i; /* after the parameters */
 }
 
 void ev_compile_prim(tc_ev *ev, tc_func *f, tc_loc loc);

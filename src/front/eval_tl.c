@@ -223,9 +223,12 @@ void ev_kernel_enter(tc_ev *ev, tc_val *frame, const tc_ast *target, const tc_as
   ev->cur = &list;
   ev->kernel_top = &list;
   ev->nsyncs = 0;
+  ev->npbars = 0;
   tc_flow f = ev_block(ev, body);
+  if (f == FLOW_NORMAL) ev_check_partial_barriers(ev);
   ev->cur = NULL;
   ev->kernel_top = NULL;
+  ev->rng_state = NULL;
   ev_kernel_scope_end(ev, loc);
   if (f == FLOW_RETURN) ev_unsupported(ev, loc, "'return' inside 'with T.Kernel(...)'");
   if (f != FLOW_NORMAL) ev_fail(ev, loc, "'break' or 'continue' outside a loop");
@@ -345,6 +348,24 @@ static tc_val *t_alloc_shared(tc_ev *ev, tc_val *self, tc_args *a) { (void)self;
 static tc_val *t_alloc_fragment(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return alloc_common(ev, a, 1); }
 static tc_val *t_alloc_local(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return alloc_common(ev, a, 2); }
 static tc_val *t_alloc_buffer(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return alloc_common(ev, a, 3); }
+
+/* T.alloc_global(shape, dtype): a global workspace of the kernel (tc_kernel_ir.workspaces): the
+ * runtime allocates it, zeroed, for each launch, and every block and every dependent
+ * 'with T.Kernel' block of the prim_func sees the same storage (a split kernel's partial
+ * results, which its combine block reads). Its dimensions are ints or symbolic sizes. */
+static tc_val *t_alloc_global(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_loc loc = call_loc(a);
+  if (!ev->in_prim_func || !ev->k) ev_fail(ev, loc, "T.alloc_global must be inside a @T.prim_func");
+  tc_val *tt = ev_tensor_type(ev, a->p[0], a->pnode[0], arg_loc(a, 0), a->p[1], arg_loc(a, 1));
+  tc_kernel_ir *k = ev->k;
+  tc_buffer *b = ev_make_param_buffer(ev, ev_target_name(ev, a->call, "workspace"), tt, loc);
+  k->workspaces = tc_arena_grow(ev->ir, k->workspaces, sizeof(tc_buffer *) * (size_t)k->nworkspaces,
+                                sizeof(tc_buffer *) * (size_t)(k->nworkspaces + 1));
+  b->param_index = k->nparams + k->nworkspaces;
+  k->workspaces[k->nworkspaces++] = b;
+  return tv_buffer(ev, b);
+}
 
 static tc_val *t_alloc_var(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
@@ -556,8 +577,102 @@ static tc_val *t_grid(tc_ev *ev, tc_val *self, tc_args *a) {
   return r;
 }
 
+/* ---- T.rng_init / T.rng_rand: cuRAND's Philox4_32_10, one generator per thread ----
+ * TileLang emits curand_init(seed, seq, off, &state) and curand(&state). tilec keeps a thread's
+ * state as (seed, seq, position) in a uint64 array allocated at the top of the kernel block; T.rng_rand() reads output number `position` (the philox_rand intrinsic, philox.h) and
+ * moves the position on by one. */
+static tc_buffer *rng_state(tc_ev *ev, tc_loc loc) {
+  if (ev->rng_state) return ev->rng_state;
+  tc_expr **shape = EV_NEW_ARRAY(ev, tc_expr *, 1);
+  shape[0] = tc_ir_int(ev->ir, 3, tc_index_dtype(), loc);
+  /* a block of one thread keeps it in shared memory, which a T.Parallel loop (run by that one
+   * thread, in order, as TileLang runs it) may use; with more threads it is per thread, and a
+   * T.Parallel loop cannot draw from it (which thread runs which iteration is TileLang's loop
+   * partition) */
+  int64_t nth = 1;
+  for (int i = 0; i < ev->threads_ndim; i++) nth *= ev->threads[i];
+  tc_buffer *b = tc_ir_new_buffer(ev->ir, ev->k, "rng_state", tc_dt(TC_DT_UINT64), nth == 1 ? TC_SCOPE_SHARED : TC_SCOPE_LOCAL, 1,
+                                  shape, loc);
+  tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_ALLOC, loc);
+  s->u.alloc.buf = b;
+  tc_stmt_list *top = ev->kernel_top; /* first in the block, so every later use is in its scope */
+  tc_stmt_list_push(ev->ir, top, s);
+  memmove(top->items + 1, top->items, sizeof(tc_stmt *) * (size_t)(top->n - 1));
+  top->items[0] = s;
+  for (int i = 0; i < ev->nsyncs; i++) ev->syncs[i].at++;
+  ev->rng_state = b;
+  return b;
+}
+
+static tc_expr *rng_cell(tc_ev *ev, tc_buffer *st, int i, tc_loc loc) {
+  tc_expr **idx = EV_NEW_ARRAY(ev, tc_expr *, 1);
+  idx[0] = tc_ir_int(ev->ir, i, tc_index_dtype(), loc);
+  return tc_ir_load(ev->ir, st, 1, idx, loc);
+}
+
+static void rng_set(tc_ev *ev, tc_buffer *st, int i, tc_expr *v, tc_loc loc) {
+  tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_STORE, loc);
+  s->u.store.buf = st;
+  s->u.store.nidx = 1;
+  s->u.store.idx = TC_NEW_ARRAY(ev->ir, tc_expr *, 1);
+  s->u.store.idx[0] = tc_ir_int(ev->ir, i, tc_index_dtype(), loc);
+  s->u.store.value = v;
+  ev_emit(ev, s, loc, "T.rng_init");
+}
+
+static tc_val *t_rng_init(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_loc loc = call_loc(a);
+  if (!ev->cur || !ev->kernel_top) ev_fail(ev, loc, "T.rng_init must be inside 'with T.Kernel(...)'");
+  if (a->p[3] && a->p[3]->kind != TV_NONE) {
+    if (a->p[3]->kind != TV_STR) ev_fail(ev, arg_loc(a, 3), "the generator of T.rng_init must be a string");
+    if (strcmp(a->p[3]->u.str.s, "curandStatePhilox4_32_10_t") != 0)
+      ev_unsupported(ev, arg_loc(a, 3), tc_arena_printf(&ev->tmp, "T.rng_init(..., generator=\"%s\") (tilec has curandStatePhilox4_32_10_t)",
+                                                        a->p[3]->u.str.s));
+  }
+  if (!a->p[1] || a->p[1]->kind == TV_NONE)
+    ev_unsupported(ev, loc, "T.rng_init without a subsequence (give seq=, e.g. 0)");
+  tc_buffer *st = rng_state(ev, loc);
+  tc_dtype u64 = tc_dt(TC_DT_UINT64);
+  tc_val *off = a->p[2] && a->p[2]->kind != TV_NONE ? a->p[2] : NULL;
+  rng_set(ev, st, 0, ev_to_expr_as(ev, ev_scalar(ev, a->p[0], arg_loc(a, 0)), u64, arg_loc(a, 0)), loc);
+  rng_set(ev, st, 1, ev_to_expr_as(ev, ev_scalar(ev, a->p[1], arg_loc(a, 1)), u64, arg_loc(a, 1)), loc);
+  rng_set(ev, st, 2, off ? ev_to_expr_as(ev, ev_scalar(ev, off, arg_loc(a, 2)), u64, arg_loc(a, 2)) : tc_ir_int(ev->ir, 0, u64, loc),
+          loc);
+  return tv_none(ev);
+}
+
+static tc_val *t_rng_rand(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_loc loc = call_loc(a);
+  if (!ev->cur || !ev->rng_state) ev_fail(ev, loc, "T.rng_rand needs a T.rng_init earlier in the 'with T.Kernel(...)' block");
+  tc_buffer *st = ev->rng_state;
+  tc_expr **args = EV_NEW_ARRAY(ev, tc_expr *, 3);
+  for (int i = 0; i < 3; i++) args[i] = rng_cell(ev, st, i, loc);
+  tc_var *r = tc_ir_new_var(ev->ir, ev->k, "rng", tc_dt(TC_DT_UINT32), TC_VAR_LOCAL, loc);
+  tc_stmt *let = tc_ir_stmt(ev->ir, TC_ST_LET, loc);
+  let->u.let.var = r;
+  let->u.let.value = tc_ir_call(ev->ir, "philox_rand", tc_dt(TC_DT_UINT32), 3, args, loc);
+  ev_emit(ev, let, loc, "T.rng_rand");
+  tc_expr *next = tc_ir_binary(ev->ir, TC_OP_ADD, rng_cell(ev, st, 2, loc), tc_ir_int(ev->ir, 1, tc_dt(TC_DT_UINT64), loc), loc);
+  tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_STORE, loc);
+  s->u.store.buf = st;
+  s->u.store.nidx = 1;
+  s->u.store.idx = TC_NEW_ARRAY(ev->ir, tc_expr *, 1);
+  s->u.store.idx[0] = tc_ir_int(ev->ir, 2, tc_index_dtype(), loc);
+  s->u.store.value = next;
+  ev_emit(ev, s, loc, "T.rng_rand");
+  return tv_expr(ev, tc_ir_var_ref(ev->ir, r, loc));
+}
+
 static tc_val *t_sync_threads(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
+  if (a->p[1] && a->p[1]->kind != TV_NONE) { /* T.sync_threads(barrier_id, arrive_count): eval_barrier.c */
+    if (a->p[0] && a->p[0]->kind != TV_NONE) (void)arg_int(ev, a, 0, 0, "the barrier id of T.sync_threads");
+    if (!ev->cur) ev_fail(ev, call_loc(a), "T.sync_threads must be inside 'with T.Kernel(...)'");
+    ev_partial_barrier(ev, arg_int(ev, a, 1, 0, "the arrive count of T.sync_threads"), call_loc(a));
+    return tv_none(ev);
+  }
   ev_emit(ev, tc_ir_stmt(ev->ir, TC_ST_BARRIER, call_loc(a)), call_loc(a), "T.sync_threads");
   return tv_none(ev);
 }
@@ -896,8 +1011,7 @@ static tc_val *t_atomic_add(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   tc_loc loc = call_loc(a);
   tc_val *dst = a->p[0], *val = a->p[1];
-  if (a->p[3] && a->p[3]->kind != TV_NONE && ev_truth(ev, a->p[3], arg_loc(a, 3)))
-    ev_unsupported(ev, arg_loc(a, 3), "T.atomic_add(..., return_prev=True)");
+  bool return_prev = a->p[3] && a->p[3]->kind != TV_NONE && ev_truth(ev, a->p[3], arg_loc(a, 3));
   /* use_tma=True asks TileLang for a TMA reduction (cp.reduce.async.bulk, sm_90+): the same sums
    * by another instruction, so it is checked and dropped */
   (void)arg_bool(ev, a, 4, false);
@@ -919,6 +1033,7 @@ static tc_val *t_atomic_add(tc_ev *ev, tc_val *self, tc_args *a) {
     s->u.atomic.value = ev_to_expr_as(ev, sv, b->dtype, loc);
   } else {
     if (scalar_value) ev_fail(ev, loc, "T.atomic_add: adding a scalar needs an element destination such as %s[i, j]", ev_node_text(ev, a->pnode[0]));
+    if (return_prev) ev_unsupported(ev, arg_loc(a, 3), "T.atomic_add(..., return_prev=True) on tiles (tilec returns the previous value of one element)");
     tc_region rs, rd;
     if (dst->kind == TV_ELEM) {
       rs = ev_region(ev, val, NULL, a->pnode[1], arg_loc(a, 1), "T.atomic_add");
@@ -932,6 +1047,18 @@ static tc_val *t_atomic_add(tc_ev *ev, tc_val *self, tc_args *a) {
               ev_node_text(ev, a->pnode[1]), shape_cstr(ev, &rs), ev_node_text(ev, a->pnode[0]), shape_cstr(ev, &rd));
     s->u.atomic.dst = rd;
     s->u.atomic.src = rs;
+  }
+  if (return_prev) { /* the element's value before this thread's addition, in a cell of its own */
+    if (!ev->cur) ev_fail(ev, loc, "T.atomic_add must be inside 'with T.Kernel(...)'");
+    tc_expr **shape = TC_NEW_ARRAY(ev->ir, tc_expr *, 1);
+    shape[0] = tc_ir_int(ev->ir, 1, tc_index_dtype(), loc);
+    tc_buffer *prev = tc_ir_new_buffer(ev->ir, ev->k, "prev", s->u.atomic.buf->dtype, TC_SCOPE_VAR, 1, shape, loc);
+    emit_alloc(ev, prev, loc, "T.atomic_add");
+    s->u.atomic.prev = prev;
+    ev_emit(ev, s, loc, "T.atomic_add");
+    tc_expr **idx = TC_NEW_ARRAY(ev->ir, tc_expr *, 1);
+    idx[0] = tc_ir_int(ev->ir, 0, tc_index_dtype(), loc);
+    return tv_expr(ev, tc_ir_load(ev->ir, prev, 1, idx, loc));
   }
   ev_emit(ev, s, loc, "T.atomic_add");
   return tv_none(ev);
@@ -1297,13 +1424,16 @@ static const tc_builtin language_builtins[] = {
     {"T.vectorized", "start stop? | annotations?", t_vectorized, 0},
     {"T.Vectorized", "start stop? | annotations?", t_vectorized, 0},
     {"T.grid", "*extents", t_grid, 0},
-    {"T.sync_threads", "", t_sync_threads, 0},
+    {"T.sync_threads", "barrier_id? arrive_count?", t_sync_threads, 0},
     {"T.get_block_binding", "dim?", t_block_binding, 0},
     {"T.alloc_shared", "shape dtype scope?", t_alloc_shared, 0},
     {"T.alloc_fragment", "shape dtype scope?", t_alloc_fragment, 0},
     {"T.alloc_local", "shape dtype scope?", t_alloc_local, 0},
     {"T.alloc_buffer", "shape dtype scope?", t_alloc_buffer, 0},
     {"T.alloc_var", "dtype init? scope?", t_alloc_var, 0},
+    {"T.alloc_global", "shape dtype", t_alloc_global, 0},
+    {"T.rng_init", "seed seq? off? generator?", t_rng_init, 0},
+    {"T.rng_rand", "", t_rng_rand, 0},
     {"T.copy", "src dst | coalesced_width? disable_tma? eviction_policy? loop_layout?", t_copy, 0},
     {"T.gemm", "A B C transpose_A? transpose_B? policy? clear_accum? k_pack? wg_wait?", ev_t_gemm, 0},
     {"T.fill", "buffer value", t_fill, 0},

@@ -242,6 +242,12 @@ static bool find_while(void *ctx, tc_stmt *s) {
   return !*found;
 }
 
+static bool find_return_prev(void *ctx, tc_stmt *s) {
+  const tc_stmt **found = ctx;
+  if (s->kind == TC_ST_ATOMIC_ADD && s->u.atomic.buf && s->u.atomic.prev && !*found) *found = s;
+  return !*found;
+}
+
 static bool verify_step(tc_gpu_plan *P, const char *stage) { return tc_ir_verify(P->k, stage, P->err); }
 
 tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_desc *desc, tc_strbuf *notes, tilec_error *err) {
@@ -267,9 +273,20 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
     tc_gpu_fail(P, loop->loc, "a 'while' loop on a runtime condition is not yet supported on %s; the cpu target runs it", desc->target);
     return NULL;
   }
+  if (k->nworkspaces > 0) {
+    tc_gpu_fail(P, k->workspaces[0]->loc, "a global workspace ('%s' = T.alloc_global(...)) is not yet supported on %s; the cpu "
+                "target runs it", k->workspaces[0]->name, desc->target);
+    return NULL;
+  }
   if (k->nlaunches > 1) {
     tc_gpu_fail(P, k->launch_var->loc, "a kernel of %d launches, one after another (a 'with T.Kernel(...)' block that depends on an "
                 "earlier one, or T.sync_grid), is not yet supported on %s; the cpu target runs it", k->nlaunches, desc->target);
+    return NULL;
+  }
+  const tc_stmt *fetch = NULL;
+  tc_visit_stmts(k->body, find_return_prev, &fetch);
+  if (fetch) {
+    tc_gpu_fail(P, fetch->loc, "T.atomic_add(..., return_prev=True) is not yet supported on %s; the cpu target runs it", desc->target);
     return NULL;
   }
   if (k->first_view) {

@@ -4,6 +4,7 @@
  * Runtime faults unwind with longjmp to tc_interp_run; everything the run allocates hangs off
  * the context and is freed there, so nothing leaks on an error. */
 #include "ir/interp.h"
+#include "ir/philox.h"
 #include "gpu/gpu.h"
 
 #include "analysis/analysis.h"
@@ -367,6 +368,8 @@ static void set_uniform(ictx *c, int slot, val v) {
 }
 
 /* ---- expressions ---- */
+TC_PHILOX_CODE /* tcg_philox, the philox_rand intrinsic */
+
 static val eval(ictx *c, const tc_expr *e, int t);
 
 static int64_t int_pow(int64_t b, int64_t e, bool *div0) {
@@ -592,6 +595,10 @@ static val eval(ictx *c, const tc_expr *e, int t) {
       uint64_t bits = 0;
       write_global(e->args[0]->dtype, &bits, 0, eval(c, e->args[0], t));
       return read_global(e->dtype, &bits, 0);
+    }
+    if (id == TC_INTRIN_PHILOX_RAND) { /* philox.h */
+      v.i = tcg_philox((uint64_t)eval(c, e->args[0], t).i, (uint64_t)eval(c, e->args[1], t).i, (uint64_t)eval(c, e->args[2], t).i);
+      return normalize(e->dtype, v);
     }
     fail(c, TILEC_ERROR_TARGET, e->loc, -1, "intrinsic %s runs only on a GPU target", e->callee ? e->callee : "?");
   }
@@ -975,6 +982,10 @@ static void exec_store(ictx *c, const tc_stmt *s, mask m, bool atomic) {
     if (atomic) {
       if (offset_of(c, bs, ix, t, s->loc, "atomic_add") < 0) continue;
       val old = load_elem(c, bs, ix, t, s->loc);
+      if (s->u.atomic.prev) { /* return_prev: this thread's value before its addition */
+        static const int64_t zero[MAXDIM];
+        store_elem(c, buf_of(c, s->u.atomic.prev, s->loc), zero, t, old, s->loc);
+      }
       if (isf(b->dtype)) v.f += old.f;
       else v.i = (int64_t)((uint64_t)v.i + (uint64_t)old.i);
     }
@@ -1274,6 +1285,8 @@ static void scan_stmt(ictx *c, const tc_stmt *s) {
     break;
   case TC_ST_ATOMIC_ADD:
     if (s->u.atomic.buf) {
+      add_buf(c, s->u.atomic.buf);
+      add_buf(c, s->u.atomic.prev);
       for (int i = 0; i < s->u.atomic.nidx; i++) scan_expr(c, s->u.atomic.idx[i]);
       scan_expr(c, s->u.atomic.value);
     }
@@ -1345,6 +1358,10 @@ static void run(ictx *c, void *const *data, const int64_t *scalars, const double
   for (int i = 0; i < k->nparams; i++)
     if (k->params[i].buf)
       for (int d = 0; d < k->params[i].buf->ndim; d++) scan_expr(c, k->params[i].buf->shape[d]);
+  for (int i = 0; i < k->nworkspaces; i++) { /* T.alloc_global: storage at data[nparams + i] */
+    add_buf(c, k->workspaces[i]);
+    for (int d = 0; d < k->workspaces[i]->ndim; d++) scan_expr(c, k->workspaces[i]->shape[d]);
+  }
   scan_stmt(c, k->body);
 
   c->vars = xcalloc(c, (size_t)c->nvars * (size_t)c->nthreads, sizeof(val));

@@ -95,7 +95,8 @@ typedef struct tc_buffer {
   int ndim;
   tc_expr **shape;   /* ndim extents; constant except for global buffers with symbolic dims */
   int id;            /* unique within the kernel */
-  int param_index;   /* index into the kernel's params for GLOBAL buffers, else -1 */
+  int param_index;   /* index into the kernel's params for GLOBAL buffers, else -1; a workspace
+                      * (tc_kernel_ir.workspaces) has nparams + its index there */
   tc_expr *init;     /* alloc_var's initial value, or NULL */
   tc_layout *layout; /* T.annotate_layout's layout (shared/fragment only); NULL: lowering decides */
   /* A view (T.reshape, T.view, T.Tensor(shape, dtype, X.data)): the buffer whose storage this
@@ -252,6 +253,10 @@ struct tc_stmt {
     struct {
       tc_buffer *buf; int nidx; tc_expr **idx; tc_expr *value;
       tc_region dst, src;
+      /* element form, T.atomic_add(..., return_prev=True): a per-thread T.alloc_var cell (scope
+       * VAR, the destination's dtype) that receives the element's value before this thread's
+       * addition; NULL otherwise. Only the interpreter and the cpu target run it. */
+      tc_buffer *prev;
     } atomic;
     struct { const char *msg; tc_expr *value; tc_buffer *buf; } print;
     struct { tc_expr *cond; const char *msg; } assert_;
@@ -323,6 +328,14 @@ typedef struct tc_kernel_ir {
    * interpreter and the cpu target run more than one; the GPU lowering refuses them. */
   int nlaunches;
   tc_var *launch_var;
+  /* T.alloc_global: global workspace buffers (scope GLOBAL, no parameter) that the runtime
+   * allocates, zeroed, for each launch of the kernel (tilec_kernel_launch, the reference run)
+   * and frees after it; every block and every launch of the kernel (nlaunches) sees the same
+   * storage. Workspace w has param_index nparams + w: a backend finds its storage at
+   * data[nparams + w] of the launch's pointers. Only the interpreter and the cpu target run
+   * them; the GPU lowering refuses them. */
+  int nworkspaces;
+  tc_buffer **workspaces;
   int next_id;            /* id counter for vars and buffers */
 } tc_kernel_ir;
 

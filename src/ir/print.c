@@ -671,11 +671,16 @@ static void print_stmt(pctx *pc, const tc_stmt *s, int ind) {
     tc_sb_printf(sb, ", dim=%d, reverse=%s)", s->u.cumsum.dim, s->u.cumsum.reverse ? "True" : "False");
     break;
   case TC_ST_ATOMIC_ADD:
+    if (s->u.atomic.buf && s->u.atomic.prev) { /* return_prev=True */
+      put_name(pc, s->u.atomic.prev, s->u.atomic.prev->name);
+      tc_sb_puts(sb, "[0] = ");
+    }
     tc_sb_puts(sb, "T.atomic_add(");
     if (s->u.atomic.buf) {
       print_indices(pc, s->u.atomic.buf, s->u.atomic.nidx, s->u.atomic.idx);
       tc_sb_puts(sb, ", ");
       print_expr(pc, s->u.atomic.value, 0);
+      if (s->u.atomic.prev) tc_sb_puts(sb, ", return_prev=True");
     } else {
       print_region(pc, &s->u.atomic.dst);
       tc_sb_puts(sb, ", ");
@@ -760,6 +765,10 @@ void tc_ir_print_kernel(tc_strbuf *sb, const tc_kernel_ir *k) {
       for (int d = 0; d < k->params[i].buf->ndim; d++) collect_expr(&pc, k->params[i].buf->shape[d]);
     }
   }
+  for (int i = 0; i < k->nworkspaces; i++) {
+    note_name(&pc, k->workspaces[i], k->workspaces[i]->name, k->workspaces[i]->id);
+    for (int d = 0; d < k->workspaces[i]->ndim; d++) collect_expr(&pc, k->workspaces[i]->shape[d]);
+  }
   for (int i = 0; i < k->nsyms; i++)
     if (k->syms[i]) note_name(&pc, k->syms[i], k->syms[i]->name, k->syms[i]->id);
   for (int i = 0; i < 3; i++) {
@@ -798,6 +807,14 @@ void tc_ir_print_kernel(tc_strbuf *sb, const tc_kernel_ir *k) {
   if (k->swizzle_panel > 0) {
     tc_sb_printf(sb, "  use_swizzle(panel_size=%d, order=\"%s\"", k->swizzle_panel, tc_swizzle_order_name(k->swizzle_order));
     tc_sb_puts(sb, k->swizzle_enable ? ")\n" : ", enable=False)\n");
+  }
+  for (int i = 0; i < k->nworkspaces; i++) { /* T.alloc_global */
+    tc_sb_puts(sb, "  workspace ");
+    put_name(&pc, k->workspaces[i], k->workspaces[i]->name);
+    tc_sb_puts(sb, ": ");
+    put_dtype(sb, k->workspaces[i]->dtype);
+    print_shape(&pc, k->workspaces[i]);
+    tc_sb_puts(sb, " (allocated for each launch, zeroed)\n");
   }
   if (k->nlaunches > 1 && k->launch_var) /* src/front/eval_kernels.c */
     tc_sb_printf(sb, "  # launched %d times, one launch after another; '%s' is the launch's number\n", k->nlaunches,

@@ -773,6 +773,12 @@ static bool check_stmt(vctx *v, const tc_stmt *s) {
     if (!tc_dtype_eq(value->dtype, b->dtype))
       ok = internal(v, "value stored to %s has dtype %s, the buffer is %s", bname(b), dtname(value->dtype, b1, sizeof b1),
                     dtname(b->dtype, b2, sizeof b2));
+    if (ok && atomic && s->u.atomic.prev) { /* return_prev's cell */
+      const tc_buffer *p = s->u.atomic.prev;
+      if (p->scope != TC_SCOPE_VAR || !tc_dtype_eq(p->dtype, b->dtype) || !in_scope(v, p))
+        ok = internal(v, "the return_prev cell %s of an atomic_add to %s is not an in-scope variable cell of its dtype", bname(p),
+                      bname(b));
+    }
     break;
   }
   case TC_ST_LET:
@@ -921,6 +927,19 @@ static bool check_kernel(vctx *v) {
       if (p->buf->layout && !check_layout(v, p->buf)) return false;
       if (!declare(v, p->buf)) return false;
     }
+  }
+  if (k->nworkspaces < 0 || (k->nworkspaces > 0 && !k->workspaces)) return internal(v, "bad workspace list");
+  for (int i = 0; i < k->nworkspaces; i++) { /* T.alloc_global */
+    const tc_buffer *b = k->workspaces[i];
+    if (!b || b->scope != TC_SCOPE_GLOBAL || b->view_of) return internal(v, "workspace %d is not a global buffer", i);
+    if (b->param_index != k->nparams + i)
+      return internal(v, "workspace %s has param_index %d, it is workspace %d of %d parameters", bname(b), b->param_index, i,
+                      k->nparams);
+    if (!tc_dtype_valid(b->dtype)) return internal(v, "workspace %s has an invalid dtype", bname(b));
+    if (b->ndim < 1 || !b->shape) return internal(v, "workspace %s has no shape", bname(b));
+    for (int d = 0; d < b->ndim; d++)
+      if (!check_int_expr(v, b->shape[d], "workspace dimension")) return false;
+    if (!declare(v, b)) return false;
   }
   for (int i = 0; i < k->nparams; i++) {
     const tc_buffer *b = k->params[i].buf;

@@ -103,6 +103,7 @@ void tc_stmt_written_buffers(tc_stmt *s, tc_buffer_fn fn, void *ctx) {
     if (regs[i].write) fn(ctx, regs[i].region->buf, s);
   if (s->kind == TC_ST_STORE) fn(ctx, s->u.store.buf, s);
   if (s->kind == TC_ST_ATOMIC_ADD && s->u.atomic.buf) fn(ctx, s->u.atomic.buf, s);
+  if (s->kind == TC_ST_ATOMIC_ADD && s->u.atomic.prev) fn(ctx, s->u.atomic.prev, s);
 }
 
 typedef struct replace_ctx {
@@ -127,7 +128,10 @@ static bool replace_stmt_cb(void *ctx, tc_stmt *s) {
   switch (s->kind) {
   case TC_ST_ALLOC: replace_buf(R, &s->u.alloc.buf); break;
   case TC_ST_STORE: replace_buf(R, &s->u.store.buf); break;
-  case TC_ST_ATOMIC_ADD: replace_buf(R, &s->u.atomic.buf); break;
+  case TC_ST_ATOMIC_ADD:
+    replace_buf(R, &s->u.atomic.buf);
+    replace_buf(R, &s->u.atomic.prev);
+    break;
   case TC_ST_PRINT: replace_buf(R, &s->u.print.buf); break;
   default: break;
   }

@@ -299,6 +299,15 @@ void tc_cf_expr(tc_cf *p, tc_strbuf *sb, const tc_expr *e) {
       emit_reinterpret(p, sb, e);
       return;
     }
+    if (e->callee && strcmp(e->callee, "philox_rand") == 0 && e->nargs == 3 && p->target && strcmp(p->target, "cpu") == 0) {
+      tc_sb_puts(sb, "tcg_philox((uint64_t)(");
+      for (int i = 0; i < 3; i++) {
+        if (i) tc_sb_puts(sb, "), (uint64_t)(");
+        tc_cf_expr(p, sb, e->args[i]);
+      }
+      tc_sb_puts(sb, "))");
+      return;
+    }
     tc_cf_fail(p, e->loc, "intrinsic '%s' has no %s spelling", e->callee ? e->callee : "?", p->target ? p->target : "C");
     tc_sb_puts(sb, "0");
     return;

@@ -75,6 +75,32 @@ if cmp -s "$D/mll/Partial.npy" "$D/ml1/Partial.npy" && cmp -s "$D/mll/Out.npy" "
    cmp -s "$D/mll/Scaled.npy" "$D/ml1/Scaled.npy"
 then echo "PASS compat: each T.Kernel block's runtime locals are its own"
 else echo "FAIL compat: T.Kernel blocks with runtime locals of the same names differ from direct"; fi
+check "T.alloc_global workspaces" multi_launch.py --kernel workspace --save "$D/mlw"
+if cmp -s "$D/mlw/Partial.npy" "$D/ml1/Partial.npy" && cmp -s "$D/mlw/Out.npy" "$D/ml1/Out.npy" &&
+   cmp -s "$D/mlw/Scaled.npy" "$D/ml1/Scaled.npy" &&
+   "$T" ir "$S/multi_launch.py" --kernel workspace | grep -q "^  workspace W: float32\[8, 4\] (allocated for each launch, zeroed)$" &&
+   "$T" ir "$S/multi_launch.py" --kernel workspace | grep -q "# launched 3 times, one launch after another"
+then echo "PASS compat: T.alloc_global workspaces outlive a launch and start zeroed"
+else echo "FAIL compat: T.alloc_global workspaces differ from direct"; fi
+check "T.rng_init / T.rng_rand per thread" rng.py --kernel per_thread --save "$D/rng4"
+check "T.rng_init / T.rng_rand in a one-thread T.Parallel loop" rng.py --kernel one_thread --save "$D/rng1"
+if cmp -s "$D/rng4/Out.npy" "$D/rng1/Out.npy" && cmp -s "$D/rng1/First.npy" "$D/rng1/Ref.npy"
+then echo "PASS compat: T.rng_rand draws cuRAND's Philox4_32_10 stream (Random123's known answer)"
+else echo "FAIL compat: T.rng_rand's numbers differ from the Philox4_32_10 stream"; fi
+check "T.atomic_add(..., return_prev=True)" atomic_prev.py --save "$D/aprev"
+if cmp -s "$D/aprev/Hist.npy" "$D/aprev/Ref.npy" &&
+   "$T" ir "$S/atomic_prev.py" | grep -q "\] = T.atomic_add(G\[0\], 1, return_prev=True)$"
+then echo "PASS compat: return_prev gives each thread the count before its own addition"
+else echo "FAIL compat: T.atomic_add(..., return_prev=True)"; fi
+check "T.sync_threads(id, count) under 'if tx < count'" named_barrier.py --save "$D/nbar"
+if cmp -s "$D/nbar/Out.npy" "$D/nbar/Ref.npy" && [ "$("$T" ir "$S/named_barrier.py" | grep -c "^      if tx < 32:$")" = 2 ]
+then echo "PASS compat: a named barrier's condition moves below it; the scan gives T.cumsum's sums"
+else echo "FAIL compat: T.sync_threads(id, count)"; fi
+check "'break' under a runtime condition" runtime_break.py --save "$D/rtbrk"
+if cmp -s "$D/rtbrk/B.npy" "$D/rtbrk/Ref.npy" && cmp -s "$D/rtbrk/Count.npy" "$D/rtbrk/CountRef.npy" &&
+   "$T" ir "$S/runtime_break.py" | grep -q "^      if broke\[0\] == 0:$"
+then echo "PASS compat: a runtime 'break' stops the loop where the flag written by hand does"
+else echo "FAIL compat: 'break' under a runtime condition"; fi
 check "T.wgmma_gemm, T.wait_wgmma, T.ptx_commit_group, T.ptx_wait_group, T.tfloat32" hopper_async.py --save "$D/hopper"
 if cmp -s "$D/hopper/C.npy" "$D/hopper/Ref.npy" && "$T" ir "$S/hopper_async.py" | grep -q "wg_wait=-1" &&
    "$T" ir "$S/hopper_async.py" | grep -q "X: float32\[32, 32\]"

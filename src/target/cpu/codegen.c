@@ -286,6 +286,30 @@ static void emit_atomic_elem(tc_cg *g, const tc_stmt *s) {
   /* global: other blocks run on other OS threads, so a real atomic */
   tc_strbuf line;
   tc_sb_init(&line);
+  const tc_buffer *prev = s->u.atomic.prev; /* return_prev: the value before this thread's addition */
+  tc_expr *zero = tc_ir_int(g->a, 0, tc_index_dtype(), s->loc);
+  if (prev && b->scope == TC_SCOPE_GLOBAL) {
+    tc_dtype d = b->dtype;
+    bool ok = d.lanes == 1 && (d.code == TC_DT_FLOAT32 || d.code == TC_DT_FLOAT64 ||
+                               (tc_dtype_is_int(d) && !tc_dtype_is_packed4(d) && d.code != TC_DT_BOOL));
+    if (!ok) {
+      tc_cf_fail(&g->cf, s->loc, "T.atomic_add(..., return_prev=True) on a global %s tensor is not supported by the cpu backend",
+                 tc_dtype_elem_name(d));
+    } else {
+      tc_cg_line(g, "%s{", cond ? tc_arena_printf(g->a, "if (%s) ", cond) : "");
+      g->ind++;
+      tc_cg_line(g, "%s tcg_prev = tcg_atomic_fetch_add_%s(%s, %s, %s);", tc_dtype_c_storage(d), tc_dtype_elem_name(d), nm,
+                 tc_sb_cstr(&off), tc_sb_cstr(&val));
+      tc_cg_store_text(g, prev, 1, &zero, "tcg_prev");
+      g->ind--;
+      tc_cg_line(g, "}");
+    }
+    free(cond);
+    tc_sb_free(&line);
+    tc_sb_free(&off);
+    tc_sb_free(&val);
+    return;
+  }
   if (b->scope == TC_SCOPE_GLOBAL) {
     tc_sb_printf(&line, "tcg_atomic_add_%s(%s, %s, %s);", tc_dtype_elem_name(b->dtype), nm, tc_sb_cstr(&off), tc_sb_cstr(&val));
   } else {
@@ -299,12 +323,24 @@ static void emit_atomic_elem(tc_cg *g, const tc_stmt *s) {
     tc_sb_init(&r);
     tc_cf_c_round(&r, b->dtype, tc_sb_cstr(&sum));
     tc_cg_store_at(g, &line, b, tc_sb_cstr(&off), tc_sb_cstr(&r));
+    if (prev) { /* this block's threads run one after another: read, keep, then add */
+      if (cond) tc_cg_line(g, "if (%s) {", cond);
+      if (cond) g->ind++;
+      tc_cg_store_text(g, prev, 1, &zero, tc_sb_cstr(&cur));
+      tc_cg_line(g, "%s", tc_sb_cstr(&line));
+      if (cond) g->ind--;
+      if (cond) tc_cg_line(g, "}");
+      free(cond);
+      cond = NULL;
+      tc_sb_free(&line);
+      tc_sb_init(&line);
+    }
     tc_sb_free(&cur);
     tc_sb_free(&sum);
     tc_sb_free(&r);
   }
   if (cond) tc_cg_line(g, "if (%s) %s", cond, tc_sb_cstr(&line));
-  else tc_cg_line(g, "%s", tc_sb_cstr(&line));
+  else if (tc_sb_cstr(&line)[0]) tc_cg_line(g, "%s", tc_sb_cstr(&line));
   free(cond);
   tc_sb_free(&line);
   tc_sb_free(&off);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/philox.h"
 #include "target/cpu/codegen.h"
 
 static const char helpers_head[] =
@@ -97,15 +98,30 @@ static const char helpers_body[] =
     "static inline uint64_t tcg_bits_f64(double x) { uint64_t b; memcpy(&b, &x, 8); return b; }\n"
     "static inline float tcg_f32_bits(uint32_t b) { float x; memcpy(&x, &b, 4); return x; }\n"
     "static inline double tcg_f64_bits(uint64_t b) { double x; memcpy(&x, &b, 8); return x; }\n"
+    "/* cuRAND's Philox4_32_10 (T.rng_rand; src/ir/philox.h) */\n"
+    TC_PHILOX_TEXT
     "/* atomics on global memory (blocks run on several OS threads) */\n"
     "#define TCG_ATOMIC_INT(name, T) \\\n"
-    "  static inline void tcg_atomic_add_##name(T *p, int64_t i, T v) { __atomic_fetch_add(&p[i], v, __ATOMIC_RELAXED); }\n"
+    "  static inline void tcg_atomic_add_##name(T *p, int64_t i, T v) { __atomic_fetch_add(&p[i], v, __ATOMIC_RELAXED); } \\\n"
+    "  static inline T tcg_atomic_fetch_add_##name(T *p, int64_t i, T v) { return __atomic_fetch_add(&p[i], v, __ATOMIC_RELAXED); }\n"
     "TCG_ATOMIC_INT(int8, int8_t)\nTCG_ATOMIC_INT(int16, int16_t)\nTCG_ATOMIC_INT(int32, int32_t)\nTCG_ATOMIC_INT(int64, int64_t)\n"
     "TCG_ATOMIC_INT(uint8, uint8_t)\nTCG_ATOMIC_INT(uint16, uint16_t)\nTCG_ATOMIC_INT(uint32, uint32_t)\nTCG_ATOMIC_INT(uint64, uint64_t)\n"
     "static inline void tcg_atomic_add_float32(float *p, int64_t i, float v) {\n"
     "  uint32_t *q = (uint32_t *)(void *)&p[i], old = __atomic_load_n(q, __ATOMIC_RELAXED), nv;\n"
     "  do { float f; memcpy(&f, &old, 4); f += v; memcpy(&nv, &f, 4); }\n"
     "  while (!__atomic_compare_exchange_n(q, &old, nv, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));\n"
+    "}\n"
+    "static inline float tcg_atomic_fetch_add_float32(float *p, int64_t i, float v) {\n"
+    "  uint32_t *q = (uint32_t *)(void *)&p[i], old = __atomic_load_n(q, __ATOMIC_RELAXED), nv; float f;\n"
+    "  do { memcpy(&f, &old, 4); float s = f + v; memcpy(&nv, &s, 4); }\n"
+    "  while (!__atomic_compare_exchange_n(q, &old, nv, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));\n"
+    "  return f;\n"
+    "}\n"
+    "static inline double tcg_atomic_fetch_add_float64(double *p, int64_t i, double v) {\n"
+    "  uint64_t *q = (uint64_t *)(void *)&p[i], old = __atomic_load_n(q, __ATOMIC_RELAXED), nv; double f;\n"
+    "  do { memcpy(&f, &old, 8); double s = f + v; memcpy(&nv, &s, 8); }\n"
+    "  while (!__atomic_compare_exchange_n(q, &old, nv, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));\n"
+    "  return f;\n"
     "}\n"
     "static inline void tcg_atomic_add_float64(double *p, int64_t i, double v) {\n"
     "  uint64_t *q = (uint64_t *)(void *)&p[i], old = __atomic_load_n(q, __ATOMIC_RELAXED), nv;\n"
@@ -297,6 +313,8 @@ static void emit_prologue_globals(tc_cg *g) {
   const tc_kernel_ir *k = g->k;
   for (int i = 0; i < k->nparams; i++)
     if (k->params[i].buf) emit_global(g, k->params[i].buf, i);
+  for (int i = 0; i < k->nworkspaces; i++) /* T.alloc_global: the runtime's storage after the parameters' */
+    emit_global(g, k->workspaces[i], k->nparams + i);
   for (int id = 0; id < g->P->nids; id++) {
     const tc_buffer *b = g->P->bufs[id];
     if (b && b->scope == TC_SCOPE_GLOBAL && b->view_of) emit_global(g, b, b->view_of->param_index);

@@ -91,3 +91,32 @@ def split_combine_locals(A: T.Tensor((B, S * C), "float32"), Partial: T.Tensor((
         base = h * (B // 2)
         for i in T.Parallel(B // 2):
             Scaled[base + i] = Out[base + i] * 2
+
+
+# T.alloc_global: the partial sums in a global workspace the runtime allocates for the launch
+# (TileLang's split flash-decoding keeps `glse` and `Output_partial` so), and a count of the
+# split blocks in a second one, which starts at zero. The combine copies the workspace to
+# Partial; `workspace` must give what `direct` gives too.
+@T.prim_func
+def workspace(A: T.Tensor((B, S * C), "float32"), Partial: T.Tensor((B, S), "float32"), Out: T.Tensor((B,), "float32"),
+              Scaled: T.Tensor((B,), "float32")):
+    W = T.alloc_global((B, S), "float32")
+    Count = T.alloc_global([B], "int32")
+    with T.Kernel(B, S, threads=32) as (b, s):
+        p = T.alloc_local((1,), "float32")
+        p[0] = 0
+        for j in T.serial(C):
+            p[0] = p[0] + A[b, s * C + j]
+        W[b, s] = p[0]
+        if T.get_thread_binding() == 0:  # every thread runs a statement outside T.Parallel: one adds
+            T.atomic_add(Count[b], 1)
+    with T.Kernel(B, threads=32) as b:
+        acc = T.alloc_local((1,), "float32")
+        acc[0] = 0
+        for s in T.serial(S):
+            acc[0] = acc[0] + W[b, s]
+            Partial[b, s] = W[b, s]
+        Out[b] = acc[0]
+    with T.Kernel(2, threads=32) as h:
+        for i in T.Parallel(B // 2):
+            Scaled[h * (B // 2) + i] = Out[h * (B // 2) + i] * (Count[h * (B // 2) + i] // S * 2)
