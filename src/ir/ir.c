@@ -68,6 +68,13 @@ const tc_intrinsic_info *tc_intrinsic_lookup(const char *name, tc_intrinsic_id *
   return NULL;
 }
 
+const char *tc_intrinsic_construct(const char *name) {
+  static const char *const map[][2] = {{"philox_rand", "T.rng_rand"}, {"reinterpret", "T.reinterpret"}};
+  for (size_t i = 0; name && i < sizeof map / sizeof map[0]; i++)
+    if (!strcmp(map[i][0], name)) return map[i][1];
+  return NULL;
+}
+
 const char *tc_reduce_kind_name(tc_reduce_kind k) {
   static const char *const names[] = {"sum", "max", "min", "abssum", "absmax"};
   return (unsigned)k < 5 ? names[k] : "?";

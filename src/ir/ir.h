@@ -194,6 +194,9 @@ typedef struct tc_intrinsic_info {
 } tc_intrinsic_info;
 /* The entry named `name`, or NULL. */
 const tc_intrinsic_info *tc_intrinsic_lookup(const char *name, tc_intrinsic_id *id);
+/* The TileLang construct the user wrote that became intrinsic `name` ("T.rng_rand" for
+ * philox_rand), for errors on a target that lacks it; NULL when the IR's name is the one to say. */
+const char *tc_intrinsic_construct(const char *name);
 
 typedef enum tc_reduce_kind { TC_RED_SUM, TC_RED_MAX, TC_RED_MIN, TC_RED_ABSSUM, TC_RED_ABSMAX } tc_reduce_kind;
 const char *tc_reduce_kind_name(tc_reduce_kind k);

@@ -374,7 +374,10 @@ static void expr(cg *g, tc_strbuf *sb, const tc_expr *e) {
       tc_sb_puts(sb, ")");
       return;
     }
-    fail(g, e->loc, "intrinsic '%s' has no CUDA spelling", e->callee ? e->callee : "?");
+    if (tc_intrinsic_construct(e->callee))
+      fail(g, e->loc, "%s is not supported on cuda yet (it runs on the cpu target)", tc_intrinsic_construct(e->callee));
+    else
+      fail(g, e->loc, "intrinsic '%s' has no CUDA spelling", e->callee ? e->callee : "?");
     return;
   case TC_OP_ADDRESS_OF: {
     tc_sb_puts(sb, "(&");
