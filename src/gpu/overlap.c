@@ -173,7 +173,7 @@ typedef struct shape {
   bool turn;    /* G1 is followed by the turn's pass */
 } shape;
 
-static const char *refusal(tc_gpu_plan *P, const tc_stmt_set *f, const tc_stmt *loop, shape *S) {
+static const char *refusal(const tc_stmt_set *f, const tc_stmt *loop, shape *S) {
   const tc_stmt *let = f->n ? f->v[0] : NULL;
   if (!let || let->kind != TC_ST_LET || let->u.let.value->op != TC_OP_VAR || let->u.let.value->var != loop->u.loop.var)
     return "internal: the consumer part does not begin with its count";
@@ -207,7 +207,6 @@ static const char *refusal(tc_gpu_plan *P, const tc_stmt_set *f, const tc_stmt *
     access_of(&x, f->v[i]);
     if (conflict(&x, &g2)) S->split = i;
   }
-  (void)P;
   return NULL;
 }
 
@@ -217,7 +216,7 @@ static void rotate(tc_gpu_plan *P, tc_stmt *loop) {
   tc_stmt_set f = {0};
   push(a, &f, loop->u.loop.body->u.seq.items[1]);
   shape S;
-  const char *why = refusal(P, &f, loop, &S);
+  const char *why = refusal(&f, loop, &S);
   if (why) {
     if (P->notes && strcmp(why, "an asynchronous wgmma mainloop") && strcmp(why, "fewer than two gemms in the loop"))
       tc_sb_printf(P->notes, "T.Pipelined: the consumers await each gemm before the work after it (no overlap: %s)\n", why);

@@ -318,15 +318,18 @@ static tc_expr *bar_at(tc_arena *a, tc_buffer *bar, tc_expr *stage, tc_loc loc) 
   return tc_ir_address_of(a, bar, 1, i, loc);
 }
 
-/* The tensor map of each producer's tile (maps[j]) and the bytes one stage brings. */
-static int64_t tma_stage_maps(tc_gpu_plan *P, int np, const int *params, tc_buffer **from, int *maps) {
+/* The tensor map of each producer's tile (maps[j]), the bytes it brings (each[j], when not NULL)
+ * and the bytes one stage brings. */
+static int64_t tma_stage_maps(tc_gpu_plan *P, int np, const int *params, tc_buffer **from, int *maps, int64_t *each) {
   int64_t bytes = 0;
   for (int j = 0; j < np; j++) {
     int64_t rows = 0, cols = 0;
     tc_expr_const_int(from[j]->shape[0], &rows);
     tc_expr_const_int(from[j]->shape[1], &cols);
     maps[j] = tma_map(P, params[j], rows, cols);
-    bytes += rows * cols * (tc_dtype_bits(from[j]->dtype) / 8);
+    int64_t b = rows * cols * (tc_dtype_bits(from[j]->dtype) / 8);
+    if (each) each[j] = b;
+    bytes += b;
   }
   return bytes;
 }
@@ -509,7 +512,7 @@ static tc_stmt *tma_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int 
   tc_arena *a = P->a;
   tc_loc loc = loop->loc;
   int maps[16];
-  int64_t bytes = tma_stage_maps(P, np, params, from, maps);
+  int64_t bytes = tma_stage_maps(P, np, params, from, maps, NULL);
   tc_buffer *bar = new_mbars(P, N, loc);
   tc_var *k = tc_ir_new_var(a, P->k, "k_pipe", tc_index_dtype(), TC_VAR_LOOP, loc);
   tc_var *n = tc_ir_new_var(a, P->k, "n_pipe", tc_index_dtype(), TC_VAR_LOCAL, loc);
@@ -566,7 +569,7 @@ static const char *ws_refusal(const tc_gpu_plan *P, bool top_level) {
 /* Groups of a warp-specialized pipeline's tiles by the consumer statement that reads them first
  * (attention: K by Q K^T, V by P V), so that each group has its own full and empty barriers: a
  * tile is awaited just before its first reader and its stage freed just after its last one, and
- * the producer refills K while V is still being read. group[j]: producer j's group; first[g],
+ * the producer refills K while V is still being read. group[j] (all 0 on entry): producer j's group; first[g],
  * last[g]: the indices, among the consumer statements, of group g's first and last readers.
  * One group when every tile is first read by the same statement (a GEMM's mainloop), and for an
  * asynchronous wgmma mainloop. */
@@ -587,8 +590,9 @@ static int ws_groups(tc_stmt *loop, tc_stmt **prod, int np, tc_buffer **from, bo
       }
     ci_++;
   }
+  for (int j = 0; j < np; j++)
+    if (f[j] < 0 || async_mma) return 1; /* group[] stays all 0 */
   for (int j = 0; j < np; j++) {
-    if (f[j] < 0 || async_mma) return 1;
     int g = 0;
     while (g < G && first[g] != f[j]) g++;
     if (g == G) first[G] = f[j], last[G] = l[j], G++;
@@ -619,7 +623,8 @@ static tc_stmt *ws_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int n
   tc_arena *a = P->a;
   tc_loc loc = loop->loc;
   int maps[16];
-  int64_t bytes = tma_stage_maps(P, np, params, from, maps);
+  int64_t each[16];
+  tma_stage_maps(P, np, params, from, maps, each);
   int group[16] = {0}, first[16], last[16];
   int G = ws_groups(loop, prod, np, from, async_mma, group, first, last);
   tc_buffer *bar = new_mbars(P, 2 * G * N, loc); /* full, then empty; each G groups of N stages */
@@ -659,15 +664,12 @@ static tc_stmt *ws_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int n
     int gmaps[16], ng = 0;
     int64_t gbytes = 0;
     for (int j = 0; j < np; j++) {
-      if (G > 1 && group[j] != g) continue;
+      if (group[j] != g) continue;
       gp[ng] = prod[j], gfrom[ng] = from[j], gto[ng] = to[j], gmaps[ng] = maps[j], ng++;
-      int64_t rows = 0, cols = 0;
-      tc_expr_const_int(from[j]->shape[0], &rows);
-      tc_expr_const_int(from[j]->shape[1], &cols);
-      gbytes += rows * cols * (tc_dtype_bits(from[j]->dtype) / 8);
+      gbytes += each[j];
     }
-    tc_stmt_list_push(a, &pl, tma_producers_at(P, gp, ng, gmaps, G > 1 ? gbytes : bytes, bar, pfull[g], loop->u.loop.var, iter_k,
-                                               gfrom, gto, pstage, loc));
+    tc_stmt_list_push(a, &pl, tma_producers_at(P, gp, ng, gmaps, gbytes, bar, pfull[g], loop->u.loop.var, iter_k, gfrom, gto,
+                                               pstage, loc));
   }
   tc_stmt *producer = tc_stmt_list_seq(a, &pl, loc);
   /* consumer(k) */
