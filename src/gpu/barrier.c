@@ -95,10 +95,10 @@ static void acc_stmt(bctx *C, bset *s, const tc_stmt *st) {
     /* TMA loads and their mbarriers are ordered by the pipeline's own waits and barriers */
     if (!strncmp(st->u.intrinsic.name, "mbar_", 5) || !strcmp(st->u.intrinsic.name, "tma_load")) break;
     /* copy16 / cp_async16 (&dst, &src) write dst and read src; gemm_block reads A and B;
-     * simdgroup_store_acc writes its argument 5 (the global tile) */
+     * simdgroup_store_acc writes its argument 5 (the global tile), tma_store its argument 1 */
     bool copy = !strcmp(st->u.intrinsic.name, "copy16") || !strcmp(st->u.intrinsic.name, "cp_async16") ||
                 !strcmp(st->u.intrinsic.name, "copy_vec");
-    int written = copy ? 0 : !strcmp(st->u.intrinsic.name, "simdgroup_store_acc") ? 5 : -1;
+    int written = copy ? 0 : !strcmp(st->u.intrinsic.name, "simdgroup_store_acc") ? 5 : !strcmp(st->u.intrinsic.name, "tma_store") ? 1 : -1;
     for (int i = 0; i < st->u.intrinsic.nargs; i++) {
       const tc_expr *x = st->u.intrinsic.args[i];
       acc_expr(C, s, x);

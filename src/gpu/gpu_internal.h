@@ -29,6 +29,13 @@ tc_expr **tc_gpu_region_at(tc_gpu_plan *P, const tc_region *r, tc_expr *const *i
 /* tileops.c: the run-time test that global tile g lies inside its tensor (NULL: always). */
 tc_expr *tc_gpu_global_in_bounds(tc_gpu_plan *P, const tc_region *g, tc_loc loc);
 
+/* pipeline.c: whether integer expression e is known to be a multiple of m (constants, and sums
+ * and products of them with anything). */
+bool tc_gpu_multiple_of(const tc_expr *e, int64_t m);
+/* pipeline.c: the kernel's TMA tensor map of kernel parameter `param` in boxes of rows x cols
+ * (k->tma), added when new; its index. */
+int tc_gpu_tma_map(tc_gpu_plan *P, int param, int64_t rows, int64_t cols);
+
 /* epilogue.c: a gemm accumulator's T.copy to a global tile through shared memory (any tile:
  * partial and unaligned ones included), or NULL when it does not qualify. */
 tc_stmt *tc_gpu_acc_store_staged(tc_gpu_plan *P, const tc_region *src, const tc_region *dst, int n, const int64_t *ext,

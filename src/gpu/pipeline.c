@@ -237,12 +237,12 @@ static tc_stmt *consumer_loop(tc_gpu_plan *P, tc_stmt *loop, tc_stmt_list *cons,
 }
 
 /* ---- TMA producers ---- */
-static bool multiple_of(const tc_expr *e, int64_t m) {
+bool tc_gpu_multiple_of(const tc_expr *e, int64_t m) {
   int64_t v;
   if (tc_expr_const_int(e, &v)) return v % m == 0;
   if (!tc_dtype_is_int(e->dtype)) return false;
-  if (e->op == TC_OP_MUL) return multiple_of(e->args[0], m) || multiple_of(e->args[1], m);
-  if (e->op == TC_OP_ADD || e->op == TC_OP_SUB) return multiple_of(e->args[0], m) && multiple_of(e->args[1], m);
+  if (e->op == TC_OP_MUL) return tc_gpu_multiple_of(e->args[0], m) || tc_gpu_multiple_of(e->args[1], m);
+  if (e->op == TC_OP_ADD || e->op == TC_OP_SUB) return tc_gpu_multiple_of(e->args[0], m) && tc_gpu_multiple_of(e->args[1], m);
   return false;
 }
 
@@ -293,15 +293,14 @@ static int tma_param(tc_gpu_plan *P, tc_stmt *root, const tc_stmt *s, const tc_b
         (!tc_expr_const_int(g->shape[d], &v) && !(g->shape[d]->op == TC_OP_VAR && g->shape[d]->var->kind == TC_VAR_SYMBOLIC)))
       NOT("the leading dimensions of '%s' are not single indices of constant or symbolic dims", g->name);
   }
-  if (src->r[nd - 2].extent != rows || src->r[nd - 1].extent != cols || !multiple_of(src->r[nd - 2].start, 8) ||
-      !multiple_of(src->r[nd - 1].start, A))
+  if (src->r[nd - 2].extent != rows || src->r[nd - 1].extent != cols || !tc_gpu_multiple_of(src->r[nd - 2].start, 8) ||
+      !tc_gpu_multiple_of(src->r[nd - 1].start, A))
     NOT("the tile of '%s' is not known to start on an 8-row group and a 128-byte panel", g->name);
 #undef NOT
   return param;
 }
 
-/* The kernel's tensor map for (param, rows, cols), added when new. */
-static int tma_map(tc_gpu_plan *P, int param, int64_t rows, int64_t cols) {
+int tc_gpu_tma_map(tc_gpu_plan *P, int param, int64_t rows, int64_t cols) {
   tc_kernel_ir *k = P->k;
   for (int i = 0; i < k->ntma; i++)
     if (k->tma[i].param == param && k->tma[i].rows == rows && k->tma[i].cols == cols) return i;
@@ -326,7 +325,7 @@ static int64_t tma_stage_maps(tc_gpu_plan *P, int np, const int *params, tc_buff
     int64_t rows = 0, cols = 0;
     tc_expr_const_int(from[j]->shape[0], &rows);
     tc_expr_const_int(from[j]->shape[1], &cols);
-    maps[j] = tma_map(P, params[j], rows, cols);
+    maps[j] = tc_gpu_tma_map(P, params[j], rows, cols);
     int64_t b = rows * cols * (tc_dtype_bits(from[j]->dtype) / 8);
     if (each) each[j] = b;
     bytes += b;

@@ -715,6 +715,26 @@ static void run_tma_load(ictx *c, tc_expr *const *args, int t) {
     }
 }
 
+/* tma_store(&src[off], &dst[start...], rows, cols, map): the swizzled shared tile at flat offset
+ * off into the global tensor's rows x cols box at start; elements outside the tensor are
+ * dropped (store_elem skips them, as the TMA unit does). */
+static void run_tma_store(ictx *c, tc_expr *const *args, int t) {
+  const tc_expr *sx = args[0], *d = args[1];
+  int64_t di[MAXDIM], rows = eval(c, args[2], t).i, cols = eval(c, args[3], t).i;
+  for (int i = 0; i < d->nargs; i++) di[i] = eval(c, d->args[i], t).i;
+  int64_t base = sx->nargs == 1 ? eval(c, sx->args[0], t).i : 0;
+  bufstate *sb = buf_of(c, sx->buf, sx->loc), *db = buf_of(c, d->buf, d->loc);
+  int nd = d->nargs, eb = (int)(tc_dtype_bits(sx->buf->dtype) / 8);
+  int64_t r0 = di[nd - 2], c0 = di[nd - 1];
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t col = 0; col < cols; col++) {
+      int64_t off = base + tc_gpu_swizzle_index(r, col, cols, eb);
+      val x = load_elem(c, sb, &off, t, sx->loc);
+      di[nd - 2] = r0 + r, di[nd - 1] = c0 + col;
+      store_elem(c, db, di, t, convert(sx->buf->dtype, x, d->buf->dtype), d->loc);
+    }
+}
+
 static void run_gpu_gemm(ictx *c, tc_expr *const *args, int t, tc_loc loc) {
   int64_t v[10];
   for (int i = 0; i < 10; i++) v[i] = eval(c, args[i], t).i;
@@ -1163,6 +1183,11 @@ static void exec_stmt(ictx *c, const tc_stmt *s, mask m, int depth) {
       if (m.n > 0) run_tma_load(c, s->u.intrinsic.args, m.ids[0]);
       return;
     }
+    if (id == TC_INTRIN_TMA_STORE) { /* each calling thread's box */
+      for (int j = 0; j < m.n; j++) run_tma_store(c, s->u.intrinsic.args, m.ids[j]);
+      return;
+    }
+    if (id == TC_INTRIN_TMA_STORE_WAIT || id == TC_INTRIN_FENCE_ASYNC_SHARED) return;
     if (id == TC_INTRIN_MBAR_INIT || id == TC_INTRIN_MBAR_EXPECT || id == TC_INTRIN_MBAR_WAIT || id == TC_INTRIN_MBAR_ARRIVE_WARP ||
         id == TC_INTRIN_WG_TURN_WAIT || id == TC_INTRIN_WG_TURN_PASS)
       return;

@@ -77,16 +77,32 @@ grep -qx "// T.Pipelined(num_stages=3): 2 tiles per stage by cp.async, producers
   ok "explain: why a pipeline stays on cp.async" || bad "explain: cp.async reason"
 "$T" source examples/gemm.py --target cuda,arch=sm_90a --explain -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=4 --kernel-only >"$D/out" 2>"$D/err"
 grep -qx '// T.Pipelined(num_stages=4): warp-specialized: a producer warpgroup (threads 256..383) loads 2 tiles per stage by TMA up to 4 stages ahead; the 256 consumer threads wait on full mbarriers and free stages on empty ones; setmaxnreg moves registers from the producers to the consumers' "$D/out" &&
-  grep -q 'const __grid_constant__ tcg_tmap tcg_tm1)' "$D/out" && grep -q '__launch_bounds__(384, 1)' "$D/out" &&
+  grep -q 'const __grid_constant__ tcg_tmap tcg_tm1, const __grid_constant__ tcg_tmap tcg_tm2)' "$D/out" && grep -q '__launch_bounds__(384, 1)' "$D/out" &&
   grep -q 'tcg_setmaxnreg_inc<232>();' "$D/out" && grep -q 'tcg_setmaxnreg_dec<40>();' "$D/out" &&
   grep -q 'tcg_bar_consumers<256>();' "$D/out" && [ "$(grep -c '__syncthreads();' "$D/out")" = 1 ] &&
   [ "$(grep -c 'tcg_tma_load_any(' "$D/out")" = 2 ] && grep -q 'tcg_mbar_arrive_warp(' "$D/out" &&
   ok "explain: the pipeline on TMA, warp-specialized" || bad "explain: warp-specialized TMA line"
-# the accumulator's store to C goes through shared memory in whole 16-byte rows
+# the accumulator's store to C goes through shared memory: on sm_90, one TMA box per warp and
+# 16-row chunk (lane 0 stores it, fenced, and waits before the tile is rewritten); where the tensor
+# does not suit a tensor map, and before sm_90, whole 16-byte rows
 "$T" source examples/gemm.py --target cuda,arch=sm_90a --explain --kernel-only >"$D/out" 2>"$D/err"
-grep -qx '// T.copy(C_local -> C): the acc(128x128, warps 4x1, interleaved) accumulator through shared memory, 16-byte stores of whole rows' "$D/out" &&
-  grep -q 'b[0-9]*_tcg_epilogue' "$D/out" && grep -q '__syncwarp();' "$D/out" &&
-  ok "explain: the staged epilogue" || bad "explain: staged epilogue line"
+grep -qx '// T.copy(C_local -> C): the acc(128x128, warps 4x1, interleaved) accumulator through shared memory, TMA stores (cp.async.bulk.tensor) of 16 x 128-byte boxes, 4 tiles per warp' "$D/out" &&
+  [ "$(grep -c 'tcg_tma_store(' "$D/out")" = 4 ] && [ "$(grep -c 'tcg_fence_async_shared();' "$D/out")" = 4 ] &&
+  [ "$(grep -c 'tcg_tma_store_wait<0>();' "$D/out")" = 2 ] && ! grep -q 'tcg_tma_store_wait_read' "$D/out" &&
+  tail -n 2 "$D/out" | grep -q 'tcg_tma_store_wait<0>(); /\* the shared tiles live until the stores are done \*/' &&
+  ok "explain: the staged epilogue by TMA stores" || bad "explain: TMA-store epilogue line"
+"$T" source examples/gemm.py --target cuda,arch=sm_90a --explain --kernel-only -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=4 >"$D/out" 2>"$D/err"
+grep -qx '// T.copy(C_local -> C): the acc(128x256, warps 8x1) accumulator through shared memory, TMA stores (cp.async.bulk.tensor) of 16 x 128-byte boxes, 2 tiles per warp' "$D/out" &&
+  [ "$(grep -c 'tcg_tma_store_wait_read<1>();' "$D/out")" = 2 ] &&
+  ok "explain: TMA-store epilogue cycling through two tiles a warp" || bad "explain: two-tile TMA-store epilogue"
+"$T" source examples/gemm.py --target cuda,arch=sm_90a --explain --kernel-only -D M=200 -D N=136 -D K=96 >"$D/out" 2>"$D/err"
+grep -qx "// T.copy(C_local -> C): not by TMA stores: the last two dimensions of 'C' are not constants with columns a multiple of 64" "$D/out" &&
+  grep -qx '// T.copy(C_local -> C): the acc(128x128, warps 4x1, interleaved) accumulator through shared memory, 16-byte stores of whole rows' "$D/out" &&
+  grep -q 'b[0-9]*_tcg_epilogue' "$D/out" && grep -q '__syncwarp();' "$D/out" && ! grep -q 'tcg_tma_store' "$D/out" &&
+  ok "explain: the staged epilogue in 16-byte stores, and why not TMA" || bad "explain: staged epilogue line"
+"$T" source examples/gemm.py --target cuda,arch=sm_90a --explain --kernel-only -D M=136 -D N=128 -D K=384 -D block_M=64 -D block_K=64 -D threads=128 -D num_stages=4 >"$D/out" 2>"$D/err"
+grep -qx "// T.copy(C_local -> C): not by TMA stores: two 16-row tiles per warp do not fit beside the kernel's 99456 bytes of shared memory without costing a block per SM" "$D/out" &&
+  ok "explain: no TMA-store epilogue at the cost of a block per SM" || bad "explain: TMA-store epilogue and occupancy"
 # sm_90 (no setmaxnreg), and pass_configs turning warp specialization off: the block-wide TMA pipeline
 "$T" source examples/gemm.py --target cuda,arch=sm_90 --explain -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=4 --kernel-only >"$D/out" 2>"$D/err"
 grep -qx '// T.Pipelined(num_stages=4): not warp-specialized: the arch is not sm_90a (setmaxnreg)' "$D/out" &&

@@ -149,12 +149,15 @@ if cuobj=$(find_cuobjdump); then
       else echo "FAIL gpu_lower sass $n $arch: $h HMMA, $l LDSM, $g HGMMA (not the expected tensor-core path)"; fi
     done
   done
-  # the accumulator leaves through shared memory in 16-byte stores (epilogue.c)
-  for arch in sm_80 sm_90a; do
-    v=$("$cuobj" -sass "$C/gemm.$arch.cubin" 2>&1 | grep -c 'STG.E.128')
-    if [ "$v" -gt 0 ]; then echo "PASS gpu_lower sass gemm $arch: staged epilogue, $v STG.E.128"
-    else echo "FAIL gpu_lower sass gemm $arch: no 16-byte global stores in the epilogue"; fi
-  done
+  # the accumulator leaves through shared memory (epilogue.c): in 16-byte stores on sm_80, in TMA
+  # stores on sm_90a (UTMASTG; no 16-byte global stores left)
+  v=$("$cuobj" -sass "$C/gemm.sm_80.cubin" 2>&1 | grep -c 'STG.E.128')
+  if [ "$v" -gt 0 ]; then echo "PASS gpu_lower sass gemm sm_80: staged epilogue, $v STG.E.128"
+  else echo "FAIL gpu_lower sass gemm sm_80: no 16-byte global stores in the epilogue"; fi
+  sass=$("$cuobj" -sass "$C/gemm.sm_90a.cubin" 2>&1)
+  v=$(echo "$sass" | grep -c 'UTMASTG'); s=$(echo "$sass" | grep -c 'STG.E')
+  if [ "$v" -gt 0 ] && [ "$s" -eq 0 ]; then echo "PASS gpu_lower sass gemm sm_90a: staged epilogue, $v UTMASTG"
+  else echo "FAIL gpu_lower sass gemm sm_90a: $v TMA stores (UTMASTG), $s plain global stores in the epilogue"; fi
   if "$cuobj" -sass "$C/gemm.sm_90a.cubin" 2>&1 | grep -q LDGSTS; then echo "PASS gpu_lower sass gemm sm_90a: cp.async (LDGSTS) pipeline"
   else echo "FAIL gpu_lower sass gemm sm_90a: no LDGSTS"; fi
   # pipelined tiles of whole 128-byte rows load by TMA on sm_90 (UTMALDG, mbarrier waits), none by

@@ -33,7 +33,7 @@ if [ $rc -eq 0 ] && echo "$out" | grep -q "^metal storage mode $want "; then pri
 else printf "FAIL metal runtime %s %s (exit %s)\n%s\n" "$mode" "$line" "$rc" "$(echo "$out" | tail -n 8 | sed "s/^/    /")"; fi'
 # gemm_fp8.py: an fp8 T.gemm has no Metal matrix path (tests/e2e/examples.list)
 # and the attention lines sized for an H200's shared memory (more than Metal's 32 KB)
-lines=$(grep -v -e '^#' -e '^$' -e '^gemm_fp8\.py' -e 'block_M=128 -D block_N=128 -D threads=256' tests/e2e/examples.list | sed 's/[[:space:]]*$//')
+lines=$(grep -v -e '^#' -e '^$' -e '^gemm_fp8\.py' -e 'block_M=128 -D block_N=128 -D threads=256' -e 'block_N=256 -D block_K=64 -D threads=256' tests/e2e/examples.list | sed 's/[[:space:]]*$//')
 # Under the sanitizers (run.sh's other build folders) the emulator is several times slower: there
 # the first line of each example file runs, in both modes; the plain build runs every line.
 case ${TILEC_BUILD:-build} in

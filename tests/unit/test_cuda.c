@@ -121,9 +121,11 @@ TEST(meta_parsing) {
   CHECK_INT(m.smem, 98304);
   CHECK_STR(m.arch, "sm_90a");
   CHECK_INT(m.ntmaps, 0);
-  const char *maps = "entry=k\nblock=256,1,1\narch=sm_90a\ntmap=1,2,64,256,4096,4096,1\ntmap=0,1,128,128,512,256,8*s0*16\n";
+  const char *maps = "entry=k\nblock=256,1,1\narch=sm_90a\ntmap=1,2,64,256,4096,4096,1\ntmap=0,1,128,128,512,256,8*s0*16\n"
+                     "tmap=2,4,16,32,512,512,1\n"; /* a float32 store map (the TMA-store epilogue) */
   CHECK_INT(tc_cuda_meta_parse(maps, strlen(maps), &m, &err), TILEC_OK);
-  CHECK_INT(m.ntmaps, 2);
+  CHECK_INT(m.ntmaps, 3);
+  CHECK(m.tmaps[2].param == 2 && m.tmaps[2].eb == 4 && m.tmaps[2].rows == 16 && m.tmaps[2].cols == 32);
   CHECK(m.tmaps[0].param == 1 && m.tmaps[0].eb == 2 && m.tmaps[0].rows == 64 && m.tmaps[0].cols == 256 && m.tmaps[0].R == 4096 &&
         m.tmaps[0].C == 4096 && m.tmaps[0].nlead == 1 && m.tmaps[0].lead[0] == 1);
   CHECK(m.tmaps[1].eb == 1 && m.tmaps[1].nlead == 3 && m.tmaps[1].lead[0] == 8 && m.tmaps[1].lead[1] == -1 && m.tmaps[1].lead[2] == 16);
@@ -138,7 +140,7 @@ TEST(meta_parsing) {
       "entry=k\nblock=32,1,1\narch=compute_80\n",       /* not a real arch */
       "entry=k\nblock=32,1,1\narch=sm_80\njunk\n",      /* not key=value */
       "entry=k\nblock=32,1,1\narch=sm_90a\ntmap=0,2,64,64\n",               /* tensor map: too few fields */
-      "entry=k\nblock=32,1,1\narch=sm_90a\ntmap=0,4,64,64,512,512,1\n",     /* 4-byte elements */
+      "entry=k\nblock=32,1,1\narch=sm_90a\ntmap=0,8,64,64,512,512,1\n",     /* 8-byte elements */
       "entry=k\nblock=32,1,1\narch=sm_90a\ntmap=0,2,64,64,512,512,\n",      /* no leading factor */
       "entry=k\nblock=32,1,1\narch=sm_90a\ntmap=0,2,64,64,512,512,8*x\n",   /* not a factor */
   };

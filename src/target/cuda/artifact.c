@@ -133,7 +133,7 @@ tilec_status tc_cuda_meta_parse(const char *text, size_t len, tc_cuda_meta *out,
       int used = 0;
       bool ok = out->ntmaps < TC_CUDA_MAX_TMAPS &&
                 sscanf(val, "%d,%d,%lld,%lld,%lld,%lld,%n", &t.param, &t.eb, &rows, &cols, &R, &C, &used) == 6 && t.param >= 0 &&
-                (t.eb == 1 || t.eb == 2) && rows > 0 && cols > 0 && R > 0 && C > 0;
+                (t.eb == 1 || t.eb == 2 || t.eb == 4) && rows > 0 && cols > 0 && R > 0 && C > 0;
       for (const char *f = val + used; ok && *f;) {
         char *e;
         bool sym = *f == 's';

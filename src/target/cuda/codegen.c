@@ -503,6 +503,31 @@ static void tma_load(cg *g, tc_expr *const *args) {
   tc_sb_free(&d), tc_sb_free(&bar), tc_sb_free(&p), tc_sb_free(&gr), tc_sb_free(&l);
 }
 
+/* tma_store(&src, &dst[starts], rows, cols, map): the box's coordinates as tma_load's. */
+static void tma_store(cg *g, tc_expr *const *args) {
+  const tc_expr *dst = args[1];
+  const tc_buffer *b = dst->buf;
+  int nd = dst->nargs;
+  int64_t map = 0, A = 128 / (tc_dtype_bits(b->dtype) / 8), R = 0;
+  tc_expr_const_int(args[4], &map);
+  tc_loc loc = dst->loc;
+  tc_expr *lead = tc_ir_int(g->a, 0, tc_index_dtype(), loc);
+  for (int d = 0; d + 2 < nd; d++)
+    lead = tc_ir_binary(g->a, TC_OP_ADD, tc_ir_binary(g->a, TC_OP_MUL, lead, b->shape[d], loc), dst->args[d], loc);
+  tc_expr *panel = tc_ir_binary(g->a, TC_OP_FLOORDIV, dst->args[nd - 1], tc_ir_int(g->a, A, tc_index_dtype(), loc), loc);
+  bool row_form = tc_expr_const_int(b->shape[nd - 2], &R) && R % 8;
+  tc_expr *group = row_form ? dst->args[nd - 2] : tc_ir_binary(g->a, TC_OP_FLOORDIV, dst->args[nd - 2], tc_ir_int(g->a, 8, tc_index_dtype(), loc), loc);
+  tc_strbuf s, p, gr, l;
+  tc_sb_init(&s), tc_sb_init(&p), tc_sb_init(&gr), tc_sb_init(&l);
+  expr(g, &s, args[0]);
+  expr(g, &p, panel);
+  expr(g, &gr, group);
+  expr(g, &l, lead);
+  line(g, "tcg_tma_store%s(%s, &tcg_tm%lld, (int)(%s), (int)(%s), (int)(%s));", row_form ? "_rows" : "", tc_sb_cstr(&s), (long long)map,
+       tc_sb_cstr(&p), tc_sb_cstr(&gr), tc_sb_cstr(&l));
+  tc_sb_free(&s), tc_sb_free(&p), tc_sb_free(&gr), tc_sb_free(&l);
+}
+
 /* copy_vec's element conversions, from tcg_g/tcg_r[k] to tcg_r/tcg_g[k]. raw: through the
  * raw conversions, each float value also kept in tcg_f<k> for the NaN check. */
 static void copy_vec_elems(cg *g, tc_dtype xd, tc_dtype dd, int64_t n, bool load_side, bool raw) {
@@ -1128,6 +1153,7 @@ static void persistent_body(cg *g) {
   line(g, "tcg_bar_consumers<%d>(); /* the tile's shared memory is free for the next */", T);
   g->ind--;
   line(g, "}");
+  if (uses_intrinsic(k->body, "tma_store")) line(g, "tcg_tma_store_wait<0>(); /* the shared tiles live until the stores are done */");
 }
 
 /* ---- NaN-deferred loops ----
@@ -1321,6 +1347,15 @@ static void stmt(cg *g, const tc_stmt *s) {
       tc_sb_free(&d), tc_sb_free(&x);
     } else if (!strcmp(s->u.intrinsic.name, "tma_load")) {
       tma_load(g, s->u.intrinsic.args);
+    } else if (!strcmp(s->u.intrinsic.name, "tma_store")) {
+      tma_store(g, s->u.intrinsic.args);
+    } else if (!strcmp(s->u.intrinsic.name, "tma_store_wait")) {
+      int64_t nw = 0, reads = 0;
+      tc_expr_const_int(s->u.intrinsic.args[0], &nw);
+      tc_expr_const_int(s->u.intrinsic.args[1], &reads);
+      line(g, "tcg_tma_store_wait%s<%lld>();", reads ? "_read" : "", (long long)nw);
+    } else if (!strcmp(s->u.intrinsic.name, "fence_async_shared")) {
+      line(g, "tcg_fence_async_shared();");
     } else if (!strncmp(s->u.intrinsic.name, "mbar_", 5)) {
       const char *op = s->u.intrinsic.name + 5;
       tc_strbuf b, x, y;
@@ -1542,6 +1577,7 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
   } else {
     if (k->swizzle_panel > 0 && k->swizzle_enable) rasterize(&g, k->swizzle_panel, k->swizzle_order != TC_SWIZZLE_ROW);
     stmt(&g, k->body);
+    if (uses_intrinsic(k->body, "tma_store")) line(&g, "tcg_tma_store_wait<0>(); /* the shared tiles live until the stores are done */");
   }
   tc_sb_puts(&kern, "}\n");
   if (g.failed) {

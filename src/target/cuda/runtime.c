@@ -295,8 +295,9 @@ static tilec_status encode_tmap(const tc_cu_api *cu, const tc_loaded *m, const t
     memcpy(dims, rdims, sizeof dims), memcpy(strides, rstrides, sizeof strides), memcpy(box, rbox, sizeof box);
   }
   unsigned es[5] = {1, 1, 1, 1, 1};
-  /* uint8 / uint16 data, no interleave, 128-byte swizzle, 128-byte L2 promotion, zeros outside */
-  tc_cu_result r = cu->TensorMapEncodeTiled(map, t->eb == 1 ? 0 : 1, 5, addr, dims, strides, box, es, 0, 3, 2, 0);
+  /* uint8 / uint16 / uint32 data, no interleave, 128-byte swizzle, 128-byte L2 promotion, zeros
+   * outside */
+  tc_cu_result r = cu->TensorMapEncodeTiled(map, t->eb == 1 ? 0 : t->eb == 2 ? 1 : 2, 5, addr, dims, strides, box, es, 0, 3, 2, 0);
   if (r != TC_CU_SUCCESS) {
     char what[640];
     snprintf(what, sizeof what, "making the TMA tensor map of '%s' for kernel '%s' (cuTensorMapEncodeTiled)", name, m->meta.entry);

@@ -91,6 +91,28 @@ TCG_DEV void tcg_tma_load_rows(void *dst, const tcg_tmap *map, uint64_t *bar, in
   if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) tcg_tma_load_rows_any(dst, map, bar, panel, row, lead);
 }
 
+/* TMA stores (the staged epilogue's TMA form, src/gpu/epilogue.c): the calling thread copies the
+ * swizzled shared tile at src into the box at the given coordinates (the map's five dimensions,
+ * as tcg_tma_load_any's; _rows: the row form's), each store its own bulk group; elements
+ * outside the tensor are not written. The writing threads fence their shared stores first. */
+TCG_DEV void tcg_fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+TCG_DEV void tcg_tma_store(const void *src, const tcg_tmap *map, int c2, int c3, int c4) {
+  asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4, %5}], [%6];"
+               ::"l"((unsigned long long)map), "r"(0), "r"(0), "r"(c2), "r"(c3), "r"(c4), "r"(tcg__smem_addr(src))
+               : "memory");
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+TCG_DEV void tcg_tma_store_rows(const void *src, const tcg_tmap *map, int panel, int row, int lead) {
+  asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4, %5}], [%6];"
+               ::"l"((unsigned long long)map), "r"(0), "r"(row), "r"(panel), "r"(lead), "r"(0), "r"(tcg__smem_addr(src))
+               : "memory");
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+/* At most N of the calling thread's newer stores are still running: _read, they have read their
+ * shared tiles (which may be rewritten); the plain form, their writes are done. */
+template <int N> TCG_DEV void tcg_tma_store_wait_read() { asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory"); }
+template <int N> TCG_DEV void tcg_tma_store_wait() { asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory"); }
+
 /* The consumers of a warp-specialized block (its threads other than the producer warpgroup)
  * meet at named barrier 1; barrier 0 (__syncthreads) would wait for the producers too. */
 template <int N> TCG_DEV void tcg_bar_consumers() { asm volatile("bar.sync 1, %0;" ::"n"(N) : "memory"); }
