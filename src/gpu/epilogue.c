@@ -101,12 +101,20 @@ static epi_lanes epi_setup(tc_gpu_plan *P, tc_stmt_list *out, int64_t stage_per_
 }
 
 /* registers -> stage tile at sbase (16 rows x CW elements) for 16-row tile mi, chunk cb: row
- * h*8 + g, columns j*8 + q2 (+1), 16-byte units XOR-swizzled by the row (the 128-byte swizzle) */
+ * h*8 + g, columns j*8 + q2 (+1), 16-byte units XOR-swizzled by the row (the 128-byte swizzle).
+ * The chunk's copies form one sequence of their own, so that the cuda printer converts them with
+ * the bare instructions and checks for a NaN once per chunk (codegen.c, nan_deferred_run): a
+ * check per pair cost a branch and a convergence barrier each, 5% of a 4096^3 GEMM's time. */
 static void stage_chunk(tc_gpu_plan *P, tc_stmt_list *out, const epi_lanes *E, tc_buffer *stage, tc_buffer *regs, tc_expr *sbase,
                         int64_t mi, int64_t cb, int64_t NT, int64_t CW, int64_t U, tc_loc loc) {
+  tc_expr *rowbases[2];
   for (int64_t h = 0; h < 2; h++) {
     tc_expr *row = bin(P, TC_OP_ADD, tc_ir_clone_expr(P->a, E->g4), ci(P, h * 8, loc), loc);
-    tc_expr *rowbase = let(P, out, "epi_row", bin(P, TC_OP_ADD, tc_ir_clone_expr(P->a, sbase), bin(P, TC_OP_MUL, row, ci(P, CW, loc), loc), loc), loc);
+    rowbases[h] = let(P, out, "epi_row", bin(P, TC_OP_ADD, tc_ir_clone_expr(P->a, sbase), bin(P, TC_OP_MUL, row, ci(P, CW, loc), loc), loc), loc);
+  }
+  tc_stmt_list copies = {0};
+  for (int64_t h = 0; h < 2; h++) {
+    tc_expr *rowbase = rowbases[h];
     for (int64_t j = 0; j < CW / 8; j++) {
       int64_t ni = cb * (CW / 8) + j, r = ((mi * 2 + h) * NT + ni) * 2;
       /* unit (j*8 + q2) / U = j*8/U + q2/U (U divides 8); the row's swizzle is g (h*8 + g & 7) */
@@ -118,9 +126,10 @@ static void stage_chunk(tc_gpu_plan *P, tc_stmt_list *out, const epi_lanes *E, t
       args[0] = tc_ir_address_of(P->a, stage, 1, one(P, at), loc);
       args[1] = tc_ir_address_of(P->a, regs, 1, one(P, ci(P, r, loc)), loc);
       args[2] = ci(P, 2, loc);
-      tc_stmt_list_push(P->a, out, tc_ir_intrinsic_stmt(P->a, "copy_vec", 3, args, loc));
+      tc_stmt_list_push(P->a, &copies, tc_ir_intrinsic_stmt(P->a, "copy_vec", 3, args, loc));
     }
   }
+  tc_stmt_list_push(P->a, out, tc_ir_seq(P->a, copies.n, copies.items, loc));
 }
 
 /* ---- the TMA form (sm_90) ----

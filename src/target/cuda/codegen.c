@@ -979,10 +979,15 @@ static void ws_part(cg *g, const tc_stmt *loop, int part) {
 /* The body of one tile, for the producer thread (role 0: the top-level declarations and names,
  * which the loads may use, and the loop's producer part) or for the consumers (role 1: everything but the set-up of the
  * barriers, printed once before the tiles, and with the loop's consumer part). */
+static bool nan_deferred_run(const tc_stmt *seq);
 static void tile_body(cg *g, const tc_stmt *s, int role) {
   if (!s || g->failed) return;
   switch (s->kind) {
   case TC_ST_SEQ:
+    if (role == 1 && !g->nan_acc && !g->exact_rerun && nan_deferred_run(s)) { /* a run of copy groups: one NaN check */
+      stmt(g, s);
+      return;
+    }
     for (int i = 0; i < s->u.seq.n; i++) {
       const tc_stmt *c = s->u.seq.items[i], *next = i + 1 < s->u.seq.n ? s->u.seq.items[i + 1] : NULL;
       if (role == 1 && c->kind == TC_ST_BARRIER && next && next->kind == TC_ST_FOR && next->u.loop.ws_split &&
