@@ -837,6 +837,9 @@ static tc_val *define_value(tc_ev *ev, const char *s) {
   if (strcmp(s, "True") == 0 || strcmp(s, "true") == 0) return tv_bool(ev, true);
   if (strcmp(s, "False") == 0 || strcmp(s, "false") == 0) return tv_bool(ev, false);
   if (strcmp(s, "None") == 0) return tv_none(ev);
+  /* a dtype written as the kernel file writes it (-D dtype=T.bfloat16) */
+  tc_dtype dt;
+  if (strncmp(s, "T.", 2) == 0 && tc_dtype_lookup(s + 2, &dt, NULL, 0)) return tv_dtype(ev, dt);
   return tv_cstr(ev, s);
 }
 

@@ -26,6 +26,12 @@ done
 expect "help after other options" 0 "usage: tilec run" "$T" run examples/gemm.py -D M=64 --verify --help
 expect "help for an unknown command" 2 "no help for unknown command" "$T" help frob
 
+# a dtype parameter bound the way the kernel file writes it, and a wrong one still explained
+expect "-D dtype=T.bfloat16" 0 "verify C: ok" "$T" run examples/gemm.py -D M=64 -D N=64 -D K=64 -D dtype=T.bfloat16 --verify
+"$T" ir examples/gemm.py -D M=64 -D N=64 -D K=64 -D dtype=T.bfloat16 >"$D/ir" 2>&1
+grep -q 'bfloat16' "$D/ir" && pass "-D dtype=T.bfloat16 reaches the IR" || fail "-D dtype=T.bfloat16 reaches the IR"
+expect "-D dtype=T.bfloat17" 1 "unknown dtype 'T.bfloat17'; did you mean 'bfloat16'?" "$T" run examples/gemm.py -D M=64 -D dtype=T.bfloat17
+
 # `tilec source` generates only: no compiler runs (a failing CC would fail a build)
 expect "source with a broken C compiler" 0 "void" env CC=false "$T" source examples/gemm.py -D M=300
 expect "source --kernel-only with a broken C compiler" 0 "" env CC=false "$T" source examples/softmax.py --kernel-only
