@@ -696,42 +696,23 @@ static void run_simdgroup_store(ictx *c, tc_expr *const *args, int t, tc_loc loc
   }
 }
 
-/* tma_load(&dst[off], &src[start...], &bar, rows, cols, map): the rows x cols tile at start
- * (zeros outside the tensor) into the swizzled shared tile at flat offset off. */
-static void run_tma_load(ictx *c, tc_expr *const *args, int t) {
-  const tc_expr *d = args[0], *sx = args[1];
-  int64_t si[MAXDIM], rows = eval(c, args[3], t).i, cols = eval(c, args[4], t).i;
-  for (int i = 0; i < sx->nargs; i++) si[i] = eval(c, sx->args[i], t).i;
-  int64_t base = d->nargs == 1 ? eval(c, d->args[0], t).i : 0;
-  bufstate *db = buf_of(c, d->buf, d->loc), *sb = buf_of(c, sx->buf, sx->loc);
-  int nd = sx->nargs, eb = (int)(tc_dtype_bits(d->buf->dtype) / 8);
-  int64_t r0 = si[nd - 2], c0 = si[nd - 1];
-  for (int64_t r = 0; r < rows; r++)
-    for (int64_t col = 0; col < cols; col++) {
-      si[nd - 2] = r0 + r, si[nd - 1] = c0 + col;
-      val x = load_elem(c, sb, si, t, sx->loc);
-      int64_t off = base + tc_gpu_swizzle_index(r, col, cols, eb);
-      store_elem(c, db, &off, t, convert(sx->buf->dtype, x, d->buf->dtype), d->loc);
-    }
-}
-
-/* tma_store(&src[off], &dst[start...], rows, cols, map): the swizzled shared tile at flat offset
- * off into the global tensor's rows x cols box at start; elements outside the tensor are
- * dropped (store_elem skips them, as the TMA unit does). */
-static void run_tma_store(ictx *c, tc_expr *const *args, int t) {
-  const tc_expr *sx = args[0], *d = args[1];
-  int64_t di[MAXDIM], rows = eval(c, args[2], t).i, cols = eval(c, args[3], t).i;
-  for (int i = 0; i < d->nargs; i++) di[i] = eval(c, d->args[i], t).i;
+/* A TMA box between the global tensor at &g[start...] and the swizzled shared tile at flat offset
+ * off (&s[off]): tma_load(&s, &g, &bar, rows, cols, map) reads it (zeros outside the tensor),
+ * tma_store(&s, &g, rows, cols, map) writes it (elements outside the tensor are dropped:
+ * store_elem skips them, as the TMA unit does). */
+static void run_tma_box(ictx *c, const tc_expr *sx, const tc_expr *gx, int64_t rows, int64_t cols, bool store, int t) {
+  int64_t gi[MAXDIM];
+  for (int i = 0; i < gx->nargs; i++) gi[i] = eval(c, gx->args[i], t).i;
   int64_t base = sx->nargs == 1 ? eval(c, sx->args[0], t).i : 0;
-  bufstate *sb = buf_of(c, sx->buf, sx->loc), *db = buf_of(c, d->buf, d->loc);
-  int nd = d->nargs, eb = (int)(tc_dtype_bits(sx->buf->dtype) / 8);
-  int64_t r0 = di[nd - 2], c0 = di[nd - 1];
+  bufstate *sb = buf_of(c, sx->buf, sx->loc), *gb = buf_of(c, gx->buf, gx->loc);
+  int nd = gx->nargs, eb = (int)(tc_dtype_bits(sx->buf->dtype) / 8);
+  int64_t r0 = gi[nd - 2], c0 = gi[nd - 1];
   for (int64_t r = 0; r < rows; r++)
     for (int64_t col = 0; col < cols; col++) {
       int64_t off = base + tc_gpu_swizzle_index(r, col, cols, eb);
-      val x = load_elem(c, sb, &off, t, sx->loc);
-      di[nd - 2] = r0 + r, di[nd - 1] = c0 + col;
-      store_elem(c, db, di, t, convert(sx->buf->dtype, x, d->buf->dtype), d->loc);
+      gi[nd - 2] = r0 + r, gi[nd - 1] = c0 + col;
+      if (store) store_elem(c, gb, gi, t, convert(sx->buf->dtype, load_elem(c, sb, &off, t, sx->loc), gx->buf->dtype), gx->loc);
+      else store_elem(c, sb, &off, t, convert(gx->buf->dtype, load_elem(c, gb, gi, t, gx->loc), sx->buf->dtype), sx->loc);
     }
 }
 
@@ -1180,11 +1161,17 @@ static void exec_stmt(ictx *c, const tc_stmt *s, mask m, int depth) {
       return;
     }
     if (id == TC_INTRIN_TMA_LOAD) { /* one copy for the block (thread 0's) */
-      if (m.n > 0) run_tma_load(c, s->u.intrinsic.args, m.ids[0]);
+      if (m.n > 0) {
+        tc_expr *const *a = s->u.intrinsic.args;
+        run_tma_box(c, a[0], a[1], eval(c, a[3], m.ids[0]).i, eval(c, a[4], m.ids[0]).i, false, m.ids[0]);
+      }
       return;
     }
     if (id == TC_INTRIN_TMA_STORE) { /* each calling thread's box */
-      for (int j = 0; j < m.n; j++) run_tma_store(c, s->u.intrinsic.args, m.ids[j]);
+      for (int j = 0; j < m.n; j++) {
+        tc_expr *const *a = s->u.intrinsic.args;
+        run_tma_box(c, a[0], a[1], eval(c, a[2], m.ids[j]).i, eval(c, a[3], m.ids[j]).i, true, m.ids[j]);
+      }
       return;
     }
     if (id == TC_INTRIN_TMA_STORE_WAIT || id == TC_INTRIN_FENCE_ASYNC_SHARED) return;

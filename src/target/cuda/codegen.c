@@ -472,60 +472,57 @@ static void expr(cg *g, tc_strbuf *sb, const tc_expr *e) {
 }
 
 /* ---- statements ---- */
+/* The printed coordinates "(int)(panel), (int)(group), (int)(lead)" of the box at global address
+ * `at` (&buf[starts]) in the map's five dimensions; *row_form when the tensor's rows are not
+ * whole 8-row groups (the map counts single rows then, runtime.c). */
+static void tma_coords(cg *g, tc_strbuf *out, const tc_expr *at, bool *row_form) {
+  const tc_buffer *b = at->buf;
+  int nd = at->nargs;
+  int64_t A = 128 / (tc_dtype_bits(b->dtype) / 8), R = 0;
+  tc_loc loc = at->loc;
+  tc_expr *lead = tc_ir_int(g->a, 0, tc_index_dtype(), loc);
+  for (int d = 0; d + 2 < nd; d++)
+    lead = tc_ir_binary(g->a, TC_OP_ADD, tc_ir_binary(g->a, TC_OP_MUL, lead, b->shape[d], loc), at->args[d], loc);
+  tc_expr *panel = tc_ir_binary(g->a, TC_OP_FLOORDIV, at->args[nd - 1], tc_ir_int(g->a, A, tc_index_dtype(), loc), loc);
+  *row_form = tc_expr_const_int(b->shape[nd - 2], &R) && R % 8;
+  tc_expr *group = *row_form ? at->args[nd - 2] : tc_ir_binary(g->a, TC_OP_FLOORDIV, at->args[nd - 2], tc_ir_int(g->a, 8, tc_index_dtype(), loc), loc);
+  tc_sb_puts(out, "(int)(");
+  expr(g, out, panel);
+  tc_sb_puts(out, "), (int)(");
+  expr(g, out, group);
+  tc_sb_puts(out, "), (int)(");
+  expr(g, out, lead);
+  tc_sb_puts(out, ")");
+}
+
 /* tma_load(&dst, &src[starts], &bar, rows, cols, map): the box's coordinates in the map's five
  * dimensions (tcg_tma.cuh): the 128-byte panel, the 8-row group (the row in the row form), the
  * leading dimensions flattened; the lowering proved the starts are on a panel and a group. */
 static void tma_load(cg *g, tc_expr *const *args) {
-  const tc_expr *src = args[1];
-  const tc_buffer *b = src->buf;
-  int nd = src->nargs;
-  int64_t map = 0, A = 128 / (tc_dtype_bits(b->dtype) / 8);
+  int64_t map = 0;
   tc_expr_const_int(args[5], &map);
-  tc_loc loc = src->loc;
-  tc_expr *lead = tc_ir_int(g->a, 0, tc_index_dtype(), loc);
-  for (int d = 0; d + 2 < nd; d++)
-    lead = tc_ir_binary(g->a, TC_OP_ADD, tc_ir_binary(g->a, TC_OP_MUL, lead, b->shape[d], loc), src->args[d], loc);
-  tc_expr *panel = tc_ir_binary(g->a, TC_OP_FLOORDIV, src->args[nd - 1], tc_ir_int(g->a, A, tc_index_dtype(), loc), loc);
-  /* rows not in whole 8-row groups: the map's row form counts single rows (runtime.c) */
-  int64_t R = 0;
-  bool row_form = tc_expr_const_int(b->shape[nd - 2], &R) && R % 8;
-  tc_expr *group = row_form ? src->args[nd - 2] : tc_ir_binary(g->a, TC_OP_FLOORDIV, src->args[nd - 2], tc_ir_int(g->a, 8, tc_index_dtype(), loc), loc);
-  tc_strbuf d, bar, p, gr, l;
-  tc_sb_init(&d), tc_sb_init(&bar), tc_sb_init(&p), tc_sb_init(&gr), tc_sb_init(&l);
+  bool row_form;
+  tc_strbuf d, bar, c;
+  tc_sb_init(&d), tc_sb_init(&bar), tc_sb_init(&c);
   expr(g, &d, args[0]);
   expr(g, &bar, args[2]);
-  expr(g, &p, panel);
-  expr(g, &gr, group);
-  expr(g, &l, lead);
-  line(g, "tcg_tma_load%s%s(%s, &tcg_tm%lld, %s, (int)(%s), (int)(%s), (int)(%s));", row_form ? "_rows" : "", g->in_producer ? "_any" : "", tc_sb_cstr(&d),
-       (long long)map, tc_sb_cstr(&bar),
-       tc_sb_cstr(&p), tc_sb_cstr(&gr), tc_sb_cstr(&l));
-  tc_sb_free(&d), tc_sb_free(&bar), tc_sb_free(&p), tc_sb_free(&gr), tc_sb_free(&l);
+  tma_coords(g, &c, args[1], &row_form);
+  line(g, "tcg_tma_load%s%s(%s, &tcg_tm%lld, %s, %s);", row_form ? "_rows" : "", g->in_producer ? "_any" : "", tc_sb_cstr(&d),
+       (long long)map, tc_sb_cstr(&bar), tc_sb_cstr(&c));
+  tc_sb_free(&d), tc_sb_free(&bar), tc_sb_free(&c);
 }
 
 /* tma_store(&src, &dst[starts], rows, cols, map): the box's coordinates as tma_load's. */
 static void tma_store(cg *g, tc_expr *const *args) {
-  const tc_expr *dst = args[1];
-  const tc_buffer *b = dst->buf;
-  int nd = dst->nargs;
-  int64_t map = 0, A = 128 / (tc_dtype_bits(b->dtype) / 8), R = 0;
+  int64_t map = 0;
   tc_expr_const_int(args[4], &map);
-  tc_loc loc = dst->loc;
-  tc_expr *lead = tc_ir_int(g->a, 0, tc_index_dtype(), loc);
-  for (int d = 0; d + 2 < nd; d++)
-    lead = tc_ir_binary(g->a, TC_OP_ADD, tc_ir_binary(g->a, TC_OP_MUL, lead, b->shape[d], loc), dst->args[d], loc);
-  tc_expr *panel = tc_ir_binary(g->a, TC_OP_FLOORDIV, dst->args[nd - 1], tc_ir_int(g->a, A, tc_index_dtype(), loc), loc);
-  bool row_form = tc_expr_const_int(b->shape[nd - 2], &R) && R % 8;
-  tc_expr *group = row_form ? dst->args[nd - 2] : tc_ir_binary(g->a, TC_OP_FLOORDIV, dst->args[nd - 2], tc_ir_int(g->a, 8, tc_index_dtype(), loc), loc);
-  tc_strbuf s, p, gr, l;
-  tc_sb_init(&s), tc_sb_init(&p), tc_sb_init(&gr), tc_sb_init(&l);
+  bool row_form;
+  tc_strbuf s, c;
+  tc_sb_init(&s), tc_sb_init(&c);
   expr(g, &s, args[0]);
-  expr(g, &p, panel);
-  expr(g, &gr, group);
-  expr(g, &l, lead);
-  line(g, "tcg_tma_store%s(%s, &tcg_tm%lld, (int)(%s), (int)(%s), (int)(%s));", row_form ? "_rows" : "", tc_sb_cstr(&s), (long long)map,
-       tc_sb_cstr(&p), tc_sb_cstr(&gr), tc_sb_cstr(&l));
-  tc_sb_free(&s), tc_sb_free(&p), tc_sb_free(&gr), tc_sb_free(&l);
+  tma_coords(g, &c, args[1], &row_form);
+  line(g, "tcg_tma_store%s(%s, &tcg_tm%lld, %s);", row_form ? "_rows" : "", tc_sb_cstr(&s), (long long)map, tc_sb_cstr(&c));
+  tc_sb_free(&s), tc_sb_free(&c);
 }
 
 /* copy_vec's element conversions, from tcg_g/tcg_r[k] to tcg_r/tcg_g[k]. raw: through the
