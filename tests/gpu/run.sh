@@ -138,7 +138,7 @@ if cuobj=$(find_cuobjdump); then
   for ex in gemm flash_attention; do
     if timeout 60 "$T" compile "examples/$ex.py" --target cuda -o "$S/$ex.cubin" >"$S/$ex.err" 2>&1 &&
        "$cuobj" -sass "$S/$ex.cubin" >"$S/$ex.sass" 2>&1; then
-      line="$line $ex $(grep -c 'HMMA' "$S/$ex.sass") HMMA, $(grep -c 'LDSM' "$S/$ex.sass") LDSM, $(grep -c 'LDGSTS' "$S/$ex.sass") LDGSTS;"
+      line="$line $ex $(grep -c 'HMMA' "$S/$ex.sass") HMMA, $(grep -c 'LDSM' "$S/$ex.sass") LDSM, $(grep -c 'LDGSTS' "$S/$ex.sass") LDGSTS, $(grep -c 'UTMASTG' "$S/$ex.sass") UTMASTG;"
     else
       line="$line $ex FAILED ($(head -c 200 "$S/$ex.err"));"
     fi
