@@ -314,7 +314,7 @@ def test_prepared_launch_and_stream_rules():
 def test_autotune_configurations_and_the_first_as_default():
     prog = tilec.context().program(example("autotune_gemm.py"), open(example("autotune_gemm.py")).read())
     cfgs = prog.autotune_configs("matmul")
-    assert len(cfgs) == 8 and cfgs[0] == [("block_M", "64"), ("block_N", "64"), ("block_K", "32"),
+    assert len(cfgs) == 10 and cfgs[0] == [("block_M", "64"), ("block_N", "64"), ("block_K", "32"),
                                           ("num_stages", "2"), ("threads", "128")]
     a = rng.standard_normal((64, 64)).astype(np.float16)
     b = rng.standard_normal((64, 64)).astype(np.float16)

@@ -15,13 +15,13 @@ rc() { cat "$D/rc"; }
 
 # before any tuning, run takes the first configuration and says so
 run "$T" run $F $S --verify
-[ "$(rc)" = 0 ] && grep -q "note: @autotune lists 8 configurations; using the first (block_M=64 block_N=64 block_K=32 num_stages=2 threads=128)" "$D/err" &&
+[ "$(rc)" = 0 ] && grep -q "note: @autotune lists 10 configurations; using the first (block_M=64 block_N=64 block_K=32 num_stages=2 threads=128)" "$D/err" &&
   grep -q "verify C: ok" "$D/out" && ok "run uses the first configuration before tuning" || bad "first configuration"
 
 # tune: 8 rows, one best, stored
 run "$T" tune $F $S --jobs 2
-[ "$(rc)" = 0 ] && [ "$(grep -c '^[1-8]  *block_M=' "$D/out")" = 8 ] && [ "$(grep -c '<- best' "$D/out")" = 1 ] &&
-  grep -q "^best: .*; stored: 'tilec run' with the same options uses it" "$D/out" && ok "tune times 8 configurations and stores the best" || bad "tune table"
+[ "$(rc)" = 0 ] && [ "$(grep -c '^[0-9][0-9]*  *block_M=' "$D/out")" = 10 ] && [ "$(grep -c '<- best' "$D/out")" = 1 ] &&
+  grep -q "^best: .*; stored: 'tilec run' with the same options uses it" "$D/out" && ok "tune times 10 configurations and stores the best" || bad "tune table"
 best=$(sed -n 's/^best: \(.*\) (median.*/\1/p' "$D/out")
 [ "$(ls "$D/cache/tune" | wc -l)" = 1 ] && ok "one stored choice" || bad "stored choice files"
 
@@ -44,7 +44,7 @@ run "$T" tune $F $S --json
 [ "$(rc)" = 0 ] && python3 -c "
 import json, sys
 d = json.load(open('$D/out'))
-assert d['kernel'] == 'matmul' and len(d['configs']) == 8, d
+assert d['kernel'] == 'matmul' and len(d['configs']) == 10, d
 assert all(c['ok'] and c['median_ms'] > 0 and c['compile_ms'] >= 0 for c in d['configs'])
 assert d['best'] in [c['config'] for c in d['configs']] and d['stored'] is True
 " 2>"$D/err" && ok "--json" || bad "--json"
