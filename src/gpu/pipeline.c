@@ -281,11 +281,13 @@ static int tma_param(tc_gpu_plan *P, tc_stmt *root, const tc_stmt *s, const tc_b
     if (P->k->params[i].buf == g) param = i;
   int nd = g->ndim;
   if (param < 0 || nd < 2 || src->ndim != nd) NOT("'%s' is not copied from a kernel parameter", b->name);
-  /* rows not in whole 8-row groups: a map over single rows (the runtime's and the printer's
-   * "row form"), whose boxes land in the same layout only when the tile is one 128-byte panel */
-  if (!tc_expr_const_int(g->shape[nd - 2], &R) || !tc_expr_const_int(g->shape[nd - 1], &C) || C % A || (R % 8 && cols != A))
-    NOT("the last two dimensions of '%s' must be constants: columns a multiple of %lld, rows a multiple of 8 unless the tile is "
-        "one 128-byte panel wide", g->name, (long long)A);
+  /* rows not in whole 8-row groups: fewer than 8 (decode's M = 1) fit one group, the rest past R
+   * arriving as zeros (the runtime's "short form"); more need a map over single rows (the
+   * runtime's and the printer's "row form"), whose boxes land in the same layout only when the
+   * tile is one 128-byte panel */
+  if (!tc_expr_const_int(g->shape[nd - 2], &R) || !tc_expr_const_int(g->shape[nd - 1], &C) || C % A || (R % 8 && R > 8 && cols != A))
+    NOT("the last two dimensions of '%s' must be constants: columns a multiple of %lld, rows a multiple of 8 (or fewer than 8) "
+        "unless the tile is one 128-byte panel wide", g->name, (long long)A);
   for (int d = 0; d + 2 < nd; d++) {
     int64_t v;
     /* leading dimensions: unit extents, and constants or symbolic dims, which the launch knows */

@@ -53,9 +53,12 @@ softmax.py -D m=5 -D N=2048 -D block_M=4 -D block_N=1024
 fp8_cast.py -D M=7 -D N=2048 -D block_M=4 -D block_N=1024
 layer_norm.py -D M=9 -D D=1024
 EOF2
-# TMA's row form (rows no multiple of 8, one-panel tiles), lowered and interpreted
+# TMA for rows no multiple of 8: fewer than 8 (decode) in one group whatever the tile's width (the
+# short form), more in the row form (one-panel tiles); lowered and interpreted
 xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$H" interp {} <<'EOF2'
 gemm.py -D M=1 -D N=256 -D K=256 -D block_M=64 -D block_N=128 -D block_K=64 -D threads=128 -D num_stages=4
+gemm.py -D M=1 -D N=512 -D K=512 -D block_M=64 -D block_N=64 -D block_K=128 -D threads=128 -D num_stages=6
+gemm.py -D M=5 -D N=256 -D K=384 -D block_M=64 -D block_N=128 -D block_K=128 -D threads=128 -D num_stages=4
 gemm.py -D M=100 -D N=136 -D K=192 -D block_M=64 -D block_N=128 -D block_K=64 -D threads=128 -D num_stages=3
 EOF2
 # ... and their reductions leave no shared scratch behind
@@ -167,10 +170,15 @@ if cuobj=$(find_cuobjdump); then
       -o "$C/gemm_tma.$arch.cubin" >/dev/null 2>&1
   done
   "$T" compile examples/flash_attention.py --target cuda,arch=sm_90a -D num_stages=2 -o "$C/fa_tma.sm_90a.cubin" >/dev/null 2>&1
-  # a row count that is no multiple of 8 (decode: M = 1) with a one-panel tile: TMA in the row form
+  # row counts no multiple of 8: M = 1 (decode) in one-panel and two-panel tiles (the short form),
+  # M = 100 in one-panel tiles (the row form): all TMA
   "$T" compile examples/gemm.py --target cuda,arch=sm_90a -D M=1 -D N=512 -D K=512 -D block_M=64 -D block_N=128 -D block_K=64 \
     -D threads=128 -D num_stages=4 -o "$C/gemm_rows.sm_90a.cubin" >/dev/null 2>&1
-  for c in gemm_tma.sm_90a fa_tma.sm_90a gemm_rows.sm_90a gemm_tma.sm_80; do
+  "$T" compile examples/gemm.py --target cuda,arch=sm_90a -D M=1 -D N=512 -D K=512 -D block_M=64 -D block_N=64 -D block_K=128 \
+    -D threads=128 -D num_stages=6 -o "$C/gemm_short.sm_90a.cubin" >/dev/null 2>&1
+  "$T" compile examples/gemm.py --target cuda,arch=sm_90a -D M=100 -D N=512 -D K=512 -D block_M=64 -D block_N=128 -D block_K=64 \
+    -D threads=128 -D num_stages=4 -o "$C/gemm_rowform.sm_90a.cubin" >/dev/null 2>&1
+  for c in gemm_tma.sm_90a fa_tma.sm_90a gemm_rows.sm_90a gemm_short.sm_90a gemm_rowform.sm_90a gemm_tma.sm_80; do
     sass=$("$cuobj" -sass "$C/$c.cubin" 2>&1)
     t=$(echo "$sass" | grep -c UTMALDG); w=$(echo "$sass" | grep -c SYNCS.PHASECHK); a=$(echo "$sass" | grep -c LDGSTS)
     case $c in

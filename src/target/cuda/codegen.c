@@ -484,7 +484,7 @@ static void tma_coords(cg *g, tc_strbuf *out, const tc_expr *at, bool *row_form)
   for (int d = 0; d + 2 < nd; d++)
     lead = tc_ir_binary(g->a, TC_OP_ADD, tc_ir_binary(g->a, TC_OP_MUL, lead, b->shape[d], loc), at->args[d], loc);
   tc_expr *panel = tc_ir_binary(g->a, TC_OP_FLOORDIV, at->args[nd - 1], tc_ir_int(g->a, A, tc_index_dtype(), loc), loc);
-  *row_form = tc_expr_const_int(b->shape[nd - 2], &R) && R % 8;
+  *row_form = tc_expr_const_int(b->shape[nd - 2], &R) && R % 8 && R > 8; /* fewer rows: one group (runtime.c) */
   tc_expr *group = *row_form ? at->args[nd - 2] : tc_ir_binary(g->a, TC_OP_FLOORDIV, at->args[nd - 2], tc_ir_int(g->a, 8, tc_index_dtype(), loc), loc);
   tc_sb_puts(out, "(int)(");
   expr(g, out, panel);

@@ -258,7 +258,9 @@ fail:
 
 /* The TMA tensor map of meta line t for this launch's tensor (cuda.h, "tmap="; tcg_tma.cuh):
  * five dimensions, innermost first: a 128-byte row of an atom, the 8 rows of a group, the
- * 128-byte panels, the 8-row groups, the leading dimensions flattened. */
+ * 128-byte panels, the 8-row groups, the leading dimensions flattened. A tensor of fewer than 8
+ * rows is one group of R rows (the box's rows past R arrive as zeros; stores drop them); one of
+ * more rows not in whole groups takes the row form, a map over single rows for one-panel tiles. */
 static tilec_status encode_tmap(const tc_cu_api *cu, const tc_loaded *m, const tc_cuda_tmap *t, const tc_launch_args *a,
                                 tc_cu_tensor_map *map, tilec_error *err) {
   const char *name = t->param < m->nparams ? m->params[t->param].name : "?";
@@ -289,7 +291,9 @@ static tilec_status encode_tmap(const tc_cu_api *cu, const tc_loaded *m, const t
   uint64_t dims[5] = {A, 8, C / A, R / 8, lead};
   uint64_t strides[4] = {C * eb, 128, 8 * C * eb, R * C * eb};
   unsigned box[5] = {(unsigned)A, 8, (unsigned)(t->cols / (int64_t)A), (unsigned)(t->rows / 8), 1};
-  if (R % 8) { /* the row form (tcg_tma_load_rows; the tile is one panel): single rows, zeros past R */
+  if (R < 8) { /* the short form: one 8-row group of which R rows exist, zeros past them */
+    dims[1] = R, dims[3] = 1;
+  } else if (R % 8) { /* the row form (tcg_tma_load_rows; the tile is one panel): single rows, zeros past R */
     uint64_t rdims[5] = {A, R, C / A, lead, 1}, rstrides[4] = {C * eb, 128, R * C * eb, R * C * eb};
     unsigned rbox[5] = {(unsigned)A, (unsigned)t->rows, 1, 1, 1};
     memcpy(dims, rdims, sizeof dims), memcpy(strides, rstrides, sizeof strides), memcpy(box, rbox, sizeof box);
