@@ -123,6 +123,19 @@ const tc_builtin *ev_compat_builtin(const char *dotted) {
   return b ? b : ev_tirx_builtin(dotted);
 }
 
+static bool table_has_prefix(const tc_builtin *table, const char *prefix, size_t n) {
+  for (const tc_builtin *b = table; b->name; b++)
+    if (strncmp(b->name, prefix, n) == 0 && b->name[n] == '.') return true;
+  return false;
+}
+
+/* `tvm.tirx` inside a kernel (a helper's `tvm.tirx.const(...)`) is a path to a builtin, not a
+ * use of the opaque module itself. */
+bool ev_compat_builtin_prefix(const char *dotted) {
+  size_t n = strlen(dotted);
+  return table_has_prefix(compat_builtins, dotted, n) || ev_tirx_builtin_prefix(dotted);
+}
+
 /* int.bit_length(), a compile-time int method. */
 static tc_val *m_bit_length(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)a;

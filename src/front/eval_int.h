@@ -369,6 +369,8 @@ tc_val *ev_module_attr_try(tc_ev *ev, int mod, const char *attr);
  * int methods, and the "needs an sm_100 target" diagnostic for Blackwell-only attributes. */
 const tc_builtin *ev_compat_builtin(const char *dotted);
 const tc_builtin *ev_tirx_builtin(const char *dotted); /* eval_tl.c: tvm.tirx.const, ... */
+bool ev_compat_builtin_prefix(const char *dotted); /* a dotted path some compat or tirx builtin extends */
+bool ev_tirx_builtin_prefix(const char *dotted);
 tc_val *ev_compat_int_method(tc_ev *ev, tc_val *obj, const char *attr);
 /* torch.cuda.get_device_properties(d) is an opaque value of this name; its attributes (major,
  * minor, multi_processor_count, name) come from ev_compat_device_property, NULL for others. */

@@ -1407,6 +1407,13 @@ static const tc_builtin tirx_builtins[] = {
     {NULL, NULL, NULL, 0},
 };
 
+bool ev_tirx_builtin_prefix(const char *dotted) {
+  size_t n = strlen(dotted);
+  for (const tc_builtin *b = tirx_builtins; b->name; b++)
+    if (strncmp(b->name, dotted, n) == 0 && b->name[n] == '.') return true;
+  return false;
+}
+
 const tc_builtin *ev_tirx_builtin(const char *dotted) {
   return ev_builtin_find(tirx_builtins, dotted, 0);
 }

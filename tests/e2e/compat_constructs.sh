@@ -139,3 +139,8 @@ else echo "FAIL compat: an assertion in a sibling module"; cat "$D/err"; fi
 if grep -q "^$S/sibling_bad_name.py:4:38: error: cannot import name 'not_there' from 'sibling_helpers' ($S/sibling_helpers.py)" "$D/err"
 then echo "PASS compat: a name the sibling module lacks is an error at the import"
 else echo "FAIL compat: a name the sibling module lacks"; cat "$D/err"; fi
+# a sibling package (sibling_pkg/__init__.py re-exporting its modules' names with relative
+# imports; TileLang's dequantize_gemm examples import `from quantize import ...`)
+check "from NAME import ... of a sibling package" sibling_package.py -D N=128 --save "$D/pkg"
+if cmp -s "$D/pkg/B.npy" "$D/pkg/Ref.npy"; then echo "PASS compat: a sibling package's helpers give the values computed without them"
+else echo "FAIL compat: a sibling package's helpers differ from the values computed without them"; fi
