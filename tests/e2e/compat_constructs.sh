@@ -144,3 +144,7 @@ else echo "FAIL compat: a name the sibling module lacks"; cat "$D/err"; fi
 check "from NAME import ... of a sibling package" sibling_package.py -D N=128 --save "$D/pkg"
 if cmp -s "$D/pkg/B.npy" "$D/pkg/Ref.npy"; then echo "PASS compat: a sibling package's helpers give the values computed without them"
 else echo "FAIL compat: a sibling package's helpers differ from the values computed without them"; fi
+check "T.shift_left / T.shift_right" shift_ops.py -D N=64 --save "$D/shift"
+if cmp -s "$D/shift/B.npy" "$D/shift/BRef.npy" && cmp -s "$D/shift/C.npy" "$D/shift/CRef.npy"
+then echo "PASS compat: T.shift_left / T.shift_right give what << and >> give"
+else echo "FAIL compat: T.shift_left / T.shift_right differ from << and >>"; fi
