@@ -148,3 +148,6 @@ check "T.shift_left / T.shift_right" shift_ops.py -D N=64 --save "$D/shift"
 if cmp -s "$D/shift/B.npy" "$D/shift/BRef.npy" && cmp -s "$D/shift/C.npy" "$D/shift/CRef.npy"
 then echo "PASS compat: T.shift_left / T.shift_right give what << and >> give"
 else echo "FAIL compat: T.shift_left / T.shift_right differ from << and >>"; fi
+check "tvm.target.Target and target_is_gfx950" target_query.py -D N=64 --save "$D/target"
+if cmp -s "$D/target/B.npy" "$D/target/Ref.npy"; then echo "PASS compat: target_is_gfx950 tells a gfx950 target from the others"
+else echo "FAIL compat: target_is_gfx950's answers"; fi
