@@ -465,5 +465,11 @@ tc_val *ev_t_mbarrier_wait_parity(tc_ev *ev, tc_val *self, tc_args *a);
 tc_val *ev_t_ws(tc_ev *ev, tc_val *self, tc_args *a);
 void ev_ws_enter(tc_ev *ev, tc_val *ws, const tc_ast_list *body, tc_loc loc);
 void ev_check_barrier_arg(tc_ev *ev, tc_val *v, tc_loc loc, const char *what);
+/* `if tx < C:` (eval_ws.c): how many threads of a 1-D block the condition selects when it
+ * compares the thread index with a constant and selects some but not all; else -1. */
+int64_t ev_thread_range_split(tc_ev *ev, const tc_expr *cond);
+/* Emit an 'if' on the thread index whose branches hold tile operations as warp-specialized
+ * branches, in place; false (nothing emitted) when they hold none. */
+bool ev_ws_split_branches(tc_ev *ev, tc_stmt *if_stmt, tc_loc loc);
 
 #endif

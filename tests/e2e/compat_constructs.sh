@@ -151,3 +151,8 @@ else echo "FAIL compat: T.shift_left / T.shift_right differ from << and >>"; fi
 check "tvm.target.Target and target_is_gfx950" target_query.py -D N=64 --save "$D/target"
 if cmp -s "$D/target/B.npy" "$D/target/Ref.npy"; then echo "PASS compat: target_is_gfx950 tells a gfx950 target from the others"
 else echo "FAIL compat: target_is_gfx950's answers"; fi
+# an 'if' on the thread index whose branches hold tile operations: warp-specialized branches
+check "tile operations in the branches of an 'if' on the thread index" thread_branches.py -D M=16 -D N=32 --save "$D/branches"
+if cmp -s "$D/branches/S.npy" "$D/branches/SRef.npy" && cmp -s "$D/branches/B.npy" "$D/branches/BRef.npy"
+then echo "PASS compat: warp-specialized branches give the values computed without the 'if'"
+else echo "FAIL compat: warp-specialized branches differ from the values computed without the 'if'"; fi
