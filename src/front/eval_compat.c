@@ -126,6 +126,8 @@ static tc_val *c_target_is_gfx950(tc_ev *ev, tc_val *self, tc_args *a) {
 
 static const tc_builtin compat_builtins[] = {
     {"tvm.target.Target", "target host?", c_target, 0},
+    {"tilelang.cuda.intrinsics.make_mma_swizzle_layout", "buffer is_smooth?", ev_t_mma_swizzle_layout, 0},
+    {"tilelang.cuda.intrinsics.layout.make_mma_swizzle_layout", "buffer is_smooth?", ev_t_mma_swizzle_layout, 0},
     {"tilelang.rocm.target.target_is_gfx950", "target", c_target_is_gfx950, 0},
     {"tvm.DataType", "dtype", c_data_type, 0},
     {"tilelang.tvm.DataType", "dtype", c_data_type, 0},

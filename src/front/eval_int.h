@@ -409,6 +409,7 @@ tc_val *ev_t_annotate_layout(tc_ev *ev, tc_val *self, tc_args *a);
 tc_val *ev_t_layout(tc_ev *ev, tc_val *self, tc_args *a);          /* T.Layout(shape, forward_fn) */
 tc_val *ev_t_fragment(tc_ev *ev, tc_val *self, tc_args *a);        /* T.Fragment(shape, ...) */
 tc_val *ev_t_swizzled_layout(tc_ev *ev, tc_val *self, tc_args *a); /* tilelang.layout.make_swizzled_layout */
+tc_val *ev_t_mma_swizzle_layout(tc_ev *ev, tc_val *self, tc_args *a); /* tilelang.cuda.intrinsics.make_mma_swizzle_layout */
 
 /* ---- eval_builtins.c: Python builtins and methods ---- */
 const tc_builtin *ev_python_builtin(const char *name);

@@ -156,3 +156,8 @@ check "tile operations in the branches of an 'if' on the thread index" thread_br
 if cmp -s "$D/branches/S.npy" "$D/branches/SRef.npy" && cmp -s "$D/branches/B.npy" "$D/branches/BRef.npy"
 then echo "PASS compat: warp-specialized branches give the values computed without the 'if'"
 else echo "FAIL compat: warp-specialized branches differ from the values computed without the 'if'"; fi
+# T.tvm_warp_shuffle (a shared scratch row between two barriers) and make_mma_swizzle_layout
+check "T.tvm_warp_shuffle and make_mma_swizzle_layout" warp_shuffle.py --save "$D/shfl"
+if cmp -s "$D/shfl/B.npy" "$D/shfl/BRef.npy" && cmp -s "$D/shfl/C.npy" "$D/shfl/CRef.npy" && cmp -s "$D/shfl/D.npy" "$D/shfl/X.npy"
+then echo "PASS compat: shuffled values equal the source lanes' inputs; the MMA swizzle keeps values"
+else echo "FAIL compat: shuffled values or the MMA swizzle"; fi
