@@ -161,3 +161,7 @@ check "T.tvm_warp_shuffle and make_mma_swizzle_layout" warp_shuffle.py --save "$
 if cmp -s "$D/shfl/B.npy" "$D/shfl/BRef.npy" && cmp -s "$D/shfl/C.npy" "$D/shfl/CRef.npy" && cmp -s "$D/shfl/D.npy" "$D/shfl/X.npy"
 then echo "PASS compat: shuffled values equal the source lanes' inputs; the MMA swizzle keeps values"
 else echo "FAIL compat: shuffled values or the MMA swizzle"; fi
+"$T" ir "$S/sibling_package_missing.py" >/dev/null 2>"$D/err"
+if grep -q "^$S/sibling_pkg/missing.py:2:1: error: no module named 'sibling_pkg.nothere' (looked for nothere.py beside $S/sibling_pkg/missing.py)" "$D/err"
+then echo "PASS compat: a relative import of a module the package lacks is an error in the package's file"
+else echo "FAIL compat: a relative import of a module the package lacks"; cat "$D/err"; fi
