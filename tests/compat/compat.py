@@ -7,7 +7,9 @@ For every kernel `tilec ir FILE --list` names in TILELANG_CHECKOUT/examples, the
 the way a user running the file would: tests/compat/trace.py runs the file with stand-ins for
 torch, tilelang and the GPU and records the arguments of each kernel's first call; kernels it
 cannot reach fall back to reading the source (the call in main() or __main__, main()'s and
-argparse's defaults, simple assignments; --static uses that alone). Then `tilec ir` runs; each
+argparse's defaults, simple assignments; --static uses that alone). Then `tilec ir` runs (when
+the first call's values meet a construct tilec lacks and the file's run called the kernel again
+with other values, with those: `main(.., fast_dequant=False)` after `fast_dequant=True`); each
 kernel that reads is run with `--verify` on the cpu (sizes of 512 and up that are multiples of
 256 are shrunk to 256 for that run, so the reference interpreter finishes). Prints the outcome
 table and the most frequent missing constructs (docs/testing.md).
