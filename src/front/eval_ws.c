@@ -291,6 +291,14 @@ int64_t ev_thread_range_split(tc_ev *ev, const tc_expr *cond) {
   return op == TC_OP_LT || op == TC_OP_LE ? below : threads - below;
 }
 
+/* A per-thread atomic add counts once per executing thread, so run by the whole block it would
+ * count the threads the condition leaves out too: the first one found, pre-order. */
+static bool find_thread_atomic(void *ctx, tc_stmt *s) {
+  const tc_stmt **found = ctx;
+  if (!*found && s->kind == TC_ST_ATOMIC_ADD && !tc_stmt_is_collective(s)) *found = s;
+  return *found == NULL;
+}
+
 bool ev_ws_split_branches(tc_ev *ev, tc_stmt *st, tc_loc loc) {
   bool collective = (st->u.if_.then_s && tc_stmt_contains_collective(st->u.if_.then_s)) ||
                     (st->u.if_.else_s && tc_stmt_contains_collective(st->u.if_.else_s));
@@ -302,6 +310,13 @@ bool ev_ws_split_branches(tc_ev *ev, tc_stmt *st, tc_loc loc) {
     ev_fail(ev, u.loc, "this statement reads the thread index inside a branch of an 'if' on the thread index that holds tile "
                        "operations; tilec runs such a branch as a whole (as it runs a T.ws body), not on the threads the "
                        "condition selects");
+  const tc_stmt *atomic = NULL;
+  if (st->u.if_.then_s) tc_visit_stmts(st->u.if_.then_s, find_thread_atomic, &atomic);
+  if (st->u.if_.else_s) tc_visit_stmts(st->u.if_.else_s, find_thread_atomic, &atomic);
+  if (atomic)
+    ev_fail(ev, atomic->loc, "a per-thread T.atomic_add inside a branch of an 'if' on the thread index that holds tile "
+                             "operations; tilec runs such a branch on every thread, so it would add once for each thread "
+                             "of the block, not once for each thread the condition selects");
   mark_kernel(ev, loc);
   if (st->u.if_.then_s) ev_emit(ev, st->u.if_.then_s, loc, "a branch of an 'if' on the thread index");
   if (st->u.if_.else_s) ev_emit(ev, st->u.if_.else_s, loc, "a branch of an 'if' on the thread index");
