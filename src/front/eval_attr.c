@@ -170,7 +170,77 @@ static tc_val *a_allreduce(tc_ev *ev, tc_val *self, tc_args *a) {
   return tv_none(ev);
 }
 
+/* T.tvm_warp_shuffle(mask, value, lane, width, warp_size): TVM's warp shuffle (CUDA's
+ * __shfl_sync): each thread gets `value` as thread `lane` of its group of `width` consecutive
+ * lanes holds it (example_hadamard.py exchanges butterfly partners this way). The reader writes
+ * it out in tile IR every target runs, as the all-reduce above: each thread stores its value into
+ * a shared scratch row, a barrier, each thread reads its source lane's slot into a per-thread
+ * cell, and a barrier before the row can be written again. All threads of the block must reach
+ * it (the barriers' condition); a mask other than all lanes is refused. */
+static tc_val *a_warp_shuffle(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  const char *what = "T.tvm_warp_shuffle";
+  tc_loc loc = call_loc(a);
+  if (!ev->cur) ev_fail(ev, loc, "%s must be inside 'with T.Kernel(...)'", what);
+  int64_t mask = 0, width = 0, warp_size = 0;
+  tc_val *mv = ev_scalar(ev, a->p[0], arg_loc(a, 0));
+  if (mv->kind != TV_INT && !(mv->kind == TV_EXPR && tc_expr_const_int(mv->u.e, &mask)))
+    ev_fail(ev, arg_loc(a, 0), "%s: the mask must be known at compile time", what);
+  if (mv->kind == TV_INT) mask = mv->u.i;
+  if ((mask & 0xFFFFFFFFll) != 0xFFFFFFFFll)
+    ev_unsupported(ev, arg_loc(a, 0), "T.tvm_warp_shuffle with a mask other than all lanes (0xFFFFFFFF)");
+  width = arg_int(ev, a, 3, 0, "the width of T.tvm_warp_shuffle");
+  warp_size = arg_int(ev, a, 4, 0, "the warp_size of T.tvm_warp_shuffle");
+  if (width < 1 || width > 32 || (width & (width - 1)))
+    ev_fail(ev, arg_loc(a, 3), "%s: the width must be a power of two from 1 to 32, got %lld", what, (long long)width);
+  if (warp_size < width || warp_size > 64 || (warp_size & (warp_size - 1)))
+    ev_fail(ev, arg_loc(a, 4), "%s: the warp size must be a power of two from the width (%lld) to 64, got %lld", what,
+            (long long)width, (long long)warp_size);
+  int64_t nthreads = 1;
+  for (int i = 0; i < ev->threads_ndim; i++) nthreads *= ev->threads[i];
+  if (nthreads % width != 0)
+    ev_fail(ev, loc, "%s: the block's %lld threads do not divide into groups of %lld lanes", what, (long long)nthreads, (long long)width);
+  tc_expr *value = ev_to_expr(ev, ev_scalar(ev, a->p[1], arg_loc(a, 1)), arg_loc(a, 1));
+  tc_expr *lane = ev_to_expr(ev, ev_scalar(ev, a->p[2], arg_loc(a, 2)), arg_loc(a, 2));
+  if (!tc_dtype_is_int(lane->dtype)) ev_fail(ev, arg_loc(a, 2), "%s: the source lane must be an integer", what);
+  lane = ev_cast(ev, lane, tc_index_dtype(), loc);
+  tc_dtype dt = value->dtype;
+
+  tc_expr *tid = NULL; /* linear thread id x + X * (y + Y * z) */
+  for (int i = ev->threads_ndim - 1; i >= 0; i--)
+    tid = tid ? tc_ir_binary(ev->ir, TC_OP_ADD, tc_ir_binary(ev->ir, TC_OP_MUL, tid, iconst(ev, ev->threads[i], loc), loc),
+                             thread_index(ev, i, loc), loc)
+              : thread_index(ev, i, loc);
+  tc_expr *shape = iconst(ev, nthreads, loc);
+  tc_buffer *scratch = tc_ir_new_buffer(ev->ir, ev->k, "shuffle_scratch", dt, TC_SCOPE_SHARED, 1, &shape, loc);
+  tc_stmt *al = tc_ir_stmt(ev->ir, TC_ST_ALLOC, loc);
+  al->u.alloc.buf = scratch;
+  ev_emit(ev, al, loc, what);
+  tc_expr *one = iconst(ev, 1, loc);
+  tc_buffer *cell = tc_ir_new_buffer(ev->ir, ev->k, "shuffled", dt, TC_SCOPE_LOCAL, 1, &one, loc);
+  tc_stmt *cal = tc_ir_stmt(ev->ir, TC_ST_ALLOC, loc);
+  cal->u.alloc.buf = cell;
+  ev_emit(ev, cal, loc, what);
+  tc_expr **si = TC_NEW_ARRAY(ev->ir, tc_expr *, 1);
+  si[0] = tid;
+  ev_emit(ev, store(ev, scratch, 1, si, value, loc), loc, what);
+  ev_emit(ev, tc_ir_stmt(ev->ir, TC_ST_BARRIER, loc), loc, what);
+  /* the source: this thread's group of `width` lanes, lane `lane mod width` of it */
+  tc_expr *group = tc_ir_binary(ev->ir, TC_OP_SUB, tc_ir_clone_expr(ev->ir, tid),
+                                tc_ir_binary(ev->ir, TC_OP_FLOORMOD, tc_ir_clone_expr(ev->ir, tid), iconst(ev, width, loc), loc), loc);
+  tc_expr **li = TC_NEW_ARRAY(ev->ir, tc_expr *, 1);
+  li[0] = tc_ir_binary(ev->ir, TC_OP_ADD, group, tc_ir_binary(ev->ir, TC_OP_FLOORMOD, lane, iconst(ev, width, loc), loc), loc);
+  tc_expr **ci0 = TC_NEW_ARRAY(ev->ir, tc_expr *, 1);
+  ci0[0] = iconst(ev, 0, loc);
+  ev_emit(ev, store(ev, cell, 1, ci0, tc_ir_load(ev->ir, scratch, 1, li, loc), loc), loc, what);
+  ev_emit(ev, tc_ir_stmt(ev->ir, TC_ST_BARRIER, loc), loc, what); /* the row may be written again after this */
+  tc_expr **ci1 = TC_NEW_ARRAY(ev->ir, tc_expr *, 1);
+  ci1[0] = iconst(ev, 0, loc);
+  return tv_expr(ev, tc_ir_load(ev->ir, cell, 1, ci1, loc));
+}
+
 static const tc_builtin attr_builtins[] = {
+    {"T.tvm_warp_shuffle", "mask value lane width warp_size", a_warp_shuffle, 0},
     {"T.attr", "node key value", a_attr, EV_TAG_LAZY_ARGS},
     {"T.comm_reducer", "combiner identity", a_comm_reducer, EV_TAG_LAMBDA_ARGS},
     {"T.evaluate", "value", a_evaluate, 0},

@@ -99,7 +99,36 @@ static tc_val *c_none(tc_ev *ev, tc_val *self, tc_args *a) {
   return tv_none(ev);
 }
 
+/* tvm.target.Target("hip -mcpu=gfx950"): an object that keeps its description, which
+ * tilelang.rocm.target.target_is_gfx950 reads (the cdna4 dequantize example asks it). */
+#define TARGET_PREFIX "tvm.target.Target:"
+static tc_loc first_arg_loc(const tc_args *a) {
+  if (a->pnode && a->pnode[0]) return a->pnode[0]->loc;
+  return a->call ? a->call->loc : (tc_loc){0};
+}
+
+static tc_val *c_target(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  if (a->p[0]->kind != TV_STR) ev_fail(ev, first_arg_loc(a), "tvm.target.Target takes a target string");
+  return tv_opaque(ev, tc_arena_printf(&ev->tmp, TARGET_PREFIX "%.*s", (int)a->p[0]->u.str.n, a->p[0]->u.str.s));
+}
+
+/* Whether a tvm.target.Target names AMD's gfx950 (-mcpu=gfx950). */
+static tc_val *c_target_is_gfx950(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  const tc_val *t = a->p[0];
+  if (t->kind != TV_OPAQUE || strncmp(t->u.opaque.name, TARGET_PREFIX, strlen(TARGET_PREFIX)) != 0)
+    ev_fail(ev, first_arg_loc(a), "target_is_gfx950 takes a tvm.target.Target");
+  const char *desc = t->u.opaque.name + strlen(TARGET_PREFIX);
+  const char *m = strstr(desc, "-mcpu=gfx950");
+  return tv_bool(ev, m && (m[12] == 0 || m[12] == ' '));
+}
+
 static const tc_builtin compat_builtins[] = {
+    {"tvm.target.Target", "target host?", c_target, 0},
+    {"tilelang.cuda.intrinsics.make_mma_swizzle_layout", "buffer is_smooth?", ev_t_mma_swizzle_layout, 0},
+    {"tilelang.cuda.intrinsics.layout.make_mma_swizzle_layout", "buffer is_smooth?", ev_t_mma_swizzle_layout, 0},
+    {"tilelang.rocm.target.target_is_gfx950", "target", c_target_is_gfx950, 0},
     {"tvm.DataType", "dtype", c_data_type, 0},
     {"tilelang.tvm.DataType", "dtype", c_data_type, 0},
     {"tilelang.DataType", "dtype", c_data_type, 0},
@@ -121,6 +150,19 @@ static const tc_builtin compat_builtins[] = {
 const tc_builtin *ev_compat_builtin(const char *dotted) {
   const tc_builtin *b = ev_builtin_find(compat_builtins, dotted, 0);
   return b ? b : ev_tirx_builtin(dotted);
+}
+
+static bool table_has_prefix(const tc_builtin *table, const char *prefix, size_t n) {
+  for (const tc_builtin *b = table; b->name; b++)
+    if (strncmp(b->name, prefix, n) == 0 && b->name[n] == '.') return true;
+  return false;
+}
+
+/* `tvm.tirx` inside a kernel (a helper's `tvm.tirx.const(...)`) is a path to a builtin, not a
+ * use of the opaque module itself. */
+bool ev_compat_builtin_prefix(const char *dotted) {
+  size_t n = strlen(dotted);
+  return table_has_prefix(compat_builtins, dotted, n) || ev_tirx_builtin_prefix(dotted);
 }
 
 /* int.bit_length(), a compile-time int method. */

@@ -670,7 +670,7 @@ tc_val *ev_getattr(tc_ev *ev, tc_val *obj, const char *attr, tc_loc loc) {
     char buf[256];
     snprintf(buf, sizeof buf, "%s.%s", obj->u.opaque.name, attr);
     /* torch.cuda.is_available() inside a kernel is a compile-time answer; torch.relu is not */
-    if (ev->cur && !ev_compat_builtin(buf) && !(strcmp(buf, "torch.cuda") == 0))
+    if (ev->cur && !ev_compat_builtin(buf) && !ev_compat_builtin_prefix(buf) && !(strcmp(buf, "torch.cuda") == 0))
       ev_fail(ev, loc, "unsupported: use of '%s' inside a kernel", obj->u.opaque.name);
     return tv_opaque(ev, buf);
   }

@@ -9,7 +9,13 @@
  * first needed, in its own globals. A function it defines runs with those globals
  * (ev_module_enter / ev_module_leave), so a helper reaches the sibling's other names as it does
  * in Python. Its kernels are not the program's kernels. A sibling that does not parse, or lacks
- * an imported name, is a file:line:col error at the import. */
+ * an imported name, is a file:line:col error at the import.
+ *
+ * A folder NAME/ with an `__init__.py` beside the program is a sibling package
+ * (`from quantize import _tir_packed_to_unsigned_convert`, dequantize_gemm's helpers): its
+ * `__init__.py` is the module, and inside the package `from .sub import x` loads `sub.py` from
+ * the package's folder the same way. Python allows a relative import only inside a package, so
+ * the program's own module and a plain sibling file get an error for one. */
 #include "front/eval_int.h"
 
 #include <errno.h>
@@ -20,7 +26,8 @@
 enum { MAX_SIBLINGS = 16, MAX_SOURCE_BYTES = 16 << 20 };
 
 typedef struct tc_modctx {
-  const char *name; /* the import's module name; NULL for the program's own module */
+  const char *name; /* the import's module name (dotted inside a package); NULL for the program's own module */
+  bool in_package;  /* a package's __init__.py or a module of it: relative imports resolve */
   const tc_source *src;
   const tc_ast *module;
   tc_env *globals;
@@ -74,15 +81,15 @@ static bool is_plain_name(const char *s) {
   return true;
 }
 
-/* NAME.py in the folder of the current module's file, read into the IR arena (diagnostics of
- * later stages point into it); NULL when there is no such regular file. */
-static const tc_source *read_sibling(tc_ev *ev, const char *module, tc_loc loc) {
+/* FILE (NAME.py or NAME/__init__.py) in the folder of the current module's file, read into the
+ * IR arena (diagnostics of later stages point into it); NULL when there is no such regular file. */
+static const tc_source *read_module_file(tc_ev *ev, const char *file, const char *module, tc_loc loc) {
   const char *from = ev->src ? ev->src->name : NULL;
   size_t n = from ? strlen(from) : 0;
   if (n < 4 || strcmp(from + n - 3, ".py") != 0) return NULL; /* a program given as a string */
   const char *slash = strrchr(from, '/');
-  const char *path = slash ? tc_arena_printf(&ev->tmp, "%.*s/%s.py", (int)(slash - from), from, module)
-                           : tc_arena_printf(&ev->tmp, "%s.py", module);
+  const char *path = slash ? tc_arena_printf(&ev->tmp, "%.*s/%s", (int)(slash - from), from, file)
+                           : tc_arena_printf(&ev->tmp, "%s", file);
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
   struct stat st;
@@ -109,13 +116,19 @@ static const tc_source *read_sibling(tc_ev *ev, const char *module, tc_loc loc) 
   return src;
 }
 
-static tc_modctx *load_sibling(tc_ev *ev, const char *module, tc_loc loc) {
+/* The module `module` names (dotted inside a package), whose file is base.py or, for a package,
+ * base/__init__.py in the current module's folder; NULL when neither exists. */
+static tc_modctx *load_sibling(tc_ev *ev, const char *module, const char *base, bool in_package, tc_loc loc) {
   int count = 0;
   for (tc_modctx *m = ev->modules; m; m = m->next) {
     if (m->name && strcmp(m->name, module) == 0) return m;
     count += m->name != NULL;
   }
-  const tc_source *src = read_sibling(ev, module, loc);
+  const tc_source *src = read_module_file(ev, tc_arena_printf(&ev->tmp, "%s.py", base), module, loc);
+  if (!src) {
+    src = read_module_file(ev, tc_arena_printf(&ev->tmp, "%s/__init__.py", base), module, loc);
+    in_package = src != NULL;
+  }
   if (!src) return NULL;
   if (count >= MAX_SIBLINGS) ev_fail(ev, loc, "more than %d sibling modules imported", MAX_SIBLINGS);
   tilec_error perr;
@@ -126,6 +139,7 @@ static tc_modctx *load_sibling(tc_ev *ev, const char *module, tc_loc loc) {
   tc_modctx *m = EV_NEW(ev, tc_modctx);
   memset(m, 0, sizeof *m);
   m->name = tc_arena_strdup(&ev->tmp, module);
+  m->in_package = in_package;
   ev->src = src;
   ev->module = ast;
   ev->globals = scope_new(ev, NULL, true);
@@ -141,9 +155,30 @@ static tc_modctx *load_sibling(tc_ev *ev, const char *module, tc_loc loc) {
 }
 
 bool ev_import_sibling(tc_ev *ev, const char *module, const tc_ast *s) {
-  if (!is_plain_name(module)) return false;
-  tc_modctx *m = load_sibling(ev, module, s->loc);
-  if (!m) return false;
+  tc_modctx *m;
+  if (module[0] == '.') {
+    /* `from .sub import x`: sub.py in the folder of the package the current module belongs to */
+    tc_modctx *here = current_ctx(ev);
+    const char *sub = module + 1;
+    if (!here->in_package)
+      ev_fail(ev, s->loc, "attempted relative import '%s' outside a package (a relative import works only in a sibling package's modules)", module);
+    if (!is_plain_name(sub))
+      ev_fail(ev, s->loc, "unsupported: the relative import '%s' (tilec reads 'from .NAME import ...' within one package folder)", module);
+    /* the package's name: the __init__ module's own name, or a submodule's name up to its last dot */
+    const char *pkg = here->name;
+    const char *dot = strrchr(pkg, '.');
+    bool is_init = here->src && strlen(here->src->name) >= 12 &&
+                   strcmp(here->src->name + strlen(here->src->name) - 12, "/__init__.py") == 0;
+    const char *pkg_name = is_init || !dot ? pkg : tc_arena_strndup(&ev->tmp, pkg, (size_t)(dot - pkg));
+    const char *full = tc_arena_printf(&ev->tmp, "%s.%s", pkg_name, sub);
+    m = load_sibling(ev, full, sub, true, s->loc);
+    if (!m) ev_fail(ev, s->loc, "no module named '%s' (looked for %s.py beside %s)", full, sub, here->src->name);
+    module = full;
+  } else {
+    if (!is_plain_name(module)) return false;
+    m = load_sibling(ev, module, module, false, s->loc);
+    if (!m) return false;
+  }
   for (int i = 0; i < s->list.n; i++) {
     const tc_ast *al = s->list.v[i];
     if (strcmp(al->str, "*") == 0) ev_unsupported(ev, al->loc, "'from ... import *' of a sibling module; import the names you use");

@@ -369,6 +369,8 @@ tc_val *ev_module_attr_try(tc_ev *ev, int mod, const char *attr);
  * int methods, and the "needs an sm_100 target" diagnostic for Blackwell-only attributes. */
 const tc_builtin *ev_compat_builtin(const char *dotted);
 const tc_builtin *ev_tirx_builtin(const char *dotted); /* eval_tl.c: tvm.tirx.const, ... */
+bool ev_compat_builtin_prefix(const char *dotted); /* a dotted path some compat or tirx builtin extends */
+bool ev_tirx_builtin_prefix(const char *dotted);
 tc_val *ev_compat_int_method(tc_ev *ev, tc_val *obj, const char *attr);
 /* torch.cuda.get_device_properties(d) is an opaque value of this name; its attributes (major,
  * minor, multi_processor_count, name) come from ev_compat_device_property, NULL for others. */
@@ -407,6 +409,7 @@ tc_val *ev_t_annotate_layout(tc_ev *ev, tc_val *self, tc_args *a);
 tc_val *ev_t_layout(tc_ev *ev, tc_val *self, tc_args *a);          /* T.Layout(shape, forward_fn) */
 tc_val *ev_t_fragment(tc_ev *ev, tc_val *self, tc_args *a);        /* T.Fragment(shape, ...) */
 tc_val *ev_t_swizzled_layout(tc_ev *ev, tc_val *self, tc_args *a); /* tilelang.layout.make_swizzled_layout */
+tc_val *ev_t_mma_swizzle_layout(tc_ev *ev, tc_val *self, tc_args *a); /* tilelang.cuda.intrinsics.make_mma_swizzle_layout */
 
 /* ---- eval_builtins.c: Python builtins and methods ---- */
 const tc_builtin *ev_python_builtin(const char *name);
@@ -463,5 +466,11 @@ tc_val *ev_t_mbarrier_wait_parity(tc_ev *ev, tc_val *self, tc_args *a);
 tc_val *ev_t_ws(tc_ev *ev, tc_val *self, tc_args *a);
 void ev_ws_enter(tc_ev *ev, tc_val *ws, const tc_ast_list *body, tc_loc loc);
 void ev_check_barrier_arg(tc_ev *ev, tc_val *v, tc_loc loc, const char *what);
+/* `if tx < C:` (eval_ws.c): how many threads of a 1-D block the condition selects when it
+ * compares the thread index with a constant and selects some but not all; else -1. */
+int64_t ev_thread_range_split(tc_ev *ev, const tc_expr *cond);
+/* Emit an 'if' on the thread index whose branches hold tile operations as warp-specialized
+ * branches, in place; false (nothing emitted) when they hold none. */
+bool ev_ws_split_branches(tc_ev *ev, tc_stmt *if_stmt, tc_loc loc);
 
 #endif

@@ -198,6 +198,39 @@ tc_val *ev_t_swizzled_layout(tc_ev *ev, tc_val *self, tc_args *a) {
   return layout_value(ev, L, shape, b);
 }
 
+/* tilelang.cuda.intrinsics.make_mma_swizzle_layout(buf, is_smooth=False): TileLang's ldmatrix
+ * swizzle when a row is a multiple of 512 bits and is_smooth is off, else the identity layout.
+ * A shared-memory layout changes where elements live, never their values, so the swizzled case
+ * takes the project's swizzle (as make_swizzled_layout does) and the other is row-major. */
+tc_val *ev_t_mma_swizzle_layout(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  const char *what = "make_mma_swizzle_layout";
+  tc_buffer *b = buffer_arg(ev, a->p[0], arg_loc(a, 0), what);
+  int64_t shape[MAX_LAYOUT_DIMS];
+  if (b->ndim < 1 || b->ndim > MAX_LAYOUT_DIMS || !tc_buffer_const_shape(b, shape))
+    ev_fail(ev, arg_loc(a, 0), "%s: the shape of '%s' is not a compile-time constant", what, b->name);
+  bool smooth = arg_bool(ev, a, 1, false);
+  int64_t row_bits = shape[b->ndim - 1] * tc_dtype_bits(b->dtype) * b->dtype.lanes;
+  tc_layout *L;
+  if (!smooth && row_bits % 512 == 0) {
+    L = tc_layout_swizzled(ev->ir, ev->k, b);
+  } else {
+    L = tc_layout_new(ev->ir, ev->k, TC_LAYOUT_SHARED, "identity", b->ndim, NULL, call_loc(a));
+    L->by_construction = true;
+    tc_expr *off = NULL;
+    int64_t n = 1;
+    for (int i = 0; i < b->ndim; i++) {
+      tc_expr *x = tc_ir_var_ref(ev->ir, L->index[i], call_loc(a));
+      off = off ? tc_ir_binary(ev->ir, TC_OP_ADD, tc_ir_binary(ev->ir, TC_OP_MUL, off, tc_ir_int(ev->ir, shape[i], tc_index_dtype(), call_loc(a)), call_loc(a)), x, call_loc(a)) : x;
+      n *= shape[i];
+    }
+    L->offset = off;
+    L->storage_elems = n;
+  }
+  if (!L) ev_fail(ev, arg_loc(a, 0), "%s: '%s' has no constant shape", what, b->name);
+  return layout_value(ev, L, shape, b);
+}
+
 tc_val *ev_t_annotate_layout(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   tc_loc loc = call_loc(a);

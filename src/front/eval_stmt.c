@@ -770,6 +770,10 @@ static tc_flow exec_if(tc_ev *ev, const tc_ast *s) {
   changed_set changed = {0};
   tc_stmt_list *saved = ev->cur;
   bool broke = false;
+  /* `if tx < C:`: arrivals in each branch count the threads that take it (eval_ws.c) */
+  int64_t split = ev->ws_threads ? -1 : ev_thread_range_split(ev, st->u.if_.cond);
+  int64_t block = 1;
+  for (int i = 0; i < ev->threads_ndim; i++) block *= ev->threads[i];
   for (int branch = 0; branch < 2; branch++) {
     const tc_ast_list *body = branch == 0 ? &s->list : &s->list2;
     if (branch == 1 && body->n == 0) break;
@@ -777,7 +781,9 @@ static tc_flow exec_if(tc_ev *ev, const tc_ast *s) {
     ev_rt_enter(ev, &mark);
     tc_stmt_list l = {0};
     ev->cur = &l;
+    if (split > 0) ev->ws_threads = branch == 0 ? split : block - split;
     tc_flow f = ev_block(ev, body);
+    if (split > 0) ev->ws_threads = 0;
     ev->cur = saved;
     if (f == FLOW_RETURN) ev_unsupported(ev, s->loc, "'return' under a runtime condition");
     if (f == FLOW_BREAK && ev->brk_ok) { /* the innermost runtime loop stops: set its flag */
@@ -803,6 +809,7 @@ static tc_flow exec_if(tc_ev *ev, const tc_ast *s) {
     ev_emit(ev, ev_hoist_partial_barriers(ev, st), s->loc, "an 'if' on a runtime condition");
     return broke ? FLOW_RT_BREAK : FLOW_NORMAL;
   }
+  if (split > 0 && !broke && ev_ws_split_branches(ev, st, s->loc)) return FLOW_NORMAL;
   ev_emit(ev, st, s->loc, "an 'if' on a runtime condition");
   if (broke) return FLOW_RT_BREAK;
   return FLOW_NORMAL;

@@ -1237,6 +1237,17 @@ static tc_val *t_floordiv(tc_ev *ev, tc_val *self, tc_args *a) {
   return ev_binop(ev, self ? TC_P_PERCENT : TC_P_DSLASH, a->p[0], a->p[1], call_loc(a));
 }
 
+/* T.shift_left(x, y) / T.shift_right(x, y): TVM's left_shift / right_shift, which Python's `<<`
+ * and `>>` on expressions call, so they mean exactly what `x << y` and `x >> y` mean here. */
+static tc_val *t_shift_left(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  return ev_binop(ev, TC_P_LSHIFT, a->p[0], a->p[1], call_loc(a));
+}
+static tc_val *t_shift_right(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  return ev_binop(ev, TC_P_RSHIFT, a->p[0], a->p[1], call_loc(a));
+}
+
 /* T.truncdiv / T.truncmod: C's rounding toward zero (the IR's DIV on integers). */
 static tc_val *trunc_common(tc_ev *ev, tc_args *a, bool mod) {
   tc_val *x = ev_scalar(ev, a->p[0], arg_loc(a, 0)), *y = ev_scalar(ev, a->p[1], arg_loc(a, 1));
@@ -1407,6 +1418,13 @@ static const tc_builtin tirx_builtins[] = {
     {NULL, NULL, NULL, 0},
 };
 
+bool ev_tirx_builtin_prefix(const char *dotted) {
+  size_t n = strlen(dotted);
+  for (const tc_builtin *b = tirx_builtins; b->name; b++)
+    if (strncmp(b->name, dotted, n) == 0 && b->name[n] == '.') return true;
+  return false;
+}
+
 const tc_builtin *ev_tirx_builtin(const char *dotted) {
   return ev_builtin_find(tirx_builtins, dotted, 0);
 }
@@ -1498,6 +1516,8 @@ static const tc_builtin language_builtins[] = {
     {"T.pow", "x y", t_pow, 0},
     {"T.floordiv", "a b", t_floordiv, 0},
     {"T.truncdiv", "a b", t_truncdiv, 0},
+    {"T.shift_left", "x y", t_shift_left, 0},
+    {"T.shift_right", "x y", t_shift_right, 0},
     {"T.truncmod", "a b", t_truncmod, 0},
     {"T.if_then_else", "cond t f", t_if_then_else, 0},
     {"T.cast", "value dtype", t_cast, 0},

@@ -17,6 +17,7 @@
  * says why: that order is one tilec cannot run. A T.ws body that reads the thread index is
  * refused (it would run on threads outside the group). The kernel is marked, and GPU targets
  * refuse it until warp specialization is lowered onto their mbarriers. */
+#include "analysis/analysis.h"
 #include "front/eval_int.h"
 #include "ir/walk.h"
 
@@ -249,4 +250,75 @@ void ev_ws_enter(tc_ev *ev, tc_val *ws, const tc_ast_list *body, tc_loc loc) {
   if (u.found)
     ev_fail(ev, u.loc, "this statement inside 'with T.ws(...)' reads the thread index; tilec runs a warp group's body as a whole "
                        "(its tile operations, T.Parallel loops and scalar code), not on the group's own threads");
+}
+
+/* ---- `if tx < C:` with tile operations in its branches ----
+ * TileLang reads an 'if' on the thread index whose branches hold tile operations as warp
+ * specialization: each branch's tile operations are carried out by the threads the condition
+ * selects (its layout inference bounds the thread range by the condition; deepseek_mhc's
+ * `if T.get_thread_binding() < 32:`). As for T.ws, a tile operation's result does not depend on
+ * which threads carry it out, so the reader emits each branch in place, the then-branch first,
+ * with its arrivals counted for the threads the condition selects, and refuses a branch that
+ * reads the thread index. */
+
+static const tc_expr *strip_casts(const tc_expr *e) {
+  while (e->op == TC_OP_CAST) e = e->args[0];
+  return e;
+}
+
+static bool is_thread_x(const tc_expr *e) {
+  e = strip_casts(e);
+  return e->op == TC_OP_VAR && e->var && e->var->kind == TC_VAR_THREAD_IDX && e->var->axis == 0;
+}
+
+int64_t ev_thread_range_split(tc_ev *ev, const tc_expr *cond) {
+  int64_t threads = block_threads(ev);
+  if (ev->threads_ndim < 1 || threads != ev->threads[0]) return -1; /* a 1-D block: tx is the thread */
+  if (cond->op != TC_OP_LT && cond->op != TC_OP_LE && cond->op != TC_OP_GT && cond->op != TC_OP_GE) return -1;
+  const tc_expr *l = cond->args[0], *r = cond->args[1];
+  int64_t c;
+  tc_expr_op op = cond->op;
+  if (is_thread_x(r) && tc_expr_const_int(strip_casts(l), &c)) { /* C > tx is tx < C */
+    const tc_expr *t = l;
+    l = r, r = t;
+    op = op == TC_OP_LT ? TC_OP_GT : op == TC_OP_LE ? TC_OP_GE : op == TC_OP_GT ? TC_OP_LT : TC_OP_LE;
+  } else if (!is_thread_x(l) || !tc_expr_const_int(strip_casts(r), &c)) {
+    return -1;
+  }
+  /* the threads in [0, threads) the comparison selects: a prefix or a suffix */
+  int64_t below = op == TC_OP_LT ? c : op == TC_OP_LE ? c + 1 : op == TC_OP_GT ? c + 1 : c; /* the boundary */
+  if (below <= 0 || below >= threads) return -1; /* all threads or none: no split */
+  return op == TC_OP_LT || op == TC_OP_LE ? below : threads - below;
+}
+
+/* A per-thread atomic add counts once per executing thread, so run by the whole block it would
+ * count the threads the condition leaves out too: the first one found, pre-order. */
+static bool find_thread_atomic(void *ctx, tc_stmt *s) {
+  const tc_stmt **found = ctx;
+  if (!*found && s->kind == TC_ST_ATOMIC_ADD && !tc_stmt_is_collective(s)) *found = s;
+  return *found == NULL;
+}
+
+bool ev_ws_split_branches(tc_ev *ev, tc_stmt *st, tc_loc loc) {
+  bool collective = (st->u.if_.then_s && tc_stmt_contains_collective(st->u.if_.then_s)) ||
+                    (st->u.if_.else_s && tc_stmt_contains_collective(st->u.if_.else_s));
+  if (!collective) return false; /* per-thread code: an ordinary 'if' */
+  thread_use u = {false, {0}};
+  if (st->u.if_.then_s) tc_visit_stmts(st->u.if_.then_s, stmt_reads_thread, &u);
+  if (st->u.if_.else_s) tc_visit_stmts(st->u.if_.else_s, stmt_reads_thread, &u);
+  if (u.found)
+    ev_fail(ev, u.loc, "this statement reads the thread index inside a branch of an 'if' on the thread index that holds tile "
+                       "operations; tilec runs such a branch as a whole (as it runs a T.ws body), not on the threads the "
+                       "condition selects");
+  const tc_stmt *atomic = NULL;
+  if (st->u.if_.then_s) tc_visit_stmts(st->u.if_.then_s, find_thread_atomic, &atomic);
+  if (st->u.if_.else_s) tc_visit_stmts(st->u.if_.else_s, find_thread_atomic, &atomic);
+  if (atomic)
+    ev_fail(ev, atomic->loc, "a per-thread T.atomic_add inside a branch of an 'if' on the thread index that holds tile "
+                             "operations; tilec runs such a branch on every thread, so it would add once for each thread "
+                             "of the block, not once for each thread the condition selects");
+  mark_kernel(ev, loc);
+  if (st->u.if_.then_s) ev_emit(ev, st->u.if_.then_s, loc, "a branch of an 'if' on the thread index");
+  if (st->u.if_.else_s) ev_emit(ev, st->u.if_.else_s, loc, "a branch of an 'if' on the thread index");
+  return true;
 }

@@ -263,8 +263,9 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
     return NULL;
   }
   if (k->warp_specialized) {
-    tc_gpu_fail(P, k->warp_specialized_loc, "explicit warp specialization (T.ws, T.alloc_barrier and the barrier operations) is not "
-                                            "yet supported on %s; the cpu target runs it in program order", desc->target);
+    tc_gpu_fail(P, k->warp_specialized_loc, "explicit warp specialization (T.ws, T.alloc_barrier and the barrier operations, or tile "
+                                            "operations in the branches of an 'if' on the thread index) is not yet supported on %s; "
+                                            "the cpu target runs it in program order", desc->target);
     return NULL;
   }
   const tc_stmt *loop = NULL;

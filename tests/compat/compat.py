@@ -7,7 +7,9 @@ For every kernel `tilec ir FILE --list` names in TILELANG_CHECKOUT/examples, the
 the way a user running the file would: tests/compat/trace.py runs the file with stand-ins for
 torch, tilelang and the GPU and records the arguments of each kernel's first call; kernels it
 cannot reach fall back to reading the source (the call in main() or __main__, main()'s and
-argparse's defaults, simple assignments; --static uses that alone). Then `tilec ir` runs; each
+argparse's defaults, simple assignments; --static uses that alone). Then `tilec ir` runs (when
+the first call's values meet a construct tilec lacks and the file's run called the kernel again
+with other values, with those: `main(.., fast_dequant=False)` after `fast_dequant=True`); each
 kernel that reads is run with `--verify` on the cpu (sizes of 512 and up that are multiples of
 256 are shrunk to 256 for that run, so the reference interpreter finishes). Prints the outcome
 table and the most frequent missing constructs (docs/testing.md).
@@ -415,6 +417,10 @@ def file_kernels(tilec, path, tree, trace):
             except (ValueError, IndexError):
                 traced = {}
         module_globals = traced.pop("__globals__", {})
+        later = traced.pop("__later__", {})
+        for name, recs in later.items():
+            if name in traced:
+                traced[name]["later"] = recs
     return names, traced, module_globals
 
 
@@ -567,7 +573,28 @@ def only_none_tests(tree, fname, var):
     return bool(uses) and all(id(u) in tests for u in uses)
 
 
-def one_kernel(tilec, path, name, defs, verify, module_globals=None, tree=None):
+def one_kernel(tilec, path, name, defs, verify, module_globals=None, tree=None, later_defs=()):
+    rc, out, err, defs, args = read_kernel(tilec, path, name, defs, module_globals, tree)
+    read_with = None
+    # the file's run calls the kernel again with other values (`main(.., fast_dequant=True)` then
+    # `main(.., fast_dequant=False)`): when the first call's values meet a construct tilec lacks,
+    # the kernel reads if a later call's values read; the details name the call
+    first_err = err
+    if rc == 1 and re.search(r":\d+:\d+: error:", err):
+        for i, ldefs in enumerate(later_defs):
+            lrc, lout, lerr, ldefs, largs = read_kernel(tilec, path, name, ldefs, module_globals, tree)
+            if lrc == 0:
+                rc, out, err, defs, args, read_with = lrc, lout, lerr, ldefs, largs, i + 2
+                break
+    res = {"file": path, "kernel": name, "defs": defs, "ir_rc": rc, "ir_err": err, "read_with_call": read_with,
+           "first_err": first_err if read_with else ""}
+    if rc != 0 or not verify:
+        return res
+    return verify_kernel(tilec, path, name, defs, args, res)
+
+
+def read_kernel(tilec, path, name, defs, module_globals, tree):
+    """`tilec ir` of one kernel with the -D values defs, and those the module's traced globals add."""
     args = []
     for k, v in defs.items():
         args += ["-D", f"{k}={v}"]
@@ -598,9 +625,11 @@ def one_kernel(tilec, path, name, defs, verify, module_globals=None, tree=None):
         defs[m.group(1)] = text
         args += ["-D", f"{m.group(1)}={defs[m.group(1)]}"]
         rc, out, err = run([tilec, "ir", path, "--kernel", name] + args, 60)
-    res = {"file": path, "kernel": name, "defs": defs, "ir_rc": rc, "ir_err": err}
-    if rc != 0 or not verify:
-        return res
+    return rc, out, err, defs, args
+
+
+def verify_kernel(tilec, path, name, defs, args, res):
+    """`tilec run --verify` on the cpu of a kernel that reads, at shrunk sizes where they fit."""
     small = shrink(defs)
     sargs = []
     for k, v in small.items():
@@ -692,8 +721,10 @@ def main():
         fns = {s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
         for name in names:
             fn = fns.get(name)
+            later = []
             if name in traced:
                 defs = traced_bindings(tree, fn, traced[name])
+                later = [traced_bindings(tree, fn, rec) for rec in traced[name].get("later", [])]
             elif traced and fn is not None:
                 # a kernel the file's default run does not call (another --kernel choice, the other
                 # branch of use_atomic): the sizes its sibling kernels were called with, by name
@@ -723,11 +754,11 @@ def main():
                     defs.setdefault(k, define_text(v))
             else:
                 defs = bindings(tree, name, fn) if fn is not None else {}
-            jobs.append((path, name, defs))
+            jobs.append((path, name, defs, later))
     results = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=o.jobs) as ex:
-        futs = [ex.submit(one_kernel, o.tilec, p, n, d, not o.no_verify, module_globals.get(p, {}), trees[p])
-                for p, n, d in jobs]
+        futs = [ex.submit(one_kernel, o.tilec, p, n, d, not o.no_verify, module_globals.get(p, {}), trees[p], lt)
+                for p, n, d, lt in jobs]
         for f in futs:
             results.append(f.result())
     table = collections.Counter()
@@ -736,6 +767,7 @@ def main():
     verify = collections.Counter()
     bw = collections.Counter()
     lines = []
+    later_reads = 0
     for r in results:
         c = classify(r)
         table[c] += 1
@@ -756,6 +788,9 @@ def main():
             verify[vk] += 1
             if vk != "verified":
                 detail += " | run: " + vk + ": " + ((r["run_err"] or r["run_out"]).strip().splitlines() or ["?"])[-1][:120]
+        if r.get("read_with_call"):
+            detail = f"(read with the values of the run's call {r['read_with_call']}; with the first call's: {construct_of(r['first_err'])})" + detail
+            later_reads += 1
         rel = os.path.relpath(r["file"], o.checkout)
         lines.append(f"{rel} {r['kernel']} [{c}] {' '.join(f'{k}={v}' for k, v in r['defs'].items())} {detail}")
     n = len(results)
@@ -769,6 +804,9 @@ def main():
     ok_non = bw[(False, True)]
     print(f"\nWithout the {nbw} kernels of files that need Blackwell-only hardware (tcgen05, TMEM): "
           f"{ok_non} of {non} read ({100.0 * ok_non / max(non, 1):.0f}%)")
+    if later_reads:
+        print(f"{later_reads} of the kernels that read do so with the values of a later call of the file's run "
+              "(the first call's meet a construct tilec lacks; --details names them)")
     if not o.no_verify:
         print("\n| `tilec run --verify` on the cpu, of those that read | kernels |\n|---|---|")
         for k, v in sorted(verify.items(), key=lambda kv: -kv[1]):

@@ -4,7 +4,9 @@ and record the arguments of the first call of each kernel (tests/compat, issue 1
 
     python3 tests/compat/trace.py FILE KERNEL...
 
-Prints one JSON object: {kernel: {"args": {param: value}, "shapes": {param: [dims]}}}. Nothing
+Prints one JSON object: {kernel: {"args": {param: value}, "shapes": {param: [dims]}}}, with
+"__globals__" (the module's names after the run) and "__later__" ({kernel: [records of the later
+calls whose arguments differ from the first's]}). Nothing
 runs on a GPU and nothing is compiled: torch tensors are shape-only stand-ins (`FakeTensor`),
 every other torch or tilelang object is a permissive stand-in (`Any`), and each statement of
 the file runs under its own try/except, so a call the stand-ins cannot model skips that
@@ -651,8 +653,14 @@ def _jsonable(v):
     return None
 
 
+LATER = {}  # kernel name: the arguments of its later calls that differ from the first's
+MAX_LATER_CALLS = 4
+EXPLORING = False  # set while _other_choices calls main() with a bool flipped
+
+
 class Recorder:
-    """Stands for a kernel (factory or @tilelang.jit function): its first call's arguments are noted."""
+    """Stands for a kernel (factory or @tilelang.jit function): its first call's arguments are
+    noted, and those of later calls that differ (LATER)."""
 
     def __init__(self, name, fn):
         self._name, self._fn = name, fn
@@ -662,7 +670,9 @@ class Recorder:
             self._sig = None
 
     def _record(self, a, k):
-        if self._name in RECORDS or self._sig is None:
+        if self._sig is None or len(LATER.get(self._name, [])) >= MAX_LATER_CALLS:
+            return
+        if EXPLORING and self._name in RECORDS:  # only the file's own run gives later calls
             return
         # `kernel.compile(M=4096, ...)` binds an eager kernel's T.const sizes by keyword: names the
         # signature lacks are sizes too
@@ -690,7 +700,13 @@ class Recorder:
             j = _jsonable(v)
             if j is not None:
                 args[p] = j
-        RECORDS[self._name] = {"args": args, "shapes": shapes}
+        rec = {"args": args, "shapes": shapes}
+        if self._name not in RECORDS:
+            RECORDS[self._name] = rec
+        elif rec != RECORDS[self._name] and rec not in LATER.get(self._name, []):
+            # the file's run calls the kernel again with other values (`main(.., fast_dequant=False)`):
+            # compat.py reads with these when the first call's values meet a construct tilec lacks
+            LATER.setdefault(self._name, []).append(rec)
 
     def __call__(self, *a, **k):
         self._record(a, k)
@@ -975,6 +991,8 @@ def _other_choices(g, kernels):
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
         return
+    global EXPLORING
+    EXPLORING = True
     out = sys.stdout
     for p in params:
         if not isinstance(p.default, bool) or p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
@@ -1027,6 +1045,7 @@ def main():
         elif not k.startswith("__") and (v is None or (hasattr(v, "shape") and not isinstance(v, type))):
             glob[k] = None if v is None else "<tensor>"  # only its presence: compat.py's only_none_tests
     RECORDS["__globals__"] = glob
+    RECORDS["__later__"] = LATER
     print(json.dumps(RECORDS))
     if os.environ.get("TILEC_TRACE_DEBUG"):
         sys.stderr = sys.__stderr__

@@ -139,3 +139,29 @@ else echo "FAIL compat: an assertion in a sibling module"; cat "$D/err"; fi
 if grep -q "^$S/sibling_bad_name.py:4:38: error: cannot import name 'not_there' from 'sibling_helpers' ($S/sibling_helpers.py)" "$D/err"
 then echo "PASS compat: a name the sibling module lacks is an error at the import"
 else echo "FAIL compat: a name the sibling module lacks"; cat "$D/err"; fi
+# a sibling package (sibling_pkg/__init__.py re-exporting its modules' names with relative
+# imports; TileLang's dequantize_gemm examples import `from quantize import ...`)
+check "from NAME import ... of a sibling package" sibling_package.py -D N=128 --save "$D/pkg"
+if cmp -s "$D/pkg/B.npy" "$D/pkg/Ref.npy"; then echo "PASS compat: a sibling package's helpers give the values computed without them"
+else echo "FAIL compat: a sibling package's helpers differ from the values computed without them"; fi
+check "T.shift_left / T.shift_right" shift_ops.py -D N=64 --save "$D/shift"
+if cmp -s "$D/shift/B.npy" "$D/shift/BRef.npy" && cmp -s "$D/shift/C.npy" "$D/shift/CRef.npy"
+then echo "PASS compat: T.shift_left / T.shift_right give what << and >> give"
+else echo "FAIL compat: T.shift_left / T.shift_right differ from << and >>"; fi
+check "tvm.target.Target and target_is_gfx950" target_query.py -D N=64 --save "$D/target"
+if cmp -s "$D/target/B.npy" "$D/target/Ref.npy"; then echo "PASS compat: target_is_gfx950 tells a gfx950 target from the others"
+else echo "FAIL compat: target_is_gfx950's answers"; fi
+# an 'if' on the thread index whose branches hold tile operations: warp-specialized branches
+check "tile operations in the branches of an 'if' on the thread index" thread_branches.py -D M=16 -D N=32 --save "$D/branches"
+if cmp -s "$D/branches/S.npy" "$D/branches/SRef.npy" && cmp -s "$D/branches/B.npy" "$D/branches/BRef.npy"
+then echo "PASS compat: warp-specialized branches give the values computed without the 'if'"
+else echo "FAIL compat: warp-specialized branches differ from the values computed without the 'if'"; fi
+# T.tvm_warp_shuffle (a shared scratch row between two barriers) and make_mma_swizzle_layout
+check "T.tvm_warp_shuffle and make_mma_swizzle_layout" warp_shuffle.py --save "$D/shfl"
+if cmp -s "$D/shfl/B.npy" "$D/shfl/BRef.npy" && cmp -s "$D/shfl/C.npy" "$D/shfl/CRef.npy" && cmp -s "$D/shfl/D.npy" "$D/shfl/X.npy"
+then echo "PASS compat: shuffled values equal the source lanes' inputs; the MMA swizzle keeps values"
+else echo "FAIL compat: shuffled values or the MMA swizzle"; fi
+"$T" ir "$S/sibling_package_missing.py" >/dev/null 2>"$D/err"
+if grep -q "^$S/sibling_pkg/missing.py:2:1: error: no module named 'sibling_pkg.nothere' (looked for nothere.py beside $S/sibling_pkg/missing.py)" "$D/err"
+then echo "PASS compat: a relative import of a module the package lacks is an error in the package's file"
+else echo "FAIL compat: a relative import of a module the package lacks"; cat "$D/err"; fi

@@ -1,0 +1,8 @@
+import tilelang.language as T
+@T.prim_func
+def k(A: T.Tensor((64,), "float32"), B: T.Tensor((64,), "float32")):
+    with T.Kernel(1, threads=64) as bx:
+        tx = T.get_thread_binding()
+        if tx >= 32:
+            T.copy(A, B)
+            B[tx] = 1.0
