@@ -87,6 +87,26 @@ static tc_expr **clone_idx(tc_ev *ev, int n, tc_expr **idx) {
 
 /* T.tvm_thread_allreduce(n, value, cond, out, axis_var, dtype="handle") with n = 1, cond True
  * and one reduced thread axis: the forms TileLang's examples use. */
+/* The block's linear thread id, x + X * (y + Y * z). */
+static tc_expr *linear_thread(tc_ev *ev, tc_loc loc) {
+  tc_expr *tid = NULL;
+  for (int i = ev->threads_ndim - 1; i >= 0; i--)
+    tid = tid ? tc_ir_binary(ev->ir, TC_OP_ADD, tc_ir_binary(ev->ir, TC_OP_MUL, tid, iconst(ev, ev->threads[i], loc), loc),
+                             thread_index(ev, i, loc), loc)
+              : thread_index(ev, i, loc);
+  return tid;
+}
+
+/* A shared row of n elements (one slot per thread), allocated where the statement stands. */
+static tc_buffer *scratch_row(tc_ev *ev, const char *name, tc_dtype dt, int64_t n, tc_loc loc, const char *what) {
+  tc_expr *shape = iconst(ev, n, loc);
+  tc_buffer *scratch = tc_ir_new_buffer(ev->ir, ev->k, name, dt, TC_SCOPE_SHARED, 1, &shape, loc);
+  tc_stmt *al = tc_ir_stmt(ev->ir, TC_ST_ALLOC, loc);
+  al->u.alloc.buf = scratch;
+  ev_emit(ev, al, loc, what);
+  return scratch;
+}
+
 static tc_val *a_allreduce(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   tc_loc loc = call_loc(a);
@@ -118,16 +138,8 @@ static tc_val *a_allreduce(tc_ev *ev, tc_val *self, tc_args *a) {
   for (int i = 0; i < ev->threads_ndim; i++) nthreads *= ev->threads[i];
   for (int i = 0; i < axis; i++) stride *= ev->threads[i];
   int64_t extent = ev->threads[axis];
-  tc_expr *tid = NULL;
-  for (int i = ev->threads_ndim - 1; i >= 0; i--)
-    tid = tid ? tc_ir_binary(ev->ir, TC_OP_ADD, tc_ir_binary(ev->ir, TC_OP_MUL, tid, iconst(ev, ev->threads[i], loc), loc),
-                             thread_index(ev, i, loc), loc)
-              : thread_index(ev, i, loc);
-  tc_expr *shape = iconst(ev, nthreads, loc);
-  tc_buffer *scratch = tc_ir_new_buffer(ev->ir, ev->k, "allreduce_scratch", dt, TC_SCOPE_SHARED, 1, &shape, loc);
-  tc_stmt *al = tc_ir_stmt(ev->ir, TC_ST_ALLOC, loc);
-  al->u.alloc.buf = scratch;
-  ev_emit(ev, al, loc, what);
+  tc_expr *tid = linear_thread(ev, loc);
+  tc_buffer *scratch = scratch_row(ev, "allreduce_scratch", dt, nthreads, loc, what);
   tc_expr **si = TC_NEW_ARRAY(ev->ir, tc_expr *, 1);
   si[0] = tid;
   ev_emit(ev, store(ev, scratch, 1, si, value, loc), loc, what);
@@ -206,16 +218,8 @@ static tc_val *a_warp_shuffle(tc_ev *ev, tc_val *self, tc_args *a) {
   lane = ev_cast(ev, lane, tc_index_dtype(), loc);
   tc_dtype dt = value->dtype;
 
-  tc_expr *tid = NULL; /* linear thread id x + X * (y + Y * z) */
-  for (int i = ev->threads_ndim - 1; i >= 0; i--)
-    tid = tid ? tc_ir_binary(ev->ir, TC_OP_ADD, tc_ir_binary(ev->ir, TC_OP_MUL, tid, iconst(ev, ev->threads[i], loc), loc),
-                             thread_index(ev, i, loc), loc)
-              : thread_index(ev, i, loc);
-  tc_expr *shape = iconst(ev, nthreads, loc);
-  tc_buffer *scratch = tc_ir_new_buffer(ev->ir, ev->k, "shuffle_scratch", dt, TC_SCOPE_SHARED, 1, &shape, loc);
-  tc_stmt *al = tc_ir_stmt(ev->ir, TC_ST_ALLOC, loc);
-  al->u.alloc.buf = scratch;
-  ev_emit(ev, al, loc, what);
+  tc_expr *tid = linear_thread(ev, loc);
+  tc_buffer *scratch = scratch_row(ev, "shuffle_scratch", dt, nthreads, loc, what);
   tc_expr *one = iconst(ev, 1, loc);
   tc_buffer *cell = tc_ir_new_buffer(ev->ir, ev->k, "shuffled", dt, TC_SCOPE_LOCAL, 1, &one, loc);
   tc_stmt *cal = tc_ir_stmt(ev->ir, TC_ST_ALLOC, loc);
