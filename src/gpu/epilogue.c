@@ -164,9 +164,8 @@ static void count_buf(void *ctx, const tc_buffer *b, bool write) {
 
 /* The kernel parameter the copy to dst may store with TMA boxes of 16 rows x CW columns, or -1
  * with the reason in why (empty when the arch has no TMA). */
-static int tma_store_param(tc_gpu_plan *P, const tc_buffer *f, const tc_region *dst, int64_t CW, char *why, size_t cap) {
+static int tma_store_param(tc_gpu_plan *P, const tc_region *dst, int64_t CW, char *why, size_t cap) {
   const tc_buffer *g = dst->buf;
-  (void)f;
 #define NOT(...) return (snprintf(why, cap, __VA_ARGS__), -1)
   if (!P->desc->tma) return -1;
   int param = -1, nd = g->ndim;
@@ -294,7 +293,7 @@ tc_stmt *tc_gpu_acc_store_staged(tc_gpu_plan *P, const tc_region *src, const tc_
   int warps = P->threads / 32, slot = bits == 16 ? 0 : 1;
   int64_t NT = TN / 8, tiles = D->num_regs / (4 * NT), chunks = tiles * (TN / CW);
   char why[160] = "";
-  int param = tma_store_param(P, f, dst, CW, why, sizeof why);
+  int param = tma_store_param(P, dst, CW, why, sizeof why);
   int64_t slots = 0;
   if (param >= 0 && !(slots = tma_slots(P, warps, chunks, why, sizeof why))) param = -1;
   if (!P->epi_stage[slot]) {

@@ -71,13 +71,6 @@ static const char *refusal(tc_gpu_plan *P, const tc_stmt_set *f, int *first) {
   return NULL;
 }
 
-static tc_stmt *seq_of(tc_arena *a, tc_stmt **v, int n, tc_loc loc) {
-  tc_stmt *s = tc_ir_stmt(a, TC_ST_SEQ, loc);
-  s->u.seq.n = n;
-  s->u.seq.items = v;
-  return s;
-}
-
 /* The loop's consumer part with turns around its first gemm (or as it was). */
 static void take_turns(tc_gpu_plan *P, tc_stmt *loop) {
   tc_arena *a = P->a;
@@ -98,7 +91,7 @@ static void take_turns(tc_gpu_plan *P, tc_stmt *loop) {
     v[n++] = f.v[i];
     if (i == first) v[n++] = turn(a, "wg_turn_pass", loc);
   }
-  loop->u.loop.body->u.seq.items[1] = seq_of(a, v, n, loc);
+  loop->u.loop.body->u.seq.items[1] = tc_ir_seq(a, n, v, loc);
   if (P->notes)
     tc_sb_printf(P->notes,
                  "T.Pipelined: the %d consumer warpgroups take turns at the tensor cores: each starts its first gemm after the "
