@@ -10,8 +10,9 @@
  * (a memset of twice its size) before every run. Without a CUDA device it says so and exits 0.
  *   build/bench/bench_cuda [filter [KEY=VALUE ...]]
  *     runs only the cases whose name contains `filter`; KEY=VALUE bind the GEMM example's
- *     parameters (block_M=128 block_N=256 block_K=64 threads=256 num_stages=3); file=PATH and
- *     fa_file=PATH replace examples/gemm.py and examples/flash_attention.py (a variant of the
+ *     parameters (block_M=128 block_N=256 block_K=64 threads=256 num_stages=3);
+ *     target=STRING compiles every tilec kernel for that target (e.g. target=cuda,clusters=on);
+ *     file=PATH and fa_file=PATH replace examples/gemm.py and examples/flash_attention.py (a variant of the
  *     same kernel, e.g. with different pass_configs); fa.KEY=VALUE binds (or rebinds) a parameter
  *     of the attention kernel, e.g. fa.block_N=128; f8.KEY=VALUE likewise for the fp8 GEMM
  *     (defaults block_M=128 block_N=256 block_K=128 threads=256 num_stages=4), e.g. f8.num_stages=3 */
@@ -38,6 +39,7 @@ static int nfa_extra;
 static const char *f8_extra[8]; /* KEY=VALUE from f8.KEY=VALUE: the fp8 GEMM's parameters */
 static int nf8_extra;
 static const char *gemm_file = "examples/gemm.py", *fa_file = "examples/flash_attention.py";
+static const char *target = "cuda"; /* target=STRING: e.g. cuda,clusters=on */
 
 static int cmp_d(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -109,7 +111,7 @@ static bool tk_make(tilec_context *ctx, const char *file, const char *const *def
   }
   tilec_error err = {0};
   tilec_program *p = tilec_program_from_file(ctx, file, &err);
-  tilec_compile_options co = {.defines = d, .num_defines = nd, .target = "cuda"};
+  tilec_compile_options co = {.defines = d, .num_defines = nd, .target = target};
   x->k = p ? tilec_compile(p, &co, &err) : NULL;
   tilec_program_destroy(p); /* the kernel keeps what it needs */
   if (!x->k) {
@@ -433,6 +435,7 @@ int main(int argc, char **argv) {
   const char *filter = argc > 1 ? argv[1] : "";
   for (int i = 2; i < argc && ngemm_extra < 16; i++) {
     if (!strncmp(argv[i], "file=", 5)) gemm_file = argv[i] + 5;
+    else if (!strncmp(argv[i], "target=", 7)) target = argv[i] + 7;
     else if (!strncmp(argv[i], "fa_file=", 8)) fa_file = argv[i] + 8;
     else if (!strncmp(argv[i], "fa.", 3)) {
       if (nfa_extra < 8) fa_extra[nfa_extra++] = argv[i] + 3;

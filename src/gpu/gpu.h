@@ -29,6 +29,8 @@ typedef struct tc_gpu_desc {
   bool cp_async;          /* asynchronous global->shared copies (sm_80+) */
   bool wgmma;             /* warpgroup MMA from shared-memory descriptors (sm_90a) */
   bool tma;               /* cp.async.bulk.tensor loads completing on mbarriers (sm_90+) */
+  bool clusters;          /* thread-block clusters with TMA multicast may share a GEMM's tiles
+                             (sm_90a; the cuda target option clusters=on) */
   bool swizzle_gemm_operands; /* store T.gemm's 8/16-bit shared operands XOR-swizzled (cuda's
                                  ldmatrix wants it; Metal's simdgroup_load reads row-major) */
   bool staged_epilogue;   /* a gemm accumulator stored to global memory goes through shared

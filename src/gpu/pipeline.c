@@ -305,10 +305,10 @@ static int tma_param(tc_gpu_plan *P, tc_stmt *root, const tc_stmt *s, const tc_b
 int tc_gpu_tma_map(tc_gpu_plan *P, int param, int64_t rows, int64_t cols) {
   tc_kernel_ir *k = P->k;
   for (int i = 0; i < k->ntma; i++)
-    if (k->tma[i].param == param && k->tma[i].rows == rows && k->tma[i].cols == cols) return i;
+    if (k->tma[i].param == param && k->tma[i].rows == rows && k->tma[i].cols == cols && k->tma[i].split <= 1) return i;
   struct tc_tma_map *v = TC_NEW_ARRAY(P->a, struct tc_tma_map, k->ntma + 1);
   for (int i = 0; i < k->ntma; i++) v[i] = k->tma[i];
-  v[k->ntma].param = param, v[k->ntma].rows = rows, v[k->ntma].cols = cols;
+  v[k->ntma].param = param, v[k->ntma].rows = rows, v[k->ntma].cols = cols, v[k->ntma].split = 1;
   k->tma = v;
   return k->ntma++;
 }
@@ -618,6 +618,52 @@ static tc_stmt *mbar_op(tc_arena *a, const char *op, tc_buffer *bar, tc_expr *at
   return tc_ir_intrinsic_stmt(a, op, arg ? 2 : 1, args, loc);
 }
 
+
+/* Whether e may depend on the block index v: directly, or through a name (conservatively: any
+ * name the loop body or the kernel assigns). */
+static bool depends_on_block(const tc_expr *e, const tc_var *v, int depth) {
+  if (!e) return false;
+  if (e->op == TC_OP_VAR) return e->var == v || (e->var->kind != TC_VAR_SYMBOLIC && e->var->kind != TC_VAR_PARAM &&
+                                                   e->var->kind != TC_VAR_LOOP && e->var->kind != TC_VAR_BLOCK_IDX);
+  if (e->op == TC_OP_LOAD || depth > 32) return true;
+  for (int i = 0; i < e->nargs; i++)
+    if (depends_on_block(e->args[i], v, depth + 1)) return true;
+  return false;
+}
+
+/* Clusters of two blocks (sm_90a; docs/gpu.md "Clusters"). The persistent blocks of an
+ * asynchronous wgmma mainloop walk the tiles in pairs of consecutive grid-y indices, run as
+ * one cluster: a tile the pair shares (a GEMM's B tile, which depends on the column block
+ * only) is loaded half by each block and multicast to both, which halves the bytes each
+ * multiprocessor draws from L2 for it. Each stage's full barrier still expects the whole
+ * stage; a stage is free when the consumers of both blocks freed it, so they arrive on the
+ * empty barriers of both. Returns the producer whose tile is split, or -1 and the reason. */
+static int cluster_pick(tc_gpu_plan *P, const tc_stmt *loop, tc_stmt **prod, int np, tc_buffer **from, const int64_t *each,
+                        bool async_mma, int G, const char **why) {
+  const tc_kernel_ir *k = P->k;
+  int64_t gy = 0, ext = 0;
+  *why = NULL;
+  if (!async_mma || G != 1) return *why = "the mainloop is not an asynchronous wgmma one", -1;
+  if (!tc_expr_const_int(loop->u.loop.extent, &ext))
+    return *why = "the loop's trip count is not a constant (every tile of a pair must run as long)", -1;
+  if (k->grid_ndim < 2 || !tc_expr_const_int(k->grid[1], &gy) || gy < 2 || gy % 2)
+    return *why = "the grid's y extent is not a constant multiple of 2", -1;
+  int best = -1;
+  for (int j = 0; j < np; j++) {
+    const tc_region *src = &prod[j]->u.copy.src;
+    const tc_buffer *g = src->buf;
+    int64_t rows = 0, R = 0;
+    bool shared = true;
+    for (int d = 0; d < src->ndim; d++) shared &= !depends_on_block(src->r[d].start, k->block_idx[1], 0);
+    if (!shared || !tc_expr_const_int(from[j]->shape[0], &rows) || rows % 16 || !tc_expr_const_int(g->shape[g->ndim - 2], &R) ||
+        R < 8 || R % 8)
+      continue;
+    if (best < 0 || each[j] > each[best]) best = j;
+  }
+  if (best < 0) *why = "no tile of a stage is the same for consecutive grid-y blocks in whole 16-row halves";
+  return best;
+}
+
 /* The warp-specialized form of the TMA pipeline (the comment at the top). */
 static tc_stmt *ws_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int np, const int *params, tc_buffer **from,
                             tc_buffer **to, int N, bool async_mma) {
@@ -625,9 +671,30 @@ static tc_stmt *ws_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int n
   tc_loc loc = loop->loc;
   int maps[16];
   int64_t each[16];
+  int maps_before = P->k->ntma;
   tma_stage_maps(P, np, params, from, maps, each);
   int group[16] = {0}, first[16], last[16];
   int G = ws_groups(loop, prod, np, from, async_mma, group, first, last);
+  const char *no_cluster = NULL;
+  int split = cluster_pick(P, loop, prod, np, from, each, async_mma, G, &no_cluster);
+  if (!P->desc->clusters) { /* off: a note only where they would apply */
+    no_cluster = split >= 0 ? "they are off; clusters of 2 could share this loop's tiles (the cuda target option clusters=on)" : NULL;
+    split = -1;
+  }
+  if (split >= 0) {
+    tc_kernel_ir *kk = P->k;
+    if (maps[split] < maps_before) { /* an earlier loop's map: the split one is another */
+      struct tc_tma_map m = kk->tma[maps[split]];
+      struct tc_tma_map *v = TC_NEW_ARRAY(P->a, struct tc_tma_map, kk->ntma + 1);
+      for (int i = 0; i < kk->ntma; i++) v[i] = kk->tma[i];
+      v[kk->ntma] = m;
+      kk->tma = v;
+      maps[split] = kk->ntma++;
+    }
+    kk->tma[maps[split]].split = 2;
+    kk->cluster = 2;
+  }
+  const char *free_op = split >= 0 ? "mbar_arrive_cluster" : "mbar_arrive_warp";
   tc_buffer *bar = new_mbars(P, 2 * G * N, loc); /* full, then empty; each G groups of N stages */
   tc_var *k = tc_ir_new_var(a, P->k, "k_pipe", tc_index_dtype(), TC_VAR_LOOP, loc);
   tc_var *n = tc_ir_new_var(a, P->k, "n_pipe", tc_index_dtype(), TC_VAR_LOCAL, loc);
@@ -684,7 +751,7 @@ static tc_stmt *ws_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int n
     if (async_mma) { /* gemm k-1 has finished once gemm k returns */
       tc_expr *prev = tc_ir_binary(a, TC_OP_FLOORMOD, tc_ir_binary(a, TC_OP_SUB, ccr, ci(a, 1, loc), loc), ci(a, N, loc), loc);
       tc_stmt_list_push(a, &cl, if_then(a, tc_ir_binary(a, TC_OP_GT, ccr, ci(a, 0, loc), loc),
-                                        mbar_op(a, "mbar_arrive_warp", bar, tc_ir_binary(a, TC_OP_ADD, ci(a, N, loc), prev, loc), NULL, loc), loc));
+                                        mbar_op(a, free_op, bar, tc_ir_binary(a, TC_OP_ADD, ci(a, N, loc), prev, loc), NULL, loc), loc));
     } else {
       tc_stmt_list_push(a, &cl, mbar_op(a, "mbar_arrive_warp", bar, empty_at[0], NULL, loc));
     }
@@ -717,7 +784,7 @@ static tc_stmt *ws_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int n
     tc_expr **ia = TC_NEW_ARRAY(a, tc_expr *, 3);
     ia[0] = bar_at(a, bar, ci(a, e * G * N, loc), loc);
     ia[1] = ci(a, G * N, loc);
-    ia[2] = ci(a, e ? P->threads / 32 : 1, loc);
+    ia[2] = ci(a, e ? P->threads / 32 * (split >= 0 ? 2 : 1) : 1, loc); /* empty: every consumer warp of the cluster */
     tc_stmt_list_push(a, &out, tc_ir_intrinsic_stmt(a, "mbar_init", 3, ia, loc));
   }
   tc_stmt_list_push(a, &out, tc_ir_stmt(a, TC_ST_BARRIER, loc));
@@ -728,6 +795,13 @@ static tc_stmt *ws_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int n
                  "up to %d stages ahead; the %d consumer threads wait on full mbarriers and free stages on empty ones%s\n",
                  N, P->threads, P->threads + 127, np, np == 1 ? "" : "s", N, P->threads,
                  P->threads + 128 >= 384 ? "; setmaxnreg moves registers from the producers to the consumers" : "");
+    if (split >= 0)
+      tc_sb_printf(P->notes,
+                   "T.Pipelined: clusters of 2 blocks on consecutive grid-y tiles: each loads half of the '%s' tile and multicasts it "
+                   "to both (TMA .multicast::cluster), and frees a stage on both blocks' empty mbarriers\n",
+                   from[split]->name);
+    else if (no_cluster && async_mma)
+      tc_sb_printf(P->notes, "T.Pipelined: no clusters: %s\n", no_cluster);
     if (G > 1)
       tc_sb_printf(P->notes,
                    "T.Pipelined: the tiles of a stage come in %d groups with barriers of their own, each awaited before the statement "

@@ -1176,6 +1176,7 @@ static void exec_stmt(ictx *c, const tc_stmt *s, mask m, int depth) {
     }
     if (id == TC_INTRIN_TMA_STORE_WAIT || id == TC_INTRIN_FENCE_ASYNC_SHARED) return;
     if (id == TC_INTRIN_MBAR_INIT || id == TC_INTRIN_MBAR_EXPECT || id == TC_INTRIN_MBAR_WAIT || id == TC_INTRIN_MBAR_ARRIVE_WARP ||
+        id == TC_INTRIN_MBAR_ARRIVE_CLUSTER ||
         id == TC_INTRIN_WG_TURN_WAIT || id == TC_INTRIN_WG_TURN_PASS)
       return;
     if (id == TC_INTRIN_COPY_VEC) {

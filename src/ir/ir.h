@@ -298,9 +298,15 @@ typedef struct tc_kernel_ir {
   const char *jit_args;   /* the jit decorator's keyword arguments, as written */
   /* TMA tensor maps the lowered kernel takes after its symbolic dims (cuda sm_90a; set by the
    * GPU lowering, docs/cuda.md "TMA"): map i describes parameter tma[i].param for boxes of
-   * rows x cols elements landing in the 128-byte-atom swizzled layout */
+   * rows x cols elements landing in the 128-byte-atom swizzled layout. split > 1: the blocks
+   * of a cluster (below) each load rows / split of the box, a whole number of 8-row groups, and
+   * multicast it to every block of the cluster, so that each still receives the whole box */
   int ntma;
-  struct tc_tma_map { int param; int64_t rows, cols; } *tma;
+  struct tc_tma_map { int param; int64_t rows, cols; int split; } *tma;
+  /* Set by the GPU lowering (cuda sm_90a, pipeline.c): the persistent blocks run in clusters of
+   * this many (0: none), which take the tiles of consecutive grid-y indices together and share
+   * the loads of the split maps; the grid's y extent is a multiple of it */
+  int cluster;
   /* pass_configs={PassConfigKey.TL_ENABLE_FAST_MATH: True}: gpu targets may use approximate
    * exp/exp2/log/log2/sin/cos (the cpu reference stays exact; --verify's tolerance covers it) */
   bool fast_math;

@@ -32,7 +32,7 @@ TILEC_CUDA_ARCH=sm_7 "$T" ir --lowered --target cuda,arch=sm_86 examples/gemm.py
 TILEC_CUDA_ARCH=sm_89 "$T" ir --lowered --target cuda examples/gemm.py >"$D/out" 2>"$D/err" &&
   grep -q "^# target cuda: arch sm_89" "$D/out" && ok "TILEC_CUDA_ARCH gives the arch" || bad "TILEC_CUDA_ARCH"
 "$T" compile examples/gemm.py --target cuda,opt=3 -o "$D/x" >"$D/out" 2>"$D/err"
-[ $? -eq 2 ] && grep -q "unknown option 'opt' for target 'cuda' (valid options: arch)" "$D/err" &&
+[ $? -eq 2 ] && grep -q "unknown option 'opt' for target 'cuda' (valid options: arch, clusters)" "$D/err" &&
   ok "unknown cuda option" || bad "unknown cuda option"
 "$T" compile examples/gemm.py --target cpu,arch=sm_80 -o "$D/x" >"$D/out" 2>"$D/err"
 [ $? -eq 2 ] && grep -q "unknown option 'arch' for target 'cpu' (cpu takes no options)" "$D/err" &&
@@ -95,6 +95,25 @@ grep -qx '// T.copy(C_local -> C): the acc(128x128, warps 4x1, interleaved) accu
 grep -qx '// T.copy(C_local -> C): the acc(128x256, warps 8x1) accumulator through shared memory, TMA stores (cp.async.bulk.tensor) of 16 x 128-byte boxes, 2 tiles per warp' "$D/out" &&
   [ "$(grep -c 'tcg_tma_store_wait_read<1>();' "$D/out")" = 2 ] &&
   ok "explain: TMA-store epilogue cycling through two tiles a warp" || bad "explain: two-tile TMA-store epilogue"
+grep -qx "// T.Pipelined: no clusters: they are off; clusters of 2 could share this loop's tiles (the cuda target option clusters=on)" "$D/out" &&
+  ! grep -q '__cluster_dims__' "$D/out" && ok "explain: clusters would apply, and are off by default" || bad "explain: clusters off"
+# clusters=on (docs/cuda.md, "Clusters"): pairs of grid-y tiles share B's tile, half loaded by each
+# block and multicast; each stage is freed on both blocks' barriers; the cluster meets after the
+# barriers are made and before each role exits
+"$T" source examples/gemm.py --target cuda,arch=sm_90a,clusters=on --explain --kernel-only -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=4 >"$D/out" 2>"$D/err"
+grep -qx "// T.Pipelined: clusters of 2 blocks on consecutive grid-y tiles: each loads half of the 'B_shared' tile and multicasts it to both (TMA .multicast::cluster), and frees a stage on both blocks' empty mbarriers" "$D/out" &&
+  grep -q '__launch_bounds__(384, 1) __cluster_dims__(2, 1, 1) tilec_matmul(' "$D/out" &&
+  [ "$(grep -c 'tcg_tma_load_multicast<2, 16384u, 4>(' "$D/out")" = 1 ] && [ "$(grep -c 'tcg_tma_load_any(' "$D/out")" = 1 ] &&
+  grep -q 'tcg_mbar_arrive_cluster<2>(' "$D/out" && ! grep -q 'tcg_mbar_arrive_warp(' "$D/out" &&
+  grep -q '(int)(4), (int)(16));' "$D/out" && [ "$(grep -c 'tcg_cluster_sync();' "$D/out")" = 3 ] &&
+  [ "$(grep -c 'tcg_by = tcg_by \* 2 + tcg_rank;' "$D/out")" = 2 ] &&
+  ok "clusters=on: B multicast in clusters of two" || bad "clusters=on: source"
+"$T" source examples/gemm.py --target cuda,arch=sm_90a,clusters=on --explain --kernel-only -D M=384 -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=4 >"$D/out" 2>"$D/err"
+grep -qx "// T.Pipelined: no clusters: the grid's y extent is not a constant multiple of 2" "$D/out" && ! grep -q '__cluster_dims__' "$D/out" &&
+  ok "clusters=on: an odd number of row tiles keeps single blocks, and says why" || bad "clusters=on: odd grid"
+"$T" source examples/gemm.py --target cuda,clusters=sometimes >"$D/out" 2>"$D/err"
+[ $? -eq 2 ] && grep -q "clusters=sometimes: expected clusters=on or clusters=off" "$D/err" && ok "clusters=: bad value is a usage error" ||
+  bad "clusters=: bad value"
 "$T" source examples/gemm.py --target cuda,arch=sm_90a --explain --kernel-only -D M=200 -D N=136 -D K=96 >"$D/out" 2>"$D/err"
 grep -qx "// T.copy(C_local -> C): not by TMA stores: the last two dimensions of 'C' are not constants with columns a multiple of 64" "$D/out" &&
   grep -qx '// T.copy(C_local -> C): the acc(128x128, warps 4x1, interleaved) accumulator through shared memory, 16-byte stores of whole rows' "$D/out" &&

@@ -61,6 +61,13 @@ gemm.py -D M=1 -D N=512 -D K=512 -D block_M=64 -D block_N=64 -D block_K=128 -D t
 gemm.py -D M=5 -D N=256 -D K=384 -D block_M=64 -D block_N=128 -D block_K=128 -D threads=128 -D num_stages=4
 gemm.py -D M=100 -D N=136 -D K=192 -D block_M=64 -D block_N=128 -D block_K=64 -D threads=128 -D num_stages=3
 EOF2
+# clusters of two (--clusters: the target option clusters=on) lower to the same meaning
+xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$H" interp {} <<'EOF2'
+gemm.py --clusters -D M=200 -D N=320 -D K=192 -D block_M=128 -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=3
+gemm.py --clusters -D M=512 -D N=256 -D K=320 -D block_M=128 -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=4
+gemm.py --clusters -D M=128 -D N=256 -D K=512 -D block_M=64 -D block_N=64 -D block_K=64 -D threads=128 -D num_stages=6
+gemm_fp8.py --clusters -D M=256 -D N=256 -D K=256 -D block_M=128 -D block_N=256 -D block_K=128 -D threads=256 -D num_stages=3
+EOF2
 # ... and their reductions leave no shared scratch behind
 for line in "rms_norm.py -D M=65536 -D N=1024 -D block_M=4" "softmax.py -D m=4096 -D N=4096 -D block_M=4 -D block_N=1024" \
   "fp8_cast.py -D M=4096 -D N=8192 -D block_M=4 -D block_N=1024"; do
@@ -188,6 +195,15 @@ if cuobj=$(find_cuobjdump); then
     if [ -n "$ok" ]; then echo "PASS gpu_lower sass $c: $t UTMALDG, $w mbarrier waits, $a LDGSTS"
     else echo "FAIL gpu_lower sass $c: $t UTMALDG, $w mbarrier waits, $a LDGSTS (not the expected load path)"; fi
   done
+  # clusters=on: B's halves by multicast TMA loads, the cluster barrier, remote arrivals (no
+  # fence at GPU scope in the mainloop: the arrival is release at the block's scope, as the
+  # stage's reads are finished wgmmas)
+  "$T" compile examples/gemm.py --target cuda,arch=sm_90a,clusters=on -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=4 \
+    -o "$C/gemm_clusters.sm_90a.cubin" >/dev/null 2>&1
+  sass=$("$cuobj" -sass "$C/gemm_clusters.sm_90a.cubin" 2>&1)
+  m=$(echo "$sass" | grep -c 'UTMALDG.5D.MULTICAST'); b=$(echo "$sass" | grep -c 'UCGABAR_ARV'); s=$(echo "$sass" | grep -c 'STL\|LDL')
+  if [ "$m" -gt 0 ] && [ "$b" -eq 3 ] && [ "$s" -eq 0 ]; then echo "PASS gpu_lower sass gemm_clusters.sm_90a: $m multicast TMA loads, $b cluster arrivals"
+  else echo "FAIL gpu_lower sass gemm_clusters.sm_90a: $m multicast TMA loads, $b cluster arrivals (expected 3), $s local-memory ops"; fi
   # warp specialization on sm_90a: the producer warpgroup gives registers to the consumers
   # (USETMAXREG), the consumers free stages by mbarrier arrivals, and nothing spills
   sass=$("$cuobj" -sass "$C/gemm_tma.sm_90a.cubin" 2>&1)

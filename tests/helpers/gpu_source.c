@@ -2,7 +2,8 @@
  * C++ it becomes, or check the GPU lowering on the CPU: run the lowered SIMT IR in the
  * reference interpreter beside the original tile IR on the same random inputs and compare
  * every output. Used by tests/e2e/gpu_lower.sh.
- *   gpu_source FILE ARCH [--compile | --interp [--perturb]] [-D name=value ...]
+ *   gpu_source FILE ARCH [--compile | --interp [--perturb]] [--clusters] [-D name=value ...]
+ * --clusters: as the cuda target option clusters=on.
  * --perturb changes one element of the lowered run's last tensor before the comparison, so
  * that the check must report FAIL (tests/e2e/gpu_lower.sh holds that it can). */
 #include <dlfcn.h>
@@ -54,7 +55,7 @@ static double frand(void) {
 }
 
 /* Run k (original) and the GPU lowering of k on the same inputs in the interpreter. */
-static int interp_check(const char *file, tc_kernel_ir *k, const tilec_define *defs, size_t nd, int perturb) {
+static int interp_check(const char *file, tc_kernel_ir *k, const tilec_define *defs, size_t nd, int perturb, bool clusters) {
   int64_t syms[16] = {0};
   for (int s = 0; s < k->nsyms && s < 16; s++) {
     syms[s] = 64;
@@ -100,6 +101,7 @@ static int interp_check(const char *file, tc_kernel_ir *k, const tilec_define *d
   tc_arena_init(&ar);
   extern bool tc_cuda_desc_for_arch(const char *, tc_gpu_desc *);
   tc_cuda_desc_for_arch("sm_90a", &desc);
+  desc.clusters = clusters;
   tc_kernel_ir *g = tc_gpu_lower(&ar, k, &desc, NULL, &err);
   if (!g || tc_interp_run(g, b, scal, fscal, syms, &err) != TILEC_OK) {
     printf("FAIL %s: %s\n", file, err.rendered[0] ? err.rendered : err.message);
@@ -145,11 +147,12 @@ int main(int argc, char **argv) {
   if (argc < 3) return 2;
   tilec_define defs[32];
   size_t nd = 0;
-  int do_compile = 0, do_interp = 0, perturb = 0;
+  int do_compile = 0, do_interp = 0, perturb = 0, clusters = 0;
   for (int i = 3; i < argc; i++) {
     if (!strcmp(argv[i], "--compile")) do_compile = 1;
     else if (!strcmp(argv[i], "--interp")) do_interp = 1;
     else if (!strcmp(argv[i], "--perturb")) perturb = 1;
+    else if (!strcmp(argv[i], "--clusters")) clusters = 1;
     else if (!strcmp(argv[i], "-D") && i + 1 < argc && nd < 32) {
       char *eq = strchr(argv[++i], '=');
       if (!eq) return 2;
@@ -172,13 +175,13 @@ int main(int argc, char **argv) {
   tc_kernel_ir *k = tc_lower_kernel(prog, &o, 1, &a, &err);
   int rc = 1;
   if (k && do_interp) {
-    rc = interp_check(argv[1], k, defs, nd, perturb);
+    rc = interp_check(argv[1], k, defs, nd, perturb, clusters);
   } else if (k) {
     tc_generated g = {0};
     char entry[128];
     int64_t smem;
     int block[3];
-    if (tc_cuda_generate_for(k, argv[2], &g, entry, sizeof entry, &smem, block, &err) == TILEC_OK) {
+    if (tc_cuda_generate_for(k, argv[2], clusters, &g, entry, sizeof entry, &smem, block, &err) == TILEC_OK) {
       rc = do_compile ? nvrtc_compile(g.full_source, argv[2]) : (fputs(g.kernel_source, stdout), 0);
       if (do_compile) printf("%s %s smem=%lld\n", rc ? "FAIL" : "OK", argv[1], (long long)smem);
       tc_generated_free(&g);

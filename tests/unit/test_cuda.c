@@ -170,7 +170,12 @@ TEST(arch_rule_and_options) {
   CHECK(!describe("cuda,arch=sm_9", &d, &err));
   CHECK_STR(err.message, "unknown cuda arch 'sm_9' (supported: sm_80, sm_86, sm_89, sm_90, sm_90a)");
   CHECK(!describe("cuda,fast=1", &d, &err));
-  CHECK_STR(err.message, "unknown option 'fast' for target 'cuda' (valid options: arch)");
+  CHECK_STR(err.message, "unknown option 'fast' for target 'cuda' (valid options: arch, clusters)");
+  CHECK(describe("cuda,arch=sm_90a,clusters=on", &d, &err) && d.clusters == 1);
+  CHECK(describe("cuda,arch=sm_90a,clusters=off", &d, &err) && d.clusters == 2);
+  CHECK(describe("cuda,arch=sm_90a", &d, &err) && d.clusters == 0);
+  CHECK(!describe("cuda,clusters=2", &d, &err));
+  CHECK_STR(err.message, "clusters=2: expected clusters=on or clusters=off");
   setenv("TILEC_CUDA_ARCH", "sm_89", 1);
   CHECK(describe("cuda", &d, &err));
   CHECK_STR(d.arch, "sm_89");
@@ -324,6 +329,59 @@ TEST(tma_maps_in_the_signature_and_metadata) {
   tilec_context_destroy(ctx);
 }
 
+/* clusters=on: consecutive grid-y tiles run as a cluster of two sharing B's tile (it depends on
+ * bx, bz and k only): each block loads half of its 8-row groups and multicasts it, the map's box
+ * is that half, both blocks' consumers free each stage, and the meta asks for clusters. Off (the
+ * default), the kernel is the plain one. */
+TEST(clusters_of_two_share_a_tile_by_multicast) {
+  tilec_error err = {0};
+  tilec_context_options o = {.flags = TILEC_CONTEXT_NO_DISK_CACHE};
+  tilec_context *ctx = tilec_context_create(&o, &err);
+  tc_arena a;
+  tc_arena_init(&a);
+  char src[sizeof bmm_src + 16];
+  snprintf(src, sizeof src, bmm_src, "2");
+  tilec_program *p = NULL;
+  tc_kernel_ir *k = kernel_from(&a, ctx, "bmm.py", src, &p, &err);
+  CHECK(k != NULL);
+  tc_target_desc d;
+  CHECK(tc_cuda_describe_arch("sm_90a", &d, NULL));
+  d.clusters = 1;
+  tc_lowered lw = {&a, k, &d, NULL};
+  tc_generated g = {0};
+  CHECK_INT(tc_cuda_nvrtc_backend.generate(&lw, &g, &err), TILEC_OK);
+  const char *ks = g.kernel_source;
+  CHECK(strstr(ks, "__launch_bounds__(256, 2) __cluster_dims__(2, 1, 1) tilec_bmm(") != NULL);
+  CHECK(strstr(ks, "tcg_tma_load_multicast<2, 8192u, 4>(") != NULL); /* 64 x 128 halves: 8 KB, 4 groups */
+  CHECK(strstr(ks, "tcg_tma_load_any(") != NULL);                    /* A's tile is each block's own */
+  CHECK(strstr(ks, "tcg_mbar_arrive_cluster<2>(") != NULL && strstr(ks, "tcg_mbar_arrive_warp(") == NULL);
+  CHECK(strstr(ks, "(int)(3), (int)(8));") != NULL); /* the empty barriers count both blocks' 4 consumer warps */
+  CHECK(strstr(ks, "tcg_by = tcg_by * 2 + tcg_rank;") != NULL);
+  int syncs = 0;
+  for (const char *q = ks; (q = strstr(q, "tcg_cluster_sync();")) != NULL; q++) syncs++;
+  CHECK_INT(syncs, 3); /* after the barriers are made, and before each role exits */
+  CHECK(strstr(ks, "__syncthreads();") == NULL);
+  CHECK(strstr(g.meta, "cluster=2\n") != NULL && strstr(g.meta, "persistent=1\n") != NULL);
+  CHECK(strstr(g.meta, "tmap=0,2,128,64,256,128,s0\n") != NULL);
+  CHECK(strstr(g.meta, "tmap=1,2,32,128,128,256,s0\n") != NULL); /* the box is one block's half */
+  CHECK(g.explain && strstr(g.explain, "clusters of 2 blocks on consecutive grid-y tiles: each loads half of the 'Bs' tile") != NULL);
+  tc_cuda_meta m;
+  CHECK_INT(tc_cuda_meta_parse(g.meta, strlen(g.meta), &m, &err), TILEC_OK);
+  CHECK_INT(m.cluster, 2);
+  CHECK_INT(tc_cuda_meta_parse("entry=f\nblock=1,1,1\narch=sm_90a\ncluster=9\n", 42, &m, &err), TILEC_ERROR_INTERNAL);
+  tc_generated_free(&g);
+  /* off: no cluster, and --explain says they would apply */
+  d.clusters = 0;
+  CHECK_INT(tc_cuda_nvrtc_backend.generate(&lw, &g, &err), TILEC_OK);
+  CHECK(strstr(g.kernel_source, "__cluster_dims__") == NULL && strstr(g.meta, "cluster=") == NULL);
+  CHECK(strstr(g.kernel_source, "tcg_mbar_arrive_warp(") != NULL);
+  CHECK(g.explain && strstr(g.explain, "no clusters: they are off; clusters of 2 could share this loop's tiles") != NULL);
+  tc_generated_free(&g);
+  tc_arena_free(&a);
+  tilec_program_destroy(p);
+  tilec_context_destroy(ctx);
+}
+
 /* A warp-specialized loop whose length depends on the tile (causal attention's shape) gets one
  * block per tile, which the hardware schedules as blocks finish; the meta says which. */
 TEST(tile_dependent_loops_launch_a_block_per_tile) {
@@ -432,6 +490,7 @@ int main(void) {
   RUN(arch_rule_and_options);
   RUN(generate_lowers_prints_and_describes_the_launch);
   RUN(tma_maps_in_the_signature_and_metadata);
+  RUN(clusters_of_two_share_a_tile_by_multicast);
   RUN(tile_dependent_loops_launch_a_block_per_tile);
   RUN(driver_presence_is_reported);
   TEST_MAIN_END();

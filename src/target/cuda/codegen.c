@@ -507,8 +507,16 @@ static void tma_load(cg *g, tc_expr *const *args) {
   expr(g, &d, args[0]);
   expr(g, &bar, args[2]);
   tma_coords(g, &c, args[1], &row_form);
-  line(g, "tcg_tma_load%s%s(%s, &tcg_tm%lld, %s, %s);", row_form ? "_rows" : "", g->in_producer ? "_any" : "", tc_sb_cstr(&d),
-       (long long)map, tc_sb_cstr(&bar), tc_sb_cstr(&c));
+  const struct tc_tma_map *m = map >= 0 && map < g->k->ntma ? &g->k->tma[map] : NULL;
+  if (m && m->split > 1 && !row_form && g->in_producer) /* this block's share of the groups, to every block */
+    line(g, "tcg_tma_load_multicast<%d, %lldu, %lld>(%s, &tcg_tm%lld, %s, %s);", m->split,
+         (long long)(m->rows * m->cols * (tc_dtype_bits(args[1]->buf->dtype) / 8) / m->split), (long long)(m->rows / m->split / 8),
+         tc_sb_cstr(&d), (long long)map, tc_sb_cstr(&bar), tc_sb_cstr(&c));
+  else if (m && m->split > 1)
+    fail(g, args[1]->loc, "internal: a split TMA map outside a warp-specialized producer");
+  else
+    line(g, "tcg_tma_load%s%s(%s, &tcg_tm%lld, %s, %s);", row_form ? "_rows" : "", g->in_producer ? "_any" : "", tc_sb_cstr(&d),
+         (long long)map, tc_sb_cstr(&bar), tc_sb_cstr(&c));
   tc_sb_free(&d), tc_sb_free(&bar), tc_sb_free(&c);
 }
 
@@ -1035,9 +1043,40 @@ static void panel_walk(cg *g, int panel, bool column, const char *lin, const cha
   line(g, "  tcg_b%s = p * %d + in_p %% h;", column ? "x" : "y", panel);
 }
 
+/* The tile loop's head in clusters (pipeline.c's cluster_pick): cluster c = blockIdx.x / C
+ * (a one-dimensional grid's clusters are runs of C consecutive blocks) walks the groups of C
+ * tiles of consecutive grid-y indices, as the plain walk walks tiles over a grid C times
+ * shorter in y; the block of rank r takes the group's r-th tile. T.use_swizzle's row panels
+ * keep their height in tiles. */
+static void cluster_loop_head(cg *g) {
+  const tc_kernel_ir *k = g->k;
+  int C = k->cluster;
+  line(g, "const int tcg_rank = (int)blockIdx.x %% %d, tcg_gyc = tcg_gy / %d;", C, C);
+  line(g, "for (int tcg_group = (int)blockIdx.x / %d; tcg_group < tcg_tiles / %d; tcg_group += (int)gridDim.x / %d) {", C, C, C);
+  g->ind++;
+  line(g, "const int tcg_lin = tcg_group %% (tcg_gx * tcg_gyc), tcg_bz = tcg_group / (tcg_gx * tcg_gyc);");
+  line(g, "int tcg_bx, tcg_by;");
+  if (k->swizzle_panel > 0 && k->swizzle_enable) {
+    bool column = k->swizzle_order != TC_SWIZZLE_ROW;
+    int panel = column ? k->swizzle_panel : (k->swizzle_panel + C - 1) / C;
+    line(g, "{");
+    panel_walk(g, panel, column, "tcg_lin", column ? "tcg_gyc" : "tcg_gx", column ? "tcg_gx" : "tcg_gyc");
+    line(g, "}");
+  } else {
+    line(g, "tcg_bx = tcg_lin %% tcg_gx;");
+    line(g, "tcg_by = tcg_lin / tcg_gx;");
+  }
+  line(g, "tcg_by = tcg_by * %d + tcg_rank;", C);
+  line(g, "(void)tcg_bx, (void)tcg_by, (void)tcg_bz;");
+}
+
 /* The tile loop's head: tile -> (tcg_bx, tcg_by, tcg_bz), with T.use_swizzle's panels. */
 static void tile_loop_head(cg *g) {
   const tc_kernel_ir *k = g->k;
+  if (k->cluster > 1) {
+    cluster_loop_head(g);
+    return;
+  }
   line(g, "for (int tcg_tile = (int)blockIdx.x; tcg_tile < tcg_tiles; tcg_tile += (int)gridDim.x) {");
   g->ind++;
   line(g, "const int tcg_lin = tcg_tile %% (tcg_gx * tcg_gy), tcg_bz = tcg_tile / (tcg_gx * tcg_gy);");
@@ -1126,7 +1165,8 @@ static void persistent_body(cg *g) {
   line(g, "const int tcg_tiles = tcg_gx * tcg_gy * tcg_gz;");
   for (int i = 0; i < 3; i++) tc_sb_free(&gd[i]);
   tile_setup(g, k->body);
-  line(g, "__syncthreads();");
+  /* clusters: the partner's first loads and arrivals land on barriers made here */
+  line(g, k->cluster > 1 ? "tcg_cluster_sync();" : "__syncthreads();");
   /* registers: the launch bound gives each thread 65536 / blocks / (T + 128), rounded down to
    * 8; the producers keep 40 and the consumers share the rest (at most 240 each). Where the
    * launch bound already allows that much (one block of 256 threads), nothing moves. */
@@ -1144,6 +1184,7 @@ static void persistent_body(cg *g) {
   line(g, "}");
   g->ind--;
   line(g, "}");
+  if (k->cluster > 1) line(g, "tcg_cluster_sync(); /* the partner may still arrive on this block's barriers */");
   line(g, "return;");
   g->ind--;
   line(g, "}");
@@ -1156,6 +1197,7 @@ static void persistent_body(cg *g) {
   g->ind--;
   line(g, "}");
   if (uses_intrinsic(k->body, "tma_store")) line(g, "tcg_tma_store_wait<0>(); /* the shared tiles live until the stores are done */");
+  if (k->cluster > 1) line(g, "tcg_cluster_sync();");
 }
 
 /* ---- NaN-deferred loops ----
@@ -1367,6 +1409,7 @@ static void stmt(cg *g, const tc_stmt *s) {
       if (s->u.intrinsic.nargs > 2) expr(g, &y, s->u.intrinsic.args[2]);
       if (!strcmp(op, "init")) line(g, "tcg_mbar_init(%s, (int)(%s), (int)(%s));", tc_sb_cstr(&b), tc_sb_cstr(&x), tc_sb_cstr(&y));
       else if (!strcmp(op, "arrive_warp")) line(g, "tcg_mbar_arrive_warp(%s);", tc_sb_cstr(&b));
+      else if (!strcmp(op, "arrive_cluster")) line(g, "tcg_mbar_arrive_cluster<%d>(%s);", g->k->cluster, tc_sb_cstr(&b));
       else line(g, "tcg_mbar_%s%s(%s, (uint32_t)(%s));", op, g->in_producer && !strcmp(op, "expect") ? "_any" : "", tc_sb_cstr(&b),
                 tc_sb_cstr(&x));
       tc_sb_free(&b), tc_sb_free(&x), tc_sb_free(&y);
@@ -1546,8 +1589,9 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
     int64_t smem = 0;
     ws_shared_bytes(k->body, &smem);
     g.blocks_per_sm = 2 * (smem + 1024) <= 228 * 1024 && consumer_regs(threads, 2) >= 168 ? 2 : 1;
-    tc_sb_printf(&kern, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(", threads + k->producer_threads,
-                 g.blocks_per_sm, entry);
+    tc_sb_printf(&kern, "extern \"C\" __global__ void __launch_bounds__(%d, %d) ", threads + k->producer_threads, g.blocks_per_sm);
+    if (k->cluster > 1) tc_sb_printf(&kern, "__cluster_dims__(%d, 1, 1) ", k->cluster);
+    tc_sb_printf(&kern, "%s(", entry);
   }
   else tc_sb_printf(&kern, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", threads, entry);
   int np = 0;
@@ -1610,7 +1654,9 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
       int64_t R = 0, C = 0;
       tc_expr_const_int(b->shape[nd - 2], &R);
       tc_expr_const_int(b->shape[nd - 1], &C);
-      tc_sb_printf(&m, "tmap=%d,%d,%lld,%lld,%lld,%lld,", k->tma[i].param, tc_dtype_bits(b->dtype) / 8, (long long)k->tma[i].rows,
+      /* a split map's box is the share one block of the cluster loads */
+      int split = k->tma[i].split > 1 ? k->tma[i].split : 1;
+      tc_sb_printf(&m, "tmap=%d,%d,%lld,%lld,%lld,%lld,", k->tma[i].param, tc_dtype_bits(b->dtype) / 8, (long long)(k->tma[i].rows / split),
                    (long long)k->tma[i].cols, (long long)R, (long long)C);
       if (nd == 2) tc_sb_puts(&m, "1");
       for (int d = 0; d + 2 < nd; d++) {
@@ -1633,6 +1679,7 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
     if (g.consumers) {
       const tc_stmt *loop = find_ws_loop(k->body);
       tc_sb_printf(&m, "persistent=%d\n", loop && same_every_tile(k->body, loop->u.loop.extent, 0) ? 1 : 0);
+      if (k->cluster > 1) tc_sb_printf(&m, "cluster=%d\n", k->cluster);
     }
     out->meta = tc_sb_take(&m);
   }

@@ -17,7 +17,7 @@ void tc_cuda_wgmma_op(tc_strbuf *sb, int n, bool bf16, int tnsp_a, int tnsp_b, b
 void tc_cuda_wgmma_op_f8(tc_strbuf *sb, int n, bool a_e5m2, bool b_e5m2);
 bool tc_cuda_desc_for_arch(const char *arch, tc_gpu_desc *out);
 /* Lower and print one kernel for an arch: the whole CUDA path before NVRTC. */
-tilec_status tc_cuda_generate_for(const tc_kernel_ir *k, const char *arch, tc_generated *out, char *entry, size_t entry_cap,
+tilec_status tc_cuda_generate_for(const tc_kernel_ir *k, const char *arch, bool clusters, tc_generated *out, char *entry, size_t entry_cap,
                                   int64_t *smem_bytes, int block[3], tilec_error *err);
 
 #endif

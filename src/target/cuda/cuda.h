@@ -16,6 +16,9 @@
  *   persistent=0|1 the kernel walks the tiles of its grid itself (a warp-specialized kernel,
  *                  codegen.c), computing the logical grid from its parameters; the launch is
  *                  along x: 1: min(tiles, the blocks the device holds at once), 0: one per tile
+ *   cluster=C      (with persistent=1) the kernel runs in clusters of C blocks along x
+ *                  (__cluster_dims__); the launch is a multiple of C blocks, at most as many
+ *                  clusters as the device holds at once
  * Unknown keys are ignored when parsed.
  *
  * Kernel parameter ABI (the entry's parameters, in this order):
@@ -65,6 +68,7 @@ typedef struct tc_cuda_meta {
   tc_cuda_tmap tmaps[TC_CUDA_MAX_TMAPS];
   bool walks_tiles; /* persistent= given */
   bool persistent;  /* ... and 1 */
+  int cluster;      /* cluster=, 0 when not given */
 } tc_cuda_meta;
 /* Parse meta text (`len` bytes). Requires entry, block and arch; smem defaults to 0. */
 tilec_status tc_cuda_meta_parse(const char *text, size_t len, tc_cuda_meta *out, tilec_error *err);

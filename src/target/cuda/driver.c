@@ -74,6 +74,7 @@ static void load_once(void) {
   REQUIRE(PointerGetAttribute, "cuPointerGetAttribute", NULL);
   *(void **)&g_api.TensorMapEncodeTiled = dlsym(lib, "cuTensorMapEncodeTiled"); /* optional */
   *(void **)&g_api.OccupancyMaxActiveBlocksPerMultiprocessor = dlsym(lib, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  *(void **)&g_api.OccupancyMaxActiveClusters = dlsym(lib, "cuOccupancyMaxActiveClusters");
   tc_cu_result r = g_api.Init(0);
   if (r != TC_CU_SUCCESS) {
     char d[160];

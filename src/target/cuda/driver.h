@@ -52,6 +52,14 @@ typedef struct tc_cu_tensor_map {
   _Alignas(64) unsigned long long opaque[16];
 } tc_cu_tensor_map;
 
+/* CUlaunchConfig (cuOccupancyMaxActiveClusters' argument); no attributes are passed. */
+typedef struct tc_cu_launch_config {
+  unsigned grid[3], block[3], smem;
+  tc_cu_stream stream;
+  void *attrs;
+  unsigned nattrs;
+} tc_cu_launch_config;
+
 typedef struct tc_cu_api {
   void *lib;
   tc_cu_result (*Init)(unsigned flags);
@@ -95,6 +103,8 @@ typedef struct tc_cu_api {
                                        const uint64_t *dims, const uint64_t *strides,
                                        const unsigned *box, const unsigned *elem_strides,
                                        int interleave, int swizzle, int l2promo, int oobfill);
+  /* Optional: clusters of a function (of its compile-time cluster size) the device runs at once */
+  tc_cu_result (*OccupancyMaxActiveClusters)(int *clusters, tc_cu_function fn, const tc_cu_launch_config *config);
   /* Optional: blocks of a function that fit on one multiprocessor at once. */
   tc_cu_result (*OccupancyMaxActiveBlocksPerMultiprocessor)(int *blocks, tc_cu_function fn, int block_size, size_t smem);
   int device_count; /* after cuInit */

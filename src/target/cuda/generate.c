@@ -27,13 +27,14 @@ bool tc_cuda_desc_for_arch(const char *arch, tc_gpu_desc *d) {
   return true;
 }
 
-tilec_status tc_cuda_generate_for(const tc_kernel_ir *k, const char *arch, tc_generated *out, char *entry, size_t entry_cap,
+tilec_status tc_cuda_generate_for(const tc_kernel_ir *k, const char *arch, bool clusters, tc_generated *out, char *entry, size_t entry_cap,
                                   int64_t *smem_bytes, int block[3], tilec_error *err) {
   tc_gpu_desc desc;
   if (!tc_cuda_desc_for_arch(arch, &desc)) {
     tc_error(err, TILEC_ERROR_USAGE, "unknown cuda arch '%s' (expected sm_80, sm_86, sm_89, sm_90, sm_90a, ...)", arch ? arch : "");
     return err->status;
   }
+  desc.clusters = clusters && desc.wgmma;
   tc_arena a;
   tc_arena_init(&a);
   jmp_buf oom;

@@ -24,7 +24,7 @@ tilec_status tc_cuda_emit(const tc_lowered *lw, tc_generated *out, tilec_error *
   char entry[256] = "";
   int64_t smem = 0;
   int block[3] = {0, 0, 0};
-  tilec_status st = tc_cuda_generate_for(lw->k, arch, out, entry, sizeof entry, &smem, block, err);
+  tilec_status st = tc_cuda_generate_for(lw->k, arch, lw->desc->clusters == 1, out, entry, sizeof entry, &smem, block, err);
   if (st != TILEC_OK) {
     tc_generated_free(out);
     return st;
@@ -165,6 +165,21 @@ static tilec_status load_on(tc_loaded *m, int d, tilec_error *err) {
       per_sm = 1;
   }
   s->resident = sms * per_sm;
+  if (m->meta.persistent && m->meta.cluster > 1) {
+    /* whole clusters, and no more than run at once: a cluster that waits for another to
+     * finish would double the kernel's time (clusters live in one GPC, which may leave SMs
+     * idle) */
+    int C = m->meta.cluster, clusters = 0;
+    tc_cu_launch_config lc = {{(unsigned)(C * sms), 1, 1},
+                              {(unsigned)m->meta.block[0], (unsigned)m->meta.block[1], (unsigned)m->meta.block[2]},
+                              (unsigned)m->meta.smem, NULL, NULL, 0};
+    if (cu->OccupancyMaxActiveClusters && cu->OccupancyMaxActiveClusters(&clusters, s->fn, &lc) == TC_CU_SUCCESS && clusters > 0 &&
+        clusters * C <= s->resident)
+      s->resident = clusters * C;
+    else
+      s->resident = s->resident / C * C;
+    if (s->resident < C) s->resident = C;
+  }
   s->loaded = true;
   return TILEC_OK;
 }

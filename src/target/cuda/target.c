@@ -110,22 +110,41 @@ bool tc_cuda_arch_known(const char *arch) {
   return false;
 }
 
+/* clusters=on|off: thread-block clusters with TMA multicast for the GEMM mainloops that suit
+ * them (src/gpu/pipeline.c, cluster_pick); off unless asked for (docs/cuda.md, "Clusters"). */
 static bool cuda_describe(const tc_target_spec *spec, tc_target_desc *out, tilec_error *err) {
-  for (int i = 0; i < spec->nopts; i++)
-    if (strcmp(spec->opts[i].key, "arch") == 0) return describe_arch(spec->opts[i].value, NULL, out, err);
-  const char *env = getenv("TILEC_CUDA_ARCH");
-  if (env && *env) return describe_arch(env, "TILEC_CUDA_ARCH", out, err);
-  return describe_arch(default_arch(), NULL, out, err);
+  const char *arch = NULL, *from = NULL;
+  int clusters = 0;
+  for (int i = 0; i < spec->nopts; i++) {
+    const char *k = spec->opts[i].key, *v = spec->opts[i].value;
+    if (strcmp(k, "arch") == 0) arch = v;
+    else if (strcmp(k, "clusters") == 0) {
+      if (!strcmp(v, "on") || !strcmp(v, "1")) clusters = 1;
+      else if (!strcmp(v, "off") || !strcmp(v, "0")) clusters = 2;
+      else {
+        tc_error(err, TILEC_ERROR_USAGE, "clusters=%s: expected clusters=on or clusters=off", v);
+        return false;
+      }
+    }
+  }
+  if (!arch) {
+    const char *env = getenv("TILEC_CUDA_ARCH");
+    if (env && *env) arch = env, from = "TILEC_CUDA_ARCH";
+    else arch = default_arch();
+  }
+  if (!describe_arch(arch, from, out, err)) return false;
+  out->clusters = clusters;
+  return true;
 }
 
-static const char *const k_cuda_keys[] = {"arch"};
+static const char *const k_cuda_keys[] = {"arch", "clusters"};
 
 /* The GPU lowering (src/gpu/: thread mapping, layouts, barriers, pipelining) adds its passes
  * here as it lands; until then the list is empty and no backend emits. */
 const tc_target tc_cuda_target = {
     .name = "cuda",
     .option_keys = k_cuda_keys,
-    .noption_keys = 1,
+    .noption_keys = 2,
     .describe = cuda_describe,
     .passes = NULL,
     .npasses = 0,

@@ -48,6 +48,26 @@ TCG_DEV void tcg_mbar_arrive_warp(uint64_t *bar) {
   if ((threadIdx.x & 31) == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(tcg__smem_addr(bar)) : "memory");
 }
 
+/* Clusters (pipeline.c's cluster_pick): lanes 0..C-1 of each warp arrive on this barrier of
+ * the cluster's blocks 0..C-1 (mapa gives its address in each), once all the warp's lanes are
+ * here: a stage the blocks share is free only when every block's consumers freed it. */
+template <int C> TCG_DEV void tcg_mbar_arrive_cluster(uint64_t *bar) {
+  __syncwarp();
+  const uint32_t lane = threadIdx.x & 31;
+  if (lane < C) {
+    uint32_t at;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(at) : "r"(tcg__smem_addr(bar)), "r"(lane));
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(at) : "memory");
+  }
+}
+
+/* Every thread of the cluster meets here: after the barriers are made (a partner's first
+ * copies and arrivals land on them) and before a block exits (a partner may still arrive on
+ * its barriers). */
+TCG_DEV void tcg_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
+}
+
 /* Register reallocation between the warpgroups of a warp-specialized block: every warp of a
  * warpgroup executes it. */
 template <int R> TCG_DEV void tcg_setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(R)); }
@@ -76,6 +96,22 @@ TCG_DEV void tcg_tma_load_any(void *dst, const tcg_tmap *map, uint64_t *bar, int
 }
 TCG_DEV void tcg_tma_load(void *dst, const tcg_tmap *map, uint64_t *bar, int c2, int c3, int c4) {
   if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) tcg_tma_load_any(dst, map, bar, c2, c3, c4);
+}
+
+/* A box shared by the C blocks of a cluster (a split map, whose box is 1/C of the tile's
+ * 8-row groups): the block of rank r loads the r-th share, SHARE bytes at dst + r * SHARE and
+ * GROUPS groups from group c3 + r * GROUPS, into the same place in every block of the cluster,
+ * completing on each block's barrier at bar's offset. Each block's barrier so expects the
+ * whole tile, as without clusters. */
+template <int C, uint32_t SHARE, int GROUPS>
+TCG_DEV void tcg_tma_load_multicast(void *dst, const tcg_tmap *map, uint64_t *bar, int c2, int c3, int c4) {
+  uint32_t rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+               " [%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;"
+               ::"r"(tcg__smem_addr(dst) + rank * SHARE), "l"((unsigned long long)map), "r"(0), "r"(0), "r"(c2),
+               "r"(c3 + (int)rank * GROUPS), "r"(c4), "r"(tcg__smem_addr(bar)), "h"((unsigned short)((1u << C) - 1))
+               : "memory");
 }
 
 /* The row form, for a tensor whose rows are not whole 8-row groups (a one-panel tile; the map
