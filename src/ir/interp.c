@@ -428,7 +428,9 @@ static val eval_int_arith(ictx *c, const tc_expr *e, int t, int64_t a, int64_t b
   case TC_OP_BIT_NOT: r = ~a; break;
   case TC_OP_SHL:
   case TC_OP_SHR: {
-    int bits = tc_dtype_bits(d);
+    /* 8- and 16-bit integers shift as C, CUDA and Metal compute them: promoted to 32 bits,
+     * shifted, wrapped back (1 << 8 is 0 in uint8); counts past the promoted width are errors */
+    int bits = tc_dtype_bits(d) < 32 ? 32 : tc_dtype_bits(d);
     if (b < 0 || b >= bits) fail(c, TILEC_ERROR_PROGRAM, e->loc, t, "shift count %lld out of range for %d-bit integers", (long long)b, bits);
     if (e->op == TC_OP_SHL) r = (int64_t)(ua << b);
     else if (u64 || a >= 0) r = (int64_t)(ua >> b);

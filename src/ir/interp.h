@@ -22,7 +22,8 @@
  *    outside a shared/fragment/local buffer is an error.
  *  - Float to integer conversion truncates toward zero and saturates (NaN gives 0), like
  *    CUDA's cvt.rzi.
- *  - Integer division by zero, a failed assert and a shift count out of range are errors.
+ *  - Integer division by zero, a failed assert and a shift count out of range are errors; 8-
+ *    and 16-bit integers shift as if promoted to 32 bits, as C and CUDA do (counts up to 31).
  *    T.print does nothing here (the library never prints). A step limit stops runaway
  *    kernels with an error.
  *  Vector dtypes (lanes > 1) are not supported and give TILEC_ERROR_TARGET. */

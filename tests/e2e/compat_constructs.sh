@@ -148,6 +148,10 @@ check "T.shift_left / T.shift_right" shift_ops.py -D N=64 --save "$D/shift"
 if cmp -s "$D/shift/B.npy" "$D/shift/BRef.npy" && cmp -s "$D/shift/C.npy" "$D/shift/CRef.npy"
 then echo "PASS compat: T.shift_left / T.shift_right give what << and >> give"
 else echo "FAIL compat: T.shift_left / T.shift_right differ from << and >>"; fi
+if cmp -s "$D/shift/U.npy" "$D/shift/URef.npy" && cmp -s "$D/shift/V.npy" "$D/shift/VRef.npy" &&
+   python3 -c "import sys, numpy as n; s = n.load(sys.argv[1]) % 8 + 4; sys.exit(0 if (s >= 8).any() else 1)" "$D/shift/S.npy" 2>/dev/null
+then echo "PASS compat: 8-bit shifts by 8 and more give the 32-bit promoted results"
+else echo "FAIL compat: 8-bit shifts by counts past 8 (or no such count drawn)"; fi
 check "tvm.target.Target and target_is_gfx950" target_query.py -D N=64 --save "$D/target"
 if cmp -s "$D/target/B.npy" "$D/target/Ref.npy"; then echo "PASS compat: target_is_gfx950 tells a gfx950 target from the others"
 else echo "FAIL compat: target_is_gfx950's answers"; fi
