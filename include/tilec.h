@@ -164,6 +164,10 @@ typedef struct tilec_param_info {
   const int64_t *shape;    /* ndim entries; -1 where the dimension is symbolic */
   const char *const *dims; /* ndim entries: the symbolic name, or NULL for a fixed size */
   int is_output;           /* written by the kernel */
+  /* A float output computed from values the kernel rounds to a narrower float dtype (a
+   * float32 result of bfloat16 intermediates): that dtype's name, whose tolerance verification
+   * applies (docs/verify.md); NULL otherwise. */
+  const char *rounds_through;
 } tilec_param_info;
 
 TILEC_API const char *tilec_kernel_name(const tilec_kernel *k);
@@ -236,6 +240,10 @@ typedef struct tilec_compare {
 /* Compare a result with a reference of the same shape and dtype (host tensors). */
 TILEC_API tilec_status tilec_compare_tensors(const DLTensor *result, const DLTensor *reference,
                                    tilec_compare *out, tilec_error *err);
+/* The same, for an output the kernel rounded through a narrower float dtype
+ * (tilec_param_info.rounds_through; NULL: none): that dtype's tolerance when it is looser. */
+TILEC_API tilec_status tilec_compare_tensors_as(const DLTensor *result, const DLTensor *reference,
+                                      const char *rounds_through, tilec_compare *out, tilec_error *err);
 
 /* ---- backends and the kernel cache -------------------------------------------------------- */
 /* A table of every execution backend: target, name, whether it is the target's default,

@@ -42,6 +42,7 @@ typedef struct tc_param_meta {
   int64_t *shape;
   const char **dims;
   char dtype_name[32];
+  char through_name[32]; /* info.rounds_through */
   int *sym_of_dim; /* per dim: index into ir->syms, or -1 for a fixed size */
 } tc_param_meta;
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "api.h"
 #include "compile_cache.h"
 #include "pass/pass.h"
@@ -109,6 +110,9 @@ static void build_param_meta(tilec_kernel *kern) {
   tc_kernel_ir *k = kern->ir;
   tc_arena *a = &kern->arena;
   kern->params = TC_NEW_ARRAY(a, tc_param_meta, k->nparams > 0 ? k->nparams : 1);
+  tc_dtype *through = TC_NEW_ARRAY(a, tc_dtype, k->nparams > 0 ? k->nparams : 1);
+  if (tc_kernel_rounds_through(k, through) != 0)
+    for (int i = 0; i < k->nparams; i++) through[i] = tc_dt(TC_DT_INVALID); /* no memory: the plain tolerances */
   for (int i = 0; i < k->nparams; i++) {
     tc_param *p = &k->params[i];
     tc_param_meta *m = &kern->params[i];
@@ -123,6 +127,11 @@ static void build_param_meta(tilec_kernel *kern) {
     m->info.dl_dtype.bits = bits;
     m->info.dl_dtype.lanes = lanes;
     m->info.is_output = p->is_output;
+    m->info.rounds_through = NULL;
+    if (p->is_output && tc_dtype_valid(through[i])) {
+      tc_dtype_name(through[i], m->through_name, sizeof m->through_name);
+      m->info.rounds_through = m->through_name;
+    }
     int nd = p->buf ? p->buf->ndim : 0;
     m->info.ndim = nd;
     m->shape = TC_NEW_ARRAY(a, int64_t, nd > 0 ? nd : 1);

@@ -393,7 +393,9 @@ int cli_run(const cli_options *o) {
       if (!pi.is_output) continue;
       if (o->perturb && strcmp(o->perturb, pi.name) == 0 && ts[i].numel > 0)
         tc_dtype_store_f64(ts[i].dt, ts[i].t.data, 0, tc_dtype_load_f64(ts[i].dt, ts[i].t.data, 0) + 1.0);
-      tc_compare_buffers(ts[i].dt, fp8_products, ts[i].t.data, ts[i].initial, ts[i].numel, &cmp[i]);
+      tc_dtype through = tc_dt(TC_DT_INVALID);
+      if (pi.rounds_through) tc_dtype_lookup(pi.rounds_through, &through, NULL, 0);
+      tc_compare_buffers(ts[i].dt, through, fp8_products, ts[i].t.data, ts[i].initial, ts[i].numel, &cmp[i]);
       if (!cmp[i].ok) verify_ok = 0;
     }
     free(after);
@@ -498,9 +500,10 @@ int cli_run(const cli_options *o) {
         tilec_param_info pi;
         tilec_kernel_param(k, i, &pi);
         if (!pi.is_output) continue;
-        printf("verify %s%s: %s max_abs_err=%.3g max_rel_err=%.3g cosine=%.9f argmax_match=%s (atol=%.3g rtol=%.3g)\n",
+        printf("verify %s%s: %s max_abs_err=%.3g max_rel_err=%.3g cosine=%.9f argmax_match=%s (atol=%.3g rtol=%.3g%s%s)\n",
                pi.name, gpu || mtl ? " (against the cpu backend)" : "", cmp[i].ok ? "ok" : "FAILED", cmp[i].max_abs_err, cmp[i].max_rel_err, cmp[i].cosine,
-               cmp[i].argmax_match ? "yes" : "no", cmp[i].atol, cmp[i].rtol);
+               cmp[i].argmax_match ? "yes" : "no", cmp[i].atol, cmp[i].rtol, pi.rounds_through ? "; rounded through " : "",
+               pi.rounds_through ? pi.rounds_through : "");
       }
     }
   }

@@ -18,6 +18,7 @@ typedef struct vtensor {
   size_t numel, nbytes;
   DLDataType dl;
   int is_output, is_scalar;
+  tc_dtype through; /* tilec_param_info.rounds_through, or TC_DT_INVALID */
   char name[128];
   void *initial;   /* the seeded inputs (and initial outputs) */
   void *reference; /* the reference's result */
@@ -40,6 +41,8 @@ static int setup_tensors(const cli_options *o, tilec_kernel *k, vtensor *ts, siz
     if (!tc_dtype_lookup(pi.dtype, &t->dt, NULL, 0)) return CLI_EXIT_TARGET;
     t->ndim = pi.ndim;
     t->is_output = pi.is_output;
+    t->through = tc_dt(TC_DT_INVALID);
+    if (pi.rounds_through) tc_dtype_lookup(pi.rounds_through, &t->through, NULL, 0);
     t->is_scalar = pi.ndim == 0;
     t->dl = pi.dl_dtype.code == 255 ? (DLDataType){kDLUInt, 8, 1} : pi.dl_dtype;
     t->numel = 1;
@@ -219,7 +222,7 @@ int cli_verify(const cli_options *o) {
       if (!ts[i].is_output) continue;
       if (o->perturb && strcmp(o->perturb, ts[i].name) == 0 && ts[i].numel > 0) /* testing aid */
         tc_dtype_store_f64(ts[i].dt, out[i], 0, tc_dtype_load_f64(ts[i].dt, out[i], 0) + 1.0);
-      tc_compare_buffers(ts[i].dt, fp8_products, out[i], ts[i].reference, ts[i].numel, &r->cmp[i]);
+      tc_compare_buffers(ts[i].dt, ts[i].through, fp8_products, out[i], ts[i].reference, ts[i].numel, &r->cmp[i]);
       if (!r->cmp[i].ok) disagree = 1;
     }
   }

@@ -6,6 +6,7 @@
  *   varying.c   which values may differ between the threads of a block (uniform vs varying)
  *   affine.c    an index expression as a linear function of chosen variables
  *   conflict.c  hazards on block-visible memory between per-thread statements (barriers)
+ *   rounding.c  the narrowest float dtype each output's value is rounded through (verification)
  *
  * All functions are pure queries over IR they do not modify. */
 #ifndef TILEC_ANALYSIS_H
@@ -133,5 +134,11 @@ bool tc_conflict_between(const tc_conflict_set *earlier, const tc_conflict_set *
 /* A shared buffer both read and written: a loop whose body has this needs a barrier on its
  * back edge (iteration i+1 reads what another thread wrote in iteration i). */
 bool tc_conflict_shared_read_write(const tc_conflict_set *cs);
+
+/* ---- rounding.c: the dtype an output's value is rounded through ----
+ * out[i], for each float parameter written from values rounded inside the kernel to a float
+ * dtype narrower than its own (a bfloat16 intermediate of a float32 output): that dtype, whose
+ * tolerance its verification needs; TC_DT_INVALID otherwise. Returns 0, or -1 without memory. */
+int tc_kernel_rounds_through(const tc_kernel_ir *k, tc_dtype *out);
 
 #endif

@@ -10,7 +10,11 @@
 /* fp8_products: the result came from a GPU kernel that reads 8-bit float tensors, whose tensor
  * cores accumulate fp8 products with fewer bits than float32 (as cuBLASLt's fast accumulation
  * does); a result wider than that then gets at least that accumulation's tolerance. */
-void tc_compare_buffers(tc_dtype dt, bool fp8_products, const void *result, const void *reference, size_t n, tilec_compare *out);
+/* through: the narrowest float dtype the result was rounded through inside the kernel
+ * (tilec_param_info.rounds_through; TC_DT_INVALID for none), whose tolerance applies when it is
+ * looser than dt's. */
+void tc_compare_buffers(tc_dtype dt, tc_dtype through, bool fp8_products, const void *result, const void *reference, size_t n,
+                        tilec_compare *out);
 /* Whether dt is an 8-bit (or narrower) float, for fp8_products. */
 bool tc_compare_is_fp8(tc_dtype dt);
 

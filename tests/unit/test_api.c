@@ -61,6 +61,64 @@ static tilec_kernel *compile_src(const char *src, const tilec_define *defs, size
   return k;
 }
 
+/* tilec_param_info.rounds_through: a float output computed from values the kernel rounds to a
+ * narrower float (a cast, a bfloat16 tile) names that dtype, so verification can use its
+ * tolerance; exact inputs, a float32 accumulator and same-dtype copies round nothing narrower. */
+static const char rounding_src[] =
+    "import tilelang.language as T\n"
+    "@T.prim_func\n"
+    "def mix(A: T.Tensor((16, 16), \"float16\"), B: T.Tensor((16, 16), \"float16\"), C: T.Tensor((16, 16), \"float32\"),\n"
+    "        P: T.Tensor((16, 16), \"float32\"), S: T.Tensor((16, 16), \"float32\"), H: T.Tensor((16, 16), \"float16\"),\n"
+    "        X: T.Tensor((16, 16), \"float32\")):\n"
+    "    with T.Kernel(1, threads=128) as bx:\n"
+    "        As = T.alloc_shared((16, 16), \"float16\")\n"
+    "        Bs = T.alloc_shared((16, 16), \"float16\")\n"
+    "        acc = T.alloc_fragment((16, 16), \"float32\")\n"
+    "        pb = T.alloc_shared((16, 16), \"bfloat16\")\n"
+    "        T.copy(A, As)\n"
+    "        T.copy(B, Bs)\n"
+    "        T.clear(acc)\n"
+    "        T.gemm(As, Bs, acc)\n"
+    "        T.copy(acc, C)\n"
+    "        for i, j in T.Parallel(16, 16):\n"
+    "            P[i, j] = T.cast(T.cast(acc[i, j], \"bfloat16\"), \"float32\") * 2.0\n"
+    "        T.copy(acc, pb)\n"
+    "        T.copy(pb, S)\n"
+    "        T.copy(acc, H)\n"
+    "        for i, j in T.Parallel(16, 16):\n"
+    "            X[i, j] = A[i, j]\n";
+
+TEST(outputs_rounded_through_a_narrower_float) {
+  tilec_error err = {0};
+  tilec_kernel *k = compile_src(rounding_src, NULL, 0, &err);
+  if (!k) printf("%s", err.rendered);
+  CHECK(k != NULL);
+  if (!k) return;
+  static const char *const want[] = {NULL, NULL, NULL, "bfloat16", "bfloat16", NULL, NULL};
+  CHECK_INT((int)tilec_kernel_num_params(k), 7);
+  for (size_t i = 0; i < 7; i++) {
+    tilec_param_info pi;
+    CHECK_INT(tilec_kernel_param(k, i, &pi), 0);
+    if (want[i]) CHECK(pi.rounds_through && strcmp(pi.rounds_through, want[i]) == 0);
+    else CHECK(pi.rounds_through == NULL);
+  }
+  /* tilec_compare_tensors_as: the named dtype's tolerance when it is looser */
+  float ref[4] = {1, 2, 3, 4}, out[4] = {1.01f, 2, 3, 4};
+  int64_t shape[1] = {4};
+  DLTensor a = {.data = out, .device = {kDLCPU, 0}, .ndim = 1, .dtype = {kDLFloat, 32, 1}, .shape = shape};
+  DLTensor b = a;
+  b.data = ref;
+  tilec_compare c;
+  CHECK_INT(tilec_compare_tensors(&a, &b, &c, &err), TILEC_OK);
+  CHECK(!c.ok);
+  CHECK_INT(tilec_compare_tensors_as(&a, &b, "bfloat16", &c, &err), TILEC_OK);
+  CHECK(c.ok && c.rtol == 5e-2);
+  CHECK_INT(tilec_compare_tensors_as(&a, &b, "float64", &c, &err), TILEC_OK); /* narrower than float32: float32's */
+  CHECK(!c.ok && c.rtol == 1e-4);
+  CHECK_INT(tilec_compare_tensors_as(&a, &b, "float77", &c, &err), TILEC_ERROR_USAGE);
+  tilec_kernel_destroy(k);
+}
+
 TEST(compile_query_launch) {
   tilec_error err = {0};
   tilec_kernel *k = compile_src(scale_src, NULL, 0, &err);
@@ -706,6 +764,7 @@ int main(void) {
   RUN(threads_share_a_context);
   RUN(threads_share_a_context_with_disk_cache);
   RUN(kernel_returns);
+  RUN(outputs_rounded_through_a_narrower_float);
   RUN(backends_and_device_memory);
   tilec_context_destroy(ctx);
   TEST_MAIN_END();
