@@ -261,6 +261,28 @@ def test_verify_detects_a_wrong_reference_input():
     np.testing.assert_array_equal(b, a * 0.5 + 1)
 
 
+ROUNDED = """
+import tilelang.language as T
+@T.prim_func
+def through(A: T.Tensor((64,), "float32"), B: T.Tensor((64,), "float32")):
+    with T.Kernel(1, threads=64) as bx:
+        s = T.alloc_shared((64,), "bfloat16")
+        for i in T.Parallel(64):
+            s[i] = A[i] * 3.0
+        for i in T.Parallel(64):
+            B[i] = s[i] * 0.5
+"""
+
+
+def test_verify_uses_the_dtype_an_output_is_rounded_through():
+    # B is float32 but computed from a bfloat16 tile: the parameter says so, and verify applies
+    # bfloat16's tolerance (docs/verify.md)
+    k = tilec.compile(ROUNDED)
+    assert [p.rounds_through for p in k.params] == [None, "bfloat16"]
+    rep = k.verify(f32(64), f32(64))
+    assert rep.ok and rep[0]["rounds_through"] == "bfloat16" and rep[0]["rtol"] == 5e-2
+
+
 def test_tilec_tensor_on_cpu():
     a = tilec.tensor(f32(256))
     b = tilec.tensor(f32(256))

@@ -339,6 +339,8 @@ class Param:
         self.dims = tuple((info.dims[d].decode() if info.dims[d] else None) for d in range(info.ndim))
         self.is_output = bool(info.is_output)
         self.is_scalar = info.ndim == 0
+        # a float output computed through a narrower float inside the kernel: its tolerance applies
+        self.rounds_through = info.rounds_through.decode() if info.rounds_through else None
 
     def __repr__(self):
         dims = ", ".join(d if s < 0 else str(s) for s, d in zip(self.shape, self.dims))
@@ -572,13 +574,15 @@ class Kernel:
             res = host_tensor(i, *after[i])
             cmp = tilec_compare()
             err = tilec_error()
-            st = self._lib.tilec_compare_tensors(ctypes.byref(res), ctypes.byref(ref[i]), ctypes.byref(cmp),
-                                                 ctypes.byref(err))
+            through = self.params[i].rounds_through
+            st = self._lib.tilec_compare_tensors_as(ctypes.byref(res), ctypes.byref(ref[i]),
+                                                    through.encode() if through else None, ctypes.byref(cmp),
+                                                    ctypes.byref(err))
             _check(st == 0, err)
             report.append({"name": self.params[i].name, "max_abs_err": cmp.max_abs_err,
                            "max_rel_err": cmp.max_rel_err, "cosine": cmp.cosine,
                            "argmax_match": bool(cmp.argmax_match), "ok": bool(cmp.ok), "atol": cmp.atol,
-                           "rtol": cmp.rtol})
+                           "rtol": cmp.rtol, "rounds_through": through})
         report.outputs = self._result(full)
         if raise_on_failure and not report.ok:
             raise VerifyError(f"kernel '{self.name}' on {self.target}: results differ from the {against} beyond "
