@@ -466,8 +466,11 @@ int cli_run(const cli_options *o) {
         cli_json_number(cmp[i].max_rel_err);
         printf(", \"cosine\": ");
         cli_json_number(cmp[i].cosine);
-        printf(", \"argmax_match\": %s, \"ok\": %s}", cmp[i].argmax_match ? "true" : "false",
-               cmp[i].ok ? "true" : "false");
+        printf(", \"argmax_match\": %s, \"ok\": %s, \"nan_inf_mismatch\": %lld, \"rounds_through\": ",
+               cmp[i].argmax_match ? "true" : "false", cmp[i].ok ? "true" : "false", (long long)cmp[i].nan_mismatch);
+        if (pi.rounds_through) cli_json_string(pi.rounds_through);
+        else printf("null");
+        printf("}");
       }
       printf("]}");
     }
@@ -500,9 +503,12 @@ int cli_run(const cli_options *o) {
         tilec_param_info pi;
         tilec_kernel_param(k, i, &pi);
         if (!pi.is_output) continue;
-        printf("verify %s%s: %s max_abs_err=%.3g max_rel_err=%.3g cosine=%.9f argmax_match=%s (atol=%.3g rtol=%.3g%s%s)\n",
-               pi.name, gpu || mtl ? " (against the cpu backend)" : "", cmp[i].ok ? "ok" : "FAILED", cmp[i].max_abs_err, cmp[i].max_rel_err, cmp[i].cosine,
-               cmp[i].argmax_match ? "yes" : "no", cmp[i].atol, cmp[i].rtol, pi.rounds_through ? "; rounded through " : "",
+        printf("verify %s%s: %s max_abs_err=%.3g max_rel_err=%.3g cosine=%.9f argmax_match=%s", pi.name,
+               gpu || mtl ? " (against the cpu backend)" : "", cmp[i].ok ? "ok" : "FAILED", cmp[i].max_abs_err, cmp[i].max_rel_err,
+               cmp[i].cosine, cmp[i].argmax_match ? "yes" : "no");
+        /* elements NaN or infinite on one side only (an overflow one side rounds into) */
+        if (cmp[i].nan_mismatch) printf(" nan_inf_mismatch=%lld", (long long)cmp[i].nan_mismatch);
+        printf(" (atol=%.3g rtol=%.3g%s%s)\n", cmp[i].atol, cmp[i].rtol, pi.rounds_through ? "; rounded through " : "",
                pi.rounds_through ? pi.rounds_through : "");
       }
     }

@@ -258,7 +258,8 @@ int cli_verify(const cli_options *o) {
         cli_json_number(c->max_rel_err);
         printf(", \"cosine\": ");
         cli_json_number(c->cosine);
-        printf(", \"argmax_match\": %s, \"ok\": %s}", c->argmax_match ? "true" : "false", c->ok ? "true" : "false");
+        printf(", \"argmax_match\": %s, \"ok\": %s, \"nan_inf_mismatch\": %lld}", c->argmax_match ? "true" : "false",
+               c->ok ? "true" : "false", (long long)c->nan_mismatch);
       }
       printf("]}");
     }
@@ -273,8 +274,15 @@ int cli_verify(const cli_options *o) {
       for (size_t i = 0; i < np; i++) {
         if (!ts[i].is_output) continue;
         tilec_compare *c = &r->cmp[i];
-        printf("%-16s %-12s %10.3g %10.3g %13.9f %6s  %s\n", r->backend, ts[i].name, c->max_abs_err, c->max_rel_err,
+        printf("%-16s %-12s %10.3g %10.3g %13.9f %6s  %s", r->backend, ts[i].name, c->max_abs_err, c->max_rel_err,
                c->cosine, c->argmax_match ? "yes" : "no", c->ok ? "yes" : "NO");
+        if (c->nan_mismatch) printf(" (%lld elements NaN or infinite on one side only)", (long long)c->nan_mismatch);
+        if (tc_dtype_valid(ts[i].through)) {
+          char nm[32];
+          tc_dtype_name(ts[i].through, nm, sizeof nm);
+          printf(" (rounded through %s)", nm);
+        }
+        printf("\n");
       }
     }
     for (size_t j = 0; j < nrows; j++) {
