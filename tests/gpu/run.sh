@@ -58,31 +58,20 @@ fi
 say "unit: $(count "$OUT/unit.log"); $(grep -E '^BENCH' "$OUT/unit.log" | tr -s ' ' | tr '\n' ';' | head -c 600)"
 
 # ---- examples on cuda, verified against the cpu backend ----
-run_line() { # one examples.list line, on target $TGT (default cuda)
-  file=${1%% *}; args=${1#"$file"}; tgt=${TGT:-cuda}
+run_line() { # one examples.list line
+  file=${1%% *}; args=${1#"$file"}
   # shellcheck disable=SC2086
-  if out=$(timeout 120 "$T" run "examples/$file" $args --target "$tgt" --verify 2>&1); then
-    echo "PASS run $tgt $1"
+  if out=$(timeout 120 "$T" run "examples/$file" $args --target cuda --verify 2>&1); then
+    echo "PASS run cuda $1"
   else
     rc=$?  # one printf per case, so parallel cases do not interleave their lines
-    printf 'FAIL run %s %s (exit %s)\n%s\n' "$tgt" "$1" "$rc" "$(echo "$out" | tail -n 6 | sed 's/^/    /')"
+    printf 'FAIL run cuda %s (exit %s)\n%s\n' "$1" "$rc" "$(echo "$out" | tail -n 6 | sed 's/^/    /')"
   fi
 }
 export -f run_line
 export T
 grep -v -e '^#' -e '^$' tests/e2e/examples.list | timeout 170 xargs -P "$J" -d '\n' -I{} bash -c 'run_line "$1"' _ {} \
   >"$OUT/examples.log" 2>&1
-# Clusters of two with TMA multicast (the target option clusters=on, docs/cuda.md "Clusters"): the
-# GEMM lines, and sizes where each cluster walks many tile pairs (the barriers' phases carry
-# across tiles) or fewer pairs than clusters fit
-{ grep -e '^gemm' tests/e2e/examples.list
-  G="-D block_M=128 -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=4"
-  echo "gemm.py -D M=4096 -D N=4096 -D K=4096 $G"
-  echo "gemm.py -D M=2048 -D N=2048 -D K=1024 -D dtype=T.bfloat16 $G"
-  echo "gemm.py -D M=512 -D N=768 -D K=320 $G"
-  echo "gemm.py -D M=128 -D N=8192 -D K=2048 -D block_M=64 -D block_N=64 -D block_K=64 -D threads=128 -D num_stages=6"
-  echo "gemm_fp8.py -D M=2048 -D N=2048 -D K=2048"
-} | TGT=cuda,clusters=on timeout 200 xargs -P "$J" -d '\n' -I{} bash -c 'run_line "$1"' _ {} >>"$OUT/examples.log" 2>&1
 # A planted wrong result must be caught: exit 3.
 timeout 60 "$T" run examples/gemm.py --target cuda --verify --perturb C >>"$OUT/examples.log" 2>&1
 rc=$?
@@ -120,23 +109,20 @@ fi
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
 if [ -n "$CS" ]; then
   : >"$OUT/sanitizer.log"
-  CL="gemm.py -D M=200 -D N=320 -D K=192 -D block_M=128 -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=3"
   for case in "memcheck gemm.py -D M=200 -D N=136 -D K=96" "memcheck softmax.py -D m=37 -D N=300" \
               "memcheck flash_attention.py -D seq_len=100 -D is_causal=False" "racecheck gemm.py" \
               "racecheck softmax.py -D m=37 -D N=300" "racecheck flash_attention.py -D seq_len=100" \
               "memcheck softmax.py -D m=37 -D N=4096 -D block_M=1 -D block_N=4096" \
               "memcheck fp8_cast.py -D M=33 -D N=8192 -D block_M=1 -D block_N=8192" \
-              "racecheck fp8_cast.py -D M=33 -D N=8192 -D block_M=1 -D block_N=8192" \
-              "memcheck@cuda,clusters=on $CL" "racecheck@cuda,clusters=on $CL" "synccheck@cuda,clusters=on $CL"; do
+              "racecheck fp8_cast.py -D M=33 -D N=8192 -D block_M=1 -D block_N=8192"; do
     tool=${case%% *}; rest=${case#* }; file=${rest%% *}; args=${rest#"$file"}
-    tgt=cuda; case $tool in *@*) tgt=${tool#*@}; tool=${tool%%@*};; esac
     # shellcheck disable=SC2086
-    timeout 60 "$CS" --tool "$tool" --error-exitcode 9 "$T" run "examples/$file" $args --target "$tgt" \
+    timeout 60 "$CS" --tool "$tool" --error-exitcode 9 "$T" run "examples/$file" $args --target cuda \
       >"$D/cs.out" 2>&1
     rc=$?
-    if [ $rc -eq 0 ]; then echo "PASS $tool $tgt $file$args"
+    if [ $rc -eq 0 ]; then echo "PASS $tool $file$args"
     elif grep -q -i "not supported\|Device not supported" "$D/cs.out"; then echo "SKIP $tool: the sanitizer does not support this device"
-    else echo "FAIL $tool $tgt $file$args (exit $rc)"; fi
+    else echo "FAIL $tool $file$args (exit $rc)"; fi
     tail -n 12 "$D/cs.out" | sed 's/^/    /'
   done >>"$OUT/sanitizer.log" 2>&1
   say "sanitizer: $(count "$OUT/sanitizer.log") ($(elapsed) s)"
@@ -157,11 +143,6 @@ if cuobj=$(find_cuobjdump); then
       line="$line $ex FAILED ($(head -c 200 "$S/$ex.err"));"
     fi
   done
-  if timeout 60 "$T" compile examples/gemm.py --target cuda,clusters=on -D block_M=128 -D block_N=256 -D block_K=64 \
-       -D threads=256 -D num_stages=4 -D M=4096 -D N=4096 -D K=4096 -o "$S/gemm_clusters.cubin" >"$S/gc.err" 2>&1 &&
-     "$cuobj" -sass "$S/gemm_clusters.cubin" >"$S/gemm_clusters.sass" 2>&1; then
-    line="$line gemm clusters=on $(grep -c 'UTMALDG.*MULTICAST' "$S/gemm_clusters.sass") multicast TMA loads;"
-  fi
   tar -czf "$OUT/sass.tar.gz" -C "$S" . 2>/dev/null
   say "$line"
 else
@@ -170,11 +151,6 @@ fi
 
 # ---- benchmarks ----
 { timeout 150 build/bench/bench_cuda; echo "[bench_cuda exit $?]"
-  # the Hopper GEMM shape without and with clusters of two, in one process each
-  for tgt in cuda cuda,clusters=on; do
-    echo "== target=$tgt"
-    timeout 90 build/bench/bench_cuda gemm target=$tgt block_M=128 block_N=256 block_K=64 threads=256 num_stages=4
-  done
   timeout 60 python3 bench/attention_peer.py; echo "[attention_peer exit $?]"; } >"$OUT/bench.log" 2>&1
 figures=$(grep -E 'ratio|x device copy|TFLOP/s|no CUDA device|no torch|failed' "$OUT/bench.log" | tr -s ' ' | tr '\n' ';')
 say "bench: $(echo "${figures:-see bench.log}" | head -c 900)"
