@@ -628,9 +628,25 @@ def read_kernel(tilec, path, name, defs, module_globals, tree):
     return rc, out, err, defs, args
 
 
+BATCH_NAMES = re.compile(r"(?i)^(n|b|bs|batch|batch_size|num_batches|nbatch)$")
+
+
 def verify_kernel(tilec, path, name, defs, args, res):
-    """`tilec run --verify` on the cpu of a kernel that reads, at shrunk sizes where they fit."""
-    small = shrink(defs)
+    """`tilec run --verify` on the cpu of a kernel that reads, at shrunk sizes where they fit; when
+    that passes the time limit, again with the batch as a user shrinks it first (sizes named like
+    a batch at 1, symbolic sizes at 16 rows instead of 128): the reference interpreter is slow."""
+    rc2, out2, err2 = verify_at(tilec, path, name, defs, args, shrink(defs), "128")
+    if rc2 == "timeout":
+        small = {k: ("1" if BATCH_NAMES.match(k) and re.fullmatch(r"\d+", v) else v) for k, v in shrink(defs).items()}
+        rc3, out3, err3 = verify_at(tilec, path, name, defs, args, small, "16")
+        if rc3 != "timeout" and not (rc3 == 1 and re.search(r":\d+:\d+: error:", err3)):
+            rc2, out2, err2 = rc3, out3, err3
+            res.update(run_note="at a smaller batch after the first sizes passed the time limit")
+    res.update(run_rc=rc2, run_out=out2, run_err=err2)
+    return res
+
+
+def verify_at(tilec, path, name, defs, args, small, sym_rows):
     sargs = []
     for k, v in small.items():
         sargs += ["-D", f"{k}={v}"]
@@ -642,7 +658,7 @@ def verify_kernel(tilec, path, name, defs, args, res):
         m = re.search(r"is symbolic \('(\w+)'\); give its size with -D", err2) if rc2 == 2 else None
         if not m:
             break
-        sargs += ["-D", f"{m.group(1)}={small.get(m.group(1), '128')}"]
+        sargs += ["-D", f"{m.group(1)}={small.get(m.group(1), sym_rows)}"]
         rc2, out2, err2 = run([tilec, "run", path, "--kernel", name, "--verify"] + sargs, 120)
     # sizes the shrinking made inconsistent (a split of 256 rows into 8 parts smaller than the
     # file's block, a T.copy of a short slice into a full tile): the file's own sizes
@@ -654,8 +670,7 @@ def verify_kernel(tilec, path, name, defs, args, res):
         rc3, out3, err3 = run([tilec, "run", path, "--kernel", name, "--verify"] + full, 120)
         if rc3 != 1:
             rc2, out2, err2 = rc3, out3, err3
-    res.update(run_rc=rc2, run_out=out2, run_err=err2)
-    return res
+    return rc2, out2, err2
 
 
 def classify(r):
@@ -788,6 +803,8 @@ def main():
             verify[vk] += 1
             if vk != "verified":
                 detail += " | run: " + vk + ": " + ((r["run_err"] or r["run_out"]).strip().splitlines() or ["?"])[-1][:120]
+            if r.get("run_note"):
+                detail += " | run " + r["run_note"]
         if r.get("read_with_call"):
             detail = f"(read with the values of the run's call {r['read_with_call']}; with the first call's: {construct_of(r['first_err'])})" + detail
             later_reads += 1
