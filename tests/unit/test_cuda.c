@@ -283,19 +283,26 @@ static const char bmm_src[] =
     "            T.gemm(As, Bs, c)\n"
     "        T.copy(c, C[bz, by * 128, bx * 128])\n";
 
+/* bmm_src with the pipelined loop's trip count `trip`, read into a fresh context (*ctx, *p and
+ * the arena *a belong to the caller). */
+static tc_kernel_ir *bmm_kernel(tc_arena *a, tilec_context **ctx, tilec_program **p, const char *trip, tilec_error *err) {
+  tilec_context_options o = {.flags = TILEC_CONTEXT_NO_DISK_CACHE};
+  *ctx = tilec_context_create(&o, err);
+  tc_arena_init(a);
+  char src[sizeof bmm_src + 16];
+  snprintf(src, sizeof src, bmm_src, trip);
+  return kernel_from(a, *ctx, "bmm.py", src, p, err);
+}
+
 /* A pipelined gemm whose tiles are whole 128-byte rows loads them by TMA on sm_90a: tensor maps
  * after the symbolic dims, described in the metadata (a symbolic leading dim as sK); sm_80 keeps
  * cp.async and takes no map. */
 TEST(tma_maps_in_the_signature_and_metadata) {
   tilec_error err = {0};
-  tilec_context_options o = {.flags = TILEC_CONTEXT_NO_DISK_CACHE};
-  tilec_context *ctx = tilec_context_create(&o, &err);
-  tc_arena a;
-  tc_arena_init(&a);
-  char src[sizeof bmm_src + 16];
-  snprintf(src, sizeof src, bmm_src, "2");
+  tilec_context *ctx = NULL;
   tilec_program *p = NULL;
-  tc_kernel_ir *k = kernel_from(&a, ctx, "bmm.py", src, &p, &err);
+  tc_arena a;
+  tc_kernel_ir *k = bmm_kernel(&a, &ctx, &p, "2", &err);
   if (!k) printf("  %s", err.rendered);
   CHECK(k != NULL);
   tc_target_desc d;
@@ -335,14 +342,10 @@ TEST(tma_maps_in_the_signature_and_metadata) {
  * default), the kernel is the plain one. */
 TEST(clusters_of_two_share_a_tile_by_multicast) {
   tilec_error err = {0};
-  tilec_context_options o = {.flags = TILEC_CONTEXT_NO_DISK_CACHE};
-  tilec_context *ctx = tilec_context_create(&o, &err);
-  tc_arena a;
-  tc_arena_init(&a);
-  char src[sizeof bmm_src + 16];
-  snprintf(src, sizeof src, bmm_src, "2");
+  tilec_context *ctx = NULL;
   tilec_program *p = NULL;
-  tc_kernel_ir *k = kernel_from(&a, ctx, "bmm.py", src, &p, &err);
+  tc_arena a;
+  tc_kernel_ir *k = bmm_kernel(&a, &ctx, &p, "2", &err);
   CHECK(k != NULL);
   tc_target_desc d;
   CHECK(tc_cuda_describe_arch("sm_90a", &d, NULL));
@@ -386,14 +389,10 @@ TEST(clusters_of_two_share_a_tile_by_multicast) {
  * block per tile, which the hardware schedules as blocks finish; the meta says which. */
 TEST(tile_dependent_loops_launch_a_block_per_tile) {
   tilec_error err = {0};
-  tilec_context_options o = {.flags = TILEC_CONTEXT_NO_DISK_CACHE};
-  tilec_context *ctx = tilec_context_create(&o, &err);
-  tc_arena a;
-  tc_arena_init(&a);
-  char src[sizeof bmm_src + 16];
-  snprintf(src, sizeof src, bmm_src, "bx + 1"); /* tile (bx, ...) runs bx + 1 iterations */
+  tilec_context *ctx = NULL;
   tilec_program *p = NULL;
-  tc_kernel_ir *k = kernel_from(&a, ctx, "tri.py", src, &p, &err);
+  tc_arena a;
+  tc_kernel_ir *k = bmm_kernel(&a, &ctx, &p, "bx + 1", &err); /* tile (bx, ...) runs bx + 1 iterations */
   if (!k) printf("  %s", err.rendered);
   CHECK(k != NULL);
   tc_target_desc d;
