@@ -515,6 +515,20 @@ int cli_run(const cli_options *o) {
   }
   if (o->verify && !verify_ok) {
     fprintf(stderr, "tilec: error: verification failed: results differ from the reference beyond tolerance\n");
+    /* far apart, not rounding apart, on the cpu (against the reference): the random inputs are
+     * often outside what the kernel assumes (on a GPU the cpu backend is the peer, and a far-off
+     * result there points at the GPU code instead) */
+    for (size_t i = 0; i < np && !o->load_dir && !gpu && !mtl; i++) {
+      tilec_param_info pi;
+      tilec_kernel_param(k, i, &pi);
+      if (!pi.is_output || cmp[i].ok || !tc_dtype_is_float(ts[i].dt) || cmp[i].cosine >= 0.99) continue;
+      fprintf(stderr,
+              "tilec: note: '%s' is far from the reference (cosine %.3f), not just rounding apart; a kernel whose result "
+              "depends on its inputs' range (positive values, normalized rows, valid indices, an iteration that "
+              "converges) needs such inputs: give them with --load DIR (DIR/NAME.npy for each)\n",
+              pi.name, cmp[i].cosine);
+      break;
+    }
     rc = CLI_EXIT_VERIFY;
   }
   goto done;

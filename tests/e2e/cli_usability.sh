@@ -82,3 +82,12 @@ sh tests/run.sh "$D/fakebuild" >"$D/progress.txt" 2>&1
 grep -q "^  \[$D/fakebuild\] $D/fakebuild/tests/test_fake: 2 passed, 0 failed ([0-9]*s)$" "$D/progress.txt" &&
   tail -n 1 "$D/progress.txt" | grep -qx "2 passed, 0 failed" && pass "test command prints a progress line per suite" ||
   { fail "test command prints a progress line per suite"; cat "$D/progress.txt"; }
+
+# a result far from the reference, not rounding apart: the note points at the inputs' range and
+# --load; with loaded inputs it is not repeated
+expect "verify far off: a note on the inputs' range" 3 "give them with --load DIR" "$T" run tests/e2e/data/chaotic_map.py --verify
+mkdir -p "$D/in"
+"$T" run tests/e2e/data/chaotic_map.py --save "$D/in" >/dev/null 2>&1
+"$T" run tests/e2e/data/chaotic_map.py --verify --load "$D/in" >"$D/out" 2>"$D/err"
+if [ $? -eq 3 ] && ! grep -q "give them with --load" "$D/err"; then pass "verify far off with --load: no note"
+else fail "verify far off with --load: the note, or not exit 3"; head -n 4 "$D/err"; fi
