@@ -170,9 +170,9 @@ static void bind_from_computed_dims(const tilec_kernel *k, DLTensor *const *args
     progress = false;
     for (int i = 0; i < ir->nparams; i++)
       for (int d = 0; d < k->params[i].info.ndim; d++) {
-        const tc_expr *e = ir->params[i].buf ? ir->params[i].buf->shape[d] : NULL;
-        if (k->params[i].shape[d] >= 0 || k->params[i].sym_of_dim[d] >= 0 || first_unknown_sym(ir, e, st->syms) < 0)
-          continue;
+        if (k->params[i].shape[d] >= 0 || k->params[i].sym_of_dim[d] >= 0) continue;
+        const tc_expr *e = ir->params[i].buf->shape[d]; /* a tensor: only they have dimensions */
+        if (first_unknown_sym(ir, e, st->syms) < 0) continue;
         progress |= solve_unknown(ir, e, args[i]->shape[d], st->syms, st->scalars);
       }
   }
@@ -199,6 +199,10 @@ static bool check_computed_dims(const tilec_kernel *k, DLTensor *const *args, co
         expr_text(e, text, sizeof text);
         tc_error(err, TILEC_ERROR_USAGE, "argument '%s' has size %" PRId64 " in dimension %d, expected %s = %" PRId64,
                  m->info.name, args[i]->shape[d], d, text, want);
+        return false;
+      }
+      if (want > INT32_MAX) { /* as for a plain symbolic dimension: kernels index with int32 */
+        tc_error(err, TILEC_ERROR_USAGE, "argument '%s': dimension %d is too large for an int32 index", m->info.name, d);
         return false;
       }
     }
