@@ -175,6 +175,21 @@ TILEC_API const char *tilec_kernel_target(const tilec_kernel *k);
 TILEC_API const char *tilec_kernel_backend(const tilec_kernel *k);
 TILEC_API size_t tilec_kernel_num_params(const tilec_kernel *k);
 TILEC_API int tilec_kernel_param(const tilec_kernel *k, size_t i, tilec_param_info *out); /* 0 on success */
+/* The kernel's symbolic sizes (T.dynamic names, and T.const names no binding fixed), which a
+ * launch binds from the tensors' shapes: tilec_kernel_num_syms of them, each by its name
+ * (NULL past the end). A parameter dimension is one of them (tilec_param_info.dims names it)
+ * or an expression of them, such as seq_len * heads (dims says "?"). */
+TILEC_API size_t tilec_kernel_num_syms(const tilec_kernel *k);
+TILEC_API const char *tilec_kernel_sym_name(const tilec_kernel *k, size_t i);
+/* Parameter `param`'s shape (its tilec_param_info.ndim entries, written to `shape`) when the
+ * symbolic sizes have the values `sizes` (nsizes == tilec_kernel_num_syms entries, in that
+ * order; -1 for a size not known): fixed dimensions as they are, symbolic ones looked up, and
+ * those computed from symbolic sizes (seq_len * heads, T.ceildiv(n, 64)) evaluated as a launch
+ * evaluates them and the grid. A dimension that needs an unknown size is a TILEC_ERROR_USAGE,
+ * with *missing (when not NULL) set to that size's index; otherwise *missing is -1. So is a
+ * dimension that depends on a scalar parameter's value or comes out negative. */
+TILEC_API tilec_status tilec_kernel_param_shape(const tilec_kernel *k, size_t param, const int64_t *sizes,
+                                                size_t nsizes, int64_t *shape, int *missing, tilec_error *err);
 /* The parameters a TileLang caller gets back, in order, as parameter indices: the out_idx of
  * @tilelang.jit / tilelang.compile (negative ones counted from the end), or the tensors an eager
  * @tilelang.jit function returns (its T.empty tensors). Returns how many there are (0: the

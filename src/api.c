@@ -232,6 +232,12 @@ int tilec_kernel_param(const tilec_kernel *k, size_t i, tilec_param_info *out) {
   return 0;
 }
 
+size_t tilec_kernel_num_syms(const tilec_kernel *k) { return k ? (size_t)k->ir->nsyms : 0; }
+
+const char *tilec_kernel_sym_name(const tilec_kernel *k, size_t i) {
+  return k && i < (size_t)k->ir->nsyms ? k->ir->syms[i]->name : NULL;
+}
+
 const char *tilec_kernel_source(const tilec_kernel *k, int kernel_only) {
   if (!k) return NULL;
   const char *s = kernel_only ? k->module->gen.kernel_source : k->module->gen.full_source;

@@ -111,6 +111,105 @@ static bool alloc_workspaces(const tc_kernel_ir *ir, int32_t device, launch_stat
   return true;
 }
 
+/* The text of a dimension's expression ("seq_len * heads") for a message; "?" without memory. */
+static void expr_text(const tc_expr *e, char *buf, size_t cap) {
+  tc_strbuf sb;
+  tc_sb_init(&sb);
+  tc_ir_print_expr(&sb, e);
+  snprintf(buf, cap, "%s", sb.failed || !sb.data ? "?" : tc_sb_cstr(&sb));
+  tc_sb_free(&sb);
+}
+
+/* The first symbolic size e reads whose value is unknown (-1), or -1 when none is. */
+static int first_unknown_sym(const tc_kernel_ir *ir, const tc_expr *e, const int64_t *sizes) {
+  if (e->op == TC_OP_VAR)
+    for (int s = 0; s < ir->nsyms; s++)
+      if (ir->syms[s] == e->var && sizes[s] < 0) return s;
+  for (int a = 0; a < e->nargs; a++) {
+    int s = first_unknown_sym(ir, e->args[a], sizes);
+    if (s >= 0) return s;
+  }
+  return -1;
+}
+
+/* Binds the one unknown symbolic size a dimension's expression reads so that the expression
+ * equals `value`, through +, - and * with operands already known (n * 4, rows + 1): a size
+ * that only appears inside such dimensions still binds from a tensor's shape. False when the
+ * expression has another form, a second unknown, or no exact nonnegative solution;
+ * check_computed_dims then checks the result like any other binding. */
+static bool solve_unknown(const tc_kernel_ir *ir, const tc_expr *e, int64_t value, int64_t *syms, const int64_t *scalars) {
+  if (e->op == TC_OP_VAR) {
+    for (int s = 0; s < ir->nsyms; s++)
+      if (ir->syms[s] == e->var && syms[s] < 0 && value >= 0 && value <= INT32_MAX) {
+        syms[s] = value;
+        return true;
+      }
+    return false;
+  }
+  if (e->op == TC_OP_CAST) return solve_unknown(ir, e->args[0], value, syms, scalars);
+  if (e->nargs != 2 || (e->op != TC_OP_ADD && e->op != TC_OP_SUB && e->op != TC_OP_MUL)) return false;
+  int side = first_unknown_sym(ir, e->args[0], syms) >= 0 ? 0 : 1;
+  int64_t known, target;
+  if (!eval_int(ir, e->args[1 - side], syms, scalars, NULL, &known)) return false;
+  switch (e->op) {
+  case TC_OP_ADD: target = value - known; break;
+  case TC_OP_SUB: target = side == 0 ? value + known : known - value; break;
+  default:
+    if (known == 0 || value % known != 0) return false;
+    target = value / known;
+    break;
+  }
+  return solve_unknown(ir, e->args[side], target, syms, scalars);
+}
+
+/* Sizes no plain dimension gave, from the dimensions computed from them; repeated while one
+ * binding lets another dimension solve. */
+static void bind_from_computed_dims(const tilec_kernel *k, DLTensor *const *args, launch_state *st) {
+  const tc_kernel_ir *ir = k->ir;
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int i = 0; i < ir->nparams; i++)
+      for (int d = 0; d < k->params[i].info.ndim; d++) {
+        if (k->params[i].shape[d] >= 0 || k->params[i].sym_of_dim[d] >= 0) continue;
+        const tc_expr *e = ir->params[i].buf->shape[d]; /* a tensor: only they have dimensions */
+        if (first_unknown_sym(ir, e, st->syms) < 0) continue;
+        progress |= solve_unknown(ir, e, args[i]->shape[d], st->syms, st->scalars);
+      }
+  }
+}
+
+/* Every dimension computed from symbolic sizes (seq_len * heads) must equal its value once the
+ * plain symbolic dimensions have bound them. */
+static bool check_computed_dims(const tilec_kernel *k, DLTensor *const *args, const launch_state *st, tilec_error *err) {
+  const tc_kernel_ir *ir = k->ir;
+  for (int i = 0; i < ir->nparams; i++) {
+    const tc_param_meta *m = &k->params[i];
+    for (int d = 0; d < m->info.ndim; d++) {
+      if (m->shape[d] >= 0 || m->sym_of_dim[d] >= 0) continue;
+      const tc_expr *e = ir->params[i].buf->shape[d];
+      char text[256];
+      int64_t want;
+      if (!eval_int(ir, e, st->syms, st->scalars, NULL, &want)) {
+        expr_text(e, text, sizeof text);
+        tc_error(err, TILEC_ERROR_USAGE, "argument '%s': dimension %d (%s) cannot be computed from the symbolic sizes",
+                 m->info.name, d, text);
+        return false;
+      }
+      if (args[i]->shape[d] != want) {
+        expr_text(e, text, sizeof text);
+        tc_error(err, TILEC_ERROR_USAGE, "argument '%s' has size %" PRId64 " in dimension %d, expected %s = %" PRId64,
+                 m->info.name, args[i]->shape[d], d, text, want);
+        return false;
+      }
+      if (want > INT32_MAX) { /* as for a plain symbolic dimension: kernels index with int32 */
+        tc_error(err, TILEC_ERROR_USAGE, "argument '%s': dimension %d is too large for an int32 index", m->info.name, d);
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 static tilec_status check_args(tilec_kernel *k, DLTensor *const *args, size_t nargs, int32_t device,
                                launch_state *st, tilec_error *err) {
   tc_kernel_ir *ir = k->ir;
@@ -188,11 +287,7 @@ static tilec_status check_args(tilec_kernel *k, DLTensor *const *args, size_t na
                  got, d, m->shape[d]);
         goto bad;
       }
-      int s = m->sym_of_dim[d];
-      if (m->shape[d] < 0 && s < 0) {
-        tc_error(err, TILEC_ERROR_USAGE, "argument '%s': dimension %d is an expression tilec cannot bind from a shape", pn, d);
-        goto bad;
-      }
+      int s = m->sym_of_dim[d]; /* a dimension computed from symbolic sizes is checked below, once they are bound */
       if (s >= 0) {
         if (st->syms[s] >= 0 && st->syms[s] != got) {
           tc_error(err, TILEC_ERROR_USAGE,
@@ -232,11 +327,13 @@ static tilec_status check_args(tilec_kernel *k, DLTensor *const *args, size_t na
       st->data[i] = NULL;
     }
   }
+  bind_from_computed_dims(k, args, st);
   for (int s = 0; s < ir->nsyms; s++)
     if (st->syms[s] < 0) {
       tc_error(err, TILEC_ERROR_USAGE, "symbolic dimension '%s' is not the size of any tensor argument", ir->syms[s]->name);
       goto bad;
     }
+  if (!check_computed_dims(k, args, st, err)) goto bad;
   if (ir->nworkspaces > 0 && !alloc_workspaces(ir, device, st, err)) goto bad;
   return TILEC_OK;
 bad:
@@ -312,6 +409,50 @@ tilec_status tilec_kernel_run_reference(tilec_kernel *k, DLTensor *const *args, 
   rc = tc_interp_run(k->ir, st.data, st.scalars, st.fscalars, st.syms, err);
   launch_state_free(&st);
   return rc;
+}
+
+/* ---- parameter shapes from symbolic sizes, before any tensor exists ---- */
+
+tilec_status tilec_kernel_param_shape(const tilec_kernel *k, size_t param, const int64_t *sizes, size_t nsizes,
+                                      int64_t *shape, int *missing, tilec_error *err) {
+  if (missing) *missing = -1;
+  if (!k || !shape || (nsizes > 0 && !sizes)) {
+    tc_error(err, TILEC_ERROR_USAGE, "tilec_kernel_param_shape: kernel, shape or sizes is NULL");
+    return TILEC_ERROR_USAGE;
+  }
+  const tc_kernel_ir *ir = k->ir;
+  if (param >= (size_t)ir->nparams || nsizes != (size_t)ir->nsyms) {
+    tc_error(err, TILEC_ERROR_USAGE,
+             "tilec_kernel_param_shape: kernel '%s' has %d parameters and %d symbolic sizes; asked for parameter %zu with %zu sizes",
+             ir->name, ir->nparams, ir->nsyms, param, nsizes);
+    return TILEC_ERROR_USAGE;
+  }
+  const tc_param_meta *m = &k->params[param];
+  for (int d = 0; d < m->info.ndim; d++) {
+    if (m->shape[d] >= 0) {
+      shape[d] = m->shape[d];
+      continue;
+    }
+    const tc_expr *e = ir->params[param].buf->shape[d];
+    char text[256];
+    int unknown = first_unknown_sym(ir, e, sizes);
+    if (unknown >= 0) {
+      if (missing) *missing = unknown;
+      expr_text(e, text, sizeof text);
+      tc_error(err, TILEC_ERROR_USAGE, "dimension %d of '%s' (%s) needs the symbolic size '%s', which has no value", d,
+               m->info.name, text, ir->syms[unknown]->name);
+      return TILEC_ERROR_USAGE;
+    }
+    /* No scalar values exist before a launch, so a dimension that reads one cannot be sized. */
+    bool computed = eval_int(ir, e, sizes, NULL, NULL, &shape[d]);
+    if (!computed || shape[d] < 0) {
+      expr_text(e, text, sizeof text);
+      tc_error(err, TILEC_ERROR_USAGE, "dimension %d of '%s' (%s) %s", d, m->info.name, text,
+               computed ? "is negative for these sizes" : "cannot be computed from the symbolic sizes alone");
+      return TILEC_ERROR_USAGE;
+    }
+  }
+  return TILEC_OK;
 }
 
 /* ---- operation counts, for GFLOP/s and GB/s ---- */

@@ -38,9 +38,10 @@ int cli_tune(const cli_options *o);
  * configuration `tilec tune` stored for these options, else the first one (a note on stderr
  * says which). Returns 0, or an exit code. */
 int cli_apply_autotune(cli_options *o, int quiet);
-/* The size a -D binding gives dimension d of a parameter whose extent is symbolic; false (and
- * the reason on stderr) when none does. */
-bool cli_symbolic_size(const cli_options *o, const tilec_param_info *pi, int d, int64_t *n);
+/* Parameter i's shape (pi->ndim entries) with the kernel's symbolic sizes bound by -D, including
+ * dimensions computed from them (seq_len * heads); false (and on stderr the -D that would fix
+ * it) when one cannot be sized. */
+bool cli_param_shape(const cli_options *o, const tilec_kernel *k, size_t i, const tilec_param_info *pi, int64_t *shape);
 /* The values `tilec run` fills a tensor with: seeded, never zero (floats in +-[1/64, 1), integers
  * in +-[1, 8]); the same for every backend given the same name and seed. */
 void cli_fill_random(tc_dtype dt, void *data, size_t numel, const char *name, unsigned long long seed);

@@ -164,18 +164,41 @@ static const char *define_value(const cli_options *o, const char *name) {
   return NULL;
 }
 
-bool cli_symbolic_size(const cli_options *o, const tilec_param_info *pi, int d, int64_t *n) {
-  const char *v = pi->dims[d] ? define_value(o, pi->dims[d]) : NULL;
+/* The value -D gives a symbolic size, or -1 when it gives none (or not a size). */
+static int64_t defined_size(const cli_options *o, const char *name) {
+  const char *v = define_value(o, name);
   char *end = NULL;
-  *n = v ? strtoll(v, &end, 0) : -1;
-  if (v && !*end && *n >= 0) return true;
-  if (!pi->dims[d] || strcmp(pi->dims[d], "?") == 0) /* an expression such as seq_len * heads: no name to bind */
-    fprintf(stderr, "tilec: error: dimension %d of '%s' is computed from symbolic sizes, which tilec "
-                    "cannot size yet (a T.const size given with -D becomes a fixed one)\n", d, pi->name);
-  else
-    fprintf(stderr, "tilec: error: dimension %d of '%s' is symbolic ('%s'); give its size with -D %s=N\n", d, pi->name,
-            pi->dims[d], pi->dims[d]);
-  return false;
+  long long n = v ? strtoll(v, &end, 0) : -1;
+  return v && *v && !*end && n >= 0 ? (int64_t)n : -1;
+}
+
+bool cli_param_shape(const cli_options *o, const tilec_kernel *k, size_t i, const tilec_param_info *pi, int64_t *shape) {
+  size_t nsyms = tilec_kernel_num_syms(k);
+  int64_t *sizes = malloc((nsyms ? nsyms : 1) * sizeof *sizes);
+  if (!sizes) {
+    fprintf(stderr, "tilec: error: out of memory\n");
+    return false;
+  }
+  for (size_t s = 0; s < nsyms; s++) sizes[s] = defined_size(o, tilec_kernel_sym_name(k, s));
+  /* A plain symbolic dimension first, with the message that names it. */
+  bool ok = true;
+  for (int d = 0; d < pi->ndim && ok; d++)
+    if (pi->shape[d] < 0 && pi->dims[d] && strcmp(pi->dims[d], "?") != 0 && defined_size(o, pi->dims[d]) < 0) {
+      fprintf(stderr, "tilec: error: dimension %d of '%s' is symbolic ('%s'); give its size with -D %s=N\n", d, pi->name,
+              pi->dims[d], pi->dims[d]);
+      ok = false;
+    }
+  tilec_error err = {0};
+  int missing = -1;
+  if (ok && tilec_kernel_param_shape(k, i, sizes, nsyms, shape, &missing, &err) != TILEC_OK) {
+    if (missing >= 0) /* a dimension computed from sizes, one of which no -D gives */
+      fprintf(stderr, "tilec: error: %s; give its size with -D %s=N\n", err.message, tilec_kernel_sym_name(k, (size_t)missing));
+    else
+      fprintf(stderr, "tilec: error: %s\n", err.message);
+    ok = false;
+  }
+  free(sizes);
+  return ok;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -255,18 +278,12 @@ int cli_run(const cli_options *o) {
     tilec_kernel_param(k, i, &pi);
     host_tensor *h = &ts[i];
     if (!tc_dtype_lookup(pi.dtype, &h->dt, NULL, 0)) goto nomem;
-    h->numel = 1;
-    for (int d = 0; d < pi.ndim; d++) {
-      int64_t n = pi.shape[d];
-      if (n < 0) {
-        if (!cli_symbolic_size(o, &pi, d, &n)) {
-          rc = CLI_EXIT_USAGE;
-          goto done;
-        }
-      }
-      h->shape[d] = n;
-      h->numel *= (size_t)n;
+    if (!cli_param_shape(o, k, i, &pi, h->shape)) {
+      rc = CLI_EXIT_USAGE;
+      goto done;
     }
+    h->numel = 1;
+    for (int d = 0; d < pi.ndim; d++) h->numel *= (size_t)h->shape[d];
     h->nbytes = tc_dtype_storage_bytes(h->dt, h->numel);
     h->t.data = aligned_alloc(64, (h->nbytes + 63) / 64 * 64 + 64);
     if (!h->t.data) goto nomem;

@@ -45,15 +45,9 @@ static int setup_tensors(const cli_options *o, tilec_kernel *k, vtensor *ts, siz
     if (pi.rounds_through) tc_dtype_lookup(pi.rounds_through, &t->through, NULL, 0);
     t->is_scalar = pi.ndim == 0;
     t->dl = pi.dl_dtype.code == 255 ? (DLDataType){kDLUInt, 8, 1} : pi.dl_dtype;
+    if (!cli_param_shape(o, k, i, &pi, t->shape)) return CLI_EXIT_USAGE;
     t->numel = 1;
-    for (int d = 0; d < pi.ndim; d++) {
-      int64_t n = pi.shape[d];
-      if (n < 0) {
-        if (!cli_symbolic_size(o, &pi, d, &n)) return CLI_EXIT_USAGE;
-      }
-      t->shape[d] = n;
-      t->numel *= (size_t)n;
-    }
+    for (int d = 0; d < pi.ndim; d++) t->numel *= (size_t)t->shape[d];
     t->nbytes = tc_dtype_storage_bytes(t->dt, t->numel);
     t->initial = malloc(t->nbytes ? t->nbytes : 1);
     t->reference = malloc(t->nbytes ? t->nbytes : 1);

@@ -123,6 +123,42 @@ def test_compile_symbolic_dimension_output_allocation():
     np.testing.assert_allclose(y.astype(np.float32), ref, rtol=2e-2, atol=2e-2)
 
 
+@tilec.jit(out_idx=[-1])
+def flatten_rows(c=4):
+    a, b = T.dynamic("a"), T.dynamic("b")
+
+    @T.prim_func
+    def main(S: T.Tensor((a, b, c), "float32"), Y: T.Tensor((a * b, c), "float32")):
+        with T.Kernel(a, b, threads=32) as (bx, by):
+            for k in T.Parallel(c):
+                Y[bx * b + by, k] = S[bx, by, k] * 2.0
+
+    return main
+
+
+@tilec.jit(out_idx=[-1])
+def widen(n=8):
+    a, b = T.dynamic("a"), T.dynamic("b")
+
+    @T.prim_func
+    def main(A: T.Tensor((a,), "float32"), Y: T.Tensor((a * b,), "float32")):
+        with T.Kernel(a, threads=32) as bx:
+            Y[bx] = A[bx]
+
+    return main
+
+
+def test_output_dimension_computed_from_symbolic_sizes():
+    # Y is [a * b, c]: the library's tilec_kernel_param_shape sizes it from the input's a and b
+    k = flatten_rows()
+    s = rng.uniform(-1, 1, (5, 3, 4)).astype(np.float32)
+    y = k(s)
+    assert y.shape == (15, 4)
+    np.testing.assert_array_equal(y, s.reshape(15, 4) * 2)
+    with pytest.raises(tilec.UsageError, match="needs the size 'b' that no input tensor gives"):
+        widen()(np.ones(4, np.float32))
+
+
 def test_eager_file_kernel_returns_tempty():
     k = tilec.compile(example("eager_gemm.py"), M=64, N=64, K=32, block_M=64, block_N=64)
     assert k.out_idx == [2]

@@ -426,20 +426,23 @@ class Kernel:
             proto = proto if proto is not None else a
             shape = _shape_of(a)
             for d, (size, name) in enumerate(zip(self.params[i].shape, self.params[i].dims)):
-                if size < 0 and name and d < len(shape):
+                if size < 0 and name and name != "?" and d < len(shape):
                     syms.setdefault(name, shape[d])
+        # the library sizes each output from the symbolic sizes, dimensions such as seq_len * heads included
+        L = self._lib
+        names = [L.tilec_kernel_sym_name(self.handle, s).decode() for s in range(L.tilec_kernel_num_syms(self.handle))]
+        sizes = (ctypes.c_int64 * max(1, len(names)))(*[syms.get(n, -1) for n in names])
         for i in missing:
             p = self.params[i]
-            shape = []
-            for d, (size, name) in enumerate(zip(p.shape, p.dims)):
-                if size >= 0:
-                    shape.append(size)
-                elif name in syms:
-                    shape.append(syms[name])
-                else:
-                    raise UsageError(f"output '{p.name}' of kernel '{self.name}' has dimension {d} ('{name}') that "
-                                     f"no input tensor gives; pass '{p.name}' yourself")
-            full[i] = self._new_tensor(proto, p.dtype, shape)
+            shape = (ctypes.c_int64 * max(1, p.ndim))()
+            unknown, err = ctypes.c_int(-1), tilec_error()
+            if L.tilec_kernel_param_shape(self.handle, i, sizes, len(names), shape, ctypes.byref(unknown),
+                                          ctypes.byref(err)) != 0:
+                if unknown.value >= 0:
+                    raise UsageError(f"output '{p.name}' of kernel '{self.name}' needs the size '{names[unknown.value]}' "
+                                     f"that no input tensor gives; pass '{p.name}' yourself")
+                raise from_c(err)
+            full[i] = self._new_tensor(proto, p.dtype, [shape[d] for d in range(p.ndim)])
 
     def _new_tensor(self, proto, dtype, shape):
         fw = _framework(proto) if proto is not None else None

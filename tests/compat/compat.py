@@ -651,11 +651,12 @@ def verify_at(tilec, path, name, defs, args, small, sym_rows):
     for k, v in small.items():
         sargs += ["-D", f"{k}={v}"]
     rc2, out2, err2 = run([tilec, "run", path, "--kernel", name, "--verify"] + sargs, 120)
-    if rc2 == 2 and "is symbolic" not in err2 and "needs an integer value" not in err2:
+    if rc2 == 2 and "give its size with -D" not in err2 and "needs an integer value" not in err2:
         rc2, out2, err2 = run([tilec, "run", path, "--kernel", name, "--verify"] + args, 120)
     # a T.dynamic / T.symbolic size is given at run time, as a user gives it: 128 rows unless bound
+    # (named by a plain symbolic dimension, or by one computed from it such as seq_len * heads)
     for _ in range(6):
-        m = re.search(r"is symbolic \('(\w+)'\); give its size with -D", err2) if rc2 == 2 else None
+        m = re.search(r"give its size with -D (\w+)=N", err2) if rc2 == 2 else None
         if not m:
             break
         sargs += ["-D", f"{m.group(1)}={small.get(m.group(1), sym_rows)}"]

@@ -124,9 +124,18 @@ check "@autotune configurations tilec cannot evaluate" autotune_class.py -D M=64
 if "$T" ir "$S/autotune_class.py" -D M=64 2>&1 >/dev/null | grep -q "note: @autotune's configurations are not used"
 then echo "PASS compat: @autotune configurations that fail to evaluate are a note"
 else echo "FAIL compat: @autotune configurations that fail to evaluate"; fi
-if "$T" run "$S/expr_dim.py" 2>&1 | grep -q "^tilec: error: dimension 0 of 'A' is computed from symbolic sizes, which tilec cannot size yet"; then
-  echo "PASS compat: run names a dimension computed from symbolic sizes"
+if "$T" run "$S/expr_dim.py" 2>&1 | grep -q "^tilec: error: dimension 0 of 'A' (n \* 4) needs the symbolic size 'n', which has no value; give its size with -D n=N$"; then
+  echo "PASS compat: run names the -D a dimension computed from symbolic sizes needs"
 else echo "FAIL compat: run's message for a dimension computed from symbolic sizes"; fi
+# dimensions computed from symbolic sizes (a * b, T.ceildiv(a, 2)), sized by tilec_kernel_param_shape
+check "a dimension computed from a symbolic size only it names (n * 4)" expr_dim.py -D n=3
+check "dimensions computed from symbolic sizes (a * b, T.ceildiv(a, 2))" shape_expr.py -D a=5 -D b=3 --save "$D/shapeexpr"
+if python3 -c "import sys, numpy as n; sys.exit(0 if n.load(sys.argv[1]).shape == (15, 16) and n.load(sys.argv[2]).shape == (3, 16) else 1)" \
+     "$D/shapeexpr/X.npy" "$D/shapeexpr/Half.npy" 2>/dev/null
+then echo "PASS compat: run sizes X as [a * b, 16] and Half as [ceildiv(a, 2), 16]"
+else echo "FAIL compat: the sizes run gives dimensions computed from symbolic sizes"; fi
+if "$T" verify "$S/shape_expr.py" -D a=4 -D b=2 >"$D/out" 2>&1; then echo "PASS compat: verify sizes dimensions computed from symbolic sizes"
+else echo "FAIL compat: verify with dimensions computed from symbolic sizes"; head -n 8 "$D/out"; fi
 check "from NAME import ... of a sibling file" sibling_import.py -D M=100 --save "$D/sibling"
 if cmp -s "$D/sibling/B.npy" "$D/sibling/Ref.npy" && "$T" ir "$S/sibling_import.py" -D M=100 | grep -q "\* 2.0 + 3.0"
 then echo "PASS compat: a sibling module's helpers run with its own globals"

@@ -246,6 +246,112 @@ TEST(symbolic_dims_bound_from_tensors) {
   tilec_kernel_destroy(k);
 }
 
+/* Dimensions computed from symbolic sizes (TileLang's IndexQ: [seq_len * heads, index_dim]):
+ * tilec_kernel_param_shape evaluates them from given sizes, and the launch checks them against
+ * the sizes the plain dimensions bind. */
+static const char *shape_expr_src =
+    "import tilelang.language as T\n"
+    "a = T.dynamic('a')\n"
+    "b = T.dynamic('b')\n"
+    "@T.prim_func\n"
+    "def rows(X: T.Tensor((a * b, 4), 'float32'), S: T.Tensor((a, b), 'float32'),\n"
+    "         Y: T.Tensor((a, b, 4), 'float32'), H: T.Tensor((T.ceildiv(a, 2), 4), 'float32')):\n"
+    "    with T.Kernel(a, b, threads=32) as (bx, by):\n"
+    "        for k in T.Parallel(4):\n"
+    "            Y[bx, by, k] = X[bx * b + by, k] * S[bx, by]\n"
+    "        if bx % 2 == 0 and by == 0:\n"
+    "            for k in T.Parallel(4):\n"
+    "                H[bx // 2, k] = X[bx * b, k]\n";
+
+static void make_nd(tensor *x, float *data, int ndim, const int64_t *shape) {
+  make_tensor(x, data, 0, 0);
+  x->t.ndim = ndim;
+  for (int d = 0; d < ndim; d++) x->shape[d] = shape[d];
+}
+
+TEST(param_shapes_from_symbolic_sizes) {
+  tilec_error err = {0};
+  tilec_kernel *k = compile_src(shape_expr_src, NULL, 0, &err);
+  if (!k) printf("%s", err.rendered);
+  CHECK(k != NULL);
+  CHECK_INT((int)tilec_kernel_num_syms(k), 2);
+  CHECK(tilec_kernel_sym_name(k, 2) == NULL && tilec_kernel_sym_name(NULL, 0) == NULL);
+  int ia = strcmp(tilec_kernel_sym_name(k, 0), "a") == 0 ? 0 : 1, ib = 1 - ia;
+  CHECK_STR(tilec_kernel_sym_name(k, (size_t)ib), "b");
+  int64_t sizes[2];
+  sizes[ia] = 5, sizes[ib] = 3;
+  int64_t shape[4][3];
+  int missing = 7;
+  for (size_t i = 0; i < 4; i++) EXPECT(tilec_kernel_param_shape(k, i, sizes, 2, shape[i], &missing, &err) == TILEC_OK);
+  EXPECT(missing == -1);
+  EXPECT(shape[0][0] == 15 && shape[0][1] == 4);                    /* a * b */
+  EXPECT(shape[1][0] == 5 && shape[1][1] == 3);                     /* a, b */
+  EXPECT(shape[2][0] == 5 && shape[2][1] == 3 && shape[2][2] == 4); /* a, b, 4 */
+  EXPECT(shape[3][0] == 3 && shape[3][1] == 4);                     /* ceildiv(a, 2) */
+
+  /* an unknown size: which one, as a value */
+  sizes[ib] = -1;
+  tilec_error e = {0};
+  EXPECT(tilec_kernel_param_shape(k, 0, sizes, 2, shape[0], &missing, &e) == TILEC_ERROR_USAGE);
+  EXPECT(missing == ib && e.status == TILEC_ERROR_USAGE);
+  EXPECT(strstr(e.message, "dimension 0 of 'X' (a * b) needs the symbolic size 'b'") != NULL);
+  EXPECT(tilec_kernel_param_shape(k, 1, sizes, 2, shape[1], &missing, NULL) == TILEC_ERROR_USAGE && missing == ib);
+  EXPECT(tilec_kernel_param_shape(k, 3, sizes, 2, shape[3], &missing, NULL) == TILEC_OK && missing == -1);
+  /* bad calls */
+  EXPECT(tilec_kernel_param_shape(k, 4, sizes, 2, shape[0], NULL, NULL) == TILEC_ERROR_USAGE);
+  EXPECT(tilec_kernel_param_shape(k, 0, sizes, 1, shape[0], NULL, NULL) == TILEC_ERROR_USAGE);
+  EXPECT(tilec_kernel_param_shape(k, 0, NULL, 2, shape[0], NULL, NULL) == TILEC_ERROR_USAGE);
+  EXPECT(tilec_kernel_param_shape(NULL, 0, sizes, 2, shape[0], &missing, NULL) == TILEC_ERROR_USAGE && missing == -1);
+
+  /* the launch: tensors of those shapes run; X of another height is refused, naming a * b */
+  float x[15 * 4], sv[15], y[15 * 4], h[3 * 4];
+  for (int i = 0; i < 60; i++) x[i] = (float)i, y[i] = 0;
+  for (int i = 0; i < 15; i++) sv[i] = (float)(i + 1);
+  for (int i = 0; i < 12; i++) h[i] = 0;
+  int64_t xs[2] = {15, 4}, ss[2] = {5, 3}, ys[3] = {5, 3, 4}, hs[2] = {3, 4};
+  tensor tx, ts, ty, th;
+  make_nd(&tx, x, 2, xs);
+  make_nd(&ts, sv, 2, ss);
+  make_nd(&ty, y, 3, ys);
+  make_nd(&th, h, 2, hs);
+  DLTensor *args[4] = {&tx.t, &ts.t, &ty.t, &th.t};
+  EXPECT(tilec_kernel_launch(k, args, 4, &err) == TILEC_OK);
+  for (int r = 0; r < 15; r++)
+    for (int c = 0; c < 4; c++) EXPECT(y[r * 4 + c] == x[r * 4 + c] * sv[r]);
+  for (int r = 0; r < 3; r++) EXPECT(h[r * 4 + 1] == x[(2 * r) * 3 * 4 + 1]);
+  tx.shape[0] = 14;
+  tilec_error e2 = {0};
+  EXPECT(tilec_kernel_launch(k, args, 4, &e2) == TILEC_ERROR_USAGE);
+  EXPECT(strstr(e2.message, "argument 'X' has size 14 in dimension 0, expected a * b = 15") != NULL);
+  tilec_kernel_destroy(k);
+
+  /* a size only a computed dimension names binds by solving it (n * 4 + 1 rows) */
+  static const char *solve_src = "import tilelang.language as T\n"
+                                 "n = T.dynamic('n')\n"
+                                 "@T.prim_func\n"
+                                 "def f(A: T.Tensor((n * 4 + 1, 2), 'float32'), B: T.Tensor((n * 4 + 1, 2), 'float32')):\n"
+                                 "    with T.Kernel(n * 4 + 1, threads=32) as bx:\n"
+                                 "        for j in T.Parallel(2):\n"
+                                 "            B[bx, j] = A[bx, j] + 1.0\n";
+  k = compile_src(solve_src, NULL, 0, &err);
+  if (!k) printf("%s", err.rendered);
+  CHECK(k != NULL);
+  float a2[13 * 2], b2[13 * 2];
+  for (int i = 0; i < 26; i++) a2[i] = (float)i, b2[i] = 0;
+  int64_t s13[2] = {13, 2};
+  tensor ta, tb;
+  make_nd(&ta, a2, 2, s13);
+  make_nd(&tb, b2, 2, s13);
+  DLTensor *args2[2] = {&ta.t, &tb.t};
+  EXPECT(tilec_kernel_launch(k, args2, 2, &err) == TILEC_OK);
+  for (int i = 0; i < 26; i++) EXPECT(b2[i] == a2[i] + 1);
+  ta.shape[0] = tb.shape[0] = 12; /* 12 = n * 4 + 1 has no integer n */
+  tilec_error e3 = {0};
+  EXPECT(tilec_kernel_launch(k, args2, 2, &e3) == TILEC_ERROR_USAGE);
+  EXPECT(strstr(e3.message, "'n' is not the size of any tensor argument") != NULL);
+  tilec_kernel_destroy(k);
+}
+
 TEST(reference_and_verification_can_fail) {
   tilec_error err = {0};
   tilec_kernel *k = compile_src(scale_src, NULL, 0, &err);
@@ -755,6 +861,7 @@ int main(void) {
   RUN(compile_query_launch);
   RUN(bad_arguments_write_nothing);
   RUN(symbolic_dims_bound_from_tensors);
+  RUN(param_shapes_from_symbolic_sizes);
   RUN(reference_and_verification_can_fail);
   RUN(global_layouts_rearrange_memory);
   RUN(warp_specialized_ring_runs_in_program_order);

@@ -1,5 +1,5 @@
-# A tensor whose dimension is computed from a symbolic size (n * 4): `tilec run` cannot size it
-# yet (the API names plain symbolic dimensions only) and says so instead of naming '?'.
+# A tensor whose dimension is computed from a symbolic size that no plain dimension names (n * 4):
+# `tilec run` sizes it from -D n=.., and the launch binds n by solving n * 4 = the tensor's size.
 import tilelang
 import tilelang.language as T
 
