@@ -85,8 +85,6 @@ static tc_expr **clone_idx(tc_ev *ev, int n, tc_expr **idx) {
   return c;
 }
 
-/* T.tvm_thread_allreduce(n, value, cond, out, axis_var, dtype="handle") with n = 1, cond True
- * and one reduced thread axis: the forms TileLang's examples use. */
 /* The block's linear thread id, x + X * (y + Y * z). */
 static tc_expr *linear_thread(tc_ev *ev, tc_loc loc) {
   tc_expr *tid = NULL;
@@ -107,6 +105,8 @@ static tc_buffer *scratch_row(tc_ev *ev, const char *name, tc_dtype dt, int64_t 
   return scratch;
 }
 
+/* T.tvm_thread_allreduce(n, value, cond, out, axis_var, dtype="handle") with n = 1, cond True
+ * and one reduced thread axis: the forms TileLang's examples use. */
 static tc_val *a_allreduce(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   tc_loc loc = call_loc(a);

@@ -176,12 +176,7 @@ static int tma_store_param(tc_gpu_plan *P, const tc_region *dst, int64_t CW, cha
   int64_t R, C;
   if (!tc_expr_const_int(g->shape[nd - 2], &R) || !tc_expr_const_int(g->shape[nd - 1], &C) || C % CW)
     NOT("the last two dimensions of '%s' are not constants with columns a multiple of %lld", g->name, (long long)CW);
-  for (int d = 0; d + 2 < nd; d++) {
-    int64_t v;
-    if (dst->r[d].extent != 1 ||
-        (!tc_expr_const_int(g->shape[d], &v) && !(g->shape[d]->op == TC_OP_VAR && g->shape[d]->var->kind == TC_VAR_SYMBOLIC)))
-      NOT("the leading dimensions of '%s' are not single indices of constant or symbolic dims", g->name);
-  }
+  if (!tc_gpu_tma_leading_dims(dst)) NOT("the leading dimensions of '%s' are not single indices of constant or symbolic dims", g->name);
   if (!tc_gpu_multiple_of(dst->r[nd - 2].start, 8) || !tc_gpu_multiple_of(dst->r[nd - 1].start, CW))
     NOT("the tile is not known to start on an 8-row group and a 128-byte panel of '%s'", g->name);
   count_ctx N = {g, 0};

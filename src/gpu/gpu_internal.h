@@ -35,6 +35,10 @@ bool tc_gpu_multiple_of(const tc_expr *e, int64_t m);
 /* pipeline.c: the kernel's TMA tensor map of kernel parameter `param` in boxes of rows x cols
  * (k->tma), added when new; its index. */
 int tc_gpu_tma_map(tc_gpu_plan *P, int param, int64_t rows, int64_t cols);
+/* pipeline.c: whether a region of a global tensor takes single indices in the dimensions before
+ * its last two, each of a constant or symbolic extent (a tensor map's flattened leading
+ * dimension, which the launch knows). */
+bool tc_gpu_tma_leading_dims(const tc_region *r);
 
 /* epilogue.c: a gemm accumulator's T.copy to a global tile through shared memory (any tile:
  * partial and unaligned ones included), or NULL when it does not qualify. */

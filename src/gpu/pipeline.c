@@ -288,13 +288,7 @@ static int tma_param(tc_gpu_plan *P, tc_stmt *root, const tc_stmt *s, const tc_b
   if (!tc_expr_const_int(g->shape[nd - 2], &R) || !tc_expr_const_int(g->shape[nd - 1], &C) || C % A || (R % 8 && R > 8 && cols != A))
     NOT("the last two dimensions of '%s' must be constants: columns a multiple of %lld, rows a multiple of 8 (or fewer than 8) "
         "unless the tile is one 128-byte panel wide", g->name, (long long)A);
-  for (int d = 0; d + 2 < nd; d++) {
-    int64_t v;
-    /* leading dimensions: unit extents, and constants or symbolic dims, which the launch knows */
-    if (src->r[d].extent != 1 ||
-        (!tc_expr_const_int(g->shape[d], &v) && !(g->shape[d]->op == TC_OP_VAR && g->shape[d]->var->kind == TC_VAR_SYMBOLIC)))
-      NOT("the leading dimensions of '%s' are not single indices of constant or symbolic dims", g->name);
-  }
+  if (!tc_gpu_tma_leading_dims(src)) NOT("the leading dimensions of '%s' are not single indices of constant or symbolic dims", g->name);
   if (src->r[nd - 2].extent != rows || src->r[nd - 1].extent != cols || !tc_gpu_multiple_of(src->r[nd - 2].start, 8) ||
       !tc_gpu_multiple_of(src->r[nd - 1].start, A))
     NOT("the tile of '%s' is not known to start on an 8-row group and a 128-byte panel", g->name);
@@ -302,15 +296,32 @@ static int tma_param(tc_gpu_plan *P, tc_stmt *root, const tc_stmt *s, const tc_b
   return param;
 }
 
+/* Append map m to the kernel's tensor maps; its index. */
+static int add_tma_map(tc_gpu_plan *P, struct tc_tma_map m) {
+  tc_kernel_ir *k = P->k;
+  struct tc_tma_map *v = TC_NEW_ARRAY(P->a, struct tc_tma_map, k->ntma + 1);
+  for (int i = 0; i < k->ntma; i++) v[i] = k->tma[i];
+  v[k->ntma] = m;
+  k->tma = v;
+  return k->ntma++;
+}
+
+bool tc_gpu_tma_leading_dims(const tc_region *r) {
+  const tc_buffer *g = r->buf;
+  for (int d = 0; d + 2 < g->ndim; d++) {
+    int64_t v;
+    if (r->r[d].extent != 1 ||
+        (!tc_expr_const_int(g->shape[d], &v) && !(g->shape[d]->op == TC_OP_VAR && g->shape[d]->var->kind == TC_VAR_SYMBOLIC)))
+      return false;
+  }
+  return true;
+}
+
 int tc_gpu_tma_map(tc_gpu_plan *P, int param, int64_t rows, int64_t cols) {
   tc_kernel_ir *k = P->k;
   for (int i = 0; i < k->ntma; i++)
     if (k->tma[i].param == param && k->tma[i].rows == rows && k->tma[i].cols == cols && k->tma[i].split <= 1) return i;
-  struct tc_tma_map *v = TC_NEW_ARRAY(P->a, struct tc_tma_map, k->ntma + 1);
-  for (int i = 0; i < k->ntma; i++) v[i] = k->tma[i];
-  v[k->ntma].param = param, v[k->ntma].rows = rows, v[k->ntma].cols = cols, v[k->ntma].split = 1;
-  k->tma = v;
-  return k->ntma++;
+  return add_tma_map(P, (struct tc_tma_map){param, rows, cols, 1});
 }
 
 static tc_expr *bar_at(tc_arena *a, tc_buffer *bar, tc_expr *stage, tc_loc loc) {
@@ -618,7 +629,6 @@ static tc_stmt *mbar_op(tc_arena *a, const char *op, tc_buffer *bar, tc_expr *at
   return tc_ir_intrinsic_stmt(a, op, arg ? 2 : 1, args, loc);
 }
 
-
 /* Whether e may depend on the block index v: directly, or through a name (conservatively: any
  * name the loop body or the kernel assigns). */
 static bool depends_on_block(const tc_expr *e, const tc_var *v, int depth) {
@@ -682,17 +692,10 @@ static tc_stmt *ws_pipeline(tc_gpu_plan *P, tc_stmt *loop, tc_stmt **prod, int n
     split = -1;
   }
   if (split >= 0) {
-    tc_kernel_ir *kk = P->k;
-    if (maps[split] < maps_before) { /* an earlier loop's map: the split one is another */
-      struct tc_tma_map m = kk->tma[maps[split]];
-      struct tc_tma_map *v = TC_NEW_ARRAY(P->a, struct tc_tma_map, kk->ntma + 1);
-      for (int i = 0; i < kk->ntma; i++) v[i] = kk->tma[i];
-      v[kk->ntma] = m;
-      kk->tma = v;
-      maps[split] = kk->ntma++;
-    }
-    kk->tma[maps[split]].split = 2;
-    kk->cluster = 2;
+    /* an earlier loop's map stays whole: the split one is another; one this loop made is split */
+    if (maps[split] < maps_before) maps[split] = add_tma_map(P, P->k->tma[maps[split]]);
+    P->k->tma[maps[split]].split = 2;
+    P->k->cluster = 2;
   }
   const char *free_op = split >= 0 ? "mbar_arrive_cluster" : "mbar_arrive_warp";
   tc_buffer *bar = new_mbars(P, 2 * G * N, loc); /* full, then empty; each G groups of N stages */

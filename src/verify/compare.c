@@ -93,19 +93,13 @@ void tc_compare_buffers(tc_dtype dt, tc_dtype through, bool fp8_products, const 
   out->ok = ok;
 }
 
-static tilec_status compare_tensors(const DLTensor *result, const DLTensor *reference, const char *through_name,
-                                    tilec_compare *out, tilec_error *err);
 tilec_status tilec_compare_tensors(const DLTensor *result, const DLTensor *reference, tilec_compare *out,
                                    tilec_error *err) {
-  return compare_tensors(result, reference, NULL, out, err);
-}
-tilec_status tilec_compare_tensors_as(const DLTensor *result, const DLTensor *reference, const char *rounds_through,
-                                      tilec_compare *out, tilec_error *err) {
-  return compare_tensors(result, reference, rounds_through, out, err);
+  return tilec_compare_tensors_as(result, reference, NULL, out, err);
 }
 
-static tilec_status compare_tensors(const DLTensor *result, const DLTensor *reference, const char *through_name,
-                                    tilec_compare *out, tilec_error *err) {
+tilec_status tilec_compare_tensors_as(const DLTensor *result, const DLTensor *reference, const char *through_name,
+                                      tilec_compare *out, tilec_error *err) {
   if (!result || !reference || !out) {
     tc_error(err, TILEC_ERROR_USAGE, "tilec_compare_tensors: NULL argument");
     return TILEC_ERROR_USAGE;

@@ -1151,6 +1151,13 @@ static bool uses_intrinsic(const tc_stmt *s, const char *name) {
   }
 }
 
+/* What every thread does last: wait for its TMA stores (the shared tiles must outlive them),
+ * and, in a cluster, meet the partner, which may still arrive on this block's barriers. */
+static void kernel_end(cg *g) {
+  if (uses_intrinsic(g->k->body, "tma_store")) line(g, "tcg_tma_store_wait<0>(); /* the shared tiles live until the stores are done */");
+  if (g->k->cluster > 1) line(g, "tcg_cluster_sync();");
+}
+
 static void persistent_body(cg *g) {
   const tc_kernel_ir *k = g->k;
   int T = g->consumers;
@@ -1196,8 +1203,7 @@ static void persistent_body(cg *g) {
   line(g, "tcg_bar_consumers<%d>(); /* the tile's shared memory is free for the next */", T);
   g->ind--;
   line(g, "}");
-  if (uses_intrinsic(k->body, "tma_store")) line(g, "tcg_tma_store_wait<0>(); /* the shared tiles live until the stores are done */");
-  if (k->cluster > 1) line(g, "tcg_cluster_sync();");
+  kernel_end(g);
 }
 
 /* ---- NaN-deferred loops ----
@@ -1623,7 +1629,7 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
   } else {
     if (k->swizzle_panel > 0 && k->swizzle_enable) rasterize(&g, k->swizzle_panel, k->swizzle_order != TC_SWIZZLE_ROW);
     stmt(&g, k->body);
-    if (uses_intrinsic(k->body, "tma_store")) line(&g, "tcg_tma_store_wait<0>(); /* the shared tiles live until the stores are done */");
+    kernel_end(&g);
   }
   tc_sb_puts(&kern, "}\n");
   if (g.failed) {
