@@ -11,7 +11,9 @@ argparse's defaults, simple assignments; --static uses that alone). Then `tilec 
 the first call's values meet a construct tilec lacks and the file's run called the kernel again
 with other values, with those: `main(.., fast_dequant=False)` after `fast_dequant=True`); each
 kernel that reads is run with `--verify` on the cpu (sizes of 512 and up that are multiples of
-256 are shrunk to 256 for that run, so the reference interpreter finishes). Prints the outcome
+256 are shrunk to 256 for that run, so the reference interpreter finishes; the few kernels only
+defined on a domain of inputs get inputs made as their file's main() makes them, from
+tests/compat/inputs.py). Prints the outcome
 table and the most frequent missing constructs (docs/testing.md).
 """
 import argparse
@@ -23,7 +25,10 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import types
+
+import inputs
 
 BLACKWELL = re.compile(r"tcgen05|alloc_tmem|T\.ClusterKernel|TMEM|sm_?100|blockscaled")
 
@@ -645,6 +650,11 @@ def verify_kernel(tilec, path, name, defs, args, res):
             rc2, out2, err2 = rc3, out3, err3
             res.update(run_note="at smaller sizes (batch 1) after the first ones passed the time limit")
     res.update(run_rc=rc2, run_out=out2, run_err=err2)
+    recipe = inputs.recipe_for(path, name)
+    if recipe is not None:
+        how = f"inputs from tests/compat/inputs.py {recipe.__name__}" if inputs.np is not None else \
+            "random inputs: tests/compat/inputs.py has a recipe but numpy is missing"
+        res.update(run_note="; ".join(filter(None, [res.get("run_note"), how])))
     return res
 
 
@@ -652,9 +662,9 @@ def verify_at(tilec, path, name, defs, args, small, sym_rows):
     sargs = []
     for k, v in small.items():
         sargs += ["-D", f"{k}={v}"]
-    rc2, out2, err2 = run([tilec, "run", path, "--kernel", name, "--verify"] + sargs, 120)
+    rc2, out2, err2 = verify_run(tilec, path, name, sargs)
     if rc2 == 2 and "give its size with -D" not in err2 and "needs an integer value" not in err2:
-        rc2, out2, err2 = run([tilec, "run", path, "--kernel", name, "--verify"] + args, 120)
+        rc2, out2, err2 = verify_run(tilec, path, name, args)
     # a T.dynamic / T.symbolic size is given at run time, as a user gives it: 128 rows unless bound
     # (named by a plain symbolic dimension, or by one computed from it such as seq_len * heads)
     for _ in range(6):
@@ -662,7 +672,7 @@ def verify_at(tilec, path, name, defs, args, small, sym_rows):
         if not m:
             break
         sargs += ["-D", f"{m.group(1)}={small.get(m.group(1), sym_rows)}"]
-        rc2, out2, err2 = run([tilec, "run", path, "--kernel", name, "--verify"] + sargs, 120)
+        rc2, out2, err2 = verify_run(tilec, path, name, sargs)
     # sizes the shrinking made inconsistent (a split of 256 rows into 8 parts smaller than the
     # file's block, a T.copy of a short slice into a full tile): the file's own sizes
     if rc2 == 1 and small != defs and re.search(r":\d+:\d+: error:", err2):
@@ -670,10 +680,30 @@ def verify_at(tilec, path, name, defs, args, small, sym_rows):
         for i in range(0, len(sargs), 2):  # the symbolic sizes bound above
             if sargs[i + 1].split("=")[0] not in defs:
                 full += sargs[i:i + 2]
-        rc3, out3, err3 = run([tilec, "run", path, "--kernel", name, "--verify"] + full, 120)
+        rc3, out3, err3 = verify_run(tilec, path, name, full)
         if rc3 != 1:
             rc2, out2, err2 = rc3, out3, err3
     return rc2, out2, err2
+
+
+def verify_run(tilec, path, name, args):
+    """`tilec run --verify` with the -D arguments args; where tests/compat/inputs.py has a recipe for
+    the kernel, on the inputs it makes (shapes and dtypes from a first run's `--save`)."""
+    cmd = [tilec, "run", path, "--kernel", name] + args
+    recipe = inputs.recipe_for(path, name) if inputs.np is not None else None
+    if recipe is None:
+        return run(cmd + ["--verify"], 120)
+    defs = dict(a.split("=", 1) for a in args[1::2] if "=" in a)
+    with tempfile.TemporaryDirectory() as tmp:
+        saved, made = os.path.join(tmp, "saved"), os.path.join(tmp, "inputs")
+        rc, out, err = run(cmd + ["--save", saved], 120)
+        if rc != 0:
+            return rc, out, err
+        try:
+            inputs.write_inputs(recipe, saved, defs, made)
+        except (ValueError, OSError) as e:
+            return 1, "", f"tests/compat/inputs.py: {e}\n"
+        return run(cmd + ["--verify", "--load", made], 120)
 
 
 def classify(r):

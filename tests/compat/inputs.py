@@ -1,0 +1,81 @@
+"""Inputs a kernel's contract requires, made the way the TileLang file's own main() makes them.
+
+Most kernels verify on `tilec run`'s seeded random inputs. A few compute something only defined
+on a domain: a Sinkhorn backward pass differentiates at a doubly stochastic matrix (its conjugate
+gradient diverges elsewhere), and a gated delta rule expects log-gates that are cumulative sums
+of log-sigmoids (positive random gates grow its float16 state past the largest float16). For
+those, the harness runs the kernel once with `--save` to learn each tensor's shape and dtype,
+replaces the inputs named here with ones built as the file's main() builds them (with numpy
+instead of torch), and verifies with `--load`. Each recipe names the lines of the file it
+follows. A kernel without a recipe keeps the random inputs.
+"""
+import os
+
+try:
+    import numpy as np
+except ImportError:  # the harness then verifies these kernels on random inputs, and says so
+    np = None
+
+
+def _normalized(rng, shape, dtype):
+    x = rng.standard_normal(shape)
+    return (x / np.linalg.norm(x, axis=-1, keepdims=True)).astype(dtype)
+
+
+def kda_chunk_delta_h(saved, defs, rng):
+    """kda/chunk_delta_h_fwd.py prepare_input(): K, W, U L2-normalized over the last axis, G the
+    per-chunk cumulative sum of logsigmoid(randn), the initial state randn."""
+    out = {n: _normalized(rng, saved[n].shape, saved[n].dtype) for n in ("K", "W", "U") if n in saved}
+    if "GK" in saved:
+        g = saved["GK"]
+        chunk = int(defs.get("chunk_size", "64"))
+        b, s = g.shape[:2]
+        if s % chunk:
+            raise ValueError(f"S={s} is not a multiple of chunk_size={chunk}")
+        log_sigmoid = -np.logaddexp(0.0, -rng.standard_normal(g.shape))
+        per_chunk = log_sigmoid.reshape(b, s // chunk, chunk, *g.shape[2:]).cumsum(axis=2)
+        out["GK"] = per_chunk.reshape(g.shape).astype(g.dtype)
+    if "initial_state" in saved:
+        s = saved["initial_state"]
+        out["initial_state"] = rng.standard_normal(s.shape).astype(s.dtype)
+    return out
+
+
+def sinkhorn_bwd(saved, defs, rng):
+    """deepseek_mhc/example_mhc_bwd.py main(): M uniform in [0, 4), R = sinkhorn_forward(M, 100)
+    (exp, then columns and rows normalized in turn), the incoming gradient randn."""
+    out = {}
+    if "out" in saved:
+        o = saved["out"]
+        r = np.exp(rng.uniform(0.0, 4.0, o.shape))
+        for _ in range(100):
+            r = r / r.sum(axis=-2, keepdims=True)
+            r = r / r.sum(axis=-1, keepdims=True)
+        out["out"] = r.astype(o.dtype)
+    if "dout" in saved:
+        out["dout"] = rng.standard_normal(saved["dout"].shape).astype(saved["dout"].dtype)
+    return out
+
+
+RECIPES = {
+    ("kda/chunk_delta_h_fwd.py", "tilelang_chunk_gated_delta_rule_fwd_h"): kda_chunk_delta_h,
+    ("deepseek_mhc/example_mhc_bwd.py", "sinkhorn_bwd_implicit_cg"): sinkhorn_bwd,
+}
+
+
+def recipe_for(path, kernel):
+    for (suffix, name), fn in RECIPES.items():
+        if kernel == name and path.replace(os.sep, "/").endswith("/" + suffix):
+            return fn
+    return None
+
+
+def write_inputs(fn, saved_dir, defs, in_dir, seed=0):
+    """Builds the recipe's inputs from the tensors `tilec run --save` left in saved_dir and writes
+    them to in_dir as NAME.npy; returns the names written."""
+    saved = {f[:-4]: np.load(os.path.join(saved_dir, f)) for f in os.listdir(saved_dir) if f.endswith(".npy")}
+    made = fn(saved, defs, np.random.default_rng(seed))
+    os.makedirs(in_dir, exist_ok=True)
+    for name, arr in made.items():
+        np.save(os.path.join(in_dir, name + ".npy"), arr)
+    return sorted(made)
