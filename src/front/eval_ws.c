@@ -9,7 +9,8 @@
  *
  * tilec's reference runs the block's statements in program order. A race-free producer/consumer
  * program has the same result under every schedule its barriers allow, and program order is one
- * of them exactly when no wait needs an arrival that comes later in the program. So the reader
+ * of them exactly when no wait needs an arrival that comes later in the program. (Branches of an
+ * 'if' on the thread index whose loops must run side by side are interleaved: interleave_loops.) So the reader
  * emits each T.ws body in place (its tile operations act for the group; a tile operation's result
  * does not depend on which threads carry it out), keeps every barrier as a per-thread counter of
  * arrivals (every thread executes the same arrivals, so the copies agree), and turns each wait
@@ -169,8 +170,9 @@ static tc_val *wait_parity(tc_ev *ev, tc_args *a, const char *what) {
   st->u.assert_.cond = tc_ir_binary(ev->ir, TC_OP_NE, done, parity, loc);
   st->u.assert_.msg = tc_arena_printf(ev->ir,
                                       "%s:%d:%d: %s waits for a barrier phase that has not completed when the block reaches it in "
-                                      "program order; the cpu reference runs warp groups one after another in program order, so it "
-                                      "cannot run a wait that needs an arrival later in the program",
+                                      "the order the cpu reference runs warp groups (one after another in program order, but a "
+                                      "producer's and a consumer's loops of one trip count iteration by iteration), so it cannot "
+                                      "run a wait that needs an arrival later in that order",
                                       ev->src && ev->src->name ? ev->src->name : "?", loc.line, loc.col, what);
   ev_emit(ev, st, loc, what);
   return tv_none(ev);
@@ -299,6 +301,154 @@ static bool find_thread_atomic(void *ctx, tc_stmt *s) {
   return *found == NULL;
 }
 
+/* ---- a producer and a consumer branch, each around one loop ----
+ * A producer/consumer pair (minference's `if tid >= 128:` TMA producer and its consumer) runs
+ * its loops side by side: the producer's iteration i waits for the consumer to free the stage
+ * of iteration i - stages, so neither branch can run whole before the other. When both
+ * branches are [before; for v in range(min, min + n): body; after] with the same bounds, the
+ * reader emits one schedule the barriers allow: both befores, one loop running the first
+ * branch's body and then the second's for each v, both afters (the producer goes first:
+ * else_first). Every wait stays a runtime assert, so a schedule the barriers do not allow
+ * stops with that assert's message rather than running racily. */
+
+typedef struct branch_parts {
+  tc_stmt **items;
+  int n, loop; /* items[loop] is the serial FOR */
+} branch_parts;
+
+static bool split_at_loop(tc_stmt *s, branch_parts *p) {
+  p->items = s->kind == TC_ST_SEQ ? s->u.seq.items : &s;
+  p->n = s->kind == TC_ST_SEQ ? s->u.seq.n : 1;
+  p->loop = -1;
+  for (int i = 0; i < p->n && p->loop < 0; i++) {
+    const tc_stmt *x = p->items[i];
+    if (x->kind == TC_ST_FOR && x->u.loop.kind == TC_LOOP_SERIAL) p->loop = i;
+  }
+  return p->loop >= 0;
+}
+
+/* What a statement tree reads and writes, as tc_stmt_accesses reports it; `over` when there
+ * were more than the table holds (callers then leave the branches alone). */
+enum { MAX_ACCESSED = 64 };
+typedef struct access_set {
+  const void *read[MAX_ACCESSED], *written[MAX_ACCESSED];
+  int nread, nwritten;
+  bool over;
+} access_set;
+
+static void add_access(access_set *s, const void *x, bool write) {
+  const void **t = write ? s->written : s->read;
+  int *n = write ? &s->nwritten : &s->nread;
+  for (int i = 0; i < *n; i++)
+    if (t[i] == x) return;
+  if (*n == MAX_ACCESSED) s->over = true;
+  else t[(*n)++] = x;
+}
+
+static void access_var(void *ctx, const tc_var *v, bool write) { add_access(ctx, v, write); }
+
+static void access_buf(void *ctx, const tc_buffer *b, bool write) {
+  if (tc_buffer_is_block_visible(b)) add_access(ctx, b, write);
+}
+
+static void access_any_buf(void *ctx, const tc_buffer *b, bool write) { add_access(ctx, b, write); }
+
+static access_set accesses_of(tc_stmt *const *items, int n, bool all_buffers) {
+  access_set s = {.nread = 0};
+  tc_access_fns f = {access_var, all_buffers ? access_any_buf : access_buf, &s};
+  for (int i = 0; i < n; i++) tc_stmt_accesses(&f, items[i], true);
+  return s;
+}
+
+static bool writes_any_read_by(const access_set *w, const access_set *r) {
+  for (int i = 0; i < w->nwritten; i++)
+    for (int j = 0; j < r->nread; j++)
+      if (w->written[i] == r->read[j]) return true;
+  return false;
+}
+
+/* the asserts wait_parity emits are the only ones that read a barrier counter */
+typedef struct wait_search {
+  tc_ev *ev;
+  bool found;
+} wait_search;
+
+static void note_barrier_load(void *ctx, const tc_buffer *b, bool write) {
+  wait_search *w = ctx;
+  for (int i = 0; !write && i < w->ev->nbarriers; i++) w->found = w->found || w->ev->barriers[i].buf == b;
+}
+
+static bool find_wait(void *ctx, tc_stmt *s) {
+  if (s->kind == TC_ST_ASSERT) tc_expr_accesses(&(tc_access_fns){NULL, note_barrier_load, ctx}, s->u.assert_.cond);
+  return !((wait_search *)ctx)->found;
+}
+
+static bool waits_before_loop(tc_ev *ev, const branch_parts *p) {
+  wait_search w = {ev, false};
+  for (int i = 0; i < p->loop && !w.found; i++) tc_visit_stmts(p->items[i], find_wait, &w);
+  return w.found;
+}
+
+/* The branch that runs first in each iteration: the one whose loop fills block-visible memory
+ * the other's loop reads (the producer), else the one that does not wait before its loop (it
+ * arrives on what the other waits for), else the then-branch. */
+static bool else_first(tc_ev *ev, const branch_parts *t, const branch_parts *e) {
+  tc_stmt *tb = t->items[t->loop]->u.loop.body, *eb = e->items[e->loop]->u.loop.body;
+  access_set ta = accesses_of(&tb, 1, false), ea = accesses_of(&eb, 1, false);
+  if (!ta.over && !ea.over) {
+    bool t_feeds = writes_any_read_by(&ta, &ea), e_feeds = writes_any_read_by(&ea, &ta);
+    if (t_feeds != e_feeds) return e_feeds;
+  }
+  return waits_before_loop(ev, t) && !waits_before_loop(ev, e);
+}
+
+typedef struct var_subst {
+  const tc_var *from;
+  tc_var *to;
+} var_subst;
+
+static tc_expr *subst_var(void *ctx, tc_expr *e) {
+  var_subst *v = ctx;
+  if (e->op == TC_OP_VAR && e->var == v->from) e->var = v->to;
+  return e;
+}
+
+/* Whether statements items[0..n) may change the value of the loop's bounds. */
+static bool changes_bounds(tc_stmt *const *items, int n, const tc_stmt *loop) {
+  access_set bounds = {.nread = 0};
+  tc_access_fns f = {access_var, access_any_buf, &bounds};
+  tc_expr_accesses(&f, loop->u.loop.min);
+  tc_expr_accesses(&f, loop->u.loop.extent);
+  access_set w = accesses_of(items, n, true);
+  return bounds.over || w.over || writes_any_read_by(&w, &bounds);
+}
+
+static bool interleave_loops(tc_ev *ev, tc_stmt *then_s, tc_stmt *else_s, tc_loc loc) {
+  branch_parts t, e;
+  if (!split_at_loop(then_s, &t) || !split_at_loop(else_s, &e)) return false;
+  tc_stmt *tl = t.items[t.loop], *el = e.items[e.loop];
+  if (!ev_expr_equal(tl->u.loop.min, el->u.loop.min) || !ev_expr_equal(tl->u.loop.extent, el->u.loop.extent)) return false;
+  const branch_parts *first = else_first(ev, &t, &e) ? &e : &t, *second = first == &t ? &e : &t;
+  /* the fused loop evaluates its bounds after both befores; in program order the first loop
+   * evaluates them before the second's before, and the second after the whole first branch */
+  if (changes_bounds(second->items, second->loop, tl) || changes_bounds(first->items + first->loop, first->n - first->loop, tl))
+    return false;
+  tc_stmt *l1 = first->items[first->loop], *l2 = second->items[second->loop];
+  const char *what = "a branch of an 'if' on the thread index";
+  for (int i = 0; i < first->loop; i++) ev_emit(ev, first->items[i], loc, what);
+  for (int i = 0; i < second->loop; i++) ev_emit(ev, second->items[i], loc, what);
+  var_subst v = {l2->u.loop.var, l1->u.loop.var};
+  tc_rewrite_stmt_exprs(l2->u.loop.body, subst_var, &v);
+  tc_stmt **body = TC_NEW_ARRAY(ev->ir, tc_stmt *, 2);
+  body[0] = l1->u.loop.body;
+  body[1] = l2->u.loop.body;
+  l1->u.loop.body = tc_ir_seq(ev->ir, 2, body, l1->loc);
+  ev_emit(ev, l1, loc, what);
+  for (int i = first->loop + 1; i < first->n; i++) ev_emit(ev, first->items[i], loc, what);
+  for (int i = second->loop + 1; i < second->n; i++) ev_emit(ev, second->items[i], loc, what);
+  return true;
+}
+
 bool ev_ws_split_branches(tc_ev *ev, tc_stmt *st, tc_loc loc) {
   bool collective = (st->u.if_.then_s && tc_stmt_contains_collective(st->u.if_.then_s)) ||
                     (st->u.if_.else_s && tc_stmt_contains_collective(st->u.if_.else_s));
@@ -318,6 +468,7 @@ bool ev_ws_split_branches(tc_ev *ev, tc_stmt *st, tc_loc loc) {
                              "operations; tilec runs such a branch on every thread, so it would add once for each thread "
                              "of the block, not once for each thread the condition selects");
   mark_kernel(ev, loc);
+  if (st->u.if_.then_s && st->u.if_.else_s && interleave_loops(ev, st->u.if_.then_s, st->u.if_.else_s, loc)) return true;
   if (st->u.if_.then_s) ev_emit(ev, st->u.if_.then_s, loc, "a branch of an 'if' on the thread index");
   if (st->u.if_.else_s) ev_emit(ev, st->u.if_.else_s, loc, "a branch of an 'if' on the thread index");
   return true;

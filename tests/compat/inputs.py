@@ -3,7 +3,8 @@
 Most kernels verify on `tilec run`'s seeded random inputs. A few compute something only defined
 on a domain: a Sinkhorn backward pass differentiates at a doubly stochastic matrix (its conjugate
 gradient diverges elsewhere), and a gated delta rule expects log-gates that are cumulative sums
-of log-sigmoids (positive random gates grow its float16 state past the largest float16). For
+of log-sigmoids (positive random gates grow its float16 state past the largest float16), and a
+sparse attention reads keys at the block offsets and columns its index inputs give. For
 those, the harness runs the kernel once with `--save` to learn each tensor's shape and dtype,
 replaces the inputs named here with ones built as the file's main() builds them (with numpy
 instead of torch), and verifies with `--load`. Each recipe names the lines of the file it
@@ -57,9 +58,40 @@ def sinkhorn_bwd(saved, defs, rng):
     return out
 
 
+def minference_indexes(saved, defs, rng):
+    """minference/example_vertical_slash_sparse_attn.py main() builds its sparse pattern with
+    convert_vertical_slash_indexes (a CUDA op): for each 64-row block of queries, the key blocks
+    that slash diagonals cover (BlockOffset, their first key; BlockCount of them, the block on
+    the diagonal always among them, none after it) and the single key columns outside those
+    blocks that vertical lines select (ColumnIndex, ascending; ColumnCount). The same shape of
+    pattern, drawn at random; Q, K and V keep their random values."""
+    block = 64
+    out = {}
+    need = ("BlockCount", "BlockOffset", "ColumnCount", "ColumnIndex")
+    if not all(n in saved for n in need):
+        return out
+    bc, bo, cc, ci = (saved[n].copy() for n in need)
+    bo[...] = 0
+    ci[...] = 0
+    b, h, rows = bc.shape
+    for z in range(b):
+        for y in range(h):
+            for x in range(rows):
+                before = rng.permutation(x)[: rng.integers(0, min(x, bo.shape[-1] - 1) + 1)]
+                blocks = sorted(int(i) * block for i in before) + [x * block]
+                bc[z, y, x] = len(blocks)
+                bo[z, y, x, : len(blocks)] = blocks
+                free = [c for c in range(x * block) if c // block not in set(before)]
+                cols = sorted(rng.permutation(free)[: rng.integers(0, min(len(free), ci.shape[-1]) + 1)]) if free else []
+                cc[z, y, x] = len(cols)
+                ci[z, y, x, : len(cols)] = cols
+    return dict(zip(need, (bc, bo, cc, ci)))
+
+
 RECIPES = {
     ("kda/chunk_delta_h_fwd.py", "tilelang_chunk_gated_delta_rule_fwd_h"): kda_chunk_delta_h,
     ("deepseek_mhc/example_mhc_bwd.py", "sinkhorn_bwd_implicit_cg"): sinkhorn_bwd,
+    ("minference/example_vertical_slash_sparse_attn.py", "_tl_vs_sparse_flashattn"): minference_indexes,
 }
 
 

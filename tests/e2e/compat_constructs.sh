@@ -169,6 +169,10 @@ check "tile operations in the branches of an 'if' on the thread index" thread_br
 if cmp -s "$D/branches/S.npy" "$D/branches/SRef.npy" && cmp -s "$D/branches/B.npy" "$D/branches/BRef.npy"
 then echo "PASS compat: warp-specialized branches give the values computed without the 'if'"
 else echo "FAIL compat: warp-specialized branches differ from the values computed without the 'if'"; fi
+# a producer and a consumer branch whose loops run side by side through a ring of two stages
+check "a producer's and a consumer's loops interleaved" producer_consumer.py -D M=16 -D K=192 --save "$D/pc"
+if cmp -s "$D/pc/S.npy" "$D/pc/SRef.npy"; then echo "PASS compat: interleaved producer and consumer give the values computed without branches"
+else echo "FAIL compat: interleaved producer and consumer differ from the values computed without branches"; fi
 # T.tvm_warp_shuffle (a shared scratch row between two barriers) and make_mma_swizzle_layout
 check "T.tvm_warp_shuffle and make_mma_swizzle_layout" warp_shuffle.py --save "$D/shfl"
 if cmp -s "$D/shfl/B.npy" "$D/shfl/BRef.npy" && cmp -s "$D/shfl/C.npy" "$D/shfl/CRef.npy" && cmp -s "$D/shfl/D.npy" "$D/shfl/X.npy"
