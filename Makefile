@@ -157,7 +157,7 @@ build-fuzz/libtilec.a: $(FUZZ_OBJS)
 fuzz: build-fuzz/libtilec.a
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer \
 	  -o build-fuzz/fuzz_reader tests/fuzz/fuzz_reader.c build-fuzz/libtilec.a $(LDLIBS)
-	mkdir -p build-fuzz/corpus && cp tests/fuzz/corpus/*.py examples/*.py tests/diag/*.py build-fuzz/corpus/ 2>/dev/null || true
+	mkdir -p build-fuzz/corpus && cp tests/fuzz/corpus/*.py examples/*.py tests/diag/*.py tests/e2e/data/compat/*.py build-fuzz/corpus/ 2>/dev/null || true
 	build-fuzz/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=8192 build-fuzz/corpus $(FUZZ_SEEDS)
 
 bench:

@@ -168,6 +168,11 @@ typedef struct tilec_param_info {
    * float32 result of bfloat16 intermediates): that dtype's name, whose tolerance verification
    * applies (docs/verify.md); NULL otherwise. */
   const char *rounds_through;
+  /* An output some of whose dimensions receive values at positions handed out by
+   * T.atomic_add(..., return_prev=True) (a list filled by whichever thread comes first): bit d
+   * set for each such dimension d < 32. The order along them is the schedule's, so verification
+   * compares the values along them as multisets (docs/verify.md); 0 otherwise. */
+  unsigned unordered_dims;
 } tilec_param_info;
 
 TILEC_API const char *tilec_kernel_name(const tilec_kernel *k);
@@ -259,6 +264,12 @@ TILEC_API tilec_status tilec_compare_tensors(const DLTensor *result, const DLTen
  * (tilec_param_info.rounds_through; NULL: none): that dtype's tolerance when it is looser. */
 TILEC_API tilec_status tilec_compare_tensors_as(const DLTensor *result, const DLTensor *reference,
                                       const char *rounds_through, tilec_compare *out, tilec_error *err);
+/* The same, for an output as its tilec_param_info describes it: rounded through rounds_through
+ * (NULL: none), and along the dimensions of unordered_dims compared as multisets (the values
+ * of both tensors sorted along those dimensions first; dtypes narrower than a byte are
+ * compared as they are). */
+TILEC_API tilec_status tilec_compare_output(const DLTensor *result, const DLTensor *reference, const char *rounds_through,
+                                            unsigned unordered_dims, tilec_compare *out, tilec_error *err);
 
 /* ---- backends and the kernel cache -------------------------------------------------------- */
 /* A table of every execution backend: target, name, whether it is the target's default,

@@ -113,6 +113,9 @@ static void build_param_meta(tilec_kernel *kern) {
   tc_dtype *through = TC_NEW_ARRAY(a, tc_dtype, k->nparams > 0 ? k->nparams : 1);
   if (tc_kernel_rounds_through(k, through) != 0)
     for (int i = 0; i < k->nparams; i++) through[i] = tc_dt(TC_DT_INVALID); /* no memory: the plain tolerances */
+  unsigned *unordered = TC_NEW_ARRAY(a, unsigned, k->nparams > 0 ? k->nparams : 1);
+  if (tc_kernel_unordered_dims(k, unordered) != 0)
+    for (int i = 0; i < k->nparams; i++) unordered[i] = 0; /* no memory: compared in order */
   for (int i = 0; i < k->nparams; i++) {
     tc_param *p = &k->params[i];
     tc_param_meta *m = &kern->params[i];
@@ -132,6 +135,7 @@ static void build_param_meta(tilec_kernel *kern) {
       tc_dtype_name(through[i], m->through_name, sizeof m->through_name);
       m->info.rounds_through = m->through_name;
     }
+    m->info.unordered_dims = p->is_output ? unordered[i] : 0;
     int nd = p->buf ? p->buf->ndim : 0;
     m->info.ndim = nd;
     m->shape = TC_NEW_ARRAY(a, int64_t, nd > 0 ? nd : 1);

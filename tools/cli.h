@@ -47,6 +47,9 @@ bool cli_param_shape(const cli_options *o, const tilec_kernel *k, size_t i, cons
 void cli_fill_random(tc_dtype dt, void *data, size_t numel, const char *name, unsigned long long seed);
 void cli_json_string(const char *s);
 void cli_json_number(double v); /* null when not finite */
+/* tilec_param_info.unordered_dims: "[1, 2]" for JSON, else "compared as multisets along
+ * dimension 1" (nothing when mask is 0). */
+void cli_print_unordered(unsigned mask, int json);
 
 /* cuda device buffers, copies and event timing for `tilec run --target cuda` (cli_cuda.c);
  * failures come back as a message in `why`. */

@@ -217,6 +217,16 @@ void cli_json_string(const char *s) {
   putchar('"');
 }
 
+void cli_print_unordered(unsigned mask, int json) {
+  if (!json && !mask) return;
+  int n = 0;
+  for (int d = 0; d < 32; d++) n += (mask >> d) & 1;
+  printf("%s", json ? "[" : n > 1 ? "compared as multisets along dimensions " : "compared as multisets along dimension ");
+  for (int d = 0, k = 0; d < 32; d++)
+    if ((mask >> d) & 1) printf("%s%d", k++ ? ", " : "", d);
+  if (json) printf("]");
+}
+
 void cli_json_number(double v) {
   if (isfinite(v)) printf("%.9g", v);
   else printf("null");
@@ -412,7 +422,11 @@ int cli_run(const cli_options *o) {
         tc_dtype_store_f64(ts[i].dt, ts[i].t.data, 0, tc_dtype_load_f64(ts[i].dt, ts[i].t.data, 0) + 1.0);
       tc_dtype through = tc_dt(TC_DT_INVALID);
       if (pi.rounds_through) tc_dtype_lookup(pi.rounds_through, &through, NULL, 0);
-      tc_compare_buffers(ts[i].dt, through, fp8_products, ts[i].t.data, ts[i].initial, ts[i].numel, &cmp[i]);
+      if (!tc_compare_buffers_unordered(ts[i].dt, through, fp8_products, ts[i].t.data, ts[i].initial, ts[i].t.ndim, ts[i].shape,
+                                        pi.unordered_dims, &cmp[i])) {
+        fprintf(stderr, "tilec: error: out of memory comparing '%s'\n", pi.name);
+        cmp[i].ok = 0;
+      }
       if (!cmp[i].ok) verify_ok = 0;
     }
     free(after);
@@ -487,6 +501,8 @@ int cli_run(const cli_options *o) {
                cmp[i].argmax_match ? "true" : "false", cmp[i].ok ? "true" : "false", (long long)cmp[i].nan_mismatch);
         if (pi.rounds_through) cli_json_string(pi.rounds_through);
         else printf("null");
+        printf(", \"unordered_dims\": ");
+        cli_print_unordered(pi.unordered_dims, 1);
         printf("}");
       }
       printf("]}");
@@ -525,8 +541,11 @@ int cli_run(const cli_options *o) {
                cmp[i].cosine, cmp[i].argmax_match ? "yes" : "no");
         /* elements NaN or infinite on one side only (an overflow one side rounds into) */
         if (cmp[i].nan_mismatch) printf(" nan_inf_mismatch=%lld", (long long)cmp[i].nan_mismatch);
-        printf(" (atol=%.3g rtol=%.3g%s%s)\n", cmp[i].atol, cmp[i].rtol, pi.rounds_through ? "; rounded through " : "",
+        printf(" (atol=%.3g rtol=%.3g%s%s", cmp[i].atol, cmp[i].rtol, pi.rounds_through ? "; rounded through " : "",
                pi.rounds_through ? pi.rounds_through : "");
+        if (pi.unordered_dims) printf("; ");
+        cli_print_unordered(pi.unordered_dims, 0);
+        printf(")\n");
       }
     }
   }

@@ -19,6 +19,7 @@ typedef struct vtensor {
   DLDataType dl;
   int is_output, is_scalar;
   tc_dtype through; /* tilec_param_info.rounds_through, or TC_DT_INVALID */
+  unsigned unordered; /* tilec_param_info.unordered_dims */
   char name[128];
   void *initial;   /* the seeded inputs (and initial outputs) */
   void *reference; /* the reference's result */
@@ -43,6 +44,7 @@ static int setup_tensors(const cli_options *o, tilec_kernel *k, vtensor *ts, siz
     t->is_output = pi.is_output;
     t->through = tc_dt(TC_DT_INVALID);
     if (pi.rounds_through) tc_dtype_lookup(pi.rounds_through, &t->through, NULL, 0);
+    t->unordered = pi.unordered_dims;
     t->is_scalar = pi.ndim == 0;
     t->dl = pi.dl_dtype.code == 255 ? (DLDataType){kDLUInt, 8, 1} : pi.dl_dtype;
     if (!cli_param_shape(o, k, i, &pi, t->shape)) return CLI_EXIT_USAGE;
@@ -216,7 +218,11 @@ int cli_verify(const cli_options *o) {
       if (!ts[i].is_output) continue;
       if (o->perturb && strcmp(o->perturb, ts[i].name) == 0 && ts[i].numel > 0) /* testing aid */
         tc_dtype_store_f64(ts[i].dt, out[i], 0, tc_dtype_load_f64(ts[i].dt, out[i], 0) + 1.0);
-      tc_compare_buffers(ts[i].dt, ts[i].through, fp8_products, out[i], ts[i].reference, ts[i].numel, &r->cmp[i]);
+      if (!tc_compare_buffers_unordered(ts[i].dt, ts[i].through, fp8_products, out[i], ts[i].reference, ts[i].ndim, ts[i].shape,
+                                        ts[i].unordered, &r->cmp[i])) {
+        fprintf(stderr, "tilec: error: out of memory comparing '%s'\n", ts[i].name);
+        r->cmp[i].ok = 0;
+      }
       if (!r->cmp[i].ok) disagree = 1;
     }
   }
@@ -252,8 +258,10 @@ int cli_verify(const cli_options *o) {
         cli_json_number(c->max_rel_err);
         printf(", \"cosine\": ");
         cli_json_number(c->cosine);
-        printf(", \"argmax_match\": %s, \"ok\": %s, \"nan_inf_mismatch\": %lld}", c->argmax_match ? "true" : "false",
+        printf(", \"argmax_match\": %s, \"ok\": %s, \"nan_inf_mismatch\": %lld, \"unordered_dims\": ", c->argmax_match ? "true" : "false",
                c->ok ? "true" : "false", (long long)c->nan_mismatch);
+        cli_print_unordered(ts[i].unordered, 1);
+        printf("}");
       }
       printf("]}");
     }
@@ -275,6 +283,11 @@ int cli_verify(const cli_options *o) {
           char nm[32];
           tc_dtype_name(ts[i].through, nm, sizeof nm);
           printf(" (rounded through %s)", nm);
+        }
+        if (ts[i].unordered) {
+          printf(" (");
+          cli_print_unordered(ts[i].unordered, 0);
+          printf(")");
         }
         printf("\n");
       }

@@ -319,6 +319,34 @@ def test_verify_uses_the_dtype_an_output_is_rounded_through():
     assert rep.ok and rep[0]["rounds_through"] == "bfloat16" and rep[0]["rtol"] == 5e-2
 
 
+SLOTS = """
+import tilelang.language as T
+@T.prim_func
+def slots(A: T.Tensor((2, 64), "float32"), Idx: T.Tensor((2, 64), "int32")):
+    with T.Kernel(2, threads=64) as bx:
+        count = T.alloc_shared((1,), "int32")
+        slot = T.alloc_var("int32")
+        tx = T.get_thread_binding()
+        if tx == 0:
+            count[0] = 0
+        T.sync_threads()
+        for j in T.serial(2):
+            if A[bx, j * 32 + tx // 2] > 0:
+                slot = T.atomic_add(count[0], 1, return_prev=True)
+                Idx[bx, slot] = j * 64 + tx
+"""
+
+
+def test_verify_compares_slots_from_atomics_as_multisets():
+    # Idx's second dimension is filled in the order threads take slots, which the reference and
+    # the cpu target order differently: the parameter says so, and verify sorts each row first
+    k = tilec.compile(SLOTS)
+    assert [p.unordered_dims for p in k.params] == [(), (1,)]
+    a = np.where(np.arange(128).reshape(2, 64) % 3 == 0, 1.0, -1.0).astype(np.float32)
+    rep = k.verify(a, np.full((2, 64), -1, dtype=np.int32))
+    assert rep.ok and rep[0]["unordered_dims"] == [1]
+
+
 def test_tilec_tensor_on_cpu():
     a = tilec.tensor(f32(256))
     b = tilec.tensor(f32(256))

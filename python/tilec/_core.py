@@ -341,6 +341,8 @@ class Param:
         self.is_scalar = info.ndim == 0
         # a float output computed through a narrower float inside the kernel: its tolerance applies
         self.rounds_through = info.rounds_through.decode() if info.rounds_through else None
+        # dimensions filled in the order threads take slots (T.atomic_add return_prev): compared as multisets
+        self.unordered_dims = tuple(d for d in range(32) if (info.unordered_dims >> d) & 1)
 
     def __repr__(self):
         dims = ", ".join(d if s < 0 else str(s) for s, d in zip(self.shape, self.dims))
@@ -578,14 +580,16 @@ class Kernel:
             cmp = tilec_compare()
             err = tilec_error()
             through = self.params[i].rounds_through
-            st = self._lib.tilec_compare_tensors_as(ctypes.byref(res), ctypes.byref(ref[i]),
-                                                    through.encode() if through else None, ctypes.byref(cmp),
-                                                    ctypes.byref(err))
+            mask = sum(1 << d for d in self.params[i].unordered_dims)
+            st = self._lib.tilec_compare_output(ctypes.byref(res), ctypes.byref(ref[i]),
+                                                through.encode() if through else None, mask, ctypes.byref(cmp),
+                                                ctypes.byref(err))
             _check(st == 0, err)
             report.append({"name": self.params[i].name, "max_abs_err": cmp.max_abs_err,
                            "max_rel_err": cmp.max_rel_err, "cosine": cmp.cosine,
                            "argmax_match": bool(cmp.argmax_match), "ok": bool(cmp.ok), "atol": cmp.atol,
-                           "rtol": cmp.rtol, "rounds_through": through})
+                           "rtol": cmp.rtol, "rounds_through": through,
+                           "unordered_dims": list(self.params[i].unordered_dims)})
         report.outputs = self._result(full)
         if raise_on_failure and not report.ok:
             raise VerifyError(f"kernel '{self.name}' on {self.target}: results differ from the {against} beyond "

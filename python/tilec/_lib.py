@@ -108,6 +108,7 @@ class tilec_param_info(ctypes.Structure):
         ("dims", ctypes.POINTER(ctypes.c_char_p)),
         ("is_output", ctypes.c_int),
         ("rounds_through", ctypes.c_char_p),
+        ("unordered_dims", ctypes.c_uint),
     ]
 
 
@@ -174,6 +175,8 @@ _SIGNATURES = {
                                              ctypes.POINTER(tilec_compare), _E]),
     "tilec_compare_tensors_as": (ctypes.c_int, [ctypes.POINTER(DLTensor), ctypes.POINTER(DLTensor), ctypes.c_char_p,
                                                 ctypes.POINTER(tilec_compare), _E]),
+    "tilec_compare_output": (ctypes.c_int, [ctypes.POINTER(DLTensor), ctypes.POINTER(DLTensor), ctypes.c_char_p,
+                                            ctypes.c_uint, ctypes.POINTER(tilec_compare), _E]),
     "tilec_backends_report": (_P, [_P]),
     "tilec_backend_count": (ctypes.c_size_t, []),
     "tilec_backend_get": (ctypes.c_int, [_P, ctypes.c_size_t, ctypes.POINTER(tilec_backend_info)]),

@@ -135,6 +135,13 @@ bool tc_conflict_between(const tc_conflict_set *earlier, const tc_conflict_set *
  * back edge (iteration i+1 reads what another thread wrote in iteration i). */
 bool tc_conflict_shared_read_write(const tc_conflict_set *cs);
 
+/* ---- order.c: output dimensions whose order the schedule decides ----
+ * out[i], for each parameter: a bit mask of the dimensions (d < 32) that some store indexes
+ * with a value derived from T.atomic_add(..., return_prev=True), a slot handed out in the order
+ * threads arrive; verification compares the values along them as multisets. Returns 0, or -1
+ * when out of memory. */
+int tc_kernel_unordered_dims(const tc_kernel_ir *k, unsigned *out);
+
 /* ---- rounding.c: the dtype an output's value is rounded through ----
  * out[i], for each float parameter written from values rounded inside the kernel to a float
  * dtype narrower than its own (a bfloat16 intermediate of a float32 output): that dtype, whose

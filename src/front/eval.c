@@ -1048,17 +1048,28 @@ static void walk_outputs(tc_kernel_ir *k, const tc_stmt *s) {
   }
 }
 
-/* pass_configs={...}: the one key tilec honours is fast math, written
- * tilelang.PassConfigKey.TL_ENABLE_FAST_MATH (any prefix) or "tl.enable_fast_math"; its value is
- * evaluated at module level. The other keys are TVM pass switches with no meaning here. */
-/* The pass_configs keys tilec acts on (PassConfigKey.NAME or its "tl.name" string): fast
- * math, and turning warp specialization off. */
+/* The pass_configs keys tilec acts on, written tilelang.PassConfigKey.NAME (any prefix) or as
+ * the "tl.name" string: fast math, turning warp specialization off, and turning the automatic
+ * barriers between per-thread statements off. Values are evaluated at module level; the other
+ * keys are TVM pass switches with no meaning here. */
 static bool is_config_key(const char *text, const char *attr, const char *key) {
   size_t n = strlen(text), na = strlen(attr), nk = strlen(key);
   if (n >= na && strcmp(text + n - na, attr) == 0) return true;
   return n == nk + 2 && (text[0] == '"' || text[0] == '\'') && text[n - 1] == text[0] && strncmp(text + 1, key, nk) == 0;
 }
+/* pass_configs=NAME: the dict literal of the module's last `NAME = {...}`, else NULL. */
+static const tc_ast *module_dict(const tc_ast *module, const char *name) {
+  const tc_ast *found = NULL;
+  for (int i = 0; module && i < module->list.n; i++) {
+    const tc_ast *st = module->list.v[i];
+    if (st->kind == TC_AST_ASSIGN && st->list.n == 1 && st->list.v[0]->kind == TC_AST_NAME && strcmp(st->list.v[0]->str, name) == 0)
+      found = st->a;
+  }
+  return found && found->kind == TC_AST_DICT ? found : NULL;
+}
+
 static void record_pass_configs(tc_ev *ev, const tc_ast *configs) {
+  if (configs && configs->kind == TC_AST_NAME) configs = module_dict(ev->module, configs->str);
   if (!configs || configs->kind != TC_AST_DICT) return;
   for (int i = 0; i < configs->list.n; i++) {
     const tc_ast *key = configs->list.v[i];
@@ -1066,14 +1077,16 @@ static void record_pass_configs(tc_ev *ev, const tc_ast *configs) {
     const char *text = ev_node_text(ev, key);
     bool fast = is_config_key(text, "TL_ENABLE_FAST_MATH", "tl.enable_fast_math");
     bool no_ws = is_config_key(text, "TL_DISABLE_WARP_SPECIALIZED", "tl.disable_warp_specialized");
-    if (!fast && !no_ws) continue;
+    bool no_sync = is_config_key(text, "TL_DISABLE_THREAD_STORAGE_SYNC", "tl.disable_thread_storage_sync");
+    if (!fast && !no_ws && !no_sync) continue;
     tc_env *saved = ev->scope;
     ev->scope = ev->globals;
     tc_val *v = ev_expr(ev, configs->list2.v[i]);
     ev->scope = saved;
     bool on = (v->kind == TV_BOOL && v->u.b) || (v->kind == TV_INT && v->u.i != 0);
     if (fast) ev->k->fast_math = on;
-    else ev->k->no_warp_specialize = on;
+    else if (no_ws) ev->k->no_warp_specialize = on;
+    else ev->k->no_storage_sync = on;
   }
 }
 

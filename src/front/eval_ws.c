@@ -314,10 +314,12 @@ static bool find_thread_atomic(void *ctx, tc_stmt *s) {
 typedef struct branch_parts {
   tc_stmt **items;
   int n, loop; /* items[loop] is the serial FOR */
+  tc_stmt *only; /* items when the branch is one statement */
 } branch_parts;
 
 static bool split_at_loop(tc_stmt *s, branch_parts *p) {
-  p->items = s->kind == TC_ST_SEQ ? s->u.seq.items : &s;
+  p->only = s;
+  p->items = s->kind == TC_ST_SEQ ? s->u.seq.items : &p->only;
   p->n = s->kind == TC_ST_SEQ ? s->u.seq.n : 1;
   p->loop = -1;
   for (int i = 0; i < p->n && p->loop < 0; i++) {

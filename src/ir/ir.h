@@ -312,6 +312,10 @@ typedef struct tc_kernel_ir {
   bool fast_math;
   /* pass_configs={PassConfigKey.TL_DISABLE_WARP_SPECIALIZED: True}: no producer warpgroup */
   bool no_warp_specialize;
+  /* pass_configs={PassConfigKey.TL_DISABLE_THREAD_STORAGE_SYNC: True}: the program places every
+   * barrier between its per-thread statements itself; insert-barriers adds none and refuses
+   * none (a race the program leaves shows as a difference from the reference) */
+  bool no_storage_sync;
   /* The parameters a TileLang caller gets back, in order (0-based): out_idx normalised, or
    * the tensors an eager @tilelang.jit function returns; nreturns 0 when neither. */
   int nreturns;

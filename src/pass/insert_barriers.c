@@ -14,7 +14,9 @@
  * one shared buffer per thread gets a barrier at the end of its body: the next iteration reads
  * what another thread wrote in this one (the back-edge hazard). A barrier is never placed
  * under control flow that depends on the thread index (only some threads would reach it):
- * where one is needed there, the program is rejected. Running the pass again adds nothing. */
+ * where one is needed there, the program is rejected. Running the pass again adds nothing.
+ * A kernel compiled with TL_DISABLE_THREAD_STORAGE_SYNC places its barriers itself: the pass
+ * leaves it as written. */
 #include "analysis/analysis.h"
 #include "pass/pass.h"
 
@@ -119,6 +121,7 @@ static tc_stmt *place(bctx *c, tc_stmt *body, bool uniform_ctl, bool *synced) {
 }
 
 bool tc_pass_insert_barriers(tc_arena *arena, tc_kernel_ir *k, tilec_error *err) {
+  if (k->no_storage_sync) return true;
   bctx c = {arena, {0}, err, false};
   if (!tc_varying_compute(k, &c.V)) {
     tc_error(err, TILEC_ERROR_NOMEM, "out of memory placing barriers");

@@ -6,6 +6,7 @@
  * exactly. Integer and bool tensors must match exactly. The tensor also needs a cosine
  * similarity of at least min_cosine. Tolerances per dtype are in tolerance_for() and docs/verify.md. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dtype/dtype.h"
@@ -93,6 +94,74 @@ void tc_compare_buffers(tc_dtype dt, tc_dtype through, bool fp8_products, const 
   out->ok = ok;
 }
 
+/* ---- outputs whose order along some dimensions the schedule decides (analysis/order.c) ---- */
+
+typedef struct keyed {
+  double v;
+  size_t at; /* flat index of the element */
+} keyed;
+
+static int by_value(const void *x, const void *y) { /* NaN last */
+  double a = ((const keyed *)x)->v, b = ((const keyed *)y)->v;
+  if (isnan(a) || isnan(b)) return isnan(a) - isnan(b);
+  return (a > b) - (a < b);
+}
+
+/* The flat index of element j of group g: g counts the dimensions outside mask, j those in it,
+ * both row-major. */
+static size_t flat_index(int ndim, const int64_t *shape, unsigned mask, size_t g, size_t j) {
+  size_t flat = 0, stride = 1;
+  for (int d = ndim - 1; d >= 0; d--) {
+    size_t *k = (mask >> d) & 1 ? &j : &g, ext = (size_t)shape[d];
+    flat += (*k % ext) * stride;
+    *k /= ext;
+    stride *= ext;
+  }
+  return flat;
+}
+
+/* src with the values of each group sorted along the dimensions of mask, into dst. */
+static void sort_groups(tc_dtype dt, const void *src, void *dst, int ndim, const int64_t *shape, unsigned mask, size_t n, keyed *scratch) {
+  size_t esize = (size_t)tc_dtype_bits(dt) / 8, gsize = 1;
+  for (int d = 0; d < ndim; d++)
+    if ((mask >> d) & 1) gsize *= (size_t)shape[d];
+  for (size_t g = 0; gsize && g < n / gsize; g++) {
+    for (size_t j = 0; j < gsize; j++) {
+      scratch[j].at = flat_index(ndim, shape, mask, g, j);
+      scratch[j].v = tc_dtype_load_f64(dt, src, scratch[j].at);
+    }
+    qsort(scratch, gsize, sizeof *scratch, by_value);
+    for (size_t j = 0; j < gsize; j++)
+      memcpy((char *)dst + flat_index(ndim, shape, mask, g, j) * esize, (const char *)src + scratch[j].at * esize, esize);
+  }
+}
+
+bool tc_compare_buffers_unordered(tc_dtype dt, tc_dtype through, bool fp8_products, const void *result, const void *reference, int ndim,
+                                  const int64_t *shape, unsigned mask, tilec_compare *out) {
+  size_t n = 1;
+  for (int d = 0; d < ndim; d++) n *= (size_t)shape[d];
+  if (ndim < 32) mask &= (1u << ndim) - 1;
+  if (!mask || tc_dtype_bits(dt) < 8 || n == 0) {
+    tc_compare_buffers(dt, through, fp8_products, result, reference, n, out);
+    return true;
+  }
+  size_t esize = (size_t)tc_dtype_bits(dt) / 8, gsize = 1;
+  for (int d = 0; d < ndim; d++)
+    if ((mask >> d) & 1) gsize *= (size_t)shape[d];
+  char *a = malloc(n * esize), *b = malloc(n * esize);
+  keyed *scratch = malloc(gsize * sizeof *scratch);
+  bool ok = a && b && scratch;
+  if (ok) {
+    sort_groups(dt, result, a, ndim, shape, mask, n, scratch);
+    sort_groups(dt, reference, b, ndim, shape, mask, n, scratch);
+    tc_compare_buffers(dt, through, fp8_products, a, b, n, out);
+  }
+  free(a);
+  free(b);
+  free(scratch);
+  return ok;
+}
+
 tilec_status tilec_compare_tensors(const DLTensor *result, const DLTensor *reference, tilec_compare *out,
                                    tilec_error *err) {
   return tilec_compare_tensors_as(result, reference, NULL, out, err);
@@ -100,6 +169,11 @@ tilec_status tilec_compare_tensors(const DLTensor *result, const DLTensor *refer
 
 tilec_status tilec_compare_tensors_as(const DLTensor *result, const DLTensor *reference, const char *through_name,
                                       tilec_compare *out, tilec_error *err) {
+  return tilec_compare_output(result, reference, through_name, 0, out, err);
+}
+
+tilec_status tilec_compare_output(const DLTensor *result, const DLTensor *reference, const char *through_name,
+                                  unsigned unordered_dims, tilec_compare *out, tilec_error *err) {
   if (!result || !reference || !out) {
     tc_error(err, TILEC_ERROR_USAGE, "tilec_compare_tensors: NULL argument");
     return TILEC_ERROR_USAGE;
@@ -123,14 +197,16 @@ tilec_status tilec_compare_tensors_as(const DLTensor *result, const DLTensor *re
     tc_error(err, TILEC_ERROR_USAGE, "tilec_compare_tensors: unsupported dtype");
     return TILEC_ERROR_USAGE;
   }
-  size_t n = 1;
-  for (int d = 0; d < result->ndim; d++) n *= (size_t)result->shape[d];
   tc_dtype through = tc_dt(TC_DT_INVALID);
   if (through_name && !tc_dtype_lookup(through_name, &through, NULL, 0)) {
-    tc_error(err, TILEC_ERROR_USAGE, "tilec_compare_tensors_as: unknown dtype '%s'", through_name);
+    tc_error(err, TILEC_ERROR_USAGE, "tilec_compare_output: unknown dtype '%s'", through_name);
     return TILEC_ERROR_USAGE;
   }
-  tc_compare_buffers(dt, through, false, (const char *)result->data + result->byte_offset,
-                     (const char *)reference->data + reference->byte_offset, n, out);
+  if (!tc_compare_buffers_unordered(dt, through, false, (const char *)result->data + result->byte_offset,
+                                    (const char *)reference->data + reference->byte_offset, result->ndim, result->shape,
+                                    unordered_dims, out)) {
+    tc_error(err, TILEC_ERROR_NOMEM, "tilec_compare_output: out of memory sorting along the unordered dimensions");
+    return TILEC_ERROR_NOMEM;
+  }
   return TILEC_OK;
 }

@@ -2,7 +2,9 @@
  * be able to name (fp8 travels as uint8). */
 #ifndef TILEC_COMPARE_H
 #define TILEC_COMPARE_H
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "dtype/dtype.h"
 #include "tilec.h"
@@ -15,6 +17,11 @@
  * looser than dt's. */
 void tc_compare_buffers(tc_dtype dt, tc_dtype through, bool fp8_products, const void *result, const void *reference, size_t n,
                         tilec_compare *out);
+/* The same for a tensor of ndim dimensions (shape), whose values along the dimensions in mask
+ * are compared as multisets: both sides sorted along them first (analysis/order.c). Returns
+ * false when out of memory (out untouched). */
+bool tc_compare_buffers_unordered(tc_dtype dt, tc_dtype through, bool fp8_products, const void *result, const void *reference, int ndim,
+                                  const int64_t *shape, unsigned mask, tilec_compare *out);
 /* Whether dt is an 8-bit (or narrower) float, for fp8_products. */
 bool tc_compare_is_fp8(tc_dtype dt);
 

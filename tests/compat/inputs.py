@@ -4,7 +4,8 @@ Most kernels verify on `tilec run`'s seeded random inputs. A few compute somethi
 on a domain: a Sinkhorn backward pass differentiates at a doubly stochastic matrix (its conjugate
 gradient diverges elsewhere), and a gated delta rule expects log-gates that are cumulative sums
 of log-sigmoids (positive random gates grow its float16 state past the largest float16), and a
-sparse attention reads keys at the block offsets and columns its index inputs give. For
+sparse attention reads keys at the block offsets and columns its index inputs give, and a top-k
+selection takes each row's range from its starts and ends. For
 those, the harness runs the kernel once with `--save` to learn each tensor's shape and dtype,
 replaces the inputs named here with ones built as the file's main() builds them (with numpy
 instead of torch), and verifies with `--load`. Each recipe names the lines of the file it
@@ -88,10 +89,25 @@ def minference_indexes(saved, defs, rng):
     return dict(zip(need, (bc, bo, cc, ci)))
 
 
+def topk_selector(saved, defs, rng):
+    """deepseek_v32/topk_selector.py test_topk_selector(): input randn, starts 0, ends seq_len
+    (each row's whole range)."""
+    out = {}
+    if "input" in saved:
+        x = saved["input"]
+        out["input"] = rng.standard_normal(x.shape).astype(x.dtype)
+        if "starts" in saved:
+            out["starts"] = np.zeros_like(saved["starts"])
+        if "ends" in saved:
+            out["ends"] = np.full_like(saved["ends"], x.shape[1])
+    return out
+
+
 RECIPES = {
     ("kda/chunk_delta_h_fwd.py", "tilelang_chunk_gated_delta_rule_fwd_h"): kda_chunk_delta_h,
     ("deepseek_mhc/example_mhc_bwd.py", "sinkhorn_bwd_implicit_cg"): sinkhorn_bwd,
     ("minference/example_vertical_slash_sparse_attn.py", "_tl_vs_sparse_flashattn"): minference_indexes,
+    ("deepseek_v32/topk_selector.py", "tl_topk_impl"): topk_selector,
 }
 
 

@@ -173,6 +173,18 @@ else echo "FAIL compat: warp-specialized branches differ from the values compute
 check "a producer's and a consumer's loops interleaved" producer_consumer.py -D M=16 -D K=192 --save "$D/pc"
 if cmp -s "$D/pc/S.npy" "$D/pc/SRef.npy"; then echo "PASS compat: interleaved producer and consumer give the values computed without branches"
 else echo "FAIL compat: interleaved producer and consumer differ from the values computed without branches"; fi
+# slots handed out by T.atomic_add(..., return_prev=True): the order within a row is the schedule's
+check "slots from return_prev atomics, compared as multisets" atomic_slots.py -D R=4 -D N=256
+if grep -q "^verify Idx: ok .*compared as multisets along dimension 1)" "$D/out" && grep -q "^verify Count: ok .*rtol=0)$" "$D/out"
+then echo "PASS compat: the slot list is compared as multisets along dimension 1, its count exactly"
+else echo "FAIL compat: the slot list's comparison"; cat "$D/out"; fi
+if "$T" run "$S/atomic_slots.py" -D R=4 -D N=256 --verify --json | grep -q '"name": "Idx", .*"unordered_dims": \[1\]}, {"name": "Count", .*"unordered_dims": \[\]}'
+then echo "PASS compat: --json names the unordered dimensions"
+else echo "FAIL compat: --json unordered_dims"; fi
+# pass_configs TL_DISABLE_THREAD_STORAGE_SYNC, given as a module-level dict: the program's own barriers
+check "TL_DISABLE_THREAD_STORAGE_SYNC" storage_sync_off.py -D N=256 --save "$D/sync"
+if cmp -s "$D/sync/B.npy" "$D/sync/Ref.npy"; then echo "PASS compat: with storage sync off, the program's own barriers give the direct result"
+else echo "FAIL compat: with storage sync off, the result differs from the direct one"; fi
 # T.tvm_warp_shuffle (a shared scratch row between two barriers) and make_mma_swizzle_layout
 check "T.tvm_warp_shuffle and make_mma_swizzle_layout" warp_shuffle.py --save "$D/shfl"
 if cmp -s "$D/shfl/B.npy" "$D/shfl/BRef.npy" && cmp -s "$D/shfl/C.npy" "$D/shfl/CRef.npy" && cmp -s "$D/shfl/D.npy" "$D/shfl/X.npy"

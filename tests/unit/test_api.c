@@ -119,6 +119,61 @@ TEST(outputs_rounded_through_a_narrower_float) {
   tilec_kernel_destroy(k);
 }
 
+/* A slot list filled through T.atomic_add(..., return_prev=True): Idx's dimension 1 takes its
+ * order from the schedule (analysis/order.c); Count and the input do not. */
+static const char slots_src[] =
+    "import tilelang.language as T\n"
+    "@T.prim_func\n"
+    "def slots(A: T.Tensor((2, 64), \"float32\"), Idx: T.Tensor((2, 64), \"int32\"), Count: T.Tensor((2,), \"int32\")):\n"
+    "    with T.Kernel(2, threads=64) as bx:\n"
+    "        count = T.alloc_shared((1,), \"int32\")\n"
+    "        slot = T.alloc_var(\"int32\")\n"
+    "        tx = T.get_thread_binding()\n"
+    "        if tx == 0:\n"
+    "            count[0] = 0\n"
+    "        T.sync_threads()\n"
+    "        if A[bx, tx] > 0:\n"
+    "            slot = T.atomic_add(count[0], 1, return_prev=True)\n"
+    "            Idx[bx, slot] = tx\n"
+    "        T.sync_threads()\n"
+    "        if tx == 0:\n"
+    "            Count[bx] = count[0]\n";
+
+TEST(outputs_ordered_by_the_schedule) {
+  tilec_error err = {0};
+  tilec_kernel *k = compile_src(slots_src, NULL, 0, &err);
+  if (!k) printf("%s", err.rendered);
+  CHECK(k != NULL);
+  if (!k) return;
+  static const unsigned want[] = {0, 2, 0};
+  for (size_t i = 0; i < 3; i++) {
+    tilec_param_info pi;
+    CHECK_INT(tilec_kernel_param(k, i, &pi), 0);
+    CHECK_INT((int)pi.unordered_dims, (int)want[i]);
+  }
+  tilec_kernel_destroy(k);
+  /* rows that hold the same values in another order: equal as multisets along dimension 1 only */
+  int32_t ref[2][4] = {{5, 1, 9, -1}, {7, 7, 2, 0}}, out[2][4] = {{9, 5, 1, -1}, {2, 7, 0, 7}};
+  int64_t shape[2] = {2, 4};
+  DLTensor a = {.data = out, .device = {kDLCPU, 0}, .ndim = 2, .dtype = {kDLInt, 32, 1}, .shape = shape};
+  DLTensor b = a;
+  b.data = ref;
+  tilec_compare c;
+  CHECK_INT(tilec_compare_tensors(&a, &b, &c, &err), TILEC_OK);
+  CHECK(!c.ok);
+  CHECK_INT(tilec_compare_output(&a, &b, NULL, 1u << 1, &c, &err), TILEC_OK);
+  CHECK(c.ok && c.max_abs_err == 0);
+  CHECK_INT(tilec_compare_output(&a, &b, NULL, 1u << 0, &c, &err), TILEC_OK); /* the rows are not permuted */
+  CHECK(!c.ok);
+  CHECK_INT(tilec_compare_output(&a, &b, NULL, 3u, &c, &err), TILEC_OK); /* the whole tensor as one multiset */
+  CHECK(c.ok);
+  out[1][0] = 3; /* a value the reference's row lacks */
+  CHECK_INT(tilec_compare_output(&a, &b, NULL, 1u << 1, &c, &err), TILEC_OK);
+  CHECK(!c.ok);
+  CHECK_INT(tilec_compare_output(&a, &b, "float77", 2u, &c, &err), TILEC_ERROR_USAGE);
+  CHECK_INT(tilec_compare_output(&a, NULL, NULL, 2u, &c, &err), TILEC_ERROR_USAGE);
+}
+
 TEST(compile_query_launch) {
   tilec_error err = {0};
   tilec_kernel *k = compile_src(scale_src, NULL, 0, &err);
@@ -872,6 +927,7 @@ int main(void) {
   RUN(threads_share_a_context_with_disk_cache);
   RUN(kernel_returns);
   RUN(outputs_rounded_through_a_narrower_float);
+  RUN(outputs_ordered_by_the_schedule);
   RUN(backends_and_device_memory);
   tilec_context_destroy(ctx);
   TEST_MAIN_END();
