@@ -5,7 +5,9 @@ on a domain: a Sinkhorn backward pass differentiates at a doubly stochastic matr
 gradient diverges elsewhere), and a gated delta rule expects log-gates that are cumulative sums
 of log-sigmoids (positive random gates grow its float16 state past the largest float16), and a
 sparse attention reads keys at the block offsets and columns its index inputs give, and a top-k
-selection takes each row's range from its starts and ends. For
+selection takes each row's range from its starts and ends, and the varlen sparse attentions of
+dsa_sparse_finetune give each token its own row (random token indices send two blocks to one
+output row, and the result then depends on which writes last). For
 those, the harness runs the kernel once with `--save` to learn each tensor's shape and dtype,
 replaces the inputs named here with ones built as the file's main() builds them (with numpy
 instead of torch), and verifies with `--load`. Each recipe names the lines of the file it
@@ -103,11 +105,49 @@ def topk_selector(saved, defs, rng):
     return out
 
 
+def dsa_varlen(saved, defs, rng):
+    """dsa_sparse_finetune/*.py test_*(): the tokens of a batch of variable-length sequences,
+    Offsets the cumulative lengths (prepare_token_indices turns them into TokenIndices, one
+    (sequence, position) row per token), and for each token t the key indices it attends to,
+    torch.randperm(max(1, t))[:topk] (Indices / TopkIndices) with the rest of the row past the
+    end of the sequence, which the kernels mask out. Random indices would send two blocks to
+    the same output row: the result would then depend on which block writes last. One sequence
+    holds every token here; Offsets repeats its end for the batch entries that stay empty."""
+    out = {}
+    tok = saved.get("TokenIndices")
+    if tok is None or "Offsets" not in saved:
+        return out
+    s = tok.shape[0]
+    offsets = np.full_like(saved["Offsets"], s)
+    offsets[0] = 0
+    out["Offsets"] = offsets
+    rows = np.zeros_like(tok)
+    rows[:, 1] = np.arange(s)
+    out["TokenIndices"] = rows
+    for name in ("Indices", "TopkIndices"):
+        if name in saved:
+            idx = np.full_like(saved[name], s)
+            k = idx.shape[-1]
+            for t in range(s):
+                for g in range(idx.shape[1] if idx.ndim == 3 else 1):
+                    perm = rng.permutation(max(1, t))[:k]
+                    if idx.ndim == 3:
+                        idx[t, g, : len(perm)] = perm
+                    else:
+                        idx[t, : len(perm)] = perm
+            out[name] = idx
+    return out
+
+
 RECIPES = {
     ("kda/chunk_delta_h_fwd.py", "tilelang_chunk_gated_delta_rule_fwd_h"): kda_chunk_delta_h,
     ("deepseek_mhc/example_mhc_bwd.py", "sinkhorn_bwd_implicit_cg"): sinkhorn_bwd,
     ("minference/example_vertical_slash_sparse_attn.py", "_tl_vs_sparse_flashattn"): minference_indexes,
     ("deepseek_v32/topk_selector.py", "tl_topk_impl"): topk_selector,
+    ("dsa_sparse_finetune/sparse_mla_fwd.py", "sparse_mla_fwd"): dsa_varlen,
+    ("dsa_sparse_finetune/sparse_mla_topk_reducesum.py", "tl_sparse_mla_topk_reducesum_impl"): dsa_varlen,
+    ("dsa_sparse_finetune/indexer_topk_reducesum.py", "tl_indexer_topk_reducesum_impl"): dsa_varlen,
+    ("dsa_sparse_finetune/indexer_bwd.py", "tl_indexer_bwd_impl"): dsa_varlen,
 }
 
 
