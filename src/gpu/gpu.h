@@ -39,6 +39,8 @@ typedef struct tc_gpu_desc {
                               may be written by simdgroup_store (simdgroup_store.c) */
   bool matmul2d;          /* Metal 4's cooperative-tensor matmul2d (16 x 32 destinations) may
                              hold a gemm's accumulator (layout ACC with `coop`, gemm.c) */
+  bool atomic_fetch;      /* the codegen gives T.atomic_add(..., return_prev=True) its value before
+                             the addition (Metal's atomic_fetch_add_explicit) */
 } tc_gpu_desc;
 
 /* ---- fragment layouts (layout.c) ----

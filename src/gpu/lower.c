@@ -286,7 +286,7 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
   }
   const tc_stmt *fetch = NULL;
   tc_visit_stmts(k->body, find_return_prev, &fetch);
-  if (fetch) {
+  if (fetch && !desc->atomic_fetch) {
     tc_gpu_fail(P, fetch->loc, "T.atomic_add(..., return_prev=True) is not yet supported on %s; the cpu target runs it", desc->target);
     return NULL;
   }

@@ -222,3 +222,15 @@ m=$(src examples/gemm.py --target metal,msl=2.4)
 m=$("$T" run examples/gemm_transposed.py --target metal 2>&1)
 [ $? -eq 1 ] && echo "$m" | grep -q "more than metal allows (32768)"; check "threadgroup memory over 32 KB is a program error" $?
 "$T" backends | grep -q '^metal   emu       yes      yes'; check "tilec backends: emu is the default off macOS" $?
+# T.atomic_add(..., return_prev=True) through atomic_fetch_add_explicit (int32, float32) and the
+# compare-and-swap loop (float16): each thread's value before its addition, and slot lists
+# compared as multisets along the dimension the slots index
+C=tests/e2e/data/compat
+D=$(mktemp -d /tmp/tilec-e2e-metal-prev-XXXXXX)
+"$T" run "$C/atomic_prev_shared.py" --target metal --verify --save "$D/prev" >/dev/null 2>&1 && cmp -s "$D/prev/Hist.npy" "$D/prev/Ref.npy"
+check "return_prev on shared int32, float32 and float16 counters" $?
+src "$C/atomic_prev_shared.py" --target metal | grep -q '_prev\[0\] = (int)atomic_fetch_add_explicit((threadgroup atomic_int \*)'
+check "return_prev: the fetched value goes to the thread's cell" $?
+"$T" run "$C/atomic_slots.py" -D R=4 -D N=256 --target metal --verify 2>&1 | grep -q "^verify Idx: ok .*compared as multisets along dimension 1)"
+check "slot lists from return_prev verify as multisets on metal" $?
+rm -rf "$D"

@@ -640,8 +640,13 @@ static void atomic_add(cg *g, const tc_stmt *s) {
          b ? dtname(d) : "this operand");
     return;
   }
-  tc_strbuf off, val, name, bd;
-  tc_sb_init(&off), tc_sb_init(&val), tc_sb_init(&name), tc_sb_init(&bd);
+  tc_strbuf off, val, name, bd, prev;
+  tc_sb_init(&off), tc_sb_init(&val), tc_sb_init(&name), tc_sb_init(&bd), tc_sb_init(&prev);
+  /* return_prev: the per-thread cell that receives the value before this thread's addition */
+  if (s->u.atomic.prev) {
+    buf_name(&prev, s->u.atomic.prev);
+    tc_sb_printf(&prev, "[0] = (%s)", ctype(d));
+  }
   offset_text(g, &off, b, s->u.atomic.nidx, s->u.atomic.idx);
   expr(g, &val, s->u.atomic.value);
   buf_name(&name, b);
@@ -649,8 +654,8 @@ static void atomic_add(cg *g, const tc_stmt *s) {
   else tc_sb_puts(&bd, "(1)");
   const char *sp = space(b);
   if (at) {
-    line(g, "if %s atomic_fetch_add_explicit((%s %s *)&%s[%s], (%s)(%s), memory_order_relaxed);", tc_sb_cstr(&bd), sp, at,
-         tc_sb_cstr(&name), tc_sb_cstr(&off), ctype(d), tc_sb_cstr(&val));
+    line(g, "if %s %satomic_fetch_add_explicit((%s %s *)&%s[%s], (%s)(%s), memory_order_relaxed);", tc_sb_cstr(&bd),
+         tc_sb_cstr(&prev), sp, at, tc_sb_cstr(&name), tc_sb_cstr(&off), ctype(d), tc_sb_cstr(&val));
   } else {
     const char *dec = d.code == TC_DT_FLOAT16 ? "float(as_type<half>(h_))" : g->msl >= 310 ? "float(as_type<bfloat>(h_))" : "tcg_bfloat16_to_f32(h_)";
     const char *enc = d.code == TC_DT_FLOAT16 ? "as_type<ushort>(half(f_))" : g->msl >= 310 ? "as_type<ushort>(bfloat(f_))" : "tcg_f32_to_bfloat16(f_)";
@@ -665,12 +670,15 @@ static void atomic_add(cg *g, const tc_stmt *s) {
     line(g, "  ushort h_ = (ushort)(old_ >> sh_);");
     line(g, "  float f_ = %s + v_;", dec);
     line(g, "  uint nv_ = (old_ & ~(0xffffu << sh_)) | ((uint)%s << sh_);", enc);
-    line(g, "  if (atomic_compare_exchange_weak_explicit(w_, &old_, nv_, memory_order_relaxed, memory_order_relaxed)) break;");
+    line(g, "  if (atomic_compare_exchange_weak_explicit(w_, &old_, nv_, memory_order_relaxed, memory_order_relaxed)) {");
+    if (s->u.atomic.prev) line(g, "    %s%s;", tc_sb_cstr(&prev), dec);
+    line(g, "    break;");
+    line(g, "  }");
     line(g, "}");
     g->ind--;
     line(g, "}");
   }
-  tc_sb_free(&off), tc_sb_free(&val), tc_sb_free(&name), tc_sb_free(&bd);
+  tc_sb_free(&off), tc_sb_free(&val), tc_sb_free(&name), tc_sb_free(&bd), tc_sb_free(&prev);
 }
 
 static void stmt(cg *g, const tc_stmt *s) {

@@ -24,6 +24,7 @@ static void metal_gpu_desc(tc_gpu_desc *d, int msl) {
   d->max_smem = 32 * 1024;
   d->cp_async = false;
   d->swizzle_gemm_operands = false;
+  d->atomic_fetch = true;
 }
 
 typedef struct explain_ctx {
