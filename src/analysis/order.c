@@ -12,8 +12,8 @@
  *
  * Flow-insensitive, to a fixpoint: an atomic's `prev` cell is schedule-dependent, and so is
  * whatever a statement writes from a schedule-dependent read (a variable, a per-thread cell, a
- * buffer). A store into a parameter whose index in dimension d reads a schedule-dependent value
- * marks d. Control flow carries no taint: which threads take a branch does not depend on the
+ * buffer). A store or an element atomic into a parameter whose index in dimension d reads a
+ * schedule-dependent value marks d. Control flow carries no taint: which threads take a branch does not depend on the
  * order they arrive in unless a value read in it does, and that value is tainted itself. */
 #include <stdlib.h>
 
@@ -102,14 +102,18 @@ typedef struct dims_ctx {
   unsigned *out;
 } dims_ctx;
 
+/* stores and element atomics: the buffer and the index of each dimension they write */
 static bool store_cb(void *ctx, tc_stmt *s) {
   dims_ctx *c = ctx;
-  if (s->kind != TC_ST_STORE) return true;
+  const tc_buffer *b = s->kind == TC_ST_STORE ? s->u.store.buf : s->kind == TC_ST_ATOMIC_ADD ? s->u.atomic.buf : NULL;
+  if (!b) return true;
+  int nidx = s->kind == TC_ST_STORE ? s->u.store.nidx : s->u.atomic.nidx;
+  tc_expr *const *idx = s->kind == TC_ST_STORE ? s->u.store.idx : s->u.atomic.idx;
   for (int p = 0; p < c->k->nparams; p++) {
-    if (c->k->params[p].buf != s->u.store.buf) continue;
-    for (int d = 0; d < s->u.store.nidx && d < 32; d++) {
+    if (c->k->params[p].buf != b) continue;
+    for (int d = 0; d < nidx && d < 32; d++) {
       index_read r = {c->t, false};
-      tc_expr_accesses(&(tc_access_fns){idx_var, idx_buf, &r}, s->u.store.idx[d]);
+      tc_expr_accesses(&(tc_access_fns){idx_var, idx_buf, &r}, idx[d]);
       if (r.read) c->out[p] |= 1u << d;
     }
   }

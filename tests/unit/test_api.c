@@ -124,7 +124,8 @@ TEST(outputs_rounded_through_a_narrower_float) {
 static const char slots_src[] =
     "import tilelang.language as T\n"
     "@T.prim_func\n"
-    "def slots(A: T.Tensor((2, 64), \"float32\"), Idx: T.Tensor((2, 64), \"int32\"), Count: T.Tensor((2,), \"int32\")):\n"
+    "def slots(A: T.Tensor((2, 64), \"float32\"), Idx: T.Tensor((2, 64), \"int32\"), Count: T.Tensor((2,), \"int32\"),\n"
+    "          Tally: T.Tensor((2, 64), \"int32\")):\n"
     "    with T.Kernel(2, threads=64) as bx:\n"
     "        count = T.alloc_shared((1,), \"int32\")\n"
     "        slot = T.alloc_var(\"int32\")\n"
@@ -135,6 +136,7 @@ static const char slots_src[] =
     "        if A[bx, tx] > 0:\n"
     "            slot = T.atomic_add(count[0], 1, return_prev=True)\n"
     "            Idx[bx, slot] = tx\n"
+    "            T.atomic_add(Tally[bx, slot], 1)\n"
     "        T.sync_threads()\n"
     "        if tx == 0:\n"
     "            Count[bx] = count[0]\n";
@@ -145,8 +147,8 @@ TEST(outputs_ordered_by_the_schedule) {
   if (!k) printf("%s", err.rendered);
   CHECK(k != NULL);
   if (!k) return;
-  static const unsigned want[] = {0, 2, 0};
-  for (size_t i = 0; i < 3; i++) {
+  static const unsigned want[] = {0, 2, 0, 2}; /* Tally: an element atomic at the slot */
+  for (size_t i = 0; i < 4; i++) {
     tilec_param_info pi;
     CHECK_INT(tilec_kernel_param(k, i, &pi), 0);
     CHECK_INT((int)pi.unordered_dims, (int)want[i]);
