@@ -120,11 +120,10 @@ static size_t flat_index(int ndim, const int64_t *shape, unsigned mask, size_t g
   return flat;
 }
 
-/* src with the values of each group sorted along the dimensions of mask, into dst. */
-static void sort_groups(tc_dtype dt, const void *src, void *dst, int ndim, const int64_t *shape, unsigned mask, size_t n, keyed *scratch) {
-  size_t esize = (size_t)tc_dtype_bits(dt) / 8, gsize = 1;
-  for (int d = 0; d < ndim; d++)
-    if ((mask >> d) & 1) gsize *= (size_t)shape[d];
+/* src with the values of each group (gsize elements along the dimensions of mask) sorted, into
+ * dst; elements are esize bytes. */
+static void sort_groups(tc_dtype dt, const void *src, void *dst, int ndim, const int64_t *shape, unsigned mask, size_t n, size_t gsize,
+                        size_t esize, keyed *scratch) {
   for (size_t g = 0; gsize && g < n / gsize; g++) {
     for (size_t j = 0; j < gsize; j++) {
       scratch[j].at = flat_index(ndim, shape, mask, g, j);
@@ -152,8 +151,8 @@ bool tc_compare_buffers_unordered(tc_dtype dt, tc_dtype through, bool fp8_produc
   keyed *scratch = malloc(gsize * sizeof *scratch);
   bool ok = a && b && scratch;
   if (ok) {
-    sort_groups(dt, result, a, ndim, shape, mask, n, scratch);
-    sort_groups(dt, reference, b, ndim, shape, mask, n, scratch);
+    sort_groups(dt, result, a, ndim, shape, mask, n, gsize, esize, scratch);
+    sort_groups(dt, reference, b, ndim, shape, mask, n, gsize, esize, scratch);
     tc_compare_buffers(dt, through, fp8_products, a, b, n, out);
   }
   free(a);
