@@ -12,8 +12,7 @@
  * gives wrong results instead of passing by luck. A barrier that can never be met (threads
  * waiting at different ones) is reported as a deadlock, never a hang.
  *
- * Under AddressSanitizer the stack switches are announced to it (the fiber API), and the
- * libraries are built with ASan too (emu_build.c). */
+ * The fibers are util/fiber.c's; the libraries are built with ASan when tilec is (emu_build.c). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -21,27 +20,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <ucontext.h>
 #include <unistd.h>
 
 #include "target/metal/emu.h"
 #include "target/metal/emu_internal.h"
+#include "util/cxxlib.h"
 #include "util/diag.h"
+#include "util/fiber.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define TC_EMU_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TC_EMU_ASAN 1
-#endif
-#endif
-#ifdef TC_EMU_ASAN
-#include <sanitizer/common_interface_defs.h>
-#define STACK_BYTES (512 * 1024)
-#else
-#define STACK_BYTES (128 * 1024)
-#endif
 #define MAX_WORKERS 8
 
 typedef void (*entry_fn)(void *const *bindings, const tc_emu_ids *ids);
@@ -54,12 +40,10 @@ struct tc_emu_library {
 enum { F_READY, F_WAIT_TG, F_WAIT_SG, F_DONE };
 
 typedef struct fiber {
-  ucontext_t ctx;
-  char *stack; /* usable part, above the guard page */
+  tc_fiber fb;
   tc_emu_ids ids;
   int state;
   unsigned wait_gen; /* the barrier generation it waits to see pass */
-  void *asan_fake;
 } fiber;
 
 typedef struct simdgroup {
@@ -79,47 +63,19 @@ typedef struct worker {
   /* this worker's threadgroup */
   int nthreads, nsg;
   fiber *f;
-  char *stacks;
-  size_t stacks_bytes;
+  tc_fiber_stacks stacks;
   simdgroup *sg;
   void *tg_mem;
   int live, tg_arrived;
   unsigned tg_gen;
   int cur;
-  ucontext_t sched;
-  const void *sched_bottom;
-  size_t sched_size;
-  void *sched_fake;
+  tc_fiber_sched sched;
   /* the first error */
   char error[512];
   pthread_t thread;
 } worker;
 
 static _Thread_local worker *tls_worker;
-
-/* ---- stack switches (announced to ASan) ---- */
-__attribute__((noinline)) static void to_scheduler(worker *w, fiber *f, bool finished) {
-#ifdef TC_EMU_ASAN
-  __sanitizer_start_switch_fiber(finished ? NULL : &f->asan_fake, w->sched_bottom, w->sched_size);
-#endif
-  if (finished) {
-    setcontext(&w->sched); /* never returns */
-  }
-  swapcontext(&f->ctx, &w->sched);
-#ifdef TC_EMU_ASAN
-  __sanitizer_finish_switch_fiber(f->asan_fake, &w->sched_bottom, &w->sched_size);
-#endif
-}
-
-__attribute__((noinline)) static void to_fiber(worker *w, fiber *f) {
-#ifdef TC_EMU_ASAN
-  __sanitizer_start_switch_fiber(&w->sched_fake, f->stack, STACK_BYTES);
-#endif
-  swapcontext(&w->sched, &f->ctx);
-#ifdef TC_EMU_ASAN
-  __sanitizer_finish_switch_fiber(w->sched_fake, NULL, NULL);
-#endif
-}
 
 /* ---- the collective operations, called from kernel code on a fiber ---- */
 static void rt_threadgroup_barrier(void) {
@@ -132,7 +88,7 @@ static void rt_threadgroup_barrier(void) {
   }
   f->state = F_WAIT_TG;
   f->wait_gen = w->tg_gen;
-  to_scheduler(w, f, false);
+  tc_fiber_yield(&w->sched, &f->fb, false);
 }
 
 static void rt_simdgroup_barrier(void) {
@@ -146,7 +102,7 @@ static void rt_simdgroup_barrier(void) {
   }
   f->state = F_WAIT_SG;
   f->wait_gen = s->gen;
-  to_scheduler(w, f, false);
+  tc_fiber_yield(&w->sched, &f->fb, false);
 }
 
 static void *rt_simd_scratch(void) {
@@ -164,9 +120,7 @@ static const tc_emu_runtime k_runtime = {rt_threadgroup_barrier, rt_simdgroup_ba
 static void fiber_main(void) {
   worker *w = tls_worker;
   fiber *f = &w->f[w->cur];
-#ifdef TC_EMU_ASAN
-  __sanitizer_finish_switch_fiber(NULL, &w->sched_bottom, &w->sched_size);
-#endif
+  tc_fiber_started(&w->sched);
   w->entry(w->bindings, &f->ids);
   /* finished: the barriers now wait for one thread fewer, which may release them */
   f->state = F_DONE;
@@ -181,7 +135,7 @@ static void fiber_main(void) {
     s->arrived = 0;
     s->gen++;
   }
-  to_scheduler(w, f, true);
+  tc_fiber_yield(&w->sched, &f->fb, true);
 }
 
 static bool runnable(const worker *w, const fiber *f) {
@@ -191,15 +145,6 @@ static bool runnable(const worker *w, const fiber *f) {
   case F_WAIT_SG: return w->sg[f->ids.sg].gen != f->wait_gen;
   default: return false;
   }
-}
-
-/* A fresh context for f that starts in fiber_main (apart: getcontext returns twice). */
-__attribute__((noinline)) static void make_fiber(fiber *f) {
-  getcontext(&f->ctx);
-  f->ctx.uc_stack.ss_sp = f->stack;
-  f->ctx.uc_stack.ss_size = STACK_BYTES;
-  f->ctx.uc_link = NULL;
-  makecontext(&f->ctx, fiber_main, 0);
 }
 
 /* Runs threadgroup `g` (linear index) to completion; false with w->error on a deadlock. */
@@ -227,7 +172,7 @@ static bool run_group(worker *w, long g) {
     id->nsg = (unsigned)w->nsg;
     id->tg_mem = w->tg_mem;
     f->state = F_READY;
-    make_fiber(f);
+    tc_fiber_make(&f->fb, fiber_main);
   }
   while (w->live > 0) {
     bool progress = false;
@@ -236,7 +181,7 @@ static bool run_group(worker *w, long g) {
       if (!runnable(w, f)) continue;
       f->state = F_READY;
       w->cur = t;
-      to_fiber(w, f);
+      tc_fiber_resume(&w->sched, &f->fb);
       progress = true;
     }
     if (!progress) {
@@ -268,7 +213,7 @@ static void *worker_main(void *arg) {
 }
 
 static void worker_free(worker *w) {
-  if (w->stacks) munmap(w->stacks, w->stacks_bytes);
+  tc_fiber_stacks_free(&w->stacks);
   if (w->sg)
     for (int s = 0; s < w->nsg; s++) free(w->sg[s].scratch);
   free(w->sg);
@@ -288,55 +233,16 @@ static bool worker_init(worker *w, int nthreads, size_t tg_mem_bytes) {
     if (!(w->tg_mem = malloc(tg_mem_bytes))) return false;
     memset(w->tg_mem, 0xff, tg_mem_bytes); /* NaN for floats: uninitialised reads show */
   }
-  size_t page = (size_t)sysconf(_SC_PAGESIZE), per = STACK_BYTES + page;
-  w->stacks_bytes = per * (size_t)nthreads;
-  void *m = mmap(NULL, w->stacks_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (m == MAP_FAILED) {
-    w->stacks = NULL;
-    return false;
-  }
-  w->stacks = m;
-  for (int t = 0; t < nthreads; t++) {
-    char *base = w->stacks + per * (size_t)t;
-    mprotect(base, page, PROT_NONE); /* guard page: an overflow faults instead of corrupting */
-    w->f[t].stack = base + page;
-  }
+  if (!tc_fiber_stacks_alloc(&w->stacks, nthreads)) return false;
+  for (int t = 0; t < nthreads; t++) w->f[t].fb.stack = tc_fiber_stack(&w->stacks, t);
   return true;
 }
 
 tilec_status tc_emu_library_load(const void *so, size_t so_size, tc_emu_library **out, tilec_error *err) {
   *out = NULL;
-  const char *t = getenv("TMPDIR");
-  if (!t || !*t) t = "/tmp";
-  char path[4096];
-  snprintf(path, sizeof path, "%s/tilec-emu-XXXXXX.so", t);
-  int fd = mkstemps(path, 3);
-  if (fd < 0) {
-    tc_error(err, TILEC_ERROR_IO, "cannot create a temporary file for the emulated library: %s", strerror(errno));
-    return TILEC_ERROR_IO;
-  }
-  const char *p = so;
-  size_t left = so_size;
-  while (left > 0) {
-    ssize_t n = write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      close(fd);
-      unlink(path);
-      tc_error(err, TILEC_ERROR_IO, "cannot write %s", path);
-      return TILEC_ERROR_IO;
-    }
-    p += n;
-    left -= (size_t)n;
-  }
-  close(fd);
-  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  const char *dle = h ? NULL : dlerror();
-  unlink(path);
-  if (!h) {
-    tc_error(err, TILEC_ERROR_TARGET, "cannot load the emulated library: %s", dle ? dle : "dlopen failed");
-    return TILEC_ERROR_TARGET;
-  }
+  void *h = NULL;
+  tilec_status st = tc_so_open(so, so_size, "emulated library", &h, err);
+  if (st != TILEC_OK) return st;
   install_fn install = (install_fn)dlsym(h, "tc_emu_install");
   int (*abi)(void) = (int (*)(void))dlsym(h, "tc_emu_abi");
   if (!install || !abi || abi() != TC_EMU_ABI) {

@@ -9,91 +9,23 @@
  *  - for every kernel (`kernel void f(...)` or `[[kernel, ...]] void f(...)`) a C entry point
  *    `tc_emu_entry_f(bindings, ids)` is appended that passes [[buffer(i)]] arguments from
  *    bindings[i] and the thread-position attributes from the runner's ids.
- * The compiler runs without a shell (posix_spawn), its flags fixed: -std=c++20 -O1 -fPIC
- * -shared, plus -fsanitize=address when tilec itself is built with ASan, so that out-of-bounds
- * accesses in generated code are caught there too. */
+ * The compiler and its flags: util/cxxlib.c. */
 #include <ctype.h>
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "target/metal/emu.h"
 #include "target/metal/emu_internal.h"
 #include "util/diag.h"
-#include "util/proc.h"
+#include "util/cxxlib.h"
 #include "util/strbuf.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define TC_EMU_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TC_EMU_ASAN 1
-#endif
-#endif
+bool tc_emu_available(const char *cxx, char *why, size_t cap) { return tc_cxx_available(cxx, why, cap); }
 
-static const char *const k_flags[] = {"-x", "c++", "-std=c++20", "-O1", "-fPIC", "-shared", "-Wno-attributes",
-                                      "-Wno-ignored-attributes", "-fno-exceptions", "-fno-rtti",
-#ifdef TC_EMU_ASAN
-                                      "-fsanitize=address", "-fno-omit-frame-pointer",
-#endif
-                                      };
-#define NFLAGS (sizeof k_flags / sizeof k_flags[0])
-
-static const char *default_cxx(const char *cxx) {
-  if (cxx && *cxx) return cxx;
-  const char *e = getenv("TILEC_EMU_CXX");
-  return e && *e ? e : "c++";
-}
-
-/* The compiler command split at spaces into argv; the strings live in *buf (malloc'd). */
-static int split_cmd(const char *cmd, char **buf, char **argv, int cap) {
-  *buf = strdup(cmd);
-  if (!*buf) return 0;
-  int n = 0;
-  for (char *p = *buf; *p && n < cap;) {
-    while (*p == ' ' || *p == '\t') *p++ = 0;
-    if (!*p) break;
-    argv[n++] = p;
-    while (*p && *p != ' ' && *p != '\t') p++;
-  }
-  return n;
-}
-
-bool tc_emu_available(const char *cxx, char *why, size_t cap) {
-  char *buf, *argv[16], path[PATH_MAX];
-  int n = split_cmd(default_cxx(cxx), &buf, argv, 15);
-  bool ok = n > 0 && tc_find_exe(argv[0], path, sizeof path);
-  if (!ok && why && cap) snprintf(why, cap, "C++ compiler '%s' not found (set TILEC_EMU_CXX or install g++)", n ? argv[0] : "");
-  free(buf);
-  return ok;
-}
-
-char *tc_emu_toolchain_id(const char *cxx, tilec_error *err) {
-  char *buf, *argv[16], path[PATH_MAX], real[PATH_MAX];
-  int n = split_cmd(default_cxx(cxx), &buf, argv, 15);
-  if (n <= 0 || !tc_find_exe(argv[0], path, sizeof path)) {
-    tc_error(err, TILEC_ERROR_TARGET, "C++ compiler '%s' not found (set TILEC_EMU_CXX or install g++)", n > 0 ? argv[0] : "");
-    free(buf);
-    return NULL;
-  }
-  if (!realpath(path, real)) snprintf(real, sizeof real, "%s", path);
-  struct stat st;
-  tc_strbuf sb;
-  tc_sb_init(&sb);
-  tc_sb_printf(&sb, "emu cxx=%s", real);
-  for (int i = 1; i < n; i++) tc_sb_printf(&sb, " %s", argv[i]);
-  if (stat(real, &st) == 0) tc_sb_printf(&sb, " size=%lld mtime=%lld", (long long)st.st_size, (long long)st.st_mtim.tv_sec);
-  for (size_t i = 0; i < NFLAGS; i++) tc_sb_printf(&sb, " %s", k_flags[i]);
-  tc_sb_printf(&sb, " abi=%d", TC_EMU_ABI);
-  free(buf);
-  char *r = tc_sb_take(&sb);
-  if (!r) tc_error(err, TILEC_ERROR_NOMEM, "out of memory");
-  return r;
-}
+char *tc_emu_toolchain_id(const char *cxx, tilec_error *err) { return tc_cxx_toolchain_id(cxx, "emu", TC_EMU_ABI, err); }
 
 /* ---- the source passes ---- */
 static bool ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
@@ -367,77 +299,13 @@ tilec_status tc_emu_compile(const char *source, const char *cxx, void **so, size
     tc_error(err, TILEC_ERROR_TARGET, "metal emulator: %s", why);
     return TILEC_ERROR_TARGET;
   }
-  char dir[4096], hpath[4200], cpath[4200], sopath[4200];
-  if (!tc_make_tmpdir("tilec-emu", dir, sizeof dir)) {
-    tc_sb_free(&text);
-    tc_error(err, TILEC_ERROR_IO, "cannot create a temporary directory for the C++ compiler: %s", strerror(errno));
-    return TILEC_ERROR_IO;
-  }
-  snprintf(hpath, sizeof hpath, "%s/metal_stdlib", dir);
-  snprintf(cpath, sizeof cpath, "%s/kernel.metal", dir);
-  snprintf(sopath, sizeof sopath, "%s/kernel.so", dir);
-  char incl[4200];
-  snprintf(incl, sizeof incl, "-I%s", dir);
-  tilec_status st = TILEC_OK;
-  char *buf = NULL;
   /* Metal 4's tensor and MetalPerformancePrimitives headers are one stand-in */
-  char tpath[4200], mdir[4200], mpath[4300];
-  snprintf(tpath, sizeof tpath, "%s/metal_tensor", dir);
-  snprintf(mdir, sizeof mdir, "%s/MetalPerformancePrimitives", dir);
-  snprintf(mpath, sizeof mpath, "%s/MetalPerformancePrimitives.h", mdir);
-  static const char mpp_h[] = "#include <metal_tensor>\n";
-  if (mkdir(mdir, 0700) != 0 || !tc_write_file(tpath, tc_metal_emu_tensor(), strlen(tc_metal_emu_tensor())) ||
-      !tc_write_file(mpath, mpp_h, strlen(mpp_h)) ||
-      !tc_write_file(hpath, tc_metal_emu_stdlib(), strlen(tc_metal_emu_stdlib())) ||
-      !tc_write_file(cpath, tc_sb_cstr(&text), strlen(tc_sb_cstr(&text)))) {
-    tc_error(err, TILEC_ERROR_IO, "cannot write the emulator's sources in %s", dir);
-    st = TILEC_ERROR_IO;
-    goto done;
-  }
-  char *argv[48];
-  int n = split_cmd(default_cxx(cxx), &buf, argv, 15);
-  if (n <= 0) {
-    tc_error(err, TILEC_ERROR_USAGE, "empty C++ compiler command");
-    st = TILEC_ERROR_USAGE;
-    goto done;
-  }
-  for (size_t i = 0; i < NFLAGS; i++) argv[n++] = (char *)k_flags[i];
-  argv[n++] = incl;
-  argv[n++] = "-o";
-  argv[n++] = sopath;
-  argv[n++] = cpath;
-  argv[n] = NULL;
-  char *out = NULL;
-  int status = 0, e = 0;
-  if (!tc_run_capture(argv, &out, &status, &e)) {
-    tc_error(err, TILEC_ERROR_TARGET, "cannot run the C++ compiler '%s': %s", argv[0], strerror(e));
-    st = TILEC_ERROR_TARGET;
-    goto done;
-  }
-  if (status != 0) {
-    size_t len = out ? strlen(out) : 0;
-    tc_error(err, TILEC_ERROR_TARGET, "metal emulator: the C++ compiler failed (exit %d): %.700s", status, out ? out : "");
-    (void)len;
-    if (log) *log = out;
-    else free(out);
-    st = TILEC_ERROR_TARGET;
-    goto done;
-  }
-  if (log) *log = out;
-  else free(out);
-  if (!tc_read_file(sopath, so, so_size)) {
-    tc_error(err, TILEC_ERROR_IO, "cannot read the built library %s", sopath);
-    st = TILEC_ERROR_IO;
-  }
-done:
-  free(buf);
+  const tc_cxx_header headers[] = {
+      {"metal_stdlib", tc_metal_emu_stdlib()},
+      {"metal_tensor", tc_metal_emu_tensor()},
+      {"MetalPerformancePrimitives/MetalPerformancePrimitives.h", "#include <metal_tensor>\n"},
+  };
+  tilec_status st = tc_cxx_build_so("metal emulator", cxx, "kernel.metal", tc_sb_cstr(&text), headers, 3, so, so_size, log, err);
   tc_sb_free(&text);
-  unlink(hpath);
-  unlink(tpath);
-  unlink(mpath);
-  rmdir(mdir);
-  unlink(cpath);
-  unlink(sopath);
-  rmdir(dir);
   return st;
 }
