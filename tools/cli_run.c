@@ -256,7 +256,7 @@ int cli_run(const cli_options *o) {
   k = tilec_compile(prog, &co, &err);
   if (!k) goto report;
   cli_print_warning(ctx);
-  if (strcmp(tilec_kernel_target(k), "cuda") == 0) {
+  if (strcmp(tilec_kernel_target(k), "cuda") == 0 && strcmp(tilec_kernel_backend(k), "emu") != 0) {
     char why[512];
     gpu = cli_gpu_open(0, why, sizeof why);
     if (!gpu) {

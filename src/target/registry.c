@@ -20,6 +20,7 @@ static const tc_backend *const k_backends[] = {
     &tc_cpu_cc_backend,
     &tc_cuda_nvrtc_backend,
     &tc_cuda_nvcc_backend,
+    &tc_cuda_emu_backend,
     &tc_metal_metal_backend,
     &tc_metal_metallib_backend,
     &tc_metal_emu_backend,

@@ -36,6 +36,7 @@
 #include "target/target.h"
 
 extern const tc_backend tc_cuda_nvrtc_backend; /* NVRTC in process (the default) */
+extern const tc_backend tc_cuda_emu_backend;   /* the emulator: the CUDA C++ run on the CPU (emu_backend.c) */
 extern const tc_backend tc_cuda_nvcc_backend;  /* external nvcc producing a cubin */
 extern const tc_target tc_cuda_target;
 /* The description of one arch ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"); an unknown

@@ -47,6 +47,14 @@ tilec_status tc_cuda_load(const tc_backend_env *env, const tc_kernel_ir *k, cons
 tilec_status tc_cuda_launch(const tc_backend_env *env, tc_loaded *mod, const tc_launch_args *args,
                             tilec_error *err);
 void tc_cuda_unload(tc_loaded *mod);
+/* Bytes a scalar parameter of dtype dt takes, and its value's bytes as the kernel reads them. */
+int tc_cuda_scalar_size(tc_dtype dt);
+void tc_cuda_scalar_bytes(tc_dtype dt, int64_t ival, double fval, unsigned char out[8]);
+/* Dimensions, strides (bytes, dims 1..4) and box of meta's tensor map t over the tensor at addr,
+ * for this launch's symbolic dims; checks the alignment and the leading extent. */
+tilec_status tc_cuda_tmap_geometry(const tc_cuda_meta *meta, const char *name, const tc_cuda_tmap *t, const void *addr,
+                                   const int64_t *syms, uint64_t dims[5], uint64_t strides[4], unsigned box[5],
+                                   tilec_error *err);
 tilec_status tc_cuda_synchronize(const tc_backend_env *env, void *stream, tilec_error *err);
 /* Device memory for tilec_device_* (memory.c): cuMemAlloc in the device's primary context. */
 void *tc_cuda_mem_alloc(int device, size_t bytes, tilec_error *err);

@@ -184,7 +184,7 @@ static tilec_status load_on(tc_loaded *m, int d, tilec_error *err) {
   return TILEC_OK;
 }
 
-static int scalar_size(tc_dtype dt) {
+int tc_cuda_scalar_size(tc_dtype dt) {
   int bits = tc_dtype_bits(dt);
   return bits <= 8 ? 1 : bits / 8;
 }
@@ -240,7 +240,7 @@ tilec_status tc_cuda_load(const tc_backend_env *env, const tc_kernel_ir *k, cons
     p->tensor = k->params[i].buf != NULL;
     if (!p->tensor) {
       p->dtype = k->params[i].var->dtype;
-      p->size = scalar_size(p->dtype);
+      p->size = tc_cuda_scalar_size(p->dtype);
     }
   }
   /* tensor maps name tensor parameters and symbolic dims the kernel has */
@@ -275,7 +275,43 @@ fail:
  * five dimensions, innermost first: a 128-byte row of an atom, the 8 rows of a group, the
  * 128-byte panels, the 8-row groups, the leading dimensions flattened. A tensor of fewer than 8
  * rows is one group of R rows (the box's rows past R arrive as zeros; stores drop them); one of
- * more rows not in whole groups takes the row form, a map over single rows for one-panel tiles. */
+ * more rows not in whole groups takes the row form, a map over single rows for one-panel tiles.
+ * The driver encodes it (below); the emulator reads the same numbers (emu_backend.c). */
+tilec_status tc_cuda_tmap_geometry(const tc_cuda_meta *meta, const char *name, const tc_cuda_tmap *t, const void *addr,
+                                   const int64_t *syms, uint64_t dims[5], uint64_t strides[4], unsigned box[5],
+                                   tilec_error *err) {
+  if ((uintptr_t)addr % 16) {
+    tc_error(err, TILEC_ERROR_USAGE,
+             "argument '%s': kernel '%s' (%s) loads it with TMA, which needs its data 16-byte aligned (it is at %p); pass an "
+             "aligned tensor or compile for sm_80",
+             name, meta->entry, meta->arch, addr);
+    return TILEC_ERROR_USAGE;
+  }
+  uint64_t lead = 1;
+  for (int j = 0; j < t->nlead; j++) {
+    int64_t v = t->lead[j] >= 0 ? t->lead[j] : syms[-(t->lead[j] + 1)];
+    lead *= (uint64_t)(v > 0 ? v : 0);
+  }
+  if (lead == 0 || lead > (1ull << 32)) {
+    tc_error(err, TILEC_ERROR_USAGE, "argument '%s': kernel '%s' loads it with TMA, which needs between 1 and 2^32 leading slices (it has %llu)",
+             name, meta->entry, (unsigned long long)lead);
+    return TILEC_ERROR_USAGE;
+  }
+  uint64_t A = 128 / (uint64_t)t->eb, eb = (uint64_t)t->eb, C = (uint64_t)t->C, R = (uint64_t)t->R;
+  uint64_t d[5] = {A, 8, C / A, R / 8, lead};
+  uint64_t s[4] = {C * eb, 128, 8 * C * eb, R * C * eb};
+  unsigned b[5] = {(unsigned)A, 8, (unsigned)(t->cols / (int64_t)A), (unsigned)(t->rows / 8), 1};
+  if (R < 8) { /* the short form: one 8-row group of which R rows exist, zeros past them */
+    d[1] = R, d[3] = 1;
+  } else if (R % 8) { /* the row form (tcg_tma_load_rows; the tile is one panel): single rows, zeros past R */
+    uint64_t rd[5] = {A, R, C / A, lead, 1}, rs[4] = {C * eb, 128, R * C * eb, R * C * eb};
+    unsigned rb[5] = {(unsigned)A, (unsigned)t->rows, 1, 1, 1};
+    memcpy(d, rd, sizeof d), memcpy(s, rs, sizeof s), memcpy(b, rb, sizeof b);
+  }
+  memcpy(dims, d, sizeof d), memcpy(strides, s, sizeof s), memcpy(box, b, sizeof b);
+  return TILEC_OK;
+}
+
 static tilec_status encode_tmap(const tc_cu_api *cu, const tc_loaded *m, const tc_cuda_tmap *t, const tc_launch_args *a,
                                 tc_cu_tensor_map *map, tilec_error *err) {
   const char *name = t->param < m->nparams ? m->params[t->param].name : "?";
@@ -284,39 +320,14 @@ static tilec_status encode_tmap(const tc_cu_api *cu, const tc_loaded *m, const t
              m->meta.entry, name);
     return TILEC_ERROR_TARGET;
   }
-  void *addr = a->data[t->param];
-  if ((uintptr_t)addr % 16) {
-    tc_error(err, TILEC_ERROR_USAGE,
-             "argument '%s': kernel '%s' (%s) loads it with TMA, which needs its data 16-byte aligned (it is at %p); pass an "
-             "aligned tensor or compile for sm_80",
-             name, m->meta.entry, m->meta.arch, addr);
-    return TILEC_ERROR_USAGE;
-  }
-  uint64_t lead = 1;
-  for (int j = 0; j < t->nlead; j++) {
-    int64_t v = t->lead[j] >= 0 ? t->lead[j] : a->syms[-(t->lead[j] + 1)];
-    lead *= (uint64_t)(v > 0 ? v : 0);
-  }
-  if (lead == 0 || lead > (1ull << 32)) {
-    tc_error(err, TILEC_ERROR_USAGE, "argument '%s': kernel '%s' loads it with TMA, which needs between 1 and 2^32 leading slices (it has %llu)",
-             name, m->meta.entry, (unsigned long long)lead);
-    return TILEC_ERROR_USAGE;
-  }
-  uint64_t A = 128 / (uint64_t)t->eb, eb = (uint64_t)t->eb, C = (uint64_t)t->C, R = (uint64_t)t->R;
-  uint64_t dims[5] = {A, 8, C / A, R / 8, lead};
-  uint64_t strides[4] = {C * eb, 128, 8 * C * eb, R * C * eb};
-  unsigned box[5] = {(unsigned)A, 8, (unsigned)(t->cols / (int64_t)A), (unsigned)(t->rows / 8), 1};
-  if (R < 8) { /* the short form: one 8-row group of which R rows exist, zeros past them */
-    dims[1] = R, dims[3] = 1;
-  } else if (R % 8) { /* the row form (tcg_tma_load_rows; the tile is one panel): single rows, zeros past R */
-    uint64_t rdims[5] = {A, R, C / A, lead, 1}, rstrides[4] = {C * eb, 128, R * C * eb, R * C * eb};
-    unsigned rbox[5] = {(unsigned)A, (unsigned)t->rows, 1, 1, 1};
-    memcpy(dims, rdims, sizeof dims), memcpy(strides, rstrides, sizeof strides), memcpy(box, rbox, sizeof box);
-  }
+  uint64_t dims[5], strides[4];
+  unsigned box[5];
+  tilec_status st = tc_cuda_tmap_geometry(&m->meta, name, t, a->data[t->param], a->syms, dims, strides, box, err);
+  if (st != TILEC_OK) return st;
   unsigned es[5] = {1, 1, 1, 1, 1};
   /* uint8 / uint16 / uint32 data, no interleave, 128-byte swizzle, 128-byte L2 promotion, zeros
    * outside */
-  tc_cu_result r = cu->TensorMapEncodeTiled(map, t->eb == 1 ? 0 : t->eb == 2 ? 1 : 2, 5, addr, dims, strides, box, es, 0, 3, 2, 0);
+  tc_cu_result r = cu->TensorMapEncodeTiled(map, t->eb == 1 ? 0 : t->eb == 2 ? 1 : 2, 5, a->data[t->param], dims, strides, box, es, 0, 3, 2, 0);
   if (r != TC_CU_SUCCESS) {
     char what[640];
     snprintf(what, sizeof what, "making the TMA tensor map of '%s' for kernel '%s' (cuTensorMapEncodeTiled)", name, m->meta.entry);
@@ -325,15 +336,14 @@ static tilec_status encode_tmap(const tc_cu_api *cu, const tc_loaded *m, const t
   return TILEC_OK;
 }
 
-/* A scalar's bytes as the kernel's C parameter holds them. */
-static void scalar_bytes(const param_abi *p, int64_t ival, double fval, unsigned char *out) {
+void tc_cuda_scalar_bytes(tc_dtype dt, int64_t ival, double fval, unsigned char out[8]) {
   memset(out, 0, 8);
-  if (tc_dtype_is_float(p->dtype)) {
-    tc_dtype_store_f64(p->dtype, out, 0, fval);
+  if (tc_dtype_is_float(dt)) {
+    tc_dtype_store_f64(dt, out, 0, fval);
   } else {
     uint64_t u = (uint64_t)ival; /* two's complement, little-endian: the low bytes */
-    for (int b = 0; b < p->size; b++) out[b] = (unsigned char)(u >> (8 * b));
-    if (tc_dtype_is_bool(p->dtype)) out[0] = ival != 0;
+    for (int b = 0; b < tc_cuda_scalar_size(dt); b++) out[b] = (unsigned char)(u >> (8 * b));
+    if (tc_dtype_is_bool(dt)) out[0] = ival != 0;
   }
 }
 
@@ -400,7 +410,7 @@ tilec_status tc_cuda_launch(const tc_backend_env *env, tc_loaded *m, const tc_la
       }
       memcpy(vals[i], &dp, sizeof dp);
     } else {
-      scalar_bytes(p, a->scalars[i], a->fscalars[i], vals[i]);
+      tc_cuda_scalar_bytes(p->dtype, a->scalars[i], a->fscalars[i], vals[i]);
     }
     ptrs[i] = vals[i];
   }

@@ -14,6 +14,8 @@
 void tc_cuda_wgmma_op(tc_strbuf *sb, int n, bool bf16, int tnsp_a, int tnsp_b, bool rs) {
   const char *ty = bf16 ? "bf16" : "f16", *tag = bf16 ? "tcg_bf16" : "tcg_f16";
   int nd = n / 2, nt = n / 8;
+  /* the emulator has its own, for every shape (emu/tcg_emu_wgmma.h) */
+  tc_sb_puts(sb, "#ifndef TCG_EMU\n");
   if (rs)
     tc_sb_printf(sb, "template <> struct tcg__wgmma_rs_op<%d, %s, %d> {\n  static __device__ __forceinline__ void run(float *d, const uint32_t *a, uint64_t db) {\n", n, tag, tnsp_b);
   else
@@ -35,7 +37,7 @@ void tc_cuda_wgmma_op(tc_strbuf *sb, int n, bool bf16, int tnsp_a, int tnsp_b, b
   }
   if (rs) tc_sb_puts(sb, "\n      : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"l\"(db), \"r\"(1));\n");
   else tc_sb_puts(sb, "\n      : \"l\"(da), \"l\"(db), \"r\"(1));\n");
-  tc_sb_puts(sb, "#else\n    __trap(); /* wgmma needs sm_90a */\n#endif\n  }\n};\n");
+  tc_sb_puts(sb, "#else\n    __trap(); /* wgmma needs sm_90a */\n#endif\n  }\n};\n#endif\n");
 }
 
 /* fp8 (m64nNk32, e4m3/e5m2, mixed allowed): both operands from shared-memory descriptors and
@@ -44,6 +46,7 @@ void tc_cuda_wgmma_op(tc_strbuf *sb, int n, bool bf16, int tnsp_a, int tnsp_b, b
 void tc_cuda_wgmma_op_f8(tc_strbuf *sb, int n, bool a_e5m2, bool b_e5m2) {
   const char *ta = a_e5m2 ? "e5m2" : "e4m3", *tb = b_e5m2 ? "e5m2" : "e4m3";
   int nd = n / 2, nt = n / 8;
+  tc_sb_puts(sb, "#ifndef TCG_EMU\n");
   tc_sb_printf(sb, "template <> struct tcg__wgmma_ss_op<%d, tcg_%s, 0, 0, tcg_%s> {\n  static __device__ __forceinline__ void run(float *d, uint64_t da, uint64_t db) {\n", n, ta, tb);
   tc_sb_printf(sb, "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n    asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %%%d, 0; "
                    "wgmma.mma_async.sync.aligned.m64n%dk32.f32.%s.%s {", nd + 2, n, ta, tb);
@@ -55,5 +58,5 @@ void tc_cuda_wgmma_op_f8(tc_strbuf *sb, int n, bool a_e5m2, bool b_e5m2) {
     tc_sb_printf(sb, "%s\"+f\"(d[%d])", i ? ", " : "", (h * nt + j) * 2 + c);
   }
   tc_sb_puts(sb, "\n      : \"l\"(da), \"l\"(db), \"r\"(1));\n");
-  tc_sb_puts(sb, "#else\n    __trap(); /* wgmma needs sm_90a */\n#endif\n  }\n};\n");
+  tc_sb_puts(sb, "#else\n    __trap(); /* wgmma needs sm_90a */\n#endif\n  }\n};\n#endif\n");
 }

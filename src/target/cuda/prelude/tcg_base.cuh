@@ -87,7 +87,11 @@ template <int COLS, int BYTES> TCG_DEV int tcg_swizzle_offset(int row, int col) 
 TCG_DEV void tcg_sync_block() { __syncthreads(); }
 TCG_DEV void tcg_sync_warp() { __syncwarp(); }
 /* named barrier `id` over `nthreads` threads (a multiple of 32) */
+#ifndef TCG_EMU
 TCG_DEV void tcg_sync_named(int id, int nthreads) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(nthreads) : "memory"); }
+#else /* the emulator (emu/tcg_emu.h) */
+TCG_DEV void tcg_sync_named(int id, int nthreads) { tcg_emu_rt->bar_sync(id, nthreads); }
+#endif
 
 /* ---- warp all-reduce: every lane of each aligned group of WIDTH lanes (a power of two <= 32)
  * gets the group's result; xor butterflies, so every lane computes the same value. ---- */
@@ -107,6 +111,7 @@ template <int WIDTH, class T> TCG_DEV T tcg_warp_allreduce_min(T v) { return tcg
 /* ---- shared-memory addresses, cp.async (sm_80+) ---- */
 TCG_DEV uint32_t tcg_smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
 
+#ifndef TCG_EMU
 /* Copies BYTES (4, 8 or 16) from global to shared memory asynchronously; 16 bytes bypass L1. */
 template <int BYTES> TCG_DEV void tcg_cp_async(void *smem, const void *gmem) {
   static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
@@ -128,6 +133,14 @@ template <int BYTES> TCG_DEV void tcg_cp_async_zfill(void *smem, const void *gme
 TCG_DEV void tcg_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 /* Waits until at most N committed groups are still in flight. */
 template <int N> TCG_DEV void tcg_cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
+#else /* the emulator: a copy lands when the thread waits for its group */
+template <int BYTES> TCG_DEV void tcg_cp_async(void *smem, const void *gmem) { tcg_emu_cp_push(smem, gmem, BYTES, 1); }
+template <int BYTES> TCG_DEV void tcg_cp_async_zfill(void *smem, const void *gmem, bool valid) {
+  tcg_emu_cp_push(smem, gmem, BYTES, valid);
+}
+TCG_DEV void tcg_cp_async_commit() { tcg_emu_me()->cp_groups++; }
+template <int N> TCG_DEV void tcg_cp_async_wait() { tcg_emu_cp_wait(N); }
+#endif
 
 /* ---- vector loads and stores (the address must be aligned to the size) ---- */
 struct __align__(16) tcg_b128 { uint32_t x, y, z, w; };

@@ -33,6 +33,7 @@ template <class TA, class TB, class TC> struct tcg__gemm_path {
 };
 
 /* ---- instructions ---- */
+#ifndef TCG_EMU
 TCG_DEV void tcg__ldsm_x4(uint32_t addr, uint32_t &r0, uint32_t &r1, uint32_t &r2, uint32_t &r3) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
                : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
@@ -48,7 +49,9 @@ TCG_DEV void tcg__ldsm_x2_t(uint32_t addr, uint32_t &r0, uint32_t &r1) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];" : "=r"(r0), "=r"(r1) : "r"(addr));
 }
 
+#endif
 template <class TA, class TB> struct tcg__mma;
+#ifndef TCG_EMU
 #define TCG_MMA_F32(ta, tb, shape, ptx)                                                           \
   template <> struct tcg__mma<ta, tb> {                                                          \
     TCG_SDEV void run(float *d, const uint32_t *a, const uint32_t *b) {                         \
@@ -114,6 +117,9 @@ TCG_MMA_F32(tcg_e5m2, tcg_e5m2, "m16n8k32", "e5m2.e5m2")
 #endif
 #undef TCG_MMA_F32
 #undef TCG_MMA_S32
+#else /* the emulator: ldmatrix and mma.sync meet their warp (emu/tcg_emu_mma.h) */
+#include "tcg_emu_mma.h"
+#endif
 
 /* One mma on accumulator tile (mi, ni): its C fragment is registers r(mi,0,ni,0..1), r(mi,1,ni,0..1). */
 template <class TA, class TB, int NT, class CS>

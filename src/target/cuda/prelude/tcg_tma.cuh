@@ -16,7 +16,9 @@ struct __align__(64) tcg_tmap {
   unsigned long long v[16];
 };
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(TCG_EMU) /* the emulator (emu/tcg_emu_tma.h) */
+#include "tcg_emu_tma.h"
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 
 TCG_DEV uint32_t tcg__smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
 

@@ -49,6 +49,7 @@ template <int COLS, int BYTES> TCG_DEV uint64_t tcg__wg_desc_mn(uint32_t base, i
   return tcg__wg_desc(addr, 1024, 8 * R, tcg__wg_mode<R>::value);
 }
 
+#ifndef TCG_EMU
 TCG_DEV void tcg__wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 TCG_DEV void tcg__wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 template <int N> TCG_DEV void tcg_wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory"); }
@@ -72,6 +73,9 @@ template <int G> TCG_DEV void tcg_wg_turn_pass() {
 template <int G> TCG_DEV void tcg_wg_turn_init() {
   if ((int)threadIdx.x / 128 == G - 1) asm volatile("bar.arrive 2, 256;" ::: "memory");
 }
+#else /* the emulator: wgmma runs when its group is waited for (emu/tcg_emu_wgmma.h) */
+#include "tcg_emu_wgmma.h"
+#endif
 
 /* TA, TB: the operand types, float16 or bfloat16 (TB = TA), or float8 e4m3/e5m2 in any mix. One
  * instruction reads 32 bytes of K: k16 for 16-bit types, k32 for fp8, whose operands must both
