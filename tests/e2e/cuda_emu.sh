@@ -1,0 +1,57 @@
+#!/bin/sh
+# The cuda target without a GPU (docs/cuda.md, "The emulator"): every line of
+# tests/e2e/examples.list runs on the emulator (backend emu: the CUDA C++ NVRTC would compile,
+# built by the host C++ compiler, every CUDA thread a fiber on the CPU) for sm_90a (wgmma, TMA,
+# warp specialization, persistent blocks, TMA stores) and sm_80 (mma.sync, ldmatrix, cp.async),
+# and is verified against the reference interpreter; the warp-specialized GEMMs also with
+# clusters of two (TMA multicast, cluster mbarrier arrivals) and on a device of one
+# multiprocessor (a persistent block walks every tile). About 2 minutes on 2 cores.
+T=${TILEC:-build/tilec}
+if ! command -v "${TILEC_EMU_CXX:-c++}" >/dev/null 2>&1; then
+  echo "cuda emu: no C++ compiler (${TILEC_EMU_CXX:-c++}): the emulator cannot run, nothing checked"
+  exit 0
+fi
+J=$(nproc 2>/dev/null || echo 2)
+
+case_sh='
+T=$1; tgt=$2; line=$3
+sms=; case "$line" in SMS=*) sms=${line%% *}; line=${line#* };; esac
+file=${line%% *}; args=${line#"$file"}
+# shellcheck disable=SC2086
+out=$(env TILEC_CUDA_EMU_${sms:-SMS=4} timeout 600 "$T" run "examples/$file" $args --target "$tgt" --backend emu --verify 2>&1); rc=$?
+if [ $rc -eq 0 ]; then printf "PASS cuda emu %s %s %s\n" "$tgt" "$sms" "$line"
+else printf "FAIL cuda emu %s %s %s (exit %s)\n%s\n" "$tgt" "$sms" "$line" "$rc" "$(echo "$out" | tail -n 8 | sed "s/^/    /")"; fi'
+
+# sm_80 has 163 KB of shared memory per block: the 128 x 128 attention lines need sm_90's 227 KB
+# (an error naming the buffer, checked by tests/e2e/cuda.sh)
+big='dim=128 -D block_M=128 -D block_N=128'
+# the warp-specialized GEMMs (128 x 256 tiles): clusters of two share B's tile
+ws_gemm='block_N=256 -D block_K'
+{
+  for arch in sm_90a sm_80; do
+    grep -v -e '^#' -e '^$' tests/e2e/examples.list | sed 's/[[:space:]]*$//' |
+      { if [ $arch = sm_80 ]; then grep -v -e "$big"; else cat; fi; } | sed "s/^/cuda,arch=$arch|/"
+  done
+  grep -e "$ws_gemm" tests/e2e/examples.list | sed 's/^/cuda,arch=sm_90a,clusters=on|/'
+  # more tiles than the device holds: each block (each cluster) walks several, the producer
+  # loading the next tile's stages while the consumers store the last
+  for t in cuda,arch=sm_90a cuda,arch=sm_90a,clusters=on; do
+    echo "$t|SMS=1 gemm.py -D M=512 -D N=512 -D K=256 -D block_M=128 -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=4"
+    echo "$t|SMS=3 gemm.py -D M=520 -D N=264 -D K=200 -D block_M=128 -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=3"
+  done
+  echo "cuda,arch=sm_90a|SMS=1 flash_attention.py -D seq_len=384 -D dim=128 -D block_M=128 -D block_N=128 -D threads=256 -D num_stages=2"
+} | while IFS='|' read -r tgt line; do printf '%s\0%s\0' "$tgt" "$line"; done |
+  xargs -0 -n 2 -P "$J" sh -c "$case_sh" sh "$T"
+
+# the arch rule without a device: sm_80 unless the target names one
+out=$("$T" run examples/elementwise.py --target cuda --backend emu --verify 2>&1)
+case "$out" in
+*"on cuda/emu"*"verify D: ok"*) echo "PASS cuda emu: --target cuda --backend emu runs without a GPU" ;;
+*) printf 'FAIL cuda emu: --target cuda --backend emu\n%s\n' "$out" ;;
+esac
+# tilec verify lists the emulator beside the other backends
+out=$("$T" verify examples/softmax.py -D m=37 -D N=300 2>&1)
+case "$out" in
+*"cuda/emu "*" yes  yes"*) echo "PASS cuda emu: tilec verify runs the emulator" ;;
+*) printf 'FAIL cuda emu: tilec verify\n%s\n' "$out" ;;
+esac

@@ -1,0 +1,196 @@
+/* test_cuda_emu: the cuda emulator (src/target/cuda/emu_build.c, emu_run.c) on hand-written CUDA
+ * C++: parameters reach the kernel by cuLaunchKernel's convention, threadIdx and blockIdx come
+ * from the runner, dynamic shared memory is the block's own, __syncthreads waits and a missing
+ * one gives a wrong result, shuffles meet their warp, atomics add across blocks, an mbarrier
+ * wait that nothing completes is a deadlock reported as one, __trap ends the launch with an
+ * error, clusters see each other's shared memory, and a compile error carries the compiler's
+ * log. Needs a C++ compiler (c++); without one the tests say so. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "target/cuda/emu_build.h"
+#include "target/cuda/emu_run.h"
+
+static int have_cxx(void) {
+  char why[256];
+  if (tc_cxx_available(NULL, why, sizeof why)) return 1;
+  printf("  (skipped: %s)\n", why);
+  return 0;
+}
+
+static tc_cuemu_lib *build(const char *src) {
+  tilec_error err = {0};
+  void *so = NULL;
+  size_t n = 0;
+  char *log = NULL;
+  tc_cuemu_lib *lib = NULL;
+  if (tc_cuemu_compile(src, &so, &n, &log, &err) != TILEC_OK) printf("  build failed: %s\n%s\n", err.message, log ? log : "");
+  else if (tc_cuemu_lib_open(so, n, &lib, &err) != TILEC_OK) printf("  load failed: %s\n", err.message);
+  free(so);
+  free(log);
+  return lib;
+}
+
+static tilec_status run1(tc_cuemu_lib *lib, const char *entry, void *const *args, unsigned gx, unsigned tx, unsigned cluster,
+                         size_t smem, tilec_error *err) {
+  const unsigned grid[3] = {gx, 1, 1}, block[3] = {tx, 1, 1};
+  return tc_cuemu_run(lib, entry, args, grid, block, cluster, smem, err);
+}
+
+/* Each thread writes its slot of shared memory, then reads its neighbour's. */
+static const char k_neighbour[] =
+    "extern \"C\" __global__ void __launch_bounds__(64) with_barrier(const float *__restrict__ in, float *__restrict__ out, int n) {\n"
+    "  extern __shared__ __align__(1024) unsigned char tcg_smem[];\n"
+    "  float *slot = (float *)tcg_smem;\n"
+    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  slot[threadIdx.x] = i < n ? in[i] : 0.0f;\n"
+    "  __syncthreads();\n"
+    "  if (i < n) out[i] = slot[(threadIdx.x + 1) % blockDim.x];\n"
+    "}\n"
+    "extern \"C\" __global__ void without_barrier(const float *in, float *out, int n) {\n"
+    "  extern __shared__ __align__(1024) unsigned char tcg_smem[];\n"
+    "  float *slot = (float *)tcg_smem;\n"
+    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  slot[threadIdx.x] = i < n ? in[i] : 0.0f;\n"
+    "  if (i < n) out[i] = slot[(threadIdx.x + 1) % blockDim.x];\n"
+    "}\n";
+
+TEST(syncthreads_waits_and_a_missing_one_shows) {
+  if (!have_cxx()) return;
+  tc_cuemu_lib *lib = build(k_neighbour);
+  CHECK(lib);
+  if (!lib) return;
+  enum { N = 200 };
+  float in[N], out[N];
+  for (int i = 0; i < N; i++) in[i] = (float)i + 0.5f;
+  const float *pin = in;
+  float *pout = out;
+  int n = N;
+  void *args[3] = {&pin, &pout, &n};
+  tilec_error err = {0};
+  memset(out, 0, sizeof out);
+  CHECK(run1(lib, "with_barrier", args, 4, 64, 1, 256, &err) == TILEC_OK);
+  int right = 0;
+  for (int i = 0; i < N; i++) {
+    int b = i / 64, t = i % 64, j = b * 64 + (t + 1) % 64;
+    right += out[i] == (j < N ? in[j] : 0.0f);
+  }
+  CHECK(right == N);
+  memset(out, 0, sizeof out);
+  CHECK(run1(lib, "without_barrier", args, 4, 64, 1, 256, &err) == TILEC_OK);
+  right = 0;
+  for (int i = 0; i < N; i++) {
+    int b = i / 64, t = i % 64, j = b * 64 + (t + 1) % 64;
+    right += out[i] == (j < N ? in[j] : 0.0f);
+  }
+  CHECK(right < N / 2); /* each thread read its neighbour's slot before the neighbour wrote it */
+  tc_cuemu_lib_close(lib);
+}
+
+static const char k_warp[] =
+    "extern \"C\" __global__ void warp_sum(const int *in, int *out, unsigned long long *total) {\n"
+    "  int v = in[blockIdx.x * blockDim.x + threadIdx.x];\n"
+    "  for (int m = 16; m > 0; m >>= 1) v += __shfl_xor_sync(0xffffffffu, v, m);\n"
+    "  if (threadIdx.x % 32 == 0) out[(blockIdx.x * blockDim.x + threadIdx.x) / 32] = v;\n"
+    "  atomicAdd(total, (unsigned long long)v);\n"
+    "}\n";
+
+TEST(shuffles_meet_their_warp_and_atomics_add_across_blocks) {
+  if (!have_cxx()) return;
+  tc_cuemu_lib *lib = build(k_warp);
+  CHECK(lib);
+  if (!lib) return;
+  enum { N = 8 * 96 };
+  int in[N], out[N / 32];
+  unsigned long long total = 0, expect = 0;
+  for (int i = 0; i < N; i++) in[i] = (i * 37) % 101;
+  const int *pin = in;
+  int *pout = out;
+  unsigned long long *pt = &total;
+  void *args[3] = {&pin, &pout, &pt};
+  tilec_error err = {0};
+  CHECK(run1(lib, "warp_sum", args, 8, 96, 1, 0, &err) == TILEC_OK);
+  int right = 0;
+  for (int w = 0; w < N / 32; w++) {
+    int s = 0;
+    for (int l = 0; l < 32; l++) s += in[w * 32 + l];
+    right += out[w] == s;
+    expect += 32ull * (unsigned long long)s;
+  }
+  CHECK(right == N / 32);
+  CHECK(total == expect);
+  tc_cuemu_lib_close(lib);
+}
+
+/* A wait on an mbarrier whose phase nothing completes; a trap; a cluster reading its partner. */
+static const char k_fail[] =
+    "extern \"C\" __global__ void never_arrives(int *out) {\n"
+    "  extern __shared__ __align__(1024) unsigned char tcg_smem[];\n"
+    "  if (threadIdx.x == 0) tcg_emu_mbar_init(tcg_smem, 2);\n"
+    "  __syncthreads();\n"
+    "  if (threadIdx.x == 0) tcg_emu_mbar_arrive(tcg_smem);\n"
+    "  tcg_emu_mbar_wait(tcg_smem, 0);\n"
+    "  out[threadIdx.x] = 1;\n"
+    "}\n"
+    "extern \"C\" __global__ void traps(int *out) {\n"
+    "  if (threadIdx.x == 5) __trap();\n"
+    "  out[threadIdx.x] = 1;\n"
+    "}\n"
+    "extern \"C\" __global__ void __cluster_dims__(2, 1, 1) partner(int *out) {\n"
+    "  extern __shared__ __align__(1024) unsigned char tcg_smem[];\n"
+    "  int *mine = (int *)tcg_smem;\n"
+    "  mine[threadIdx.x] = (int)(blockIdx.x * 100 + threadIdx.x);\n"
+    "  tcg_emu_rt->meet(TC_CUEMU_CLUSTER, 0, 0);\n"
+    "  const int *theirs = (const int *)tcg_emu_rt->peer_smem(tcg_emu_cur->rank ^ 1);\n"
+    "  out[blockIdx.x * blockDim.x + threadIdx.x] = theirs[threadIdx.x];\n"
+    "  tcg_emu_rt->meet(TC_CUEMU_CLUSTER, 0, 0);\n"
+    "}\n";
+
+TEST(deadlocks_and_traps_are_errors_and_clusters_share_memory) {
+  if (!have_cxx()) return;
+  tc_cuemu_lib *lib = build(k_fail);
+  CHECK(lib);
+  if (!lib) return;
+  int out[128];
+  int *p = out;
+  void *args[1] = {&p};
+  tilec_error err = {0};
+  CHECK(run1(lib, "never_arrives", args, 3, 64, 1, 1024, &err) == TILEC_ERROR_TARGET);
+  CHECK(strstr(err.message, "deadlock") != NULL && strstr(err.message, "mbarrier wait") != NULL);
+  memset(&err, 0, sizeof err);
+  CHECK(run1(lib, "traps", args, 2, 64, 1, 0, &err) == TILEC_ERROR_TARGET);
+  CHECK(strstr(err.message, "thread (5, 0, 0)") != NULL && strstr(err.message, "__trap()") != NULL);
+  memset(&err, 0, sizeof err);
+  CHECK(run1(lib, "partner", args, 4, 32, 2, 1024, &err) == TILEC_OK);
+  int right = 0;
+  for (int b = 0; b < 4; b++)
+    for (int t = 0; t < 32; t++) right += out[b * 32 + t] == (b ^ 1) * 100 + t;
+  CHECK(right == 128);
+  CHECK(run1(lib, "partner", args, 3, 32, 2, 1024, &err) == TILEC_ERROR_USAGE); /* 3 blocks in clusters of 2 */
+  tc_cuemu_lib_close(lib);
+}
+
+TEST(compile_error_has_the_log) {
+  if (!have_cxx()) return;
+  tilec_error err = {0};
+  void *so = NULL;
+  size_t n = 0;
+  char *log = NULL;
+  CHECK(tc_cuemu_compile("extern \"C\" __global__ void broken(int *p) { p[0] = undeclared_name; }\n", &so, &n, &log, &err) ==
+        TILEC_ERROR_TARGET);
+  CHECK(strstr(err.message, "cuda emulator: the C++ compiler failed") != NULL);
+  CHECK(log && strstr(log, "undeclared_name") != NULL);
+  free(log);
+  free(so);
+}
+
+int main(void) {
+  RUN(syncthreads_waits_and_a_missing_one_shows);
+  RUN(shuffles_meet_their_warp_and_atomics_add_across_blocks);
+  RUN(deadlocks_and_traps_are_errors_and_clusters_share_memory);
+  RUN(compile_error_has_the_log);
+  TEST_MAIN_END();
+}
