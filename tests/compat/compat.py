@@ -686,24 +686,30 @@ def verify_at(tilec, path, name, defs, args, small, sym_rows):
     return rc2, out2, err2
 
 
+# `--target T` / `--backend B`: where the runs go (the cpu unless given; the cuda emulator is
+# `--target cuda,arch=sm_90a --backend emu`), and their time limit.
+RUN_WHERE = []
+RUN_LIMIT = 120
+
+
 def verify_run(tilec, path, name, args):
     """`tilec run --verify` with the -D arguments args; where tests/compat/inputs.py has a recipe for
     the kernel, on the inputs it makes (shapes and dtypes from a first run's `--save`)."""
-    cmd = [tilec, "run", path, "--kernel", name] + args
+    cmd = [tilec, "run", path, "--kernel", name] + RUN_WHERE + args
     recipe = inputs.recipe_for(path, name) if inputs.np is not None else None
     if recipe is None:
-        return run(cmd + ["--verify"], 120)
+        return run(cmd + ["--verify"], RUN_LIMIT)
     defs = dict(a.split("=", 1) for a in args[1::2] if "=" in a)
     with tempfile.TemporaryDirectory() as tmp:
         saved, made = os.path.join(tmp, "saved"), os.path.join(tmp, "inputs")
-        rc, out, err = run(cmd + ["--save", saved], 120)
+        rc, out, err = run(cmd + ["--save", saved], RUN_LIMIT)
         if rc != 0:
             return rc, out, err
         try:
             inputs.write_inputs(recipe, saved, defs, made)
         except (ValueError, OSError) as e:
             return 1, "", f"tests/compat/inputs.py: {e}\n"
-        return run(cmd + ["--verify", "--load", made], 120)
+        return run(cmd + ["--verify", "--load", made], RUN_LIMIT)
 
 
 def classify(r):
@@ -731,7 +737,15 @@ def main():
                     help="bind sizes from the source text alone (no run of the file with stand-ins)")
     ap.add_argument("--only", action="append", default=[], metavar="TEXT",
                     help="run only the files whose path under examples/ contains TEXT (repeatable)")
+    ap.add_argument("--target", help="run the kernels on this target (default: cpu)")
+    ap.add_argument("--backend", help="... through this backend (emu: the cuda or metal emulator)")
     o = ap.parse_args()
+    global RUN_LIMIT
+    if o.target:
+        RUN_WHERE.extend(["--target", o.target])
+    if o.backend:
+        RUN_WHERE.extend(["--backend", o.backend])
+        RUN_LIMIT = 300
     if "TILEC_CACHE_DIR" not in os.environ:  # the runs never touch the user's kernel cache
         import tempfile
         os.environ["TILEC_CACHE_DIR"] = tempfile.mkdtemp(prefix="tilec-compat-cache-")

@@ -55,3 +55,24 @@ case "$out" in
 *"cuda/emu "*" yes  yes"*) echo "PASS cuda emu: tilec verify runs the emulator" ;;
 *) printf 'FAIL cuda emu: tilec verify\n%s\n' "$out" ;;
 esac
+# T.atomic_add(..., return_prev=True): the thread's cell receives atomicAdd's result (int32,
+# float32) or the element the compare-and-swap of a float16 replaced; slot lists verify as
+# multisets along the dimension the slots index
+C=tests/e2e/data/compat
+for arch in sm_90a sm_80; do
+  out=$("$T" run "$C/atomic_prev_shared.py" --target cuda,arch=$arch --backend emu --verify 2>&1)
+  case "$out" in
+  *"verify Hist: ok"*"verify Ref: ok"*) echo "PASS cuda emu $arch: return_prev on shared int32, float32 and float16 counters" ;;
+  *) printf 'FAIL cuda emu %s: return_prev\n%s\n' "$arch" "$out" ;;
+  esac
+  out=$("$T" run "$C/atomic_slots.py" -D R=4 -D N=256 --target cuda,arch=$arch --backend emu --verify 2>&1)
+  case "$out" in
+  *"verify Idx: ok "*"compared as multisets along dimension 1)"*) echo "PASS cuda emu $arch: slot lists from return_prev verify as multisets" ;;
+  *) printf 'FAIL cuda emu %s: slot lists\n%s\n' "$arch" "$out" ;;
+  esac
+done
+if "$T" source "$C/atomic_prev_shared.py" --target cuda --kernel-only | grep -q '_prev\[0\] = tcg_atomic_add_float16('; then
+  echo "PASS cuda emu: return_prev stores the helper's result in the thread's cell"
+else
+  echo "FAIL cuda emu: return_prev's CUDA spelling"
+fi

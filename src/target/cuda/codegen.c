@@ -1444,16 +1444,22 @@ static void stmt(cg *g, const tc_stmt *s) {
       fail(g, s->loc, "this T.atomic_add is not supported on cuda yet");
       break;
     }
-    tc_strbuf off, val, name, bd;
-    tc_sb_init(&off), tc_sb_init(&val), tc_sb_init(&name), tc_sb_init(&bd);
+    tc_strbuf off, val, name, bd, prev;
+    tc_sb_init(&off), tc_sb_init(&val), tc_sb_init(&name), tc_sb_init(&bd), tc_sb_init(&prev);
+    /* return_prev: the thread's cell receives the element before its addition (for narrow
+     * floats the storage bits, which is how the cell holds them too) */
+    if (s->u.atomic.prev) {
+      buf_name(&prev, s->u.atomic.prev);
+      tc_sb_puts(&prev, "[0] = ");
+    }
     offset_text(g, &off, b, s->u.atomic.nidx, s->u.atomic.idx);
     expr(g, &val, s->u.atomic.value);
     buf_name(&name, b);
     if (b->scope == TC_SCOPE_GLOBAL) bounds_text(g, &bd, b, s->u.atomic.nidx, s->u.atomic.idx);
     else tc_sb_puts(&bd, "(1)");
-    line(g, "if %s tcg_atomic_add_%s(%s, %s, %s);", tc_sb_cstr(&bd), dtname(b->dtype), tc_sb_cstr(&name), tc_sb_cstr(&off),
-         tc_sb_cstr(&val));
-    tc_sb_free(&off), tc_sb_free(&val), tc_sb_free(&name), tc_sb_free(&bd);
+    line(g, "if %s %stcg_atomic_add_%s(%s, %s, %s);", tc_sb_cstr(&bd), tc_sb_cstr(&prev), dtname(b->dtype), tc_sb_cstr(&name),
+         tc_sb_cstr(&off), tc_sb_cstr(&val));
+    tc_sb_free(&off), tc_sb_free(&val), tc_sb_free(&name), tc_sb_free(&bd), tc_sb_free(&prev);
     break;
   }
   case TC_ST_ASSERT:
@@ -1539,12 +1545,13 @@ static const char cuda_helpers[] =
     "static __device__ __forceinline__ uint16_t tcg_f32_to_bfloat16_fast_chk(float x, float &acc) { tcg_nan_note(x, acc); return tcg_f32_to_bfloat16_fast(x); }\n"
     "static __device__ __forceinline__ uint8_t tcg_f32_to_float8_e4m3fn_raw_chk(float x, float &acc) { tcg_nan_note(x, acc); return tcg_f32_to_float8_e4m3fn_raw(x); }\n"
     "static __device__ __forceinline__ uint8_t tcg_f32_to_float8_e5m2_raw_chk(float x, float &acc) { tcg_nan_note(x, acc); return tcg_f32_to_float8_e5m2_raw(x); }\n"
-    "static __device__ __forceinline__ void tcg_atomic_add_float32(float *p, int64_t i, float v) { atomicAdd(&p[i], v); }\n"
-    "static __device__ __forceinline__ void tcg_atomic_add_float64(double *p, int64_t i, double v) { atomicAdd(&p[i], v); }\n"
-    "static __device__ __forceinline__ void tcg_atomic_add_int32(int32_t *p, int64_t i, int32_t v) { atomicAdd((int *)&p[i], (int)v); }\n"
-    "static __device__ __forceinline__ void tcg_atomic_add_uint32(uint32_t *p, int64_t i, uint32_t v) { atomicAdd((unsigned *)&p[i], (unsigned)v); }\n"
-    "static __device__ __forceinline__ void tcg_atomic_add_int64(int64_t *p, int64_t i, int64_t v) { atomicAdd((unsigned long long *)&p[i], (unsigned long long)v); }\n"
-    "static __device__ __forceinline__ void tcg_atomic_add_uint64(uint64_t *p, int64_t i, uint64_t v) { atomicAdd((unsigned long long *)&p[i], (unsigned long long)v); }\n";
+    "/* element atomics return the element's value before the addition (return_prev) */\n"
+    "static __device__ __forceinline__ float tcg_atomic_add_float32(float *p, int64_t i, float v) { return atomicAdd(&p[i], v); }\n"
+    "static __device__ __forceinline__ double tcg_atomic_add_float64(double *p, int64_t i, double v) { return atomicAdd(&p[i], v); }\n"
+    "static __device__ __forceinline__ int32_t tcg_atomic_add_int32(int32_t *p, int64_t i, int32_t v) { return (int32_t)atomicAdd((int *)&p[i], (int)v); }\n"
+    "static __device__ __forceinline__ uint32_t tcg_atomic_add_uint32(uint32_t *p, int64_t i, uint32_t v) { return atomicAdd((unsigned *)&p[i], (unsigned)v); }\n"
+    "static __device__ __forceinline__ int64_t tcg_atomic_add_int64(int64_t *p, int64_t i, int64_t v) { return (int64_t)atomicAdd((unsigned long long *)&p[i], (unsigned long long)v); }\n"
+    "static __device__ __forceinline__ uint64_t tcg_atomic_add_uint64(uint64_t *p, int64_t i, uint64_t v) { return (uint64_t)atomicAdd((unsigned long long *)&p[i], (unsigned long long)v); }\n";
 
 static void narrow_helpers(tc_strbuf *sb) {
   for (int c = TC_DT_INVALID + 1; c < TC_DT_COUNT; c++) {
@@ -1556,13 +1563,14 @@ static void narrow_helpers(tc_strbuf *sb) {
     tc_sb_printf(sb, "static __device__ __forceinline__ float tcg_r_%s(float x) { return tcg_%s_to_f32(%s(x)); }\n", n, n, enc);
     if (tc_dtype_bits(d) == 16)
       tc_sb_printf(sb,
-                   "static __device__ __forceinline__ void tcg_atomic_add_%s(%s *p, int64_t i, float v) {\n"
+                   "static __device__ __forceinline__ %s tcg_atomic_add_%s(%s *p, int64_t i, float v) {\n"
                    "  unsigned *w = (unsigned *)((unsigned long long)&p[i] & ~(unsigned long long)3); int sh = ((unsigned long long)&p[i] & 2) ? 16 : 0;\n"
                    "  unsigned old = *w, as;\n"
                    "  do { as = old; %s nv = %s(tcg_%s_to_f32((%s)(as >> sh)) + v);\n"
                    "       old = atomicCAS(w, as, (as & ~(0xffffu << sh)) | ((unsigned)nv << sh)); } while (as != old);\n"
+                   "  return (%s)(as >> sh);\n"
                    "}\n",
-                   n, st, st, enc, n, st);
+                   st, n, st, st, enc, n, st, st);
   }
 }
 
