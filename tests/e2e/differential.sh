@@ -15,8 +15,12 @@ fi
 D=$(mktemp -d /tmp/tilec-e2e-diff-XXXXXX)
 trap 'rm -rf "$D"' EXIT
 export TILEC_CACHE_DIR="$D/cache"
-# targets with a usable backend: the "available" column is yes and no reason is given
-usable=$("$T" backends | awk 'NR > 1 && $4 == "yes" && $5 == "-" { print $1 }' | uniq | tr '\n' ' ')
+# targets whose default backend is usable (the "default" and "available" columns yes, no reason
+# given); a target whose default is not usable runs on its emulator when that is (cuda without a
+# GPU: TARGET:emu)
+usable=$("$T" backends | awk 'NR > 1 && $3 == "yes" && $4 == "yes" && $5 == "-" { ok[$1] = 1; print $1 }
+  NR > 1 && $2 == "emu" && $4 == "yes" && $5 == "-" { emu[$1] = 1 }
+  END { for (t in emu) if (!(t in ok)) print t ":emu" }' | uniq | tr '\n' ' ')
 case " $usable " in
 *" cpu "*) ;;
 *) echo "FAIL differential: the cpu target is not usable here ($T backends)"; exit 0 ;;
@@ -25,27 +29,30 @@ case " $usable " in
 *" metal "*) usable="$usable metal,metal4=1" ;;
 esac
 targets=${TILEC_TARGETS:-$usable}
-for target in $targets; do
+for where in $targets; do
+  target=${where%%:*}
+  backend=; [ "$target" != "$where" ] && backend="--backend ${where#*:}"
   for gen in diff_gen diff_gen_tile; do
     seed=1
     while [ $seed -le 30 ]; do
       python3 tests/e2e/$gen.py $seed "$D"
       f=$(ls -t "$D"/*.py | head -n 1)
       rm -rf "$D/out" "$D/cpu"
-      out=$("$T" run "$f" --target $target --verify --seed $seed --save "$D/out" 2>&1)
+      # shellcheck disable=SC2086
+      out=$("$T" run "$f" --target $target $backend --verify --seed $seed --save "$D/out" 2>&1)
       rc=$?
       if [ $rc -eq 1 ] && [ $target != cpu ] && echo "$out" | grep -q "is not supported on ${target%%,*}"; then
         # a dtype the target lacks is refused at its line, as documented (docs/metal.md), never run wrong
-        echo "PASS differential $target $gen seed $seed (refused: $(echo "$out" | grep -o 'T\.[a-z]* of [^(]*is not supported on [a-z]*'))"
+        echo "PASS differential $where $gen seed $seed (refused: $(echo "$out" | grep -o 'T\.[a-z]* of [^(]*is not supported on [a-z]*'))"
       elif [ $rc -ne 0 ]; then
-        echo "FAIL differential $target $gen seed $seed"
+        echo "FAIL differential $where $gen seed $seed"
         echo "$out" | tail -n 4
       elif [ $target != cpu ] && ! out=$("$T" run "$f" --target cpu --seed $seed --save "$D/cpu" 2>&1 &&
         python3 tests/e2e/npy_close.py "$D/out" "$D/cpu" 2>&1); then
-        echo "FAIL differential $target $gen seed $seed: differs from cpu"
+        echo "FAIL differential $where $gen seed $seed: differs from cpu"
         echo "$out" | tail -n 4
       else
-        echo "PASS differential $target $gen seed $seed"
+        echo "PASS differential $where $gen seed $seed"
       fi
       rm -f "$f"
       seed=$((seed + 1))
