@@ -41,6 +41,8 @@ typedef struct tc_gpu_desc {
                              hold a gemm's accumulator (layout ACC with `coop`, gemm.c) */
   bool atomic_fetch;      /* the codegen gives T.atomic_add(..., return_prev=True) its value before
                              the addition (Metal's atomic_fetch_add_explicit) */
+  bool traps;             /* a failed run-time check (T.assert) ends the kernel with an error
+                             (cuda's __trap); Metal kernels cannot */
 } tc_gpu_desc;
 
 /* ---- fragment layouts (layout.c) ----

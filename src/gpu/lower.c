@@ -262,11 +262,22 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
     tc_gpu_fail(P, k->loc, "a block of %d threads is more than %s allows (%d)", P->threads, desc->target, desc->max_threads);
     return NULL;
   }
-  if (k->warp_specialized) {
+  /* Explicit warp specialization: the reader made it a program in order (src/front/eval_ws.c),
+   * which every thread runs as it would any kernel: correct, not yet specialized. Its waits are
+   * run-time checks, which need a target that can trap. */
+  if (k->warp_specialized && !desc->traps) {
     tc_gpu_fail(P, k->warp_specialized_loc, "explicit warp specialization (T.ws, T.alloc_barrier and the barrier operations, or tile "
-                                            "operations in the branches of an 'if' on the thread index) is not yet supported on %s; "
-                                            "the cpu target runs it in program order", desc->target);
+                                            "operations in the branches of an 'if' on the thread index) is not yet supported on %s: "
+                                            "tilec runs it in program order with its waits as run-time checks, which %s kernels "
+                                            "cannot make; the cpu and cuda targets run it", desc->target, desc->target);
     return NULL;
+  }
+  if (k->warp_specialized && notes) {
+    const tc_loc l = k->warp_specialized_loc;
+    if (l.src) tc_sb_printf(notes, "%s:%d:%d: ", l.src->name, l.line, l.col);
+    tc_sb_printf(notes, "explicit warp specialization runs in program order on all %d threads: each T.ws body (or "
+                        "thread-index branch) in place, its barriers as per-thread counters whose waits are checks; tilec does "
+                        "not yet split it into producer and consumer warp groups\n", P->threads);
   }
   const tc_stmt *loop = NULL;
   tc_visit_stmts(k->body, find_while, &loop);

@@ -76,3 +76,28 @@ if "$T" source "$C/atomic_prev_shared.py" --target cuda --kernel-only | grep -q 
 else
   echo "FAIL cuda emu: return_prev's CUDA spelling"
 fi
+# Explicit warp specialization (T.ws, T.alloc_barrier, T.tma_copy, the barrier waits and
+# arrivals; tile operations in thread-index branches) runs in program order on every thread,
+# its waits checked at run time, and says so in --explain; a wait that program order cannot
+# satisfy traps (the cpu reports the same wait)
+for arch in sm_90a sm_80; do
+  for line in "ws_gemm.py -D M=200 -D N=136 -D K=96" "ws_gemm.py -D M=256 -D N=256 -D K=256 -D block_M=128 -D block_N=128 -D block_K=64" \
+              "producer_consumer.py -D M=16 -D K=192"; do
+    f=${line%% *}; args=${line#"$f"}
+    # shellcheck disable=SC2086
+    out=$("$T" run "$C/$f" $args --target cuda,arch=$arch --backend emu --verify 2>&1)
+    if [ $? -eq 0 ]; then echo "PASS cuda emu $arch: explicit warp specialization $line"
+    else printf 'FAIL cuda emu %s: %s\n%s\n' "$arch" "$line" "$(echo "$out" | tail -n 6)"; fi
+  done
+done
+if "$T" source "$C/ws_gemm.py" -D M=200 -D N=136 -D K=96 --target cuda,arch=sm_90a --explain 2>&1 |
+  grep -q "ws_gemm.py:20:20: explicit warp specialization runs in program order on all 256 threads"; then
+  echo "PASS cuda emu: --explain says explicit warp specialization runs in program order"
+else
+  echo "FAIL cuda emu: --explain of explicit warp specialization"
+fi
+out=$("$T" run tests/diag/thread_branch_loops_differ.py --target cuda,arch=sm_90a --backend emu 2>&1)
+case "$out" in
+*"cuda emulator: block (0, 0, 0) thread (0, 0, 0): __trap()"*) echo "PASS cuda emu: a wait program order cannot satisfy traps" ;;
+*) printf 'FAIL cuda emu: thread_branch_loops_differ on cuda\n%s\n' "$out" ;;
+esac

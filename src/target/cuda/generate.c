@@ -25,6 +25,7 @@ bool tc_cuda_desc_for_arch(const char *arch, tc_gpu_desc *d) {
   d->swizzle_gemm_operands = true;
   d->staged_epilogue = true;
   d->atomic_fetch = true; /* T.atomic_add(..., return_prev=True): the helpers return the old value */
+  d->traps = true;
   return true;
 }
 
