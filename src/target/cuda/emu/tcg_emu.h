@@ -64,6 +64,10 @@ static inline long long __double_as_longlong(double x) { long long i; memcpy(&i,
 #define __logf(x) logf(x)
 #define __sinf(x) sinf(x)
 #define __cosf(x) cosf(x)
+#define __log2f(x) log2f(x)
+#define __exp10f(x) exp10f(x)
+#define __powf(x, y) powf(x, y)
+#define __tanf(x) tanf(x)
 static inline float __fdividef(float a, float b) { return a / b; }
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
