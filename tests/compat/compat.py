@@ -872,7 +872,8 @@ def main():
         print(f"{later_reads} of the kernels that read do so with the values of a later call of the file's run "
               "(the first call's meet a construct tilec lacks; --details names them)")
     if not o.no_verify:
-        print("\n| `tilec run --verify` on the cpu, of those that read | kernels |\n|---|---|")
+        where = " ".join(RUN_WHERE[1::2]) or "cpu"
+        print(f"\n| `tilec run --verify` on {where}, of those that read | kernels |\n|---|---|")
         for k, v in sorted(verify.items(), key=lambda kv: -kv[1]):
             print(f"| {k} | {v} |")
     print(f"\nTop missing constructs (kernels, files):")
