@@ -133,7 +133,16 @@ TEST(prelude_is_embedded) {
   free(gemm);
   free(wgmma);
   free(tma);
-  CHECK(strstr(p, "#include") == NULL);  /* no headers: NVRTC runs with no include path */
+  /* no headers: NVRTC runs with no include path; only the emulator's branches include its
+   * headers (emu/), and NVRTC never takes them */
+  for (const char *q = p; (q = strstr(q, "#include")) != NULL; q++) {
+    const char *line_start = q;
+    while (line_start > p && line_start[-1] != '\n') line_start--;
+    const char *before = line_start - 1 > p ? line_start - 2 : p; /* the previous line */
+    while (before > p && before[-1] != '\n') before--;
+    EXPECT(strncmp(q, "#include \"tcg_emu_", 18) == 0 &&
+           (strncmp(before, "#else /* the emulator", 21) == 0 || strncmp(before, "#if defined(TCG_EMU)", 20) == 0));
+  }
   CHECK(strstr(tc_dtype_c_prelude(), "TCG_FN uint16_t tcg_f32_to_float16(float v)") != NULL);
 }
 

@@ -17,15 +17,15 @@ static const tc_backend_env g_env = {.cc = "cc", .num_threads = 1};
 /* ---- the built-in table ---- */
 TEST(every_backend_is_listed) {
   static const char *const want[][2] = {
-      {"cpu", "cc"}, {"cuda", "nvrtc"}, {"cuda", "nvcc"}, {"metal", "metal"}, {"metal", "metallib"}, {"metal", "emu"}};
-  CHECK_INT(tc_backend_count(), 6);
-  for (size_t i = 0; i < 6; i++) {
+      {"cpu", "cc"}, {"cuda", "nvrtc"}, {"cuda", "nvcc"}, {"cuda", "emu"}, {"metal", "metal"}, {"metal", "metallib"}, {"metal", "emu"}};
+  CHECK_INT(tc_backend_count(), 7);
+  for (size_t i = 0; i < 7; i++) {
     const tc_backend *b = tc_backend_at(i);
     CHECK(b && b->available && b->description);
     CHECK_STR(b->target, want[i][0]);
     CHECK_STR(b->name, want[i][1]);
   }
-  CHECK(tc_backend_at(6) == NULL);
+  CHECK(tc_backend_at(7) == NULL);
   CHECK(tc_metal_emu_backend.flags & TC_BACKEND_HOST_TENSORS); /* the emulator runs on host memory */
   CHECK(!(tc_metal_emu_backend.flags & TC_BACKEND_IN_MEMORY)); /* its shared object is cached */
   CHECK(!(tc_cuda_nvrtc_backend.flags & TC_BACKEND_IN_MEMORY)); /* NVRTC's cubins go to the disk cache */
@@ -112,7 +112,7 @@ TEST(unknown_names) {
   CHECK_STR(err.message, "unknown backend 'gcc' for target 'cpu' (backends of cpu: cc)");
   tc_error_clear(&err);
   CHECK(tc_backend_resolve(&g_env, "cuda", "hip", &err) == NULL);
-  CHECK_STR(err.message, "unknown backend 'hip' for target 'cuda' (backends of cuda: nvrtc, nvcc)");
+  CHECK_STR(err.message, "unknown backend 'hip' for target 'cuda' (backends of cuda: nvrtc, nvcc, emu)");
   tc_error_clear(&err);
 }
 
@@ -265,9 +265,10 @@ TEST(report_of_this_machine) {
     const char *sp = strchr(p, ' '), *sl = strchr(p, '/');
     lines += !(sl && sp && sl < sp);
   }
-  CHECK_INT(lines, 7);
+  CHECK_INT(lines, 8);
   CHECK(strstr(r, "\ncuda    nvrtc     yes      ") != NULL);
   CHECK(strstr(r, "\ncuda    nvcc      no       ") != NULL);
+  CHECK(strstr(r, "\ncuda    emu       no       ") != NULL); /* the emulator is never a default */
 #ifndef __APPLE__
   char why[256];
   if (tc_metal_emu_backend.available(&g_env, why, sizeof why)) {
