@@ -1,5 +1,7 @@
 /* fiber.c: cooperative threads on small stacks (fiber.h). */
+#include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -79,4 +81,24 @@ void tc_fiber_started(tc_fiber_sched *s) {
 #else
   (void)s;
 #endif
+}
+
+int tc_fiber_worker_count(long items) {
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  const char *env = getenv("TILEC_EMU_THREADS");
+  if (env && atoi(env) > 0) ncpu = atoi(env);
+  long n = ncpu < 1 ? 1 : ncpu > 8 ? 8 : ncpu;
+  if (n > items) n = items;
+  return n < 1 ? 1 : (int)n;
+}
+
+void tc_fiber_run_workers(int n, void *(*fn)(void *), void *base, size_t stride) {
+  pthread_t threads[8];
+  int started = 0;
+  for (int i = 1; i < n && i <= 8; i++) {
+    if (pthread_create(&threads[started], NULL, fn, (char *)base + stride * (size_t)i) != 0) break;
+    started++;
+  }
+  fn(base);
+  for (int i = 0; i < started; i++) pthread_join(threads[i], NULL);
 }

@@ -43,4 +43,12 @@ void tc_fiber_yield(tc_fiber_sched *s, tc_fiber *f, bool finished);
 /* First thing a fiber's function does (completes the switch for ASan). */
 void tc_fiber_started(tc_fiber_sched *s);
 
+/* The OS threads an emulator spreads `items` independent groups (threadgroups, clusters) over:
+ * the CPUs ($TILEC_EMU_THREADS overrides), at most 8, at most items, at least 1. */
+int tc_fiber_worker_count(long items);
+/* Runs fn(base + i * stride) for i in [0, n): 0 on the calling thread, the others on threads of
+ * their own, and returns when all have. Workers take their groups from a shared counter, so
+ * one that cannot be started leaves its share to the others. */
+void tc_fiber_run_workers(int n, void *(*fn)(void *), void *base, size_t stride);
+
 #endif

@@ -47,6 +47,14 @@ tilec_status tc_cuda_load(const tc_backend_env *env, const tc_kernel_ir *k, cons
 tilec_status tc_cuda_launch(const tc_backend_env *env, tc_loaded *mod, const tc_launch_args *args,
                             tilec_error *err);
 void tc_cuda_unload(tc_loaded *mod);
+/* The launch's checks every cuda backend makes (argument counts, a grid the host knows within
+ * CUDA's limits; *empty: a grid with no blocks, which runs nothing), and the grid it launches:
+ * the logical grid, or for a kernel that walks its tiles min(tiles, resident) blocks along x
+ * (persistent) or one per tile. */
+tilec_status tc_cuda_launch_check(const tc_cuda_meta *meta, int nparams, int nsyms, const tc_launch_args *a, bool *empty,
+                                  tilec_error *err);
+tilec_status tc_cuda_launch_grid(const tc_cuda_meta *meta, const tc_launch_args *a, int64_t resident, unsigned grid[3],
+                                 tilec_error *err);
 /* Bytes a scalar parameter of dtype dt takes, and its value's bytes as the kernel reads them. */
 int tc_cuda_scalar_size(tc_dtype dt);
 void tc_cuda_scalar_bytes(tc_dtype dt, int64_t ival, double fval, unsigned char out[8]);

@@ -116,22 +116,9 @@ static long emu_resident(int cluster) {
 
 static tilec_status emu_launch(const tc_backend_env *env, tc_loaded *m, const tc_launch_args *a, tilec_error *err) {
   (void)env;
-  if (a->nparams != m->nparams || a->nsyms != m->nsyms) {
-    tc_error(err, TILEC_ERROR_INTERNAL, "cuda emu launch: argument counts differ from the loaded kernel's");
-    return TILEC_ERROR_INTERNAL;
-  }
-  if (!a->grid_known) {
-    tc_error(err, TILEC_ERROR_TARGET, "kernel '%s': the grid cannot be computed on the host", m->meta.entry);
-    return TILEC_ERROR_TARGET;
-  }
-  for (int i = 0; i < 3; i++) {
-    if (a->grid[i] <= 0) return TILEC_OK; /* an empty grid runs nothing */
-    if (a->grid[i] > (i == 0 ? INT32_MAX : 65535)) {
-      tc_error(err, TILEC_ERROR_USAGE, "launch grid (%lld, %lld, %lld) exceeds CUDA's limits", (long long)a->grid[0],
-               (long long)a->grid[1], (long long)a->grid[2]);
-      return TILEC_ERROR_USAGE;
-    }
-  }
+  bool empty = false;
+  tilec_status cs = tc_cuda_launch_check(&m->meta, m->nparams, m->nsyms, a, &empty, err);
+  if (cs != TILEC_OK || empty) return cs;
   int nt = m->meta.ntmaps, n = m->nparams + m->nsyms + nt;
   unsigned char(*vals)[8] = calloc((size_t)(n > 0 ? n : 1), sizeof *vals);
   void **ptrs = calloc((size_t)(n > 0 ? n : 1), sizeof *ptrs);
@@ -164,13 +151,9 @@ static tilec_status emu_launch(const tc_backend_env *env, tc_loaded *m, const tc
     memcpy(maps + 128 * (size_t)i, &e, sizeof e);
     ptrs[m->nparams + m->nsyms + i] = maps + 128 * (size_t)i;
   }
-  unsigned grid[3] = {(unsigned)a->grid[0], (unsigned)a->grid[1], (unsigned)a->grid[2]};
+  unsigned grid[3];
   int cluster = m->meta.cluster > 1 ? m->meta.cluster : 1;
-  if (st == TILEC_OK && m->meta.walks_tiles) { /* the blocks walk the logical grid's tiles themselves */
-    int64_t tiles = a->grid[0] * a->grid[1] * a->grid[2], resident = emu_resident(cluster);
-    grid[0] = (unsigned)(m->meta.persistent && tiles > resident ? resident : tiles);
-    grid[1] = grid[2] = 1;
-  }
+  if (st == TILEC_OK) st = tc_cuda_launch_grid(&m->meta, a, emu_resident(cluster), grid, err);
   if (st == TILEC_OK) {
     unsigned block[3] = {(unsigned)m->meta.block[0], (unsigned)m->meta.block[1], (unsigned)m->meta.block[2]};
     st = tc_cuemu_run(m->lib, m->meta.entry, ptrs, grid, block, (unsigned)cluster, (size_t)m->meta.smem, err);

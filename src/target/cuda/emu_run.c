@@ -11,12 +11,10 @@
  * before its mbarrier says it has landed reads stale data. When nothing can go on and nothing is
  * deferred, the launch fails with a deadlock report instead of hanging. */
 #include <dlfcn.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "target/cuda/emu/tcg_emu_abi.h"
 #include "target/cuda/emu_run.h"
@@ -24,7 +22,6 @@
 #include "util/diag.h"
 #include "util/fiber.h"
 
-#define MAX_WORKERS 8
 #define NBARS 16
 
 typedef void (*entry_fn)(void *const *args);
@@ -89,7 +86,6 @@ typedef struct worker {
   tc_fiber_sched sched;
   int failed;
   char error[1024];
-  pthread_t thread;
 } worker;
 
 static _Thread_local worker *tls_worker;
@@ -458,11 +454,7 @@ tilec_status tc_cuemu_run(tc_cuemu_lib *lib, const char *entry, void *const *arg
   }
   long nclusters = (long)(grid[0] / cluster) * grid[1] * grid[2];
   if (nclusters <= 0) return TILEC_OK;
-  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-  const char *env = getenv("TILEC_EMU_THREADS");
-  if (env && atoi(env) > 0) ncpu = atoi(env);
-  int nworkers = (int)(ncpu < 1 ? 1 : ncpu > MAX_WORKERS ? MAX_WORKERS : ncpu);
-  if (nworkers > nclusters) nworkers = (int)nclusters;
+  int nworkers = tc_fiber_worker_count(nclusters);
   worker *ws = calloc((size_t)nworkers, sizeof *ws);
   if (!ws) {
     tc_error(err, TILEC_ERROR_NOMEM, "out of memory");
@@ -489,13 +481,7 @@ tilec_status tc_cuemu_run(tc_cuemu_lib *lib, const char *entry, void *const *arg
     }
   }
   if (st == TILEC_OK) {
-    int started = 0;
-    for (int i = 1; i < nworkers; i++) {
-      if (pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]) != 0) break;
-      started = i;
-    }
-    worker_main(&ws[0]); /* worker 0 runs on the calling thread */
-    for (int i = 1; i <= started; i++) pthread_join(ws[i].thread, NULL);
+    tc_fiber_run_workers(nworkers, worker_main, ws, sizeof *ws);
     for (int i = 0; i < nworkers; i++)
       if (ws[i].failed) {
         tc_error(err, TILEC_ERROR_TARGET, "cuda emulator: %s", ws[i].error);

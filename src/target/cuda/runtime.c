@@ -347,25 +347,53 @@ void tc_cuda_scalar_bytes(tc_dtype dt, int64_t ival, double fval, unsigned char 
   }
 }
 
-tilec_status tc_cuda_launch(const tc_backend_env *env, tc_loaded *m, const tc_launch_args *a, tilec_error *err) {
-  (void)env;
-  const tc_cu_api *cu = m->cu;
-  if (a->nparams != m->nparams || a->nsyms != m->nsyms) {
+tilec_status tc_cuda_launch_check(const tc_cuda_meta *meta, int nparams, int nsyms, const tc_launch_args *a, bool *empty,
+                                  tilec_error *err) {
+  *empty = false;
+  if (a->nparams != nparams || a->nsyms != nsyms) {
     tc_error(err, TILEC_ERROR_INTERNAL, "cuda launch: argument counts differ from the loaded kernel's");
     return TILEC_ERROR_INTERNAL;
   }
   if (!a->grid_known) {
-    tc_error(err, TILEC_ERROR_TARGET, "kernel '%s': the grid cannot be computed on the host", m->meta.entry);
+    tc_error(err, TILEC_ERROR_TARGET, "kernel '%s': the grid cannot be computed on the host", meta->entry);
     return TILEC_ERROR_TARGET;
   }
   for (int i = 0; i < 3; i++) {
-    if (a->grid[i] <= 0) return TILEC_OK; /* an empty grid runs nothing */
+    if (a->grid[i] <= 0) { /* an empty grid runs nothing */
+      *empty = true;
+      return TILEC_OK;
+    }
     if (a->grid[i] > (i == 0 ? INT32_MAX : 65535)) {
       tc_error(err, TILEC_ERROR_USAGE, "launch grid (%lld, %lld, %lld) exceeds CUDA's limits", (long long)a->grid[0],
                (long long)a->grid[1], (long long)a->grid[2]);
       return TILEC_ERROR_USAGE;
     }
   }
+  return TILEC_OK;
+}
+
+tilec_status tc_cuda_launch_grid(const tc_cuda_meta *meta, const tc_launch_args *a, int64_t resident, unsigned grid[3],
+                                 tilec_error *err) {
+  grid[0] = (unsigned)a->grid[0], grid[1] = (unsigned)a->grid[1], grid[2] = (unsigned)a->grid[2];
+  if (!meta->walks_tiles) return TILEC_OK;
+  /* the blocks walk the logical grid's tiles themselves */
+  int64_t tiles = a->grid[0] * a->grid[1] * a->grid[2];
+  if (tiles > INT32_MAX) {
+    tc_error(err, TILEC_ERROR_USAGE, "launch grid (%lld, %lld, %lld) has more than 2^31 - 1 blocks", (long long)a->grid[0],
+             (long long)a->grid[1], (long long)a->grid[2]);
+    return TILEC_ERROR_USAGE;
+  }
+  grid[0] = (unsigned)(meta->persistent && tiles > resident ? resident : tiles);
+  grid[1] = grid[2] = 1;
+  return TILEC_OK;
+}
+
+tilec_status tc_cuda_launch(const tc_backend_env *env, tc_loaded *m, const tc_launch_args *a, tilec_error *err) {
+  (void)env;
+  const tc_cu_api *cu = m->cu;
+  bool empty = false;
+  tilec_status cs = tc_cuda_launch_check(&m->meta, m->nparams, m->nsyms, a, &empty, err);
+  if (cs != TILEC_OK || empty) return cs;
   int d = a->device;
   if (d < 0 || d >= MAX_DEVICES || d >= cu->device_count) {
     tc_error(err, TILEC_ERROR_USAGE, "CUDA device %d does not exist (%d device%s)", d, cu->device_count,
@@ -423,17 +451,8 @@ tilec_status tc_cuda_launch(const tc_backend_env *env, tc_loaded *m, const tc_la
     st = encode_tmap(cu, m, &m->meta.tmaps[i], a, &maps[i], err);
     ptrs[m->nparams + m->nsyms + i] = &maps[i];
   }
-  unsigned grid[3] = {(unsigned)a->grid[0], (unsigned)a->grid[1], (unsigned)a->grid[2]};
-  if (st == TILEC_OK && m->meta.walks_tiles) { /* the blocks walk the logical grid's tiles themselves */
-    int64_t tiles = a->grid[0] * a->grid[1] * a->grid[2];
-    if (tiles > INT32_MAX) {
-      tc_error(err, TILEC_ERROR_USAGE, "launch grid (%lld, %lld, %lld) has more than 2^31 - 1 blocks", (long long)a->grid[0],
-               (long long)a->grid[1], (long long)a->grid[2]);
-      st = TILEC_ERROR_USAGE;
-    }
-    grid[0] = (unsigned)(m->meta.persistent && tiles > m->dev[d].resident ? m->dev[d].resident : tiles);
-    grid[1] = grid[2] = 1;
-  }
+  unsigned grid[3];
+  if (st == TILEC_OK) st = tc_cuda_launch_grid(&m->meta, a, m->dev[d].resident, grid, err);
   if (st == TILEC_OK) {
     tc_cu_stream stream = (tc_cu_stream)a->stream;
     r = cu->LaunchKernel(m->dev[d].fn, grid[0], grid[1], grid[2],

@@ -15,12 +15,10 @@
  * The fibers are util/fiber.c's; the libraries are built with ASan when tilec is (emu_build.c). */
 #include <dlfcn.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "target/metal/emu.h"
 #include "target/metal/emu_internal.h"
@@ -28,7 +26,6 @@
 #include "util/diag.h"
 #include "util/fiber.h"
 
-#define MAX_WORKERS 8
 
 typedef void (*entry_fn)(void *const *bindings, const tc_emu_ids *ids);
 typedef void (*install_fn)(const tc_emu_runtime *rt);
@@ -72,7 +69,6 @@ typedef struct worker {
   tc_fiber_sched sched;
   /* the first error */
   char error[512];
-  pthread_t thread;
 } worker;
 
 static _Thread_local worker *tls_worker;
@@ -301,11 +297,7 @@ tilec_status tc_emu_dispatch(tc_emu_library *lib, const char *entry, void *const
     return TILEC_ERROR_USAGE;
   }
   if (ngroups <= 0) return TILEC_OK;
-  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-  const char *env = getenv("TILEC_EMU_THREADS");
-  if (env && atoi(env) > 0) ncpu = atoi(env);
-  int nworkers = (int)(ncpu < 1 ? 1 : ncpu > MAX_WORKERS ? MAX_WORKERS : ncpu);
-  if (nworkers > ngroups) nworkers = (int)ngroups;
+  int nworkers = tc_fiber_worker_count(ngroups);
   worker *ws = calloc((size_t)nworkers, sizeof *ws);
   if (!ws) {
     tc_error(err, TILEC_ERROR_NOMEM, "out of memory");
@@ -313,7 +305,6 @@ tilec_status tc_emu_dispatch(tc_emu_library *lib, const char *entry, void *const
   }
   _Atomic long next = 0;
   tilec_status st = TILEC_OK;
-  int started = 0;
   for (int i = 0; i < nworkers; i++) {
     worker *w = &ws[i];
     w->entry = fn;
@@ -330,13 +321,7 @@ tilec_status tc_emu_dispatch(tc_emu_library *lib, const char *entry, void *const
     }
   }
   if (st == TILEC_OK) {
-    /* worker 0 runs on the calling thread */
-    for (int i = 1; i < nworkers; i++) {
-      if (pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]) != 0) break;
-      started = i;
-    }
-    worker_main(&ws[0]);
-    for (int i = 1; i <= started; i++) pthread_join(ws[i].thread, NULL);
+    tc_fiber_run_workers(nworkers, worker_main, ws, sizeof *ws);
     for (int i = 0; i < nworkers; i++)
       if (ws[i].error[0]) {
         tc_error(err, TILEC_ERROR_TARGET, "%s", ws[i].error);
