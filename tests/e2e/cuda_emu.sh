@@ -5,7 +5,9 @@
 # warp specialization, persistent blocks, TMA stores) and sm_80 (mma.sync, ldmatrix, cp.async),
 # and is verified against the reference interpreter; the warp-specialized GEMMs also with
 # clusters of two (TMA multicast, cluster mbarrier arrivals) and on a device of one
-# multiprocessor (a persistent block walks every tile). About 2 minutes on 2 cores.
+# multiprocessor (a persistent block walks every tile); sm_90a again with the threads resumed in
+# reverse order (TILEC_EMU_ORDER=reverse), so a missing barrier shows whichever way it races.
+# About 2 minutes on 2 cores.
 T=${TILEC:-build/tilec}
 if ! command -v "${TILEC_EMU_CXX:-c++}" >/dev/null 2>&1; then
   echo "cuda emu: no C++ compiler (${TILEC_EMU_CXX:-c++}): the emulator cannot run, nothing checked"
@@ -16,9 +18,11 @@ J=$(nproc 2>/dev/null || echo 2)
 case_sh='
 T=$1; tgt=$2; line=$3
 sms=; case "$line" in SMS=*) sms=${line%% *}; line=${line#* };; esac
+order=forward; case "$line" in reverse\ *) order=reverse; line=${line#* };; esac
 file=${line%% *}; args=${line#"$file"}
 # shellcheck disable=SC2086
-out=$(env TILEC_CUDA_EMU_${sms:-SMS=4} timeout 600 "$T" run "examples/$file" $args --target "$tgt" --backend emu --verify 2>&1); rc=$?
+out=$(env TILEC_CUDA_EMU_${sms:-SMS=4} TILEC_EMU_ORDER=$order timeout 600 "$T" run "examples/$file" $args --target "$tgt" --backend emu --verify 2>&1); rc=$?
+[ $order = reverse ] && sms="$sms reverse"
 if [ $rc -eq 0 ]; then printf "PASS cuda emu %s %s %s\n" "$tgt" "$sms" "$line"
 else printf "FAIL cuda emu %s %s %s (exit %s)\n%s\n" "$tgt" "$sms" "$line" "$rc" "$(echo "$out" | tail -n 8 | sed "s/^/    /")"; fi'
 
@@ -32,6 +36,8 @@ ws_gemm='block_N=256 -D block_K'
     grep -v -e '^#' -e '^$' tests/e2e/examples.list | sed 's/[[:space:]]*$//' |
       { if [ $arch = sm_80 ]; then grep -v -e "$big"; else cat; fi; } | sed "s/^/cuda,arch=$arch|/"
   done
+  # the threads resumed from the last: a write that runs before a read of the old value shows
+  grep -v -e '^#' -e '^$' tests/e2e/examples.list | sed 's/[[:space:]]*$//' | sed 's/^/cuda,arch=sm_90a|reverse /'
   grep -e "$ws_gemm" tests/e2e/examples.list | sed 's/^/cuda,arch=sm_90a,clusters=on|/'
   # more tiles than the device holds: each block (each cluster) walks several, the producer
   # loading the next tile's stages while the consumers store the last

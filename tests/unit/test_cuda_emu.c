@@ -1,7 +1,7 @@
 /* test_cuda_emu: the cuda emulator (src/target/cuda/emu_build.c, emu_run.c) on hand-written CUDA
  * C++: parameters reach the kernel by cuLaunchKernel's convention, threadIdx and blockIdx come
  * from the runner, dynamic shared memory is the block's own, __syncthreads waits and a missing
- * one gives a wrong result, shuffles meet their warp, atomics add across blocks, an mbarrier
+ * one gives a wrong result (a read too early in index order, a write too early in reverse order), shuffles meet their warp, atomics add across blocks, an mbarrier
  * wait that nothing completes is a deadlock reported as one, __trap ends the launch with an
  * error, clusters see each other's shared memory, and a compile error carries the compiler's
  * log. Needs a C++ compiler (c++); without one the tests say so. */
@@ -87,6 +87,45 @@ TEST(syncthreads_waits_and_a_missing_one_shows) {
     right += out[i] == (j < N ? in[j] : 0.0f);
   }
   CHECK(right < N / 2); /* each thread read its neighbour's slot before the neighbour wrote it */
+  tc_cuemu_lib_close(lib);
+}
+
+/* Each thread reads its neighbour's slot, then overwrites its own, with no barrier between:
+ * in index order every read comes before the neighbour's write (right by luck), in reverse order
+ * after it (wrong), which is what TILEC_EMU_ORDER=reverse is for. */
+static const char k_war[] =
+    "extern \"C\" __global__ void write_after_read(const float *in, float *out) {\n"
+    "  extern __shared__ __align__(1024) unsigned char tcg_smem[];\n"
+    "  float *slot = (float *)tcg_smem;\n"
+    "  slot[threadIdx.x] = in[threadIdx.x];\n"
+    "  __syncthreads();\n"
+    "  float v = slot[(threadIdx.x + 1) % blockDim.x];\n"
+    "  slot[threadIdx.x] = 2.0f * v;\n"
+    "  __syncthreads();\n"
+    "  out[threadIdx.x] = slot[threadIdx.x];\n"
+    "}\n";
+
+TEST(reverse_order_shows_a_write_before_a_read) {
+  if (!have_cxx()) return;
+  tc_cuemu_lib *lib = build(k_war);
+  CHECK(lib);
+  if (!lib) return;
+  float in[64], out[64];
+  for (int i = 0; i < 64; i++) in[i] = (float)i;
+  const float *pin = in;
+  float *pout = out;
+  void *args[2] = {&pin, &pout};
+  tilec_error err = {0};
+  int right[2];
+  for (int rev = 0; rev < 2; rev++) {
+    if (rev) setenv("TILEC_EMU_ORDER", "reverse", 1);
+    CHECK(run1(lib, "write_after_read", args, 1, 64, 1, 256, &err) == TILEC_OK);
+    right[rev] = 0;
+    for (int i = 0; i < 64; i++) right[rev] += out[i] == 2.0f * in[(i + 1) % 64];
+  }
+  unsetenv("TILEC_EMU_ORDER");
+  CHECK(right[0] == 63);  /* index order: every read before its neighbour's write but the wrap-around */
+  CHECK(right[1] == 1);   /* reverse: every neighbour but the wrap-around wrote first */
   tc_cuemu_lib_close(lib);
 }
 
@@ -189,6 +228,7 @@ TEST(compile_error_has_the_log) {
 
 int main(void) {
   RUN(syncthreads_waits_and_a_missing_one_shows);
+  RUN(reverse_order_shows_a_write_before_a_read);
   RUN(shuffles_meet_their_warp_and_atomics_add_across_blocks);
   RUN(deadlocks_and_traps_are_errors_and_clusters_share_memory);
   RUN(compile_error_has_the_log);

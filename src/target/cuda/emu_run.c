@@ -8,7 +8,9 @@
  * write without waiting for it reads what was there before: a missing barrier gives a wrong
  * result instead of passing by luck. Asynchronous copies (TMA) are deferred until no thread of
  * the cluster can go on, the latest moment the hardware could complete them, so reading a stage
- * before its mbarrier says it has landed reads stale data. When nothing can go on and nothing is
+ * before its mbarrier says it has landed reads stale data. Resuming in index order shows a read
+ * that runs before the write it needs; TILEC_EMU_ORDER=reverse resumes from the last thread,
+ * which shows the other half (a write that runs before a read of the old value). When nothing can go on and nothing is
  * deferred, the launch fails with a deadlock report instead of hanging. */
 #include <dlfcn.h>
 #include <stdatomic.h>
@@ -85,6 +87,7 @@ typedef struct worker {
   int cur;
   tc_fiber_sched sched;
   int failed;
+  bool reverse; /* TILEC_EMU_ORDER=reverse: resume threads from the last */
   char error[1024];
 } worker;
 
@@ -328,7 +331,8 @@ static bool run_cluster(worker *w, long k) {
   int live = w->nfibers;
   while (live > 0) {
     bool progress = false;
-    for (int i = 0; i < w->nfibers && !w->failed; i++) {
+    for (int n = 0; n < w->nfibers && !w->failed; n++) {
+      const int i = w->reverse ? w->nfibers - 1 - n : n;
       cfiber *f = &w->f[i];
       if (!runnable(f)) continue;
       f->state = F_READY;
@@ -455,6 +459,8 @@ tilec_status tc_cuemu_run(tc_cuemu_lib *lib, const char *entry, void *const *arg
   long nclusters = (long)(grid[0] / cluster) * grid[1] * grid[2];
   if (nclusters <= 0) return TILEC_OK;
   int nworkers = tc_fiber_worker_count(nclusters);
+  const char *order = getenv("TILEC_EMU_ORDER");
+  bool reverse = order && strcmp(order, "reverse") == 0;
   worker *ws = calloc((size_t)nworkers, sizeof *ws);
   if (!ws) {
     tc_error(err, TILEC_ERROR_NOMEM, "out of memory");
@@ -473,6 +479,7 @@ tilec_status tc_cuemu_run(tc_cuemu_lib *lib, const char *entry, void *const *arg
     w->next = &next;
     w->nclusters = nclusters;
     w->nthreads = (int)nthreads;
+    w->reverse = reverse;
     w->lib_current = lib->current;
     if (!worker_init(w)) {
       tc_error(err, TILEC_ERROR_NOMEM, "out of memory for the emulator's threads");
