@@ -411,3 +411,19 @@ def test_autotune_configurations_and_the_first_as_default():
                        num_stages=3, threads=128)  # bound: no configuration added
     assert np.allclose(k2(a, b).astype(np.float32), want, atol=0.05, rtol=0.01)
     assert prog.autotune_configs(None) == cfgs  # the only kernel
+
+
+def test_cuda_emulator_from_python():
+    """backend="emu" runs the CUDA C++ on the CPU emulator with numpy arrays (host tensors): the
+    sm_90a path (wgmma, TMA, a warp-specialized pipeline) where no GPU is at hand."""
+    emu = [b for b in tilec.backends() if b["target"] == "cuda" and b["name"] == "emu"]
+    if not emu or not emu[0]["available"]:
+        pytest.skip("no C++ compiler for the emulator")
+    k = tilec.compile(example("gemm.py"), target="cuda,arch=sm_90a", backend="emu", M=200, N=320, K=192, block_M=128,
+                      block_N=256, block_K=64, threads=256, num_stages=3)
+    assert k.target == "cuda" and k.backend == "emu"
+    a = rng.uniform(-1, 1, (200, 192)).astype(np.float16)
+    b = rng.uniform(-1, 1, (192, 320)).astype(np.float16)
+    c = k(a, b)
+    np.testing.assert_allclose(c.astype(np.float32), a.astype(np.float32) @ b.astype(np.float32), rtol=2e-2, atol=2e-2)
+    assert k.verify(a, b).ok

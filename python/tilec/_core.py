@@ -169,10 +169,12 @@ def available_targets():
     return [b["target"] for b in backends() if b["default"] and b["available"] and b["memory"]]
 
 
-def _device_type_of(target):
+def _device_type_of(target, backend=None):
+    """Where tensors of this target live: its default backend's device, or the named backend's
+    (the emulators run on host memory)."""
     kind = target.split(",")[0]
     for b in backends():
-        if b["target"] == kind and b["default"]:
+        if b["target"] == kind and (b["name"] == backend if backend else b["default"]):
             return b["device_type"]
     raise UsageError(f"unknown target '{kind}'")
 
@@ -388,7 +390,7 @@ class Kernel:
                 if not 0 <= r < np_:
                     raise UsageError(f"out_idx {r} is out of range for kernel '{self.name}' with {np_} parameters")
         self.out_idx = returns
-        self._device_type = _device_type_of(self.target)
+        self._device_type = _device_type_of(self.target, self.backend)
         self._kernel_name = kernel
 
     def __del__(self):
