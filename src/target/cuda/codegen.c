@@ -1462,11 +1462,24 @@ static void stmt(cg *g, const tc_stmt *s) {
     tc_sb_free(&off), tc_sb_free(&val), tc_sb_free(&name), tc_sb_free(&bd), tc_sb_free(&prev);
     break;
   }
-  case TC_ST_ASSERT:
+  case TC_ST_ASSERT: {
+    /* the GPU traps; the emulator reports the message as the cpu does (tcg_assert_fail) */
+    tc_strbuf msg;
+    tc_sb_init(&msg);
+    tc_sb_putc(&msg, '"');
+    for (const char *p = s->u.assert_.msg ? s->u.assert_.msg : "assertion failed"; *p; p++) {
+      unsigned char c = (unsigned char)*p;
+      if (c == '"' || c == '\\') tc_sb_printf(&msg, "\\%c", c);
+      else if (c < 32 || c > 126 || c == '?') tc_sb_printf(&msg, "\\%03o", c);
+      else tc_sb_putc(&msg, (char)c);
+    }
+    tc_sb_putc(&msg, '"');
     expr(g, &t, s->u.assert_.cond);
-    line(g, "if (!(%s)) __trap(); /* assert: %s */", tc_sb_cstr(&t), "runtime assert failed");
+    line(g, "if (!(%s)) tcg_assert_fail(%s);", tc_sb_cstr(&t), tc_sb_cstr(&msg));
+    tc_sb_free(&msg);
     g->nasserts++;
     break;
+  }
   case TC_ST_PRINT:
     if (s->u.print.value) {
       expr(g, &t, s->u.print.value);

@@ -83,6 +83,14 @@ template <int COLS, int BYTES> TCG_DEV int tcg_swizzle_offset(int row, int col) 
   return tcg__tile_offset<COLS, BYTES, 1>(row & ~7, row & 7, col);
 }
 
+/* ---- a failed run-time check (T.assert): the GPU traps (the message is the source's only);
+ * the emulator ends the launch with the message, as the cpu target reports it ---- */
+#ifndef TCG_EMU
+#define tcg_assert_fail(msg) __trap()
+#else
+#define tcg_assert_fail(msg) tcg_emu_fail("kernel assertion failed: " msg)
+#endif
+
 /* ---- barriers ---- */
 TCG_DEV void tcg_sync_block() { __syncthreads(); }
 TCG_DEV void tcg_sync_warp() { __syncwarp(); }
