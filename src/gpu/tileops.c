@@ -702,6 +702,18 @@ static int iter_vars(tc_gpu_plan *P, const tc_region *r, tc_var **vars, int64_t 
   return n;
 }
 
+/* Region dimension `dim` (negative: from the end) as an index into the squeezed shape iter_vars
+ * walks, which drops extent-1 dimensions: a (1, 4, 8) tile reduced over dimension 1 walks (4, 8)
+ * and reduces its dimension 0. -1: out of range; -2: the dimension has extent 1. */
+static int squeezed_dim(const tc_region *r, int dim) {
+  if (dim < 0) dim += r->ndim;
+  if (dim < 0 || dim >= r->ndim) return -1;
+  if (r->r[dim].extent == 1) return -2;
+  int k = 0;
+  for (int d = 0; d < dim; d++) k += r->r[d].extent != 1;
+  return k;
+}
+
 static tc_expr **var_refs(tc_gpu_plan *P, int n, tc_var **vars, tc_loc loc) {
   tc_expr **v = TC_NEW_ARRAY(P->a, tc_expr *, n > 0 ? n : 1);
   for (int i = 0; i < n; i++) v[i] = tc_ir_var_ref(P->a, vars[i], loc);
@@ -1159,7 +1171,12 @@ static tc_stmt *lower_reduce_general(tc_gpu_plan *P, tc_stmt *s) {
   tc_var *sv[TC_GL_MAXDIM];
   int64_t sext[TC_GL_MAXDIM];
   int sn = iter_vars(P, src, sv, sext, loc);
-  if (dim < 0) dim += sn;
+  dim = squeezed_dim(src, dim);
+  if (dim == -2) {
+    tc_gpu_fail(P, loc, "T.reduce over dimension %d, of extent 1, is not supported on %s (copy the tile instead)",
+                s->u.reduce.dim, P->desc->target);
+    return NULL;
+  }
   if (dim < 0 || dim >= sn) {
     tc_gpu_fail(P, loc, "T.reduce: dimension %d out of range on %s", s->u.reduce.dim, P->desc->target);
     return NULL;
@@ -1245,7 +1262,12 @@ static tc_stmt *lower_cumsum(tc_gpu_plan *P, tc_stmt *s) {
   tc_var *v[TC_GL_MAXDIM];
   int64_t ext[TC_GL_MAXDIM];
   int n = iter_vars(P, src, v, ext, loc);
-  int dim = s->u.cumsum.dim < 0 ? s->u.cumsum.dim + n : s->u.cumsum.dim;
+  int dim = squeezed_dim(src, s->u.cumsum.dim);
+  if (dim == -2) {
+    tc_gpu_fail(P, loc, "T.cumsum over dimension %d, of extent 1, is not supported on %s (copy the tile instead)",
+                s->u.cumsum.dim, P->desc->target);
+    return NULL;
+  }
   if (n == 0 || dim < 0 || dim >= n) {
     tc_gpu_fail(P, loc, "T.cumsum: dimension %d out of range on %s", s->u.cumsum.dim, P->desc->target);
     return NULL;

@@ -108,3 +108,16 @@ case "$out" in
   echo "PASS cuda emu: a wait program order cannot satisfy traps, and the emulator names it as the cpu does" ;;
 *) printf 'FAIL cuda emu: thread_branch_loops_differ on cuda\n%s\n' "$out" ;;
 esac
+# reductions and prefix sums over a dimension after an extent-1 one (the lowering walks tiles
+# with extent-1 dimensions dropped; it once reduced the wrong dimension)
+for arch in sm_90a sm_80; do
+  out=$("$T" run "$C/unit_dim_reduce.py" --target cuda,arch=$arch --backend emu --verify 2>&1)
+  if [ "$(echo "$out" | grep -c '^verify .*: ok')" -eq 4 ]; then echo "PASS cuda emu $arch: T.reduce and T.cumsum over dimension 1 of (1, ...) tiles"
+  else printf 'FAIL cuda emu %s: unit_dim_reduce.py\n%s\n' "$arch" "$(echo "$out" | tail -n 6)"; fi
+done
+H=${TILEC_BUILD:-build}/tests/helpers/gpu_source
+if [ -x "$H" ]; then
+  out=$("$H" "$C/unit_dim_reduce.py" sm_90a --interp 2>&1)
+  case "$out" in PASS*) echo "PASS cuda emu: unit_dim_reduce.py's lowering agrees in the interpreter" ;;
+  *) printf 'FAIL cuda emu: unit_dim_reduce.py lowering\n%s\n' "$out" ;; esac
+fi

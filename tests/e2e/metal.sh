@@ -234,3 +234,7 @@ check "return_prev: the fetched value goes to the thread's cell" $?
 "$T" run "$C/atomic_slots.py" -D R=4 -D N=256 --target metal --verify 2>&1 | grep -q "^verify Idx: ok .*compared as multisets along dimension 1)"
 check "slot lists from return_prev verify as multisets on metal" $?
 rm -rf "$D"
+# reductions and prefix sums over a dimension after an extent-1 one (found on the cuda emulator:
+# the shared lowering reduced the wrong dimension)
+[ "$("$T" run tests/e2e/data/compat/unit_dim_reduce.py --target metal --verify 2>&1 | grep -c '^verify .*: ok')" -eq 4 ]
+check "T.reduce and T.cumsum over dimension 1 of (1, ...) tiles verify" $?
