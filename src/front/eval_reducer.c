@@ -9,9 +9,11 @@
  * interpreter and the cpu backend) keeps that one copy: the reducer is a fragment, updates are
  * read-modify-writes of it (inside a T.Parallel loop, several iterations may update one
  * element; the reference runs them one after another), and finalizing copies it to `dst` or
- * leaves it in place (TileLang's legacy in-place form). cuda and metal refuse a fragment written
- * from a T.Parallel loop that does not cover its shape, so a reducer there is a file:line:col
- * error until they lower the replicas. */
+ * leaves it in place (TileLang's legacy in-place form). The GPU lowering (src/gpu/tileops.c,
+ * par_reduce_wrap) keeps the replicas: a T.Parallel loop wider than the reducer's shape starts
+ * each thread's copy from the op's identity and combines the copies right after the loop, so
+ * the reducer holds the reference's value wherever it is read; an update it cannot combine is
+ * a file:line:col error. */
 #include "front/eval_int.h"
 
 #include <math.h>

@@ -200,6 +200,10 @@ typedef struct tc_gpu_plan {
   tc_stmt_set units;         /* lowered tile operations the barrier pass takes as one access */
   tc_buffer *epi_stage[2];   /* epilogue.c's per-warp staging tiles (16- and 32-bit), or NULL */
   int epi_slots[2];          /* their TMA form's 16-row slots per warp; 0: the 16-byte-store form */
+  /* tileops.c: while a T.Parallel loop that combines iterations into fragment elements is
+   * lowered, those fragments (a replicated one is then written at a run-time register) */
+  const struct tc_buffer *const *combining;
+  int ncombining;
 } tc_gpu_plan;
 
 bool tc_gpu_fail(tc_gpu_plan *P, tc_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -409,6 +409,13 @@ static tc_stmt *xform_stmt(iter_ctx *I, const tc_stmt *s) {
       tc_expr *rx = NULL;
       int64_t r = I->runtime ? -3 : frag_reg(I, s->u.store.buf, s->u.store.nidx, s->u.store.idx, s->loc, s, &rx);
       if (r == -4) return store(P, P->regs[s->u.store.buf->id], 1, idx1(P, rx), c->u.store.value, s->loc);
+      bool combining = false;
+      for (int i = 0; i < P->ncombining; i++) combining |= P->combining[i] == s->u.store.buf;
+      if (r == -3 && combining) { /* each thread combines into its own copy (par_reduce_wrap) */
+        for (int i = 0; i < s->u.store.nidx; i++) idx[i] = xform_expr(I, s->u.store.idx[i]);
+        return store(P, P->regs[s->u.store.buf->id], 1, idx1(P, repl_index(P, s->u.store.buf, s->u.store.nidx, idx, s->loc)),
+                     c->u.store.value, s->loc);
+      }
       if (r == -3) {
         tc_gpu_fail(P, s->loc, "fragment '%s' is replicated in every thread and cannot be written from this T.Parallel loop "
                                "on %s; write it in a loop over its own shape", s->u.store.buf->name, P->desc->target);
@@ -933,6 +940,169 @@ static tc_stmt *lower_fill(tc_gpu_plan *P, tc_stmt *s) {
   return over_region(P, dst, n, vars, ext, body, false, s->loc);
 }
 
+/* ---- T.Parallel loops that combine several iterations into one fragment element ----
+ * `r[i] += x[i, j]` (or T.max / T.min / a bitwise op) in `for i, j in T.Parallel(M, N)` writes
+ * r[i] from N iterations: TileLang's reducers (T.alloc_reducer + T.finalize_reducer), or a plain
+ * fragment updated the same way. The reference runs the iterations one after another. Driven by
+ * the tile, the iterations of one row run on several threads, each holding its own copy (a
+ * replica) of r[i]; updating the copies in place leaves each with only its own contributions.
+ * So such a loop is lowered as: each thread saves its registers of r and starts them from the
+ * op's identity, runs its iterations, and afterwards every replica of an element is combined
+ * through shared scratch memory (slot rep * numel + element) and folded into the saved value,
+ * so every copy holds what the reference's one copy holds. */
+typedef struct par_red {
+  tc_buffer *buf;
+  tc_expr_op op; /* the combine (ADD for a subtraction) */
+  int stores;
+  int loads;
+} par_red;
+typedef struct red_scan {
+  tc_gpu_plan *P;
+  const par_nest *N;
+  par_red r[16];
+  int n;
+  bool bad;
+  tc_loc bad_loc;
+  const tc_buffer *bad_buf;
+} red_scan;
+
+static bool uses_var(const tc_expr *e, const tc_var *v) {
+  if (!e) return false;
+  if (e->op == TC_OP_VAR) return e->var == v;
+  for (int i = 0; i < e->nargs; i++)
+    if (uses_var(e->args[i], v)) return true;
+  return false;
+}
+static bool loads_buf(const tc_expr *e, const tc_buffer *b) {
+  if (!e) return false;
+  if (e->op == TC_OP_LOAD && tc_buffer_storage(e->buf) == tc_buffer_storage(b)) return true;
+  for (int i = 0; i < e->nargs; i++)
+    if (loads_buf(e->args[i], b)) return true;
+  return false;
+}
+static bool same_expr(const tc_expr *x, const tc_expr *y) {
+  if (x->op != y->op || x->nargs != y->nargs || !tc_dtype_eq(x->dtype, y->dtype)) return false;
+  switch (x->op) {
+  case TC_OP_CONST_INT: return x->ival == y->ival;
+  case TC_OP_VAR: return x->var == y->var;
+  case TC_OP_LOAD: case TC_OP_ADDRESS_OF: if (x->buf != y->buf) return false; break;
+  case TC_OP_CALL: if (!x->callee || !y->callee || strcmp(x->callee, y->callee)) return false; break;
+  default:
+    if (x->nargs == 0) return false; /* floats and other leaves: not needed for indices */
+  }
+  for (int i = 0; i < x->nargs; i++)
+    if (!same_expr(x->args[i], y->args[i])) return false;
+  return true;
+}
+static const tc_expr *strip_cast(const tc_expr *e) {
+  while (e->op == TC_OP_CAST) e = e->args[0];
+  return e;
+}
+/* value is `b[idx] op v` (or `v op b[idx]` for a commutative op) with v not reading b: the op */
+static bool combine_of(const tc_stmt *st, tc_expr_op *op) {
+  const tc_buffer *b = st->u.store.buf;
+  const tc_expr *v = strip_cast(st->u.store.value);
+  if (v->nargs != 2) return false;
+  switch (v->op) {
+  case TC_OP_ADD: case TC_OP_SUB: case TC_OP_MAX: case TC_OP_MIN: case TC_OP_BIT_AND: case TC_OP_BIT_OR: case TC_OP_BIT_XOR: break;
+  default: return false;
+  }
+  for (int side = 0; side < 2; side++) {
+    if (side == 1 && v->op == TC_OP_SUB) break;
+    const tc_expr *l = strip_cast(v->args[side]), *o = v->args[1 - side];
+    if (l->op != TC_OP_LOAD || l->buf != b || l->nargs != st->u.store.nidx || loads_buf(o, b)) continue;
+    bool same = true;
+    for (int d = 0; d < l->nargs && same; d++) same = same_expr(l->args[d], st->u.store.idx[d]);
+    if (!same) continue;
+    *op = v->op == TC_OP_SUB ? TC_OP_ADD : v->op;
+    return true;
+  }
+  return false;
+}
+static bool red_scan_cb(void *ctx, tc_stmt *s) {
+  red_scan *R = ctx;
+  if (s->kind != TC_ST_STORE || !is_frag(s->u.store.buf)) return true;
+  tc_buffer *b = s->u.store.buf;
+  const tc_gpu_layout *L = R->P->frag[b->id];
+  if (!L || !R->P->regs[b->id] || L->reps <= 1) return true; /* one owner per element: it runs all its iterations */
+  bool missing = false, value_varies = loads_buf(s->u.store.value, b);
+  for (int k = 0; k < R->N->n; k++) {
+    if (R->N->ext[k] <= 1) continue;
+    bool used = false;
+    for (int d = 0; d < s->u.store.nidx && !used; d++) used = uses_var(s->u.store.idx[d], R->N->var[k]);
+    if (!used) missing = true, value_varies |= uses_var(s->u.store.value, R->N->var[k]);
+  }
+  if (!missing || !value_varies) return true; /* one iteration per element, or the same value from each */
+  tc_expr_op op;
+  int i = 0;
+  while (i < R->n && R->r[i].buf != b) i++;
+  if (!combine_of(s, &op) || (i < R->n && R->r[i].op != op) || (i == R->n && R->n == 16)) {
+    if (!R->bad) R->bad = true, R->bad_loc = s->loc, R->bad_buf = b;
+    return true;
+  }
+  if (i == R->n) R->r[R->n++] = (par_red){.buf = b, .op = op};
+  R->r[i].stores++;
+  return true;
+}
+static tc_expr *count_loads_rw(void *ctx, tc_expr *e) {
+  red_scan *R = ctx;
+  if (e->op == TC_OP_LOAD)
+    for (int i = 0; i < R->n; i++)
+      if (tc_buffer_storage(e->buf) == tc_buffer_storage(R->r[i].buf)) R->r[i].loads++;
+  return e;
+}
+
+static tc_expr *combine_identity(tc_gpu_plan *P, tc_expr_op op, tc_dtype dt, tc_loc loc);
+static tc_buffer *scratch(tc_gpu_plan *P, tc_dtype dt, int64_t elems, tc_loc loc);
+static tc_dtype acc_dtype(tc_dtype d);
+
+/* Wrap the lowered loop `lowered` with the save/identity before and the combine after, for
+ * each fragment R->r[] combines into. */
+static tc_stmt *par_reduce_wrap(tc_gpu_plan *P, red_scan *R, tc_stmt *lowered, tc_loc loc) {
+  tc_stmt_list pre = {0}, post = {0};
+  for (int i = 0; i < R->n; i++) {
+    tc_buffer *b = R->r[i].buf, *regs = P->regs[b->id];
+    tc_expr_op op = R->r[i].op;
+    const tc_gpu_layout *L = P->frag[b->id];
+    tc_expr **shape = idx1(P, ci(P, L->num_regs, loc));
+    tc_buffer *old = tc_ir_new_buffer(P->a, P->k, "tcg_red_old", b->dtype, TC_SCOPE_LOCAL, 1, shape, loc);
+    tc_stmt *al = tc_ir_stmt(P->a, TC_ST_ALLOC, loc);
+    al->u.alloc.buf = old;
+    tc_stmt_list_push(P->a, &pre, al);
+    for (int64_t r = 0; r < L->num_regs; r++) {
+      tc_stmt_list_push(P->a, &pre, reg_store(P, old, r, reg_load(P, regs, r, loc), loc));
+      tc_stmt_list_push(P->a, &pre, reg_store(P, regs, r, combine_identity(P, op, b->dtype, loc), loc));
+    }
+    tc_buffer *sc = scratch(P, acc_dtype(b->dtype), L->reps * L->numel, loc);
+    tc_stmt_list wr = {0}, rd = {0};
+    for (int64_t r = 0; r < L->num_regs; r++) {
+      tc_expr *idx[TC_GL_MAXDIM], *valid;
+      tc_gl_index_exprs(P->a, L, tid_ref(P, loc), r, idx, &valid, loc);
+      tc_expr *e = ci(P, 0, loc);
+      for (int d = 0; d < L->ndim; d++) e = bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, e, ci(P, L->shape[d], loc), loc), idx[d], loc);
+      tc_expr *rep = tc_gl_rep_expr(P->a, L, tid_ref(P, loc), loc);
+      tc_expr *slot = bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, rep, ci(P, L->numel, loc), loc), e, loc);
+      tc_stmt *w = store(P, sc, 1, idx1(P, slot), reg_load(P, regs, r, loc), loc);
+      tc_stmt_list_push(P->a, &wr, valid ? if_then(P, valid, w, loc) : w);
+      /* regs[r] = old[r]; for k < reps: regs[r] = regs[r] op scratch[k * numel + e] */
+      tc_var *k = new_var(P, "rk", tc_index_dtype(), TC_VAR_LOOP, loc);
+      tc_expr *kslot = bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, tc_ir_var_ref(P->a, k, loc), ci(P, L->numel, loc), loc),
+                           tc_ir_clone_expr(P->a, e), loc);
+      tc_expr *part = cast_to(P, b->dtype, tc_ir_load(P->a, sc, 1, idx1(P, kslot), loc));
+      tc_stmt *fold = for_loop(P, k, L->reps, TC_LOOP_SERIAL, reg_store(P, regs, r, bin(P, op, reg_load(P, regs, r, loc), part, loc), loc), loc);
+      tc_stmt *items[2] = {reg_store(P, regs, r, reg_load(P, old, r, loc), loc), fold};
+      tc_stmt *both = tc_ir_seq(P->a, 2, items, loc);
+      tc_stmt_list_push(P->a, &rd, valid ? if_then(P, tc_ir_clone_expr(P->a, valid), both, loc) : both);
+    }
+    tc_stmt_list_push(P->a, &post, barrier(P, loc));
+    tc_stmt_list_push(P->a, &post, tc_stmt_list_seq(P->a, &wr, loc));
+    tc_stmt_list_push(P->a, &post, barrier(P, loc));
+    tc_stmt_list_push(P->a, &post, tc_stmt_list_seq(P->a, &rd, loc));
+  }
+  tc_stmt *items[3] = {tc_stmt_list_seq(P->a, &pre, loc), lowered, tc_stmt_list_seq(P->a, &post, loc)};
+  return tc_ir_seq(P->a, 3, items, loc);
+}
+
 static tc_stmt *lower_parallel(tc_gpu_plan *P, tc_stmt *s) {
   par_nest N;
   if (!tc_gpu_parallel_nest(s, &N)) {
@@ -943,17 +1113,49 @@ static tc_stmt *lower_parallel(tc_gpu_plan *P, tc_stmt *s) {
   tc_gpu_scan_nest(&A, &N);
   const tc_buffer *driver = A.exact_written ? A.exact_written : A.nexact ? A.exact[0] : NULL;
   tc_stmt *body = N.body;
-  if (driver && P->frag[driver->id]->kind != TC_GL_REPL) {
+  bool dealt = !(driver && P->frag[driver->id]->kind != TC_GL_REPL);
+  /* a loop that writes a replicated fragment whole runs every iteration in every thread, so
+   * that each thread's copy is updated */
+  bool every = dealt && driver && A.exact_written == driver;
+  red_scan R = {.P = P, .N = &N};
+  if (!every) {
+    tc_visit_stmts(body, red_scan_cb, &R);
+    tc_rewrite_stmt_exprs(body, count_loads_rw, &R);
+    for (int i = 0; i < R.n && !R.bad; i++)
+      if (R.r[i].loads != R.r[i].stores) R.bad = true, R.bad_loc = s->loc, R.bad_buf = R.r[i].buf;
+    if (R.bad) {
+      tc_gpu_fail(P, R.bad_loc,
+                  "fragment '%s' is written at fewer indices than the T.Parallel loop has, so several iterations on several "
+                  "threads write one element; %s combines them only for updates `x[i] = x[i] + v` (also -, T.max, T.min, &, |, ^) "
+                  "and no other access to '%s' in the loop (use T.reduce_* or T.alloc_reducer)",
+                  R.bad_buf->name, P->desc->target, R.bad_buf->name);
+      return NULL;
+    }
+  }
+  tc_stmt *lowered;
+  if (!dealt) {
     bool effects = false;
     tc_visit_stmts(body, has_side_effects_cb, &effects);
-    driven dv = {.D = P->frag[driver->id], .nvars = N.n, .vars = N.var, .once = effects};
-    return drive(P, &dv, body, s->loc);
+    const tc_gpu_layout *D = P->frag[driver->id];
+    if (R.n && D->reps > 1 && A.exact_written) {
+      tc_gpu_fail(P, s->loc, "fragment '%s' is combined into from a T.Parallel loop that also writes the replicated fragment '%s'; %s "
+                  "does not lower that (split the loop)", R.r[0].buf->name, driver->name, P->desc->target);
+      return NULL;
+    }
+    /* with combined fragments, each iteration must contribute once: only replica 0 of a
+     * replicated driver runs it */
+    driven dv = {.D = D, .nvars = N.n, .vars = N.var, .once = effects || R.n > 0};
+    const tc_buffer *comb[16];
+    for (int i = 0; i < R.n; i++) comb[i] = R.r[i].buf;
+    P->combining = comb, P->ncombining = R.n;
+    lowered = drive(P, &dv, body, s->loc);
+    P->combining = NULL, P->ncombining = 0;
+  } else {
+    /* no fragment to follow: deal the iterations; replicated fragments are read in place */
+    lowered = deal_ex(P, N.n, N.var, N.ext, body, every, s->loc);
   }
-  /* no fragment to follow: deal the iterations; replicated fragments are read in place. A
-   * loop that writes a replicated fragment runs every iteration in every thread, so that each
-   * thread's copy is updated. */
-  bool every = driver && A.exact_written == driver;
-  return deal_ex(P, N.n, N.var, N.ext, body, every, s->loc);
+  if (!lowered || !R.n) return lowered;
+  return par_reduce_wrap(P, &R, lowered, s->loc);
 }
 
 /* ---- reductions ---- */
@@ -985,6 +1187,16 @@ static tc_expr *red_combine(tc_gpu_plan *P, tc_reduce_kind op, tc_expr *acc, tc_
 static tc_expr *red_input(tc_gpu_plan *P, tc_reduce_kind op, tc_dtype acc, tc_expr *x, tc_loc loc) {
   x = cast_to(P, acc, x);
   return op == TC_RED_ABSMAX || op == TC_RED_ABSSUM ? tc_ir_unary(P->a, TC_OP_ABS, x, loc) : x;
+}
+
+/* The identity of a T.Parallel loop's combine op (ADD, MAX, MIN, BIT_AND/OR/XOR) in dtype dt. */
+static tc_expr *combine_identity(tc_gpu_plan *P, tc_expr_op op, tc_dtype dt, tc_loc loc) {
+  switch (op) {
+  case TC_OP_MAX: return red_identity(P, TC_RED_MAX, dt, loc);
+  case TC_OP_MIN: return red_identity(P, TC_RED_MIN, dt, loc);
+  case TC_OP_BIT_AND: return tc_ir_int(P->a, -1, dt, loc);
+  default: return red_identity(P, TC_RED_SUM, dt, loc);
+  }
 }
 
 /* A flat shared scratch buffer of at least `elems` elements of dtype dt (one per dtype,

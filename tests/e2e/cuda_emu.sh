@@ -46,6 +46,12 @@ ws_gemm='block_N=256 -D block_K'
     echo "$t|SMS=3 gemm.py -D M=520 -D N=264 -D K=200 -D block_M=128 -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=3"
   done
   echo "cuda,arch=sm_90a|SMS=1 flash_attention.py -D seq_len=384 -D dim=128 -D block_M=128 -D block_N=128 -D threads=256 -D num_stages=2"
+  # T.alloc_reducer updated from T.Parallel loops wider than its shape: the threads' copies
+  # are combined after each loop (sum, max, min, a subtraction; partial blocks; one warp)
+  for arch in sm_90a sm_80; do
+    echo "cuda,arch=$arch|../tests/e2e/data/compat/alloc_reducer.py -D R=192 -D C=96"
+    echo "cuda,arch=$arch|../tests/e2e/data/compat/alloc_reducer.py -D R=100 -D C=70 -D threads=32"
+  done
 } | while IFS='|' read -r tgt line; do printf '%s\0%s\0' "$tgt" "$line"; done |
   xargs -0 -n 2 -P "$J" sh -c "$case_sh" sh "$T"
 

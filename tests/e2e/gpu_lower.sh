@@ -68,6 +68,26 @@ gemm.py --clusters -D M=512 -D N=256 -D K=320 -D block_M=128 -D block_N=256 -D b
 gemm.py --clusters -D M=128 -D N=256 -D K=512 -D block_M=64 -D block_N=64 -D block_K=64 -D threads=128 -D num_stages=6
 gemm_fp8.py --clusters -D M=256 -D N=256 -D K=256 -D block_M=128 -D block_N=256 -D block_K=128 -D threads=256 -D num_stages=3
 EOF2
+# T.alloc_reducer (and plain fragments) updated from T.Parallel loops wider than their shape:
+# each thread's copy starts from the op's identity and the copies are combined after the loop
+# (tileops.c, par_reduce_wrap): sum, max, min, a subtraction, pipelined, partial blocks
+xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$H" interp {} <<'EOF2'
+../tests/e2e/data/compat/alloc_reducer.py -D R=64 -D C=64
+../tests/e2e/data/compat/alloc_reducer.py -D R=192 -D C=96
+../tests/e2e/data/compat/alloc_reducer.py -D R=100 -D C=70 -D threads=32
+../tests/e2e/data/compat/alloc_reducer.py -D R=128 -D C=256 -D rows=128 -D panel=128 -D threads=256
+../tests/e2e/data/compat/reducer.py
+EOF2
+# ... an update the lowering cannot combine is an error at its line, not a wrong result
+D=$(mktemp -d)
+sed 's/acc\[r\] += /acc[r] = acc[r] * 0.5 + /' tests/e2e/data/compat/alloc_reducer.py >"$D/bad.py"
+out=$("$H" "$D/bad.py" sm_90a -D R=64 -D C=64 2>&1)
+case "$out" in
+*"bad.py:38:17: error: fragment 'acc' is written at fewer indices than the T.Parallel loop has"*)
+  echo "PASS gpu_lower: an uncombinable update of a fragment from a wider T.Parallel loop is refused" ;;
+*) printf 'FAIL gpu_lower: uncombinable reducer update\n%s\n' "$(echo "$out" | head -n 5)" ;;
+esac
+rm -rf "$D"
 # ... and their reductions leave no shared scratch behind
 for line in "rms_norm.py -D M=65536 -D N=1024 -D block_M=4" "softmax.py -D m=4096 -D N=4096 -D block_M=4 -D block_N=1024" \
   "fp8_cast.py -D M=4096 -D N=8192 -D block_M=4 -D block_N=1024"; do

@@ -58,6 +58,9 @@ for tgt in metal metal,metal4=1; do
     echo "../tests/e2e/data/metal_gemm_rs.py"
     echo "../tests/e2e/data/metal_gemm_rs.py -D trans_V=True"
     echo "../tests/e2e/data/metal_gemm_rs.py -D D=48"
+    # T.alloc_reducer updated from T.Parallel loops wider than its shape (combined after each loop)
+    echo "../tests/e2e/data/compat/alloc_reducer.py -D R=192 -D C=96"
+    echo "../tests/e2e/data/compat/alloc_reducer.py -D R=100 -D C=70 -D threads=32"
     echo "../tests/e2e/data/metal_gemm_rs.py -D M=100 -D dtype=bfloat16"
   } | xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$T" "$tgt" {}
 done
