@@ -171,7 +171,9 @@ static void seg_buf(void *ctx, const tc_buffer *b, bool write) {
   (void)write;
   segment_use *u = ctx;
   b = tc_buffer_storage(b);
-  if (!b || b->param_index >= 0 || b->id < 0 || b->id >= u->nids) return;
+  /* tensors outlive a launch (those of a kernel that annotates them in its body have no
+   * parameter index yet) */
+  if (!b || b->param_index >= 0 || b->scope == TC_SCOPE_GLOBAL || b->id < 0 || b->id >= u->nids) return;
   if (u->buf_seg[b->id] < 0) u->buf_seg[b->id] = u->seg;
   else if (u->buf_seg[b->id] != u->seg && !u->clash) u->clash = b->name;
 }

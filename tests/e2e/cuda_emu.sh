@@ -81,7 +81,7 @@ for arch in sm_90a sm_80; do
 done
 # dependent T.Kernel blocks (fusedmoe's shared experts: the second reads what another block of
 # the first wrote) are refused on cuda, not run as one launch that reads before the writes
-out=$("$T" run "$C/jit_launches.py" --target cuda,arch=sm_80 --backend emu --verify 2>&1)
+out=$("$T" run "$C/jit_launches.py" --kernel reverse_twice --target cuda,arch=sm_80 --backend emu --verify 2>&1)
 case "$out" in
 *"jit_launches.py:21:5: error: a kernel of 2 launches, one after another"*) echo "PASS cuda emu: dependent T.Kernel blocks of a body-annotated kernel are refused" ;;
 *) printf 'FAIL cuda emu: jit_launches.py\n%s\n' "$(echo "$out" | tail -n 6)" ;;
