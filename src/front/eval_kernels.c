@@ -74,8 +74,11 @@ static tc_expr *guard(tc_ev *ev, tc_expr *const *own, int fused, tc_loc loc) {
 
 static tc_stmt *guarded(tc_ev *ev, tc_stmt *body, tc_expr *cond, tc_loc loc) { return tc_ir_if_then(ev->ir, cond, body, loc); }
 
-/* The global tensors a block reads and writes, by parameter index (a view counts as the tensor
- * it views). */
+/* The global tensors a block reads and writes, by buffer id (a view counts as the tensor it
+ * views). Not by parameter index: a @tilelang.jit kernel that annotates its tensors in its body
+ * (`x: T.Tensor(...)`) gets its parameters only after the body has been evaluated, so while
+ * its blocks are being fused no tensor has a parameter index yet (fusedmoe's two blocks, the
+ * second reading what the first wrote, were once taken as independent and shared a launch). */
 typedef struct touched {
   int n;
   bool *read, *write;
@@ -84,14 +87,14 @@ typedef struct touched {
 static void on_buf(void *ctx, const tc_buffer *b, bool write) {
   touched *t = ctx;
   b = tc_buffer_storage(b);
-  if (!b || b->param_index < 0 || b->param_index >= t->n) return;
-  if (write) t->write[b->param_index] = true;
-  else t->read[b->param_index] = true;
+  if (!b || b->scope != TC_SCOPE_GLOBAL || b->id < 0 || b->id >= t->n) return;
+  if (write) t->write[b->id] = true;
+  else t->read[b->id] = true;
 }
 
 static touched touches(tc_ev *ev, const tc_stmt *s) {
-  int n = ev->k->nparams + ev->k->nworkspaces; /* a T.alloc_global workspace counts as a tensor */
-  touched t = {n, EV_NEW_ARRAY(ev, bool, n > 0 ? n : 1), EV_NEW_ARRAY(ev, bool, n > 0 ? n : 1)};
+  int n = ev->k->next_id + 1;
+  touched t = {n, EV_NEW_ARRAY(ev, bool, n), EV_NEW_ARRAY(ev, bool, n)};
   tc_access_fns fns = {NULL, on_buf, &t};
   if (s) tc_stmt_accesses(&fns, s, true);
   return t;
@@ -168,7 +171,9 @@ static void seg_buf(void *ctx, const tc_buffer *b, bool write) {
   (void)write;
   segment_use *u = ctx;
   b = tc_buffer_storage(b);
-  if (!b || b->param_index >= 0 || b->id < 0 || b->id >= u->nids) return;
+  /* tensors outlive a launch (those of a kernel that annotates them in its body have no
+   * parameter index yet) */
+  if (!b || b->param_index >= 0 || b->scope == TC_SCOPE_GLOBAL || b->id < 0 || b->id >= u->nids) return;
   if (u->buf_seg[b->id] < 0) u->buf_seg[b->id] = u->seg;
   else if (u->buf_seg[b->id] != u->seg && !u->clash) u->clash = b->name;
 }

@@ -416,7 +416,21 @@ static tc_stmt *tma_producers_at(tc_gpu_plan *P, tc_stmt **prod, int np, const i
   return tc_stmt_list_seq(a, &out, loc);
 }
 
+static tc_stmt *pipeline_staged(tc_gpu_plan *P, tc_stmt *loop, tc_stmt *root, bool top_level, tc_stmt_list *hoist);
+/* A staged tile allocated inside the loop's body (T.alloc_shared in a T.Pipelined body, as
+ * TileLang allows) has its ALLOC moved in front of the pipeline: the prologue's producers
+ * write it before the loop, and every iteration's producers write stages a later iteration
+ * reads, so it must live across the whole loop (TileLang allocates shared tiles once per block
+ * anyway). Only the tiles that become producers move; each is overwritten whole by its copy. */
 static tc_stmt *pipeline_loop(tc_gpu_plan *P, tc_stmt *loop, tc_stmt *root, bool top_level) {
+  tc_stmt_list hoisted = {0};
+  tc_stmt *r = pipeline_staged(P, loop, root, top_level, &hoisted);
+  if (!hoisted.n) return r;
+  tc_stmt_list_push(P->a, &hoisted, r);
+  return tc_stmt_list_seq(P->a, &hoisted, loop->loc);
+}
+
+static tc_stmt *pipeline_staged(tc_gpu_plan *P, tc_stmt *loop, tc_stmt *root, bool top_level, tc_stmt_list *hoist) {
   tc_arena *a = P->a;
   tc_loc loc = loop->loc;
   int N = loop->u.loop.num_stages;
@@ -463,6 +477,16 @@ static tc_stmt *pipeline_loop(tc_gpu_plan *P, tc_stmt *loop, tc_stmt *root, bool
     np++;
   }
   if (!np) return loop;
+  if (body->kind == TC_ST_SEQ) { /* the staged tiles' ALLOCs move in front (pipeline_loop) */
+    int m = 0;
+    for (int i = 0; i < nitems; i++) {
+      bool staged = false;
+      for (int j = 0; j < np && items[i]->kind == TC_ST_ALLOC; j++) staged |= items[i]->u.alloc.buf == from[j];
+      if (staged) tc_stmt_list_push(a, hoist, items[i]);
+      else items[m++] = items[i];
+    }
+    body->u.seq.n = nitems = m;
+  }
   /* an asynchronous wgmma mainloop: every consumer is a gemm on wgmma */
   bool async_mma = N >= 3;
   for (int i = 0; i < nitems && async_mma; i++) {

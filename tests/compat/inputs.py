@@ -7,7 +7,8 @@ of log-sigmoids (positive random gates grow its float16 state past the largest f
 sparse attention reads keys at the block offsets and columns its index inputs give, and a top-k
 selection takes each row's range from its starts and ends, and the varlen sparse attentions of
 dsa_sparse_finetune give each token its own row (random token indices send two blocks to one
-output row, and the result then depends on which writes last). For
+output row, and the result then depends on which writes last), as does deepseek_nsa's varlen
+attention (random token indices read its Offsets out of range). For
 those, the harness runs the kernel once with `--save` to learn each tensor's shape and dtype,
 replaces the inputs named here with ones built as the file's main() builds them (with numpy
 instead of torch), and verifies with `--load`. Each recipe names the lines of the file it
@@ -139,7 +140,44 @@ def dsa_varlen(saved, defs, rng):
     return out
 
 
+def nsa_varlen(saved, defs, rng):
+    """deepseek_nsa/example_tilelang_nsa_fwd_varlen.py __main__ (lines 304-358): the tokens split
+    into `batch` sequences at random points (Offsets, the cumulative lengths; TokenIndices one
+    (sequence, position) row per token, as prepare_token_indices makes them), each token's
+    selected blocks a sorted random choice among the blocks up to its position with the rest of
+    the row C_SEQ_LEN (past the end, skipped by the kernel), and BlockCounts in [1, S]. Random
+    TokenIndices index the batch+1 Offsets out of range (60 of 64 blocks at the compat sizes):
+    each block then reads and writes rows nobody chose, and the result depends on the schedule."""
+    out = {}
+    tok = saved.get("TokenIndices")
+    if tok is None or "Offsets" not in saved or "BlockIndices" not in saved:
+        return out
+    c = tok.shape[0]
+    n = saved["Offsets"].shape[0] - 1
+    bs = int(defs.get("block_size", "64"))
+    cuts = np.sort(rng.choice(np.arange(1, c), size=min(n - 1, c - 1), replace=False)) if n > 1 else []
+    offsets = np.array([0, *cuts, *([c] * (n - len(cuts)))], dtype=saved["Offsets"].dtype)
+    out["Offsets"] = offsets
+    rows = np.zeros_like(tok)
+    for i in range(n):
+        for t in range(offsets[i], offsets[i + 1]):
+            rows[t] = (i, t - offsets[i])
+    out["TokenIndices"] = rows
+    bi = np.full_like(saved["BlockIndices"], c)
+    s = bi.shape[-1]
+    for t in range(c):
+        pos = int(rows[t, 1])
+        for h in range(bi.shape[1]):
+            pick = np.sort(rng.permutation(max(1, -(-pos // bs)))[:s])
+            bi[t, h, : len(pick)] = pick
+    out["BlockIndices"] = bi
+    if "BlockCounts" in saved:
+        out["BlockCounts"] = rng.integers(1, s + 1, saved["BlockCounts"].shape).astype(saved["BlockCounts"].dtype)
+    return out
+
+
 RECIPES = {
+    ("deepseek_nsa/example_tilelang_nsa_fwd_varlen.py", "native_sparse_attention_varlen"): nsa_varlen,
     ("kda/chunk_delta_h_fwd.py", "tilelang_chunk_gated_delta_rule_fwd_h"): kda_chunk_delta_h,
     ("deepseek_mhc/example_mhc_bwd.py", "sinkhorn_bwd_implicit_cg"): sinkhorn_bwd,
     ("minference/example_vertical_slash_sparse_attn.py", "_tl_vs_sparse_flashattn"): minference_indexes,

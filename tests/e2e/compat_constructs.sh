@@ -65,6 +65,12 @@ if cmp -s "$D/ml3/Partial.npy" "$D/ml1/Partial.npy" && cmp -s "$D/ml3/Out.npy" "
    "$T" ir "$S/multi_launch.py" --kernel split_combine | grep -q "# launched 3 times, one launch after another"
 then echo "PASS compat: dependent T.Kernel blocks run as launches one after another"
 else echo "FAIL compat: dependent T.Kernel blocks differ from one block computing the same"; fi
+check "dependent T.Kernel blocks of a @tilelang.jit kernel that annotates its tensors in its body" jit_launches.py --kernel reverse_twice --save "$D/jl"
+check "T.sync_grid in a @tilelang.jit kernel that annotates its tensors in its body" jit_launches.py --kernel reverse_sync --save "$D/jls"
+if cmp -s "$D/jl/Out.npy" "$D/jl/Ref.npy" && cmp -s "$D/jls/Out.npy" "$D/jls/Ref.npy" &&
+   "$T" ir "$S/jit_launches.py" --kernel reverse_twice | grep -q "# launched 2 times, one launch after another"
+then echo "PASS compat: body-annotated tensors make dependent T.Kernel blocks launches of their own"
+else echo "FAIL compat: dependent T.Kernel blocks of a body-annotated @tilelang.jit kernel share a launch"; fi
 check "T.sync_grid" multi_launch.py --kernel grid_sync --save "$D/mlg"
 if cmp -s "$D/mlg/Partial.npy" "$D/ml1/Partial.npy" && cmp -s "$D/mlg/Out.npy" "$D/ml1/Out.npy" &&
    cmp -s "$D/mlg/Scaled.npy" "$D/ml1/Scaled.npy"

@@ -83,6 +83,21 @@ for arch in sm_90a sm_80; do
   *) printf 'FAIL cuda emu %s: slot lists\n%s\n' "$arch" "$out" ;;
   esac
 done
+# shared tiles allocated inside a T.Pipelined body (deepseek_mhc's gemm + sqrsum)
+for arch in sm_90a sm_80; do
+  out=$("$T" run "$C/pipelined_alloc.py" -D stages=3 --target cuda,arch=$arch --backend emu --verify 2>&1)
+  case "$out" in
+  *"verify Y: ok"*"verify S: ok"*) echo "PASS cuda emu $arch: shared tiles allocated inside a pipelined loop" ;;
+  *) printf 'FAIL cuda emu %s: pipelined_alloc.py\n%s\n' "$arch" "$(echo "$out" | tail -n 6)" ;;
+  esac
+done
+# dependent T.Kernel blocks (fusedmoe's shared experts: the second reads what another block of
+# the first wrote) are refused on cuda, not run as one launch that reads before the writes
+out=$("$T" run "$C/jit_launches.py" --kernel reverse_twice --target cuda,arch=sm_80 --backend emu --verify 2>&1)
+case "$out" in
+*"jit_launches.py:21:5: error: a kernel of 2 launches, one after another"*) echo "PASS cuda emu: dependent T.Kernel blocks of a body-annotated kernel are refused" ;;
+*) printf 'FAIL cuda emu: jit_launches.py\n%s\n' "$(echo "$out" | tail -n 6)" ;;
+esac
 if "$T" source "$C/atomic_prev_shared.py" --target cuda --kernel-only | grep -q '_prev\[0\] = tcg_atomic_add_float16('; then
   echo "PASS cuda emu: return_prev stores the helper's result in the thread's cell"
 else

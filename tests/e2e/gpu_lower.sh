@@ -115,6 +115,16 @@ else printf "FAIL gpu_lower differential %s (regenerate: python3 tests/e2e/%s.py
 ls -d "$D"/*/ | sed 's:/$::' | xargs -P "$J" -I{} sh -c "$diff_sh" _ "$H" {}
 rm -rf "$D"
 
+# Shared tiles allocated inside a T.Pipelined body are staged across the whole pipeline (their
+# ALLOC moves in front of the prologue): cp.async on sm_80, TMA with warp specialization on sm_90a
+for arch in sm_80 sm_90a; do
+  for st in 2 3; do
+    out=$(timeout 300 "$H" tests/e2e/data/compat/pipelined_alloc.py $arch --interp -D stages=$st 2>&1)
+    if [ $? -eq 0 ] && echo "$out" | grep -q "^PASS"; then echo "PASS gpu_lower interp pipelined_alloc.py $arch stages=$st"
+    else printf "FAIL gpu_lower interp pipelined_alloc.py %s stages=%s\n%s\n" "$arch" "$st" "$(echo "$out" | head -n 8 | sed "s/^/    /")"; fi
+  done
+done
+
 # The comparison can fail: one changed output element is reported.
 out=$("$H" examples/softmax.py sm_90a --interp --perturb -D m=37 -D N=300 2>&1)
 rc=$?
