@@ -90,7 +90,7 @@ static int staging_copy(direct_ctx *D, tc_stmt *seq, int g, const tc_buffer *S, 
     if (c->kind != TC_ST_COPY || !c->u.copy.dst.buf || c->u.copy.dst.buf->scope != TC_SCOPE_SHARED) break;
     if (c->u.copy.dst.buf != S) continue;
     const tc_region *src = &c->u.copy.src;
-    if (!src->buf || src->buf->scope != TC_SCOPE_GLOBAL || src->buf->ndim != 2 || src->ndim != 2 ||
+    if (!src->buf || src->buf->scope != TC_SCOPE_GLOBAL || tc_layout_on_global(src->buf) || src->buf->ndim != 2 || src->ndim != 2 ||
         !tc_dtype_eq(src->buf->dtype, S->dtype)) {
       snprintf(why, cap, "%s ('%s') is not copied from a 2-D global tensor of its dtype", which, S->name);
       return -1;

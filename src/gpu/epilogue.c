@@ -50,25 +50,6 @@ static tc_expr *let(tc_gpu_plan *P, tc_stmt_list *out, const char *name, tc_expr
   return tc_ir_var_ref(P->a, x, loc);
 }
 
-typedef struct smem_ctx {
-  int64_t bytes;
-} smem_ctx;
-static bool smem_cb(void *ctx, tc_stmt *s) {
-  int64_t n;
-  if (s->kind == TC_ST_ALLOC && s->u.alloc.buf->scope == TC_SCOPE_SHARED && (n = tc_buffer_numel(s->u.alloc.buf)) > 0)
-    ((smem_ctx *)ctx)->bytes += ((int64_t)tc_dtype_storage_bytes(s->u.alloc.buf->dtype, (size_t)n) + 127) / 128 * 128;
-  return true;
-}
-/* Shared memory the kernel has asked for so far (its tiles and the lowering's scratch). */
-static int64_t shared_bytes(tc_gpu_plan *P) {
-  smem_ctx S = {0};
-  tc_visit_stmts(P->k->body, smem_cb, &S);
-  tc_buffer *extra[6] = {P->scratch, P->scratch64, P->scratch_i32, P->scratch_i64, P->epi_stage[0], P->epi_stage[1]};
-  for (int i = 0; i < 6; i++)
-    if (extra[i]) S.bytes += ((int64_t)tc_dtype_storage_bytes(extra[i]->dtype, (size_t)extra[i]->shape[0]->ival) + 127) / 128 * 128;
-  return S.bytes;
-}
-
 /* dst[idx] is inside its tensor, along every dimension (the last one for `span` elements). */
 static tc_expr *inside(tc_gpu_plan *P, const tc_region *dst, tc_expr **idx, int64_t span, tc_loc loc) {
   tc_expr *c = NULL;
@@ -191,7 +172,7 @@ static int tma_store_param(tc_gpu_plan *P, const tc_region *dst, int64_t CW, cha
  * memory left, at least two (one for a single chunk), and never at the cost of a second block on the SM (the 128 x 128
  * GEMM runs two); 0 with the reason in why. */
 static int64_t tma_slots(tc_gpu_plan *P, int warps, int64_t chunks, char *why, size_t cap) {
-  int64_t one = (int64_t)warps * 16 * 128, base = shared_bytes(P) + 1024; /* + the barriers, alignment */
+  int64_t one = (int64_t)warps * 16 * 128, base = tc_gpu_shared_bytes(P) + 1024; /* + the barriers, alignment */
   /* blocks an SM holds by shared memory (the cuda printer's rule: 228 KiB, 1 KiB per block) */
   int64_t blocks1 = 228 * 1024 / (base + one + 1024), keep = blocks1 < 2 ? blocks1 : 2, slots = chunks;
   while (slots > 1 && (base + slots * one > P->desc->max_smem || 228 * 1024 / (base + slots * one + 1024) < keep)) slots--;
@@ -269,7 +250,8 @@ static tc_stmt *acc_store_tma(tc_gpu_plan *P, const tc_region *src, const tc_reg
 tc_stmt *tc_gpu_acc_store_staged(tc_gpu_plan *P, const tc_region *src, const tc_region *dst, int n, const int64_t *ext,
                                  tc_loc loc) {
   const tc_buffer *f = src->buf, *g = dst->buf;
-  if (!P->desc->staged_epilogue || f->scope != TC_SCOPE_FRAGMENT || g->scope != TC_SCOPE_GLOBAL || n != 2) return NULL;
+  if (!P->desc->staged_epilogue || f->scope != TC_SCOPE_FRAGMENT || g->scope != TC_SCOPE_GLOBAL || tc_layout_on_global(g) || n != 2)
+    return NULL;
   const tc_gpu_layout *D = P->frag[f->id];
   tc_buffer *regs = P->regs[f->id];
   if (!D || !regs || D->kind != TC_GL_ACC || D->reps != 1 || D->ndim != 2 || D->threads != P->threads) return NULL;
@@ -293,7 +275,7 @@ tc_stmt *tc_gpu_acc_store_staged(tc_gpu_plan *P, const tc_region *src, const tc_
   if (param >= 0 && !(slots = tma_slots(P, warps, chunks, why, sizeof why))) param = -1;
   if (!P->epi_stage[slot]) {
     int64_t elems = (int64_t)warps * 16 * CW * (param >= 0 ? slots : 1), need = (elems * eb + 127) / 128 * 128;
-    if (shared_bytes(P) + need > P->desc->max_smem) return NULL; /* would not fit: stay element-wise */
+    if (tc_gpu_shared_bytes(P) + need > P->desc->max_smem) return NULL; /* would not fit: stay element-wise */
     P->epi_stage[slot] = tc_ir_new_buffer(P->a, P->k, "tcg_epilogue", g->dtype, TC_SCOPE_SHARED, 1, one(P, ci(P, elems, loc)), loc);
     P->epi_slots[slot] = param >= 0 ? (int)slots : 0;
   } else if (!tc_dtype_eq(P->epi_stage[slot]->dtype, g->dtype) || (P->epi_slots[slot] > 0) != (param >= 0)) {

@@ -52,6 +52,9 @@ tc_stmt *tc_gpu_acc_store_simdgroup(tc_gpu_plan *P, const tc_region *src, const 
 /* direct.c: on Metal 4, gemm operands only staged through shared tiles by a T.copy are read
  * from global memory instead (matmul2d's direct-global form) */
 bool tc_gpu_matmul2d_direct(tc_gpu_plan *P);
+/* Shared memory the kernel has asked for so far, its tiles one after another (and the
+ * lowering's scratch), in bytes (smem_reuse.c). */
+int64_t tc_gpu_shared_bytes(const tc_gpu_plan *P);
 
 /* pingpong.c: a statement's leaves, SEQs opened, in order (the consumer part of a
  * warp-specialized loop, which pingpong.c and overlap.c rearrange); fn on each warp-specialized

@@ -142,25 +142,11 @@ static bool swizzle_cb(void *ctx, tc_stmt *s) {
 }
 
 /* ---- flat shared storage ---- */
-typedef struct layout_subst {
-  tc_arena *a;
-  const tc_layout *L;
-  tc_expr *const *idx;
-} layout_subst;
-static tc_expr *layout_subst_cb(void *ctx, tc_expr *e) {
-  layout_subst *S = ctx;
-  if (e->op == TC_OP_VAR)
-    for (int d = 0; d < S->L->ndim; d++)
-      if (S->L->index[d] == e->var) return tc_ir_clone_expr(S->a, S->idx[d]);
-  return e;
-}
-
 static tc_expr *flat_offset(tc_gpu_plan *P, const tc_buffer *b, int n, tc_expr *const *idx, tc_loc loc) {
   int64_t shape[TC_GL_MAXDIM];
   tc_buffer_const_shape(b, shape);
   if (P->annotated[b->id] && P->annotated[b->id]->ndim == n) {
-    layout_subst S = {P->a, P->annotated[b->id], idx};
-    return tc_rewrite_expr(tc_ir_clone_expr(P->a, P->annotated[b->id]->offset), layout_subst_cb, &S);
+    return tc_layout_offset_at(P->a, P->annotated[b->id], idx);
   }
   /* Tiles stacked along leading dimensions (the stages of a pipelined tile): each tile is
    * swizzled on its own rows, which is the same placement when the rows are a multiple of the
@@ -306,11 +292,11 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
                 "the cpu target runs it", k->first_view->name, k->first_view->view_of->name, desc->target);
     return NULL;
   }
-  for (int i = 0; i < k->nparams; i++) { /* the cpu reference places the elements; the GPU code does not yet */
+  for (int i = 0; i < k->nparams; i++) { /* a storage layout is applied at every access (codegen's offset_text) */
     const tc_buffer *b = k->params[i].buf;
-    if (b && b->layout) {
+    if (b && b->layout && !tc_layout_on_global(b)) {
       tc_gpu_fail(P, b->layout->index && b->layout->ndim ? b->layout->index[0]->loc : b->loc,
-                  "a layout on the global buffer '%s' (T.annotate_layout) is not yet supported on %s", b->name, desc->target);
+                  "a fragment layout on the global buffer '%s' has no meaning on %s", b->name, desc->target);
       return NULL;
     }
   }
@@ -370,6 +356,8 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
   if (!tc_gpu_lower_tileops(P)) return NULL;
   /* 3. flat shared storage */
   int64_t smem = 0;
+  const tc_buffer *over = NULL; /* the tile past which they do not fit one after another */
+  int64_t over_bytes = 0;       /* the bytes up to it */
   for (int id = 0; id < P->nbufs; id++) {
     tc_buffer *b = by_id[id];
     int64_t n;
@@ -380,11 +368,7 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
     if (P->annotated[id]) n = P->annotated[id]->storage_elems > n ? P->annotated[id]->storage_elems : n;
     shape[0]->ival = n;
     smem += ((int64_t)tc_dtype_storage_bytes(b->dtype, (size_t)n) + 127) / 128 * 128;
-    if (smem > desc->max_smem) {
-      tc_gpu_fail(P, b->loc, "shared memory: the block needs %lld bytes by '%s', more than %s allows (%lld)",
-                  (long long)smem, b->name, desc->target, (long long)desc->max_smem);
-      return NULL;
-    }
+    if (smem > desc->max_smem && !over) over = b, over_bytes = smem;
   }
   tc_visit_stmts(k->body, flat_stmt_cb, P);
   /* scratch buffers the reductions asked for */
@@ -406,5 +390,7 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
   if (!tc_gpu_overlap(P) || !verify_step(P, "gpu-overlap")) return NULL;
   /* 5. fold what the unrolling left constant (register numbers, tile offsets) */
   if (!tc_pass_simplify(a, k, err) || !verify_step(P, "gpu-simplify")) return NULL;
+  /* 6. when the shared tiles one after another do not fit: tiles of disjoint lifetimes share memory */
+  if (over && (!tc_gpu_share_smem(P, over, over_bytes) || !verify_step(P, "gpu-share-smem"))) return NULL;
   return k;
 }

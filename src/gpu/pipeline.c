@@ -273,6 +273,7 @@ static int tma_param(tc_gpu_plan *P, tc_stmt *root, const tc_stmt *s, const tc_b
   if (rows % 8 || (cols * eb) % 128 || cols / A > 256 || rows / 8 > 256)
     NOT("'%s' has rows of %lld bytes; a TMA box here needs whole 128-byte rows, a multiple of 8 of them", b->name, (long long)(cols * eb));
   if (b->layout && !(b->layout->name && !strcmp(b->layout->name, "swizzle"))) NOT("'%s' has an annotated layout", b->name);
+  if (tc_layout_on_global(g)) NOT("'%s' has its own layout (T.annotate_layout)", g->name);
   operand_ctx O = {b, false};
   tc_visit_stmts(root, operand_cb, &O);
   if (!O.found) NOT("'%s' is not a T.gemm operand (only those are stored in the swizzle a TMA box writes)", b->name);
@@ -504,6 +505,15 @@ static tc_stmt *pipeline_staged(tc_gpu_plan *P, tc_stmt *loop, tc_stmt *root, bo
   for (int j = 0; j < np && tma; j++) tma = (params[j] = tma_param(P, root, prod[j], from[j], why, sizeof why)) >= 0;
   if (tma) {
     const char *no_ws = ws_refusal(P, top_level);
+    /* a warp-specialized kernel's tiles are all live at once (smem_reuse.c cannot rearrange it) */
+    int64_t staged = tc_gpu_shared_bytes(P) + 1024; /* + the barriers, alignment */
+    for (int j = 0; j < np; j++) staged += (N - 1) * (((int64_t)tc_dtype_storage_bytes(from[j]->dtype, (size_t)tc_buffer_numel(from[j])) + 127) / 128 * 128);
+    char big[160];
+    if (!no_ws && staged > P->desc->max_smem) {
+      snprintf(big, sizeof big, "its tiles, staged, need %lld bytes of shared memory all live at once, more than %s allows (%lld)",
+               (long long)staged, P->desc->target, (long long)P->desc->max_smem);
+      no_ws = big;
+    }
     if (!no_ws) return ws_pipeline(P, loop, prod, np, params, from, to, N, async_mma);
     if (P->notes) tc_sb_printf(P->notes, "T.Pipelined(num_stages=%d): not warp-specialized: %s\n", N, no_ws);
     return tma_pipeline(P, loop, prod, np, params, from, to, N, D, async_mma);

@@ -31,7 +31,8 @@ tc_stmt *tc_gpu_acc_store_simdgroup(tc_gpu_plan *P, const tc_region *src, const 
                                     tc_expr **cond, tc_loc loc) {
   const tc_buffer *f = src->buf;
   tc_buffer *g = dst->buf;
-  if (f->scope != TC_SCOPE_METAL_SIMDGROUP || g->scope != TC_SCOPE_GLOBAL || n != 2 || dst->ndim < 2) return NULL;
+  if (f->scope != TC_SCOPE_METAL_SIMDGROUP || g->scope != TC_SCOPE_GLOBAL || tc_layout_on_global(g) || n != 2 || dst->ndim < 2)
+    return NULL;
   const tc_gpu_layout *D = P->frag[f->id];
   tc_buffer *regs = P->regs[f->id];
   if (!D || !regs || D->kind != TC_GL_ACC || !D->sg || D->ndim != 2 || !storable(P, g->dtype)) return NULL;

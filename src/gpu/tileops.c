@@ -776,7 +776,8 @@ static tc_expr *aligned_tile(tc_gpu_plan *P, const tc_region *g, int v, tc_loc l
 
 static tc_stmt *vector_copy(tc_gpu_plan *P, const tc_region *src, const tc_region *dst, int n, const int64_t *ext, tc_loc loc) {
   const tc_region *g = src->buf->scope == TC_SCOPE_GLOBAL ? src : dst, *sh = g == src ? dst : src;
-  if (!(g->buf->scope == TC_SCOPE_GLOBAL && sh->buf->scope == TC_SCOPE_SHARED) || !tc_dtype_eq(src->buf->dtype, dst->buf->dtype) ||
+  if (!(g->buf->scope == TC_SCOPE_GLOBAL && sh->buf->scope == TC_SCOPE_SHARED) || tc_layout_on_global(g->buf) ||
+      !tc_dtype_eq(src->buf->dtype, dst->buf->dtype) ||
       tc_dtype_bits(src->buf->dtype) < 8 || n == 0)
     return NULL;
   int eb = tc_dtype_bits(src->buf->dtype) / 8, v = 16 / eb;
@@ -816,13 +817,13 @@ static tc_stmt *vector_copy(tc_gpu_plan *P, const tc_region *src, const tc_regio
  * when the tile is inside the tensor and its rows are aligned (*cond_out, tested once at run
  * time); a shared tile's alignment is known (*cond_out NULL), and a run of at most 16 bytes
  * stays contiguous under the XOR swizzle, which permutes whole 16-byte chunks (an annotated
- * layout does not qualify). NULL: does not qualify. */
+ * layout does not qualify, nor does a global tensor with its own). NULL: does not qualify. */
 static tc_stmt *vector_frag_copy(tc_gpu_plan *P, const tc_region *src, const tc_region *dst, int n, const int64_t *ext,
                                  tc_expr **cond_out, tc_loc loc) {
   const tc_region *f = is_frag(src->buf) ? src : dst, *g = f == src ? dst : src;
   bool shared = g->buf->scope == TC_SCOPE_SHARED;
   if (!is_frag(f->buf) || !(g->buf->scope == TC_SCOPE_GLOBAL || shared) || !region_whole(f) || n == 0) return NULL;
-  if (shared && P->annotated[g->buf->id]) return NULL;
+  if ((shared && P->annotated[g->buf->id]) || tc_layout_on_global(g->buf)) return NULL;
   const tc_gpu_layout *D = P->frag[f->buf->id];
   if (!D || D->kind != TC_GL_CYCLIC || D->vec < 2 || D->reps != 1 || !P->regs[f->buf->id]) return NULL;
   int bits = tc_dtype_bits(g->buf->dtype), eb = bits / 8;

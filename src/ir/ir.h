@@ -104,6 +104,11 @@ typedef struct tc_buffer {
    * same scope, dtype and element count; its own shape indexes the same elements in row-major
    * order. It is declared by an ALLOC (of any scope) after the buffer it views. */
   struct tc_buffer *view_of;
+  /* Set by the GPU lowering when shared tiles of disjoint lifetimes share memory
+   * (gpu/smem_reuse.c): the tile's byte offset in the block's shared memory. Otherwise the
+   * target places shared tiles one after another. */
+  bool smem_placed;
+  int64_t smem_at;
   tc_loc loc;
 } tc_buffer;
 

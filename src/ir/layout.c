@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ir/ir.h"
+#include "ir/walk.h"
 
 tc_layout *tc_layout_new(tc_arena *a, tc_kernel_ir *k, tc_layout_kind kind, const char *name, int ndim,
                          const char *const *names, tc_loc loc) {
@@ -28,6 +29,29 @@ tc_var *tc_layout_replica_var(tc_arena *a, tc_kernel_ir *k, tc_layout *L, const 
     L->replica->axis = -1;
   }
   return L->replica;
+}
+
+bool tc_layout_on_global(const tc_buffer *b) {
+  return b && b->scope == TC_SCOPE_GLOBAL && b->layout && b->layout->kind == TC_LAYOUT_SHARED;
+}
+
+typedef struct offset_subst {
+  tc_arena *a;
+  const tc_layout *L;
+  tc_expr *const *idx;
+} offset_subst;
+
+static tc_expr *offset_subst_cb(void *ctx, tc_expr *e) {
+  offset_subst *S = ctx;
+  if (e->op == TC_OP_VAR)
+    for (int d = 0; d < S->L->ndim; d++)
+      if (S->L->index[d] == e->var) return tc_ir_clone_expr(S->a, S->idx[d]);
+  return e;
+}
+
+tc_expr *tc_layout_offset_at(tc_arena *a, const tc_layout *L, tc_expr *const *idx) {
+  offset_subst S = {a, L, idx};
+  return tc_rewrite_expr(tc_ir_clone_expr(a, L->offset), offset_subst_cb, &S);
 }
 
 /* ---- the shared swizzle ---- */

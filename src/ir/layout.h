@@ -66,6 +66,14 @@ tc_var *tc_layout_replica_var(tc_arena *a, tc_kernel_ir *k, tc_layout *L, const 
  * offset = row*cols + c'*(16/b) + e. NULL when the shape is not constant. */
 tc_layout *tc_layout_swizzled(tc_arena *a, tc_kernel_ir *k, const tc_buffer *buf);
 
+/* A global tensor whose elements a T.Layout places (T.annotate_layout on a kernel parameter):
+ * every access goes through the layout's offset, so vector and bulk copies do not apply. */
+bool tc_layout_on_global(const tc_buffer *b);
+
+/* The storage offset of a SHARED layout at the logical index idx (ndim expressions): a copy of
+ * L->offset, made in a, with its placeholders replaced by copies of idx. */
+tc_expr *tc_layout_offset_at(tc_arena *a, const tc_layout *L, tc_expr *const *idx);
+
 /* Evaluate a layout at a logical index (and replica, 0 when not replicated). Writes thread and
  * reg (FRAGMENT) or offset (SHARED); pointers for the other kind may be NULL. False when an
  * expression does not evaluate to a constant (a variable other than the placeholders, an op

@@ -106,40 +106,55 @@ void tc_stmt_written_buffers(tc_stmt *s, tc_buffer_fn fn, void *ctx) {
   if (s->kind == TC_ST_ATOMIC_ADD && s->u.atomic.prev) fn(ctx, s->u.atomic.prev, s);
 }
 
+typedef struct slot_ctx {
+  tc_buffer_slot_fn fn;
+  void *ctx;
+  const tc_stmt *where;
+} slot_ctx;
+
+static tc_expr *slot_expr_cb(void *ctx, tc_expr *e) {
+  slot_ctx *S = ctx;
+  if ((e->op == TC_OP_LOAD || e->op == TC_OP_ADDRESS_OF) && e->buf) S->fn(S->ctx, &e->buf, S->where);
+  return e;
+}
+
+static bool slot_stmt_cb(void *ctx, tc_stmt *s) {
+  slot_ctx *S = ctx;
+  tc_stmt_region regs[TC_MAX_STMT_REGIONS];
+  int nr = tc_stmt_regions(s, regs);
+  for (int i = 0; i < nr; i++)
+    if (regs[i].region->buf) S->fn(S->ctx, &regs[i].region->buf, s);
+  tc_buffer **own[2] = {NULL, NULL};
+  switch (s->kind) {
+  case TC_ST_ALLOC: own[0] = &s->u.alloc.buf; break;
+  case TC_ST_STORE: own[0] = &s->u.store.buf; break;
+  case TC_ST_ATOMIC_ADD: own[0] = &s->u.atomic.buf, own[1] = &s->u.atomic.prev; break;
+  case TC_ST_PRINT: own[0] = &s->u.print.buf; break;
+  default: break;
+  }
+  for (int i = 0; i < 2; i++)
+    if (own[i] && *own[i]) S->fn(S->ctx, own[i], s);
+  return true;
+}
+
+void tc_visit_buffer_slots(tc_stmt *body, tc_buffer_slot_fn fn, void *ctx) {
+  slot_ctx S = {fn, ctx, body};
+  tc_rewrite_stmt_exprs(body, slot_expr_cb, &S); /* recurses into nested statements itself */
+  tc_visit_stmts(body, slot_stmt_cb, &S);
+}
+
 typedef struct replace_ctx {
   tc_buffer *const *to;
   int n;
 } replace_ctx;
 
-static void replace_buf(const replace_ctx *R, tc_buffer **b) {
-  if (*b && (*b)->id >= 0 && (*b)->id < R->n && R->to[(*b)->id]) *b = R->to[(*b)->id];
-}
-
-static tc_expr *replace_expr_cb(void *ctx, tc_expr *e) {
-  if (e->op == TC_OP_LOAD || e->op == TC_OP_ADDRESS_OF) replace_buf(ctx, &e->buf);
-  return e;
-}
-
-static bool replace_stmt_cb(void *ctx, tc_stmt *s) {
+static void replace_slot(void *ctx, tc_buffer **b, const tc_stmt *where) {
   const replace_ctx *R = ctx;
-  tc_stmt_region regs[TC_MAX_STMT_REGIONS];
-  int nr = tc_stmt_regions(s, regs);
-  for (int i = 0; i < nr; i++) replace_buf(R, &regs[i].region->buf);
-  switch (s->kind) {
-  case TC_ST_ALLOC: replace_buf(R, &s->u.alloc.buf); break;
-  case TC_ST_STORE: replace_buf(R, &s->u.store.buf); break;
-  case TC_ST_ATOMIC_ADD:
-    replace_buf(R, &s->u.atomic.buf);
-    replace_buf(R, &s->u.atomic.prev);
-    break;
-  case TC_ST_PRINT: replace_buf(R, &s->u.print.buf); break;
-  default: break;
-  }
-  return true;
+  (void)where;
+  if ((*b)->id >= 0 && (*b)->id < R->n && R->to[(*b)->id]) *b = R->to[(*b)->id];
 }
 
 void tc_replace_buffers(tc_stmt *body, tc_buffer *const *to, int nbufs) {
   replace_ctx R = {to, nbufs};
-  tc_rewrite_stmt_exprs(body, replace_expr_cb, &R); /* recurses into nested statements itself */
-  tc_visit_stmts(body, replace_stmt_cb, &R);
+  tc_visit_buffer_slots(body, replace_slot, &R);
 }

@@ -20,6 +20,13 @@ void tc_visit_stmts(tc_stmt *s, tc_stmt_visit_fn fn, void *ctx);
 typedef void (*tc_buffer_fn)(void *ctx, tc_buffer *b, tc_stmt *where);
 void tc_stmt_written_buffers(tc_stmt *s, tc_buffer_fn fn, void *ctx);
 
+/* Every buffer slot of a statement tree, through a callback that may change it: allocations,
+ * stores, element atomics, prints, tile-op regions, and loads and addresses in every expression
+ * slot (nested call arguments too). `where` is the statement holding the slot (for an expression,
+ * the statement whose expression slot it is in, or one that contains that statement). */
+typedef void (*tc_buffer_slot_fn)(void *ctx, tc_buffer **slot, const tc_stmt *where);
+void tc_visit_buffer_slots(tc_stmt *body, tc_buffer_slot_fn fn, void *ctx);
+
 /* Make every reference to a buffer with id i < nbufs and to[i] set refer to to[i] instead:
  * allocations, stores, element atomics, prints, tile-op regions, and loads and addresses in
  * every expression slot (nested call arguments too). Passes use it to move a buffer to another

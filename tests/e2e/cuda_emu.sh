@@ -26,15 +26,14 @@ out=$(env TILEC_CUDA_EMU_${sms:-SMS=4} TILEC_EMU_ORDER=$order timeout 600 "$T" r
 if [ $rc -eq 0 ]; then printf "PASS cuda emu %s %s %s\n" "$tgt" "$sms" "$line"
 else printf "FAIL cuda emu %s %s %s (exit %s)\n%s\n" "$tgt" "$sms" "$line" "$rc" "$(echo "$out" | tail -n 8 | sed "s/^/    /")"; fi'
 
-# sm_80 has 163 KB of shared memory per block: the 128 x 128 attention lines need sm_90's 227 KB
-# (an error naming the buffer, checked by tests/e2e/cuda.sh)
-big='dim=128 -D block_M=128 -D block_N=128'
+# sm_80 has 163 KB of shared memory per block: the 128 x 128 attention lines (192 KB of tiles one
+# after another) run there because the output's tile takes the memory of K and V's stages
 # the warp-specialized GEMMs (128 x 256 tiles): clusters of two share B's tile
 ws_gemm='block_N=256 -D block_K'
 {
   for arch in sm_90a sm_80; do
     grep -v -e '^#' -e '^$' tests/e2e/examples.list | sed 's/[[:space:]]*$//' |
-      { if [ $arch = sm_80 ]; then grep -v -e "$big"; else cat; fi; } | sed "s/^/cuda,arch=$arch|/"
+      sed "s/^/cuda,arch=$arch|/"
   done
   # the threads resumed from the last: a write that runs before a read of the old value shows
   grep -v -e '^#' -e '^$' tests/e2e/examples.list | sed 's/[[:space:]]*$//' | sed 's/^/cuda,arch=sm_90a|reverse /'
@@ -51,6 +50,15 @@ ws_gemm='block_N=256 -D block_K'
   for arch in sm_90a sm_80; do
     echo "cuda,arch=$arch|../tests/e2e/data/compat/alloc_reducer.py -D R=192 -D C=96"
     echo "cuda,arch=$arch|../tests/e2e/data/compat/alloc_reducer.py -D R=100 -D C=70 -D threads=32"
+    # global tensors placed by their own T.Layout (flash attention's backward dQ): every access
+    # goes through the layout, and no vector, cp.async, TMA or staged path touches them
+    for k in accumulate unpermute pipelined_operand; do echo "cuda,arch=$arch|../tests/e2e/data/compat/global_layout.py --kernel $k"; done
+  done
+  # tiles of disjoint lifetimes sharing shared memory (more than sm_80's 163 KiB one after
+  # another), in both thread orders: a missing barrier before a tile takes another's memory shows
+  for o in "" "reverse "; do
+    echo "cuda,arch=sm_80|${o}../tests/e2e/data/compat/smem_reuse.py --kernel gemm_then_tile -D M=256 -D N=256 -D block_M=128 -D block_N=128 -D block_K=64 -D stages=4 -D threads=256"
+    echo "cuda,arch=sm_80|${o}../tests/e2e/data/compat/smem_reuse.py --kernel two_phases -D rows=128 -D cols=192 -D threads=256"
   done
 } | while IFS='|' read -r tgt line; do printf '%s\0%s\0' "$tgt" "$line"; done |
   xargs -0 -n 2 -P "$J" sh -c "$case_sh" sh "$T"
@@ -98,6 +106,12 @@ case "$out" in
 *"jit_launches.py:21:5: error: a kernel of 2 launches, one after another"*) echo "PASS cuda emu: dependent T.Kernel blocks of a body-annotated kernel are refused" ;;
 *) printf 'FAIL cuda emu: jit_launches.py\n%s\n' "$(echo "$out" | tail -n 6)" ;;
 esac
+if "$T" source "$C/global_layout.py" --kernel pipelined_operand --target cuda,arch=sm_90a --explain 2>&1 |
+  grep -q "by cp.async, producers 1 iteration ahead; not TMA: 'A' has its own layout (T.annotate_layout)"; then
+  echo "PASS cuda emu: a laid-out global operand is loaded by cp.async, and --explain says why not TMA"
+else
+  echo "FAIL cuda emu: --explain of a laid-out global operand"
+fi
 if "$T" source "$C/atomic_prev_shared.py" --target cuda --kernel-only | grep -q '_prev\[0\] = tcg_atomic_add_float16('; then
   echo "PASS cuda emu: return_prev stores the helper's result in the thread's cell"
 else

@@ -61,6 +61,10 @@ for tgt in metal metal,metal4=1; do
     # T.alloc_reducer updated from T.Parallel loops wider than its shape (combined after each loop)
     echo "../tests/e2e/data/compat/alloc_reducer.py -D R=192 -D C=96"
     echo "../tests/e2e/data/compat/alloc_reducer.py -D R=100 -D C=70 -D threads=32"
+    # global tensors placed by their own T.Layout (flash attention's backward dQ)
+    for k in accumulate unpermute pipelined_operand; do echo "../tests/e2e/data/compat/global_layout.py --kernel $k"; done
+    # tiles of disjoint lifetimes sharing threadgroup memory (more than 32 KiB one after another)
+    for k in gemm_then_tile two_phases; do echo "../tests/e2e/data/compat/smem_reuse.py --kernel $k"; done
     echo "../tests/e2e/data/metal_gemm_rs.py -D M=100 -D dtype=bfloat16"
   } | xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$T" "$tgt" {}
 done
@@ -222,8 +226,12 @@ m=$(src examples/gemm.py --target metal,msl=3.1,metal4=1)
 [ $? -eq 2 ] && echo "$m" | grep -q 'metal4=1 needs MSL 4.0 (msl=3.1 given)'; check "metal4=1 with msl=3.1 is a usage error" $?
 m=$(src examples/gemm.py --target metal,msl=2.4)
 [ $? -eq 2 ] && echo "$m" | grep -q "unknown MSL version '2.4'"; check "unknown MSL version is a usage error" $?
-m=$("$T" run examples/gemm_transposed.py --target metal 2>&1)
-[ $? -eq 1 ] && echo "$m" | grep -q "more than metal allows (32768)"; check "threadgroup memory over 32 KB is a program error" $?
+m=$("$T" run examples/gemm.py -D block_M=128 -D block_N=256 -D block_K=64 -D threads=256 --target metal 2>&1)
+[ $? -eq 1 ] && echo "$m" | grep -q "more than metal allows (32768); with the tiles of disjoint lifetimes sharing memory it still needs 49152"
+check "threadgroup memory over 32 KB, even with tiles sharing it, is a program error" $?
+# C_shared (32 KB) takes the memory of the mainloop's tiles, dead once the loop ends
+m=$("$T" run examples/gemm_transposed.py --target metal --verify 2>&1)
+[ $? -eq 0 ] && echo "$m" | grep -q "verify C: ok"; check "gemm_transposed: 64 KB of tiles one after another run in 32 KB" $?
 "$T" backends | grep -q '^metal   emu       yes      yes'; check "tilec backends: emu is the default off macOS" $?
 # T.atomic_add(..., return_prev=True) through atomic_fetch_add_explicit (int32, float32) and the
 # compare-and-swap loop (float16): each thread's value before its addition, and slot lists

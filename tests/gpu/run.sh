@@ -79,6 +79,9 @@ C=../tests/e2e/data/compat
   echo "$C/ws_gemm.py -D M=200 -D N=136 -D K=96"
   echo "$C/ws_gemm.py -D M=256 -D N=256 -D K=256 -D block_M=128 -D block_N=128 -D block_K=64"
   echo "$C/producer_consumer.py -D M=16 -D K=192"
+  for k in accumulate unpermute pipelined_operand; do echo "$C/global_layout.py --kernel $k"; done
+  echo "$C/smem_reuse.py --kernel gemm_then_tile -D M=256 -D N=256 -D block_M=128 -D block_N=128 -D block_K=64 -D stages=4 -D threads=256"
+  echo "$C/smem_reuse.py --kernel two_phases -D rows=128 -D cols=192 -D threads=256"
 } | timeout 170 xargs -P "$J" -d '\n' -I{} bash -c 'run_line "$1"' _ {} >"$OUT/examples.log" 2>&1
 # A planted wrong result must be caught: exit 3.
 timeout 60 "$T" run examples/gemm.py --target cuda --verify --perturb C >>"$OUT/examples.log" 2>&1

@@ -109,10 +109,6 @@ void tc_cg_stride(tc_cg *g, tc_strbuf *sb, const tc_buffer *b, int j) {
   else tc_sb_printf(sb, "%s_s%d", c_name(g, b->name, b->id), j);
 }
 
-bool tc_cg_has_storage_layout(const tc_buffer *b) {
-  return b->scope == TC_SCOPE_GLOBAL && b->layout && b->layout->kind == TC_LAYOUT_SHARED;
-}
-
 void tc_cg_layout_offset(tc_cg *g, tc_strbuf *sb, const tc_buffer *b, const char *const *idx_c) {
   const tc_layout *L = b->layout;
   for (int j = 0; j < L->ndim; j++)
@@ -125,7 +121,7 @@ void tc_cg_layout_offset(tc_cg *g, tc_strbuf *sb, const tc_buffer *b, const char
 }
 
 void tc_cg_offset(tc_cg *g, tc_strbuf *sb, const tc_buffer *b, int nidx, tc_expr *const *idx) {
-  if (tc_cg_has_storage_layout(b) && nidx == b->ndim) {
+  if (tc_layout_on_global(b) && nidx == b->ndim) {
     const char *idx_c[16];
     for (int j = 0; j < nidx && j < 16; j++) {
       tc_strbuf t;

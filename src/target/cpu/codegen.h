@@ -45,10 +45,9 @@ void tc_cg_buf_name(tc_cg *g, tc_strbuf *sb, const tc_buffer *b);
 void tc_cg_buf_copy_offset(tc_cg *g, tc_strbuf *sb, const tc_buffer *b);
 /* Linear element offset of buf[idx...] */
 void tc_cg_offset(tc_cg *g, tc_strbuf *sb, const tc_buffer *b, int nidx, tc_expr *const *idx);
-/* A global buffer with a layout (T.annotate_layout) holds logical element idx at the layout's
+/* A global buffer with a layout (tc_layout_on_global) holds logical element idx at the layout's
  * offset from its base, not row-major: tc_cg_offset applies it; tile ops pass the per-dim
  * index texts to tc_cg_layout_offset. */
-bool tc_cg_has_storage_layout(const tc_buffer *b);
 void tc_cg_layout_offset(tc_cg *g, tc_strbuf *sb, const tc_buffer *b, const char *const *idx_c);
 /* Extent of dimension j of a buffer as C text (a constant or the global's dim variable) */
 void tc_cg_dim(tc_cg *g, tc_strbuf *sb, const tc_buffer *b, int j);

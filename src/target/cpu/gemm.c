@@ -165,7 +165,7 @@ static bool region2(tc_cg *g, const tc_stmt *s, const tc_region *r, g2 *out, con
     tc_cf_fail(&g->cf, s->loc, "T.gemm operand %s has more than 2 non-unit dimensions", what);
     return false;
   }
-  if (tc_cg_has_storage_layout(r->buf)) { /* the packed kernels read rows through strides */
+  if (tc_layout_on_global(r->buf)) { /* the packed kernels read rows through strides */
     tc_cf_fail(&g->cf, s->loc, "T.gemm operand %s: '%s' is a global buffer with an annotated layout; copy it to a shared tile first",
                what, r->buf->name);
     return false;

@@ -51,7 +51,7 @@ static bool rg_prep(tc_cg *g, rg *x, const tc_region *r, const char *tag, tc_loc
 
 /* Linear offset of the element whose squeezed (non-unit) dim q is at loop variable lv[q]. */
 static void rg_offset(tc_cg *g, tc_strbuf *sb, const rg *x, const char *const *lv) {
-  if (tc_cg_has_storage_layout(x->b) && x->r->ndim == x->b->ndim) {
+  if (tc_layout_on_global(x->b) && x->r->ndim == x->b->ndim) {
     const char *idx_c[MAX_DIMS];
     for (int j = 0; j < x->r->ndim; j++) {
       int q = x->q_of_dim[j];

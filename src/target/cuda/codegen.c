@@ -167,8 +167,14 @@ static void dim_text(cg *g, tc_strbuf *sb, const tc_buffer *b, int d) {
   tc_sb_putc(sb, ')');
 }
 
-/* Linear offset of buf[idx] (row-major) as text. */
+/* Linear offset of buf[idx] as text: row-major, or where the tensor's layout puts it. */
 static void offset_text(cg *g, tc_strbuf *sb, const tc_buffer *b, int n, tc_expr *const *idx) {
+  if (tc_layout_on_global(b) && n == b->ndim) { /* the tensor's own T.Layout places the element */
+    tc_sb_puts(sb, "(int64_t)(");
+    expr(g, sb, tc_layout_offset_at(g->a, b->layout, idx));
+    tc_sb_putc(sb, ')');
+    return;
+  }
   if (n == 0) {
     tc_sb_puts(sb, "0");
     return;
@@ -861,7 +867,9 @@ static void alloc(cg *g, const tc_buffer *b) {
     return;
   }
   if (b->scope == TC_SCOPE_SHARED) {
-    int64_t at = place_shared(&g->smem, b, numel);
+    int64_t at = b->smem_placed ? b->smem_at : place_shared(&g->smem, b, numel); /* placed by the lowering when tiles share memory */
+    int64_t end = at + ((int64_t)tc_dtype_storage_bytes(b->dtype, (size_t)numel) + 127) / 128 * 128;
+    if (end > g->smem) g->smem = end;
     line(g, "%s *%s = (%s *)(tcg_smem + %lld);", stype(b->dtype), tc_sb_cstr(&n), stype(b->dtype), (long long)at);
   } else {
     line(g, "%s %s[%lld];", stype(b->dtype), tc_sb_cstr(&n), (long long)(numel > 0 ? numel : 1));

@@ -169,8 +169,14 @@ static void dim_text(cg *g, tc_strbuf *sb, const tc_buffer *b, int d) {
   tc_sb_putc(sb, ')');
 }
 
-/* Linear offset of buf[idx] (row-major) as text. */
+/* Linear offset of buf[idx] as text: row-major, or where the tensor's layout puts it. */
 static void offset_text(cg *g, tc_strbuf *sb, const tc_buffer *b, int n, tc_expr *const *idx) {
+  if (tc_layout_on_global(b) && n == b->ndim) { /* the tensor's own T.Layout places the element */
+    tc_sb_puts(sb, "(long)(");
+    expr(g, sb, tc_layout_offset_at(g->a, b->layout, idx));
+    tc_sb_putc(sb, ')');
+    return;
+  }
   if (n == 0) {
     tc_sb_puts(sb, "0");
     return;
@@ -611,9 +617,11 @@ static void alloc(cg *g, const tc_buffer *b) {
     return;
   }
   if (b->scope == TC_SCOPE_SHARED) {
+    int64_t bytes = ((int64_t)tc_dtype_storage_bytes(b->dtype, (size_t)numel) + 127) / 128 * 128;
+    int64_t at = b->smem_placed ? b->smem_at : g->smem; /* placed by the lowering when tiles share memory */
     line(g, "threadgroup %s *%s = (threadgroup %s *)(tcg_smem + %lld);", stype_of(g, b->dtype), tc_sb_cstr(&n),
-         stype_of(g, b->dtype), (long long)(g->smem / 16));
-    g->smem += ((int64_t)tc_dtype_storage_bytes(b->dtype, (size_t)numel) + 127) / 128 * 128;
+         stype_of(g, b->dtype), (long long)(at / 16));
+    if (at + bytes > g->smem) g->smem = at + bytes;
   } else {
     line(g, "%s %s[%lld];", stype_of(g, b->dtype), tc_sb_cstr(&n), (long long)(numel > 0 ? numel : 1));
     if (b->init) {
