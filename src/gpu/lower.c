@@ -300,6 +300,8 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
       return NULL;
     }
   }
+  /* 0. a gemm's fragment B operand read through a shared tile */
+  if (!tc_gpu_stage_operands(P) || !verify_step(P, "gpu-stage-operands")) return NULL;
   /* 0. software pipelines (creates the staged tiles, so it runs before the tables are sized) */
   tc_gpu_plan pre = {.a = a, .notes = notes, .k = k, .desc = desc, .err = err, .threads = P->threads};
   if (!tc_gpu_pipeline(&pre)) return NULL;

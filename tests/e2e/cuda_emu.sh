@@ -53,6 +53,9 @@ ws_gemm='block_N=256 -D block_K'
     # global tensors placed by their own T.Layout (flash attention's backward dQ): every access
     # goes through the layout, and no vector, cp.async, TMA or staged path touches them
     for k in accumulate unpermute pipelined_operand; do echo "cuda,arch=$arch|../tests/e2e/data/compat/global_layout.py --kernel $k"; done
+    # a gemm's B operand computed in a fragment, read through a shared tile (stage_operands.c)
+    echo "cuda,arch=$arch|../tests/e2e/data/compat/gemm_fragment_b.py"
+    echo "cuda,arch=$arch|reverse ../tests/e2e/data/compat/gemm_fragment_b.py -D trans_B=True"
   done
   # tiles of disjoint lifetimes sharing shared memory (more than sm_80's 163 KiB one after
   # another), in both thread orders: a missing barrier before a tile takes another's memory shows
@@ -111,6 +114,12 @@ if "$T" source "$C/global_layout.py" --kernel pipelined_operand --target cuda,ar
   echo "PASS cuda emu: a laid-out global operand is loaded by cp.async, and --explain says why not TMA"
 else
   echo "FAIL cuda emu: --explain of a laid-out global operand"
+fi
+if "$T" source "$C/gemm_fragment_b.py" --target cuda,arch=sm_90a --explain 2>&1 |
+  grep -q "gemm_fragment_b.py:35:17: T.gemm: B ('bg') is a fragment; it is copied to a shared tile 'bg_staged' first"; then
+  echo "PASS cuda emu: --explain says a fragment B operand goes through a shared tile"
+else
+  echo "FAIL cuda emu: --explain of a fragment B operand"
 fi
 if "$T" source "$C/atomic_prev_shared.py" --target cuda --kernel-only | grep -q '_prev\[0\] = tcg_atomic_add_float16('; then
   echo "PASS cuda emu: return_prev stores the helper's result in the thread's cell"

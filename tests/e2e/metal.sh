@@ -65,6 +65,9 @@ for tgt in metal metal,metal4=1; do
     for k in accumulate unpermute pipelined_operand; do echo "../tests/e2e/data/compat/global_layout.py --kernel $k"; done
     # tiles of disjoint lifetimes sharing threadgroup memory (more than 32 KiB one after another)
     for k in gemm_then_tile two_phases; do echo "../tests/e2e/data/compat/smem_reuse.py --kernel $k"; done
+    # a gemm's B operand computed in a fragment, read through a shared tile
+    echo "../tests/e2e/data/compat/gemm_fragment_b.py"
+    echo "../tests/e2e/data/compat/gemm_fragment_b.py -D trans_B=True"
     echo "../tests/e2e/data/metal_gemm_rs.py -D M=100 -D dtype=bfloat16"
   } | xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$T" "$tgt" {}
 done

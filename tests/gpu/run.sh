@@ -82,6 +82,8 @@ C=../tests/e2e/data/compat
   for k in accumulate unpermute pipelined_operand; do echo "$C/global_layout.py --kernel $k"; done
   echo "$C/smem_reuse.py --kernel gemm_then_tile -D M=256 -D N=256 -D block_M=128 -D block_N=128 -D block_K=64 -D stages=4 -D threads=256"
   echo "$C/smem_reuse.py --kernel two_phases -D rows=128 -D cols=192 -D threads=256"
+  echo "$C/gemm_fragment_b.py"
+  echo "$C/gemm_fragment_b.py -D trans_B=True"
 } | timeout 170 xargs -P "$J" -d '\n' -I{} bash -c 'run_line "$1"' _ {} >"$OUT/examples.log" 2>&1
 # A planted wrong result must be caught: exit 3.
 timeout 60 "$T" run examples/gemm.py --target cuda --verify --perturb C >>"$OUT/examples.log" 2>&1
