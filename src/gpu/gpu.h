@@ -217,7 +217,7 @@ bool tc_gpu_insert_barriers(tc_gpu_plan *P);  /* barrier.c */
 bool tc_gpu_pingpong(tc_gpu_plan *P);         /* pingpong.c */
 bool tc_gpu_overlap(tc_gpu_plan *P);          /* overlap.c */
 /* smem_reuse.c: shared tiles of disjoint lifetimes share memory; called when the tiles one
- * after another do not fit (they cross the target's limit at `over`, with `sequential` bytes) */
+ * after another (`sequential` bytes) do not fit (they cross the target's limit at `over`) */
 bool tc_gpu_share_smem(tc_gpu_plan *P, const tc_buffer *over, int64_t sequential);
 
 /* The whole lowering: runs the passes above, in order, with the verifier between them.

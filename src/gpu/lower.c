@@ -359,7 +359,6 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
   /* 3. flat shared storage */
   int64_t smem = 0;
   const tc_buffer *over = NULL; /* the tile past which they do not fit one after another */
-  int64_t over_bytes = 0;       /* the bytes up to it */
   for (int id = 0; id < P->nbufs; id++) {
     tc_buffer *b = by_id[id];
     int64_t n;
@@ -370,7 +369,7 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
     if (P->annotated[id]) n = P->annotated[id]->storage_elems > n ? P->annotated[id]->storage_elems : n;
     shape[0]->ival = n;
     smem += ((int64_t)tc_dtype_storage_bytes(b->dtype, (size_t)n) + 127) / 128 * 128;
-    if (smem > desc->max_smem && !over) over = b, over_bytes = smem;
+    if (smem > desc->max_smem && !over) over = b;
   }
   tc_visit_stmts(k->body, flat_stmt_cb, P);
   /* scratch buffers the reductions asked for */
@@ -393,6 +392,6 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
   /* 5. fold what the unrolling left constant (register numbers, tile offsets) */
   if (!tc_pass_simplify(a, k, err) || !verify_step(P, "gpu-simplify")) return NULL;
   /* 6. when the shared tiles one after another do not fit: tiles of disjoint lifetimes share memory */
-  if (over && (!tc_gpu_share_smem(P, over, over_bytes) || !verify_step(P, "gpu-share-smem"))) return NULL;
+  if (over && (!tc_gpu_share_smem(P, over, smem) || !verify_step(P, "gpu-share-smem"))) return NULL;
   return k;
 }

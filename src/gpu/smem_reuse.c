@@ -172,8 +172,9 @@ bool tc_gpu_share_smem(tc_gpu_plan *P, const tc_buffer *over, int64_t sequential
   R.tiles = TC_NEW_ARRAY(P->a, tile, R.ntiles_by_id + 1);
   tc_visit_stmts(k->body, scan_cb, &R);
   if (R.ws) {
-    tc_gpu_fail(P, over->loc, "shared memory: the block needs %lld bytes by '%s', more than %s allows (%lld); the tiles of a "
-                "warp-specialized kernel are all live at once (fewer num_stages or smaller tiles would fit)", (long long)sequential, over->name, desc->target, (long long)desc->max_smem);
+    tc_gpu_fail(P, over->loc, "shared memory: the block's tiles need %lld bytes; %s allows %lld (exceeded from '%s' on), and the "
+                "tiles of a warp-specialized kernel are all live at once (fewer num_stages or smaller tiles would fit)",
+                (long long)sequential, desc->target, (long long)desc->max_smem, over->name);
     return false;
   }
   collect_items(&R, NULL, 0, k->body);
@@ -194,9 +195,9 @@ bool tc_gpu_share_smem(tc_gpu_plan *P, const tc_buffer *over, int64_t sequential
     if (order[i]->at + footprint(order[i]) > peak) peak = order[i]->at + footprint(order[i]);
   }
   if (peak > desc->max_smem) {
-    tc_gpu_fail(P, over->loc, "shared memory: the block needs %lld bytes by '%s', more than %s allows (%lld); with the tiles of "
-                "disjoint lifetimes sharing memory it still needs %lld", (long long)sequential, over->name, desc->target,
-                (long long)desc->max_smem, (long long)peak);
+    tc_gpu_fail(P, over->loc, "shared memory: the block's tiles need %lld bytes one after another and %lld with the tiles of "
+                "disjoint lifetimes sharing memory; %s allows %lld (exceeded from '%s' on)", (long long)sequential, (long long)peak,
+                desc->target, (long long)desc->max_smem, over->name);
     return false;
   }
   /* a barrier before each tile's first statement where it takes memory an earlier tile used */

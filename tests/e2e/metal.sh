@@ -230,7 +230,7 @@ m=$(src examples/gemm.py --target metal,msl=3.1,metal4=1)
 m=$(src examples/gemm.py --target metal,msl=2.4)
 [ $? -eq 2 ] && echo "$m" | grep -q "unknown MSL version '2.4'"; check "unknown MSL version is a usage error" $?
 m=$("$T" run examples/gemm.py -D block_M=128 -D block_N=256 -D block_K=64 -D threads=256 --target metal 2>&1)
-[ $? -eq 1 ] && echo "$m" | grep -q "more than metal allows (32768); with the tiles of disjoint lifetimes sharing memory it still needs 49152"
+[ $? -eq 1 ] && echo "$m" | grep -q "need 49152 bytes one after another and 49152 with the tiles of disjoint lifetimes sharing memory; metal allows 32768 (exceeded from 'B_shared' on)"
 check "threadgroup memory over 32 KB, even with tiles sharing it, is a program error" $?
 # C_shared (32 KB) takes the memory of the mainloop's tiles, dead once the loop ends
 m=$("$T" run examples/gemm_transposed.py --target metal --verify 2>&1)

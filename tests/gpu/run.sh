@@ -12,8 +12,11 @@
 #   bench        build/bench/bench_cuda (cuBLAS, device copy) and bench/attention_peer.py (torch)
 # Writes at most 8 files to $OUT (no subfolders): summary.txt (one line per part), build.log,
 # examples.log, differential.log, sanitizer.log, sass.tar.gz, bench.log, unit.log.
-# Total under 9 minutes.
+# Total under 9 minutes. PARTS names the parts after the build to run (default: all of them), for a
+# short device session: PARTS="examples" OUT=... bash tests/gpu/run.sh
 set -u
+PARTS=${PARTS:-unit examples differential sanitizer sass bench}
+part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 OUT=${OUT:-$(mktemp -d /tmp/tilec-gpu-XXXXXX)}
 mkdir -p "$OUT"
 export TILEC_CACHE_DIR=$(mktemp -d /tmp/tilec-gpu-cache-XXXXXX)
@@ -44,6 +47,7 @@ fi
 grep '^cuda' "$OUT/build.log" | sed 's/^/backends: /' | tee -a "$SUMMARY"
 
 # ---- unit tests (the cuda ones see the driver here) ----
+if part unit; then
 { for t in build/tests/test_cuda build/tests/test_registry build/tests/test_api; do
     timeout 60 "$t" 2>&1
   done; } >"$OUT/unit.log" 2>&1
@@ -56,8 +60,10 @@ if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   timeout 120 sh tests/gpu/nan_paths.sh "$T" >>"$OUT/unit.log" 2>&1
 fi
 say "unit: $(count "$OUT/unit.log"); $(grep -E '^BENCH' "$OUT/unit.log" | tr -s ' ' | tr '\n' ';' | head -c 600)"
+fi
 
 # ---- examples on cuda, verified against the cpu backend ----
+if part examples; then
 run_line() { # one examples.list line
   file=${1%% *}; args=${1#"$file"}
   # shellcheck disable=SC2086
@@ -91,10 +97,13 @@ rc=$?
 [ $rc -eq 3 ] && echo "PASS perturb: a planted wrong result is caught (exit 3)" >>"$OUT/examples.log" ||
   echo "FAIL perturb: exit $rc, expected 3" >>"$OUT/examples.log"
 say "examples: $(count "$OUT/examples.log") ($(elapsed) s)"
+fi
 
 # ---- differential random kernels on cuda ----
 D=$(mktemp -d /tmp/tilec-gpu-diff-XXXXXX)
-if command -v python3 >/dev/null 2>&1; then
+if ! part differential; then
+  :
+elif command -v python3 >/dev/null 2>&1; then
   for gen in diff_gen diff_gen_tile; do
     for seed in $(seq 1 30); do
       mkdir -p "$D/$gen-$seed" && python3 tests/e2e/$gen.py "$seed" "$D/$gen-$seed" >/dev/null 2>&1
@@ -120,7 +129,9 @@ fi
 
 # ---- compute-sanitizer ----
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
-if [ -n "$CS" ]; then
+if ! part sanitizer; then
+  :
+elif [ -n "$CS" ]; then
   : >"$OUT/sanitizer.log"
   for case in "memcheck gemm.py -D M=200 -D N=136 -D K=96" "memcheck softmax.py -D m=37 -D N=300" \
               "memcheck flash_attention.py -D seq_len=100 -D is_causal=False" "racecheck gemm.py" \
@@ -146,7 +157,9 @@ fi
 # ---- SASS of the tensor-core kernels ----
 . tests/e2e/find_cuobjdump
 S=$(mktemp -d /tmp/tilec-gpu-sass-XXXXXX)
-if cuobj=$(find_cuobjdump); then
+if ! part sass; then
+  :
+elif cuobj=$(find_cuobjdump); then
   line="sass:"
   for ex in gemm flash_attention; do
     if timeout 60 "$T" compile "examples/$ex.py" --target cuda -o "$S/$ex.cubin" >"$S/$ex.err" 2>&1 &&
@@ -163,10 +176,12 @@ else
 fi
 
 # ---- benchmarks ----
+if part bench; then
 { timeout 150 build/bench/bench_cuda; echo "[bench_cuda exit $?]"
   timeout 60 python3 bench/attention_peer.py; echo "[attention_peer exit $?]"; } >"$OUT/bench.log" 2>&1
 figures=$(grep -E 'ratio|x device copy|TFLOP/s|no CUDA device|no torch|failed' "$OUT/bench.log" | tr -s ' ' | tr '\n' ';')
 say "bench: $(echo "${figures:-see bench.log}" | head -c 900)"
+fi
 
 rm -rf "$D" "$S" "$TILEC_CACHE_DIR"
 say "total: $(elapsed) s"
