@@ -43,6 +43,8 @@ typedef struct tc_gpu_desc {
                              the addition (Metal's atomic_fetch_add_explicit) */
   bool traps;             /* a failed run-time check (T.assert) ends the kernel with an error
                              (cuda's __trap); Metal kernels cannot */
+  bool launches;          /* the runtime launches a kernel of several launches (tc_kernel_ir.nlaunches)
+                             one launch after another, passing the launch's number */
 } tc_gpu_desc;
 
 /* ---- fragment layouts (layout.c) ----

@@ -276,11 +276,14 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
                 "target runs it", k->workspaces[0]->name, desc->target);
     return NULL;
   }
-  if (k->nlaunches > 1) {
+  if (k->nlaunches > 1 && !desc->launches) {
     tc_gpu_fail(P, k->launch_var->loc, "a kernel of %d launches, one after another (a 'with T.Kernel(...)' block that depends on an "
-                "earlier one, or T.sync_grid), is not yet supported on %s; the cpu target runs it", k->nlaunches, desc->target);
+                "earlier one, or T.sync_grid), is not yet supported on %s; the cpu and cuda targets run it", k->nlaunches, desc->target);
     return NULL;
   }
+  if (k->nlaunches > 1 && notes)
+    tc_sb_printf(notes, "a kernel of %d launches: the runtime launches it %d times, one after another, each block running the "
+                 "'with T.Kernel(...)' blocks of its launch's number\n", k->nlaunches, k->nlaunches);
   const tc_stmt *fetch = NULL;
   tc_visit_stmts(k->body, find_return_prev, &fetch);
   if (fetch && !desc->atomic_fetch) {

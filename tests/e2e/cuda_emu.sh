@@ -103,12 +103,26 @@ for arch in sm_90a sm_80; do
   esac
 done
 # dependent T.Kernel blocks (fusedmoe's shared experts: the second reads what another block of
-# the first wrote) are refused on cuda, not run as one launch that reads before the writes
-out=$("$T" run "$C/jit_launches.py" --kernel reverse_twice --target cuda,arch=sm_80 --backend emu --verify 2>&1)
-case "$out" in
-*"jit_launches.py:21:5: error: a kernel of 2 launches, one after another"*) echo "PASS cuda emu: dependent T.Kernel blocks of a body-annotated kernel are refused" ;;
-*) printf 'FAIL cuda emu: jit_launches.py\n%s\n' "$(echo "$out" | tail -n 6)" ;;
-esac
+# the first wrote): the runtime launches the kernel once per launch, one after another, and the
+# launch number (tcg_launch) picks each block's part; both thread orders
+for o in forward reverse; do
+  out=$(TILEC_EMU_ORDER=$o "$T" run "$C/jit_launches.py" --kernel reverse_twice --target cuda,arch=sm_80 --backend emu --verify 2>&1)
+  case "$out" in
+  *"verify Mid: ok"*"verify Out: ok"*"verify Ref: ok"*) echo "PASS cuda emu $o: dependent T.Kernel blocks of a body-annotated kernel run as two launches" ;;
+  *) printf 'FAIL cuda emu: jit_launches.py\n%s\n' "$(echo "$out" | tail -n 6)" ;;
+  esac
+  out=$(TILEC_EMU_ORDER=$o "$T" run "$C/multi_launch.py" --kernel split_combine --target cuda,arch=sm_90a --backend emu --verify 2>&1)
+  case "$out" in
+  *"verify Partial: ok"*"verify Out: ok"*"verify Scaled: ok"*) echo "PASS cuda emu $o: a prim_func of three dependent T.Kernel blocks runs as three launches" ;;
+  *) printf 'FAIL cuda emu: multi_launch.py\n%s\n' "$(echo "$out" | tail -n 6)" ;;
+  esac
+done
+if "$T" source "$C/multi_launch.py" --kernel split_combine --target cuda --kernel-only | grep -q 'int32_t tcg_launch) {' &&
+   "$T" source "$C/multi_launch.py" --kernel split_combine --target cuda --explain 2>&1 | grep -q '^// a kernel of 3 launches: the runtime launches it 3 times'; then
+  echo "PASS cuda emu: a kernel of several launches takes its launch number, and --explain says so"
+else
+  echo "FAIL cuda emu: the launch number parameter or its --explain line"
+fi
 if "$T" source "$C/global_layout.py" --kernel pipelined_operand --target cuda,arch=sm_90a --explain 2>&1 |
   grep -q "by cp.async, producers 1 iteration ahead; not TMA: 'A' has its own layout (T.annotate_layout)"; then
   echo "PASS cuda emu: a laid-out global operand is loaded by cp.async, and --explain says why not TMA"

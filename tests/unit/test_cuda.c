@@ -121,6 +121,10 @@ TEST(meta_parsing) {
   CHECK_INT(m.smem, 98304);
   CHECK_STR(m.arch, "sm_90a");
   CHECK_INT(m.ntmaps, 0);
+  CHECK_INT(m.launches, 1); /* one launch unless launches= says otherwise */
+  const char *three = "entry=k\nblock=32,1,1\narch=sm_80\nlaunches=3\n";
+  CHECK_INT(tc_cuda_meta_parse(three, strlen(three), &m, &err), TILEC_OK);
+  CHECK_INT(m.launches, 3);
   const char *maps = "entry=k\nblock=256,1,1\narch=sm_90a\ntmap=1,2,64,256,4096,4096,1\ntmap=0,1,128,128,512,256,8*s0*16\n"
                      "tmap=2,4,16,32,512,512,1\n"; /* a float32 store map (the TMA-store epilogue) */
   CHECK_INT(tc_cuda_meta_parse(maps, strlen(maps), &m, &err), TILEC_OK);
@@ -143,6 +147,8 @@ TEST(meta_parsing) {
       "entry=k\nblock=32,1,1\narch=sm_90a\ntmap=0,8,64,64,512,512,1\n",     /* 8-byte elements */
       "entry=k\nblock=32,1,1\narch=sm_90a\ntmap=0,2,64,64,512,512,\n",      /* no leading factor */
       "entry=k\nblock=32,1,1\narch=sm_90a\ntmap=0,2,64,64,512,512,8*x\n",   /* not a factor */
+      "entry=k\nblock=32,1,1\narch=sm_80\nlaunches=0\n",                     /* no launch */
+      "entry=k\nblock=32,1,1\narch=sm_80\nlaunches=2x\n",                    /* not a number */
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     tc_error_clear(&err);

@@ -81,6 +81,7 @@ const void *tc_cuda_payload(const void *artifact, size_t size, size_t *payload_s
 
 tilec_status tc_cuda_meta_parse(const char *text, size_t len, tc_cuda_meta *out, tilec_error *err) {
   memset(out, 0, sizeof *out);
+  out->launches = 1;
   bool have_block = false;
   const char *p = text ? text : "", *end = p + (text ? len : 0);
   while (p < end) {
@@ -163,6 +164,14 @@ tilec_status tc_cuda_meta_parse(const char *text, size_t len, tc_cuda_meta *out,
         return TILEC_ERROR_INTERNAL;
       }
       out->cluster = (int)v;
+    } else if (strcmp(key, "launches") == 0) {
+      char *e;
+      long v = strtol(val, &e, 10);
+      if (e == val || *e || v < 1 || v > 64) {
+        tc_error(err, TILEC_ERROR_INTERNAL, "cuda meta: launches '%s' is not between 1 and 64", val);
+        return TILEC_ERROR_INTERNAL;
+      }
+      out->launches = (int)v;
     } else if (strcmp(key, "arch") == 0) {
       if (!tc_cuda_arch_known(val)) {
         tc_error(err, TILEC_ERROR_INTERNAL, "cuda meta: arch '%s' is not a supported cuda arch", val);

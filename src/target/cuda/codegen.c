@@ -140,7 +140,8 @@ static void var_name(cg *g, tc_strbuf *sb, const tc_var *v) {
   switch (v->kind) {
   case TC_VAR_THREAD_IDX: tc_sb_printf(sb, "((int)threadIdx.%c)", axes[v->axis % 3]); return;
   case TC_VAR_BLOCK_IDX:
-    if (g->consumers) tc_sb_printf(sb, "tcg_b%c", axes[v->axis % 3]); /* a persistent block's tile */
+    if (v->axis == 3) tc_sb_puts(sb, "tcg_launch"); /* a kernel of several launches: the launch's number */
+    else if (g->consumers) tc_sb_printf(sb, "tcg_b%c", axes[v->axis % 3]); /* a persistent block's tile */
     else if (g->k->swizzle_panel > 0 && g->k->swizzle_enable && v->axis < 2) tc_sb_printf(sb, "tcg_b%c", axes[v->axis]);
     else tc_sb_printf(sb, "((int)blockIdx.%c)", axes[v->axis % 3]);
     return;
@@ -1656,6 +1657,10 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
     tc_sb_puts(&kern, "int32_t ");
     var_name(&g, &kern, k->syms[s]);
   }
+  if (k->nlaunches > 1) {
+    if (np++) tc_sb_puts(&kern, ", ");
+    tc_sb_puts(&kern, "int32_t tcg_launch");
+  }
   for (int i = 0; i < k->ntma; i++) {
     if (np++) tc_sb_puts(&kern, ", ");
     tc_sb_printf(&kern, "const __grid_constant__ tcg_tmap tcg_tm%d", i);
@@ -1726,6 +1731,14 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
       tc_sb_printf(&m, "persistent=%d\n", loop && same_every_tile(k->body, loop->u.loop.extent, 0) ? 1 : 0);
       if (k->cluster > 1) tc_sb_printf(&m, "cluster=%d\n", k->cluster);
     }
+    out->meta = tc_sb_take(&m);
+  }
+  if (k->nlaunches > 1) { /* cuda.h, "launches=" */
+    tc_strbuf m;
+    tc_sb_init(&m);
+    if (out->meta) tc_sb_puts(&m, out->meta);
+    tc_sb_printf(&m, "launches=%d\n", k->nlaunches);
+    free(out->meta);
     out->meta = tc_sb_take(&m);
   }
   return TILEC_OK;

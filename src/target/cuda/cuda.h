@@ -19,6 +19,10 @@
  *   cluster=C      (with persistent=1) the kernel runs in clusters of C blocks along x
  *                  (__cluster_dims__); the launch is a multiple of C blocks, at most as many
  *                  clusters as the device holds at once
+ *   launches=N     a kernel of N launches (tc_kernel_ir.nlaunches; dependent 'with T.Kernel'
+ *                  blocks): the runtime launches it N times on the stream, one after another,
+ *                  over the same grid, with the launch's number as the int32 parameter
+ *                  tcg_launch (after the symbolic dims); 1 when not given
  * Unknown keys are ignored when parsed.
  *
  * Kernel parameter ABI (the entry's parameters, in this order):
@@ -27,6 +31,7 @@
  *     size (int8/uint8/bool 1 byte, int16/float16/bfloat16 2 (float16/bfloat16 as their bits),
  *     int32/uint32/float32 4, int64/uint64/float64 8; float8 types 1 byte of bits);
  *   - then each k->syms[s] (symbolic dimension) as int32;
+ *   - then, for a kernel of several launches (launches=), the launch's number as int32;
  *   - then one 128-byte CUtensorMap (`const __grid_constant__`) per meta tmap= line, made by the
  *     runtime at each launch from the tensor's pointer (TMA loads on sm_90, docs/cuda.md).
  * The grid is k->grid[] evaluated on the host with the symbolic dims and scalars bound; the
@@ -70,6 +75,7 @@ typedef struct tc_cuda_meta {
   bool walks_tiles; /* persistent= given */
   bool persistent;  /* ... and 1 */
   int cluster;      /* cluster=, 0 when not given */
+  int launches;     /* launches=, 1 when not given */
 } tc_cuda_meta;
 /* Parse meta text (`len` bytes). Requires entry, block and arch; smem defaults to 0. */
 tilec_status tc_cuda_meta_parse(const char *text, size_t len, tc_cuda_meta *out, tilec_error *err);

@@ -119,7 +119,8 @@ static tilec_status emu_launch(const tc_backend_env *env, tc_loaded *m, const tc
   bool empty = false;
   tilec_status cs = tc_cuda_launch_check(&m->meta, m->nparams, m->nsyms, a, &empty, err);
   if (cs != TILEC_OK || empty) return cs;
-  int nt = m->meta.ntmaps, n = m->nparams + m->nsyms + nt;
+  /* the launch's number (a kernel of several launches) sits between the symbolic dims and the maps */
+  int nl = m->meta.launches > 1, nt = m->meta.ntmaps, n = m->nparams + m->nsyms + nl + nt, L = m->nparams + m->nsyms;
   unsigned char(*vals)[8] = calloc((size_t)(n > 0 ? n : 1), sizeof *vals);
   void **ptrs = calloc((size_t)(n > 0 ? n : 1), sizeof *ptrs);
   unsigned char *maps = nt ? aligned_alloc(64, 128 * (size_t)nt) : NULL;
@@ -149,14 +150,18 @@ static tilec_status emu_launch(const tc_backend_env *env, tc_loaded *m, const tc
     e.swizzle = 128;
     memset(maps + 128 * (size_t)i, 0, 128);
     memcpy(maps + 128 * (size_t)i, &e, sizeof e);
-    ptrs[m->nparams + m->nsyms + i] = maps + 128 * (size_t)i;
+    ptrs[L + nl + i] = maps + 128 * (size_t)i;
   }
   unsigned grid[3];
   int cluster = m->meta.cluster > 1 ? m->meta.cluster : 1;
   if (st == TILEC_OK) st = tc_cuda_launch_grid(&m->meta, a, emu_resident(cluster), grid, err);
   if (st == TILEC_OK) {
     unsigned block[3] = {(unsigned)m->meta.block[0], (unsigned)m->meta.block[1], (unsigned)m->meta.block[2]};
-    st = tc_cuemu_run(m->lib, m->meta.entry, ptrs, grid, block, (unsigned)cluster, (size_t)m->meta.smem, err);
+    if (nl) ptrs[L] = vals[L];
+    for (int32_t l = 0; l < m->meta.launches && st == TILEC_OK; l++) { /* one launch after another */
+      if (nl) memcpy(vals[L], &l, sizeof l);
+      st = tc_cuemu_run(m->lib, m->meta.entry, ptrs, grid, block, (unsigned)cluster, (size_t)m->meta.smem, err);
+    }
   }
 done:
   free(vals);

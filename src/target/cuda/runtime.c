@@ -413,7 +413,8 @@ tilec_status tc_cuda_launch(const tc_backend_env *env, tc_loaded *m, const tc_la
     goto done;
   }
   /* Argument values, then pointers to them, as cuLaunchKernel takes them; tensor maps last. */
-  int nt = m->meta.ntmaps, n = m->nparams + m->nsyms + nt;
+  /* the launch's number (a kernel of several launches) sits between the symbolic dims and the maps */
+  int nl = m->meta.launches > 1, nt = m->meta.ntmaps, n = m->nparams + m->nsyms + nl + nt, L = m->nparams + m->nsyms;
   unsigned char(*vals)[8] = calloc((size_t)(n > 0 ? n : 1), sizeof *vals);
   void **ptrs = calloc((size_t)(n > 0 ? n : 1), sizeof *ptrs);
   tc_cu_tensor_map *maps = nt ? aligned_alloc(64, sizeof *maps * (size_t)nt) : NULL;
@@ -449,15 +450,20 @@ tilec_status tc_cuda_launch(const tc_backend_env *env, tc_loaded *m, const tc_la
   }
   for (int i = 0; i < nt && st == TILEC_OK; i++) {
     st = encode_tmap(cu, m, &m->meta.tmaps[i], a, &maps[i], err);
-    ptrs[m->nparams + m->nsyms + i] = &maps[i];
+    ptrs[L + nl + i] = &maps[i];
   }
   unsigned grid[3];
   if (st == TILEC_OK) st = tc_cuda_launch_grid(&m->meta, a, m->dev[d].resident, grid, err);
   if (st == TILEC_OK) {
     tc_cu_stream stream = (tc_cu_stream)a->stream;
-    r = cu->LaunchKernel(m->dev[d].fn, grid[0], grid[1], grid[2],
-                         (unsigned)m->meta.block[0], (unsigned)m->meta.block[1], (unsigned)m->meta.block[2],
-                         (unsigned)m->meta.smem, stream, ptrs, NULL);
+    if (nl) ptrs[L] = vals[L];
+    r = TC_CU_SUCCESS;
+    for (int32_t l = 0; l < m->meta.launches && r == TC_CU_SUCCESS; l++) { /* one after another on the stream */
+      if (nl) memcpy(vals[L], &l, sizeof l);
+      r = cu->LaunchKernel(m->dev[d].fn, grid[0], grid[1], grid[2],
+                           (unsigned)m->meta.block[0], (unsigned)m->meta.block[1], (unsigned)m->meta.block[2],
+                           (unsigned)m->meta.smem, stream, ptrs, NULL);
+    }
     char what[320];
     snprintf(what, sizeof what, "launching kernel '%s' (cuLaunchKernel)", m->meta.entry);
     if (r != TC_CU_SUCCESS) st = tc_cu_fail(err, cu, r, what);

@@ -1,6 +1,6 @@
-# tilec: source --target cuda,arch=sm_90a --kernel-only
+# tilec: source --target metal --kernel-only
 # A 'with T.Kernel' block that reads what an earlier one writes is a second launch of the
-# kernel; the cpu target runs it, the GPU targets do not yet.
+# kernel; the cpu and cuda targets run it, metal does not yet.
 import tilelang.language as T
 
 
