@@ -236,6 +236,12 @@ static bool find_return_prev(void *ctx, tc_stmt *s) {
 
 static bool verify_step(tc_gpu_plan *P, const char *stage) { return tc_ir_verify(P->k, stage, P->err); }
 
+static bool find_local_view(void *ctx, tc_stmt *s) {
+  const tc_buffer **view = ctx;
+  if (s->kind == TC_ST_ALLOC && s->u.alloc.buf->view_of && s->u.alloc.buf->scope != TC_SCOPE_GLOBAL && !*view) *view = s->u.alloc.buf;
+  return true;
+}
+
 tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_desc *desc, tc_strbuf *notes, tilec_error *err) {
   tc_kernel_ir *k = TC_NEW(a, tc_kernel_ir);
   *k = *k0;
@@ -290,9 +296,12 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
     tc_gpu_fail(P, fetch->loc, "T.atomic_add(..., return_prev=True) is not yet supported on %s; the cpu target runs it", desc->target);
     return NULL;
   }
-  if (k->first_view) {
-    tc_gpu_fail(P, k->first_view->loc, "a buffer view ('%s': T.reshape, T.view or T.Tensor(..., %s.data)) is not yet supported on %s; "
-                "the cpu target runs it", k->first_view->name, k->first_view->view_of->name, desc->target);
+  const tc_buffer *view = NULL; /* a view of a global tensor is a pointer to it; others are not supported yet */
+  tc_visit_stmts(k->body, find_local_view, &view);
+  if (view) {
+    tc_gpu_fail(P, view->loc, "a view of the %s buffer '%s' ('%s': T.reshape, T.view) is not yet supported on %s; the cpu target "
+                "runs it, and a view of a global tensor (T.Tensor(..., X.data)) runs everywhere", tc_scope_name(view->scope),
+                view->view_of->name, view->name, desc->target);
     return NULL;
   }
   for (int i = 0; i < k->nparams; i++) { /* a storage layout is applied at every access (codegen's offset_text) */

@@ -56,6 +56,8 @@ ws_gemm='block_N=256 -D block_K'
     # a gemm's B operand computed in a fragment, read through a shared tile (stage_operands.c)
     echo "cuda,arch=$arch|../tests/e2e/data/compat/gemm_fragment_b.py"
     echo "cuda,arch=$arch|reverse ../tests/e2e/data/compat/gemm_fragment_b.py -D trans_B=True"
+    # views of global tensors (T.Tensor(shape, dtype, X.data)): pointers to their tensors
+    echo "cuda,arch=$arch|../tests/e2e/data/compat/global_views.py"
   done
   # tiles of disjoint lifetimes sharing shared memory (more than sm_80's 163 KiB one after
   # another), in both thread orders: a missing barrier before a tile takes another's memory shows

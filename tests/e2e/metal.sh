@@ -68,6 +68,8 @@ for tgt in metal metal,metal4=1; do
     # a gemm's B operand computed in a fragment, read through a shared tile
     echo "../tests/e2e/data/compat/gemm_fragment_b.py"
     echo "../tests/e2e/data/compat/gemm_fragment_b.py -D trans_B=True"
+    # views of global tensors (T.Tensor(shape, dtype, X.data)): pointers to their tensors
+    echo "../tests/e2e/data/compat/global_views.py"
     echo "../tests/e2e/data/metal_gemm_rs.py -D M=100 -D dtype=bfloat16"
   } | xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$T" "$tgt" {}
 done

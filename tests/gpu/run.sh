@@ -90,6 +90,7 @@ C=../tests/e2e/data/compat
   echo "$C/smem_reuse.py --kernel two_phases -D rows=128 -D cols=192 -D threads=256"
   echo "$C/gemm_fragment_b.py"
   echo "$C/multi_launch.py --kernel split_combine"
+  echo "$C/global_views.py"
   echo "$C/jit_launches.py --kernel reverse_twice"
   echo "$C/gemm_fragment_b.py -D trans_B=True"
 } | timeout 170 xargs -P "$J" -d '\n' -I{} bash -c 'run_line "$1"' _ {} >"$OUT/examples.log" 2>&1

@@ -861,6 +861,15 @@ static void alloc(cg *g, const tc_buffer *b) {
   tc_strbuf n;
   tc_sb_init(&n);
   buf_name(&n, b);
+  if (b->view_of && b->scope == TC_SCOPE_GLOBAL) { /* its own shape over its tensor's elements, row-major */
+    tc_strbuf base;
+    tc_sb_init(&base);
+    buf_name(&base, b->view_of);
+    line(g, "%s *%s = %s;", stype(b->dtype), tc_sb_cstr(&n), tc_sb_cstr(&base));
+    tc_sb_free(&base);
+    tc_sb_free(&n);
+    return;
+  }
   int64_t numel = tc_buffer_numel(b);
   if (numel < 0) {
     fail(g, b->loc, "buffer '%s' needs a constant size on cuda", b->name);

@@ -610,6 +610,16 @@ static void alloc(cg *g, const tc_buffer *b) {
   tc_strbuf n;
   tc_sb_init(&n);
   buf_name(&n, b);
+  if (b->view_of && b->scope == TC_SCOPE_GLOBAL) { /* its own shape over its tensor's elements, row-major */
+    tc_strbuf base;
+    tc_sb_init(&base);
+    buf_name(&base, b->view_of);
+    line(g, "%sdevice %s *%s = %s;", g->written[b->view_of->id] ? "" : "const ", stype_of(g, b->dtype), tc_sb_cstr(&n),
+         tc_sb_cstr(&base));
+    tc_sb_free(&base);
+    tc_sb_free(&n);
+    return;
+  }
   int64_t numel = tc_buffer_numel(b);
   if (numel < 0) {
     fail(g, b->loc, "buffer '%s' needs a constant size on metal", b->name);
@@ -885,15 +895,16 @@ static int written_arg(const tc_stmt *s) {
 static bool note_access(void *ctx, tc_stmt *s) {
   cg *g = ctx;
   note_assigned(ctx, s);
-  if (s->kind == TC_ST_STORE) g->written[s->u.store.buf->id] = true;
-  if (s->kind == TC_ST_ATOMIC_ADD && s->u.atomic.buf) g->written[s->u.atomic.buf->id] = true;
+  /* a view's accesses are its tensor's (tc_buffer_storage) */
+  if (s->kind == TC_ST_STORE) g->written[tc_buffer_storage(s->u.store.buf)->id] = true;
+  if (s->kind == TC_ST_ATOMIC_ADD && s->u.atomic.buf) g->written[tc_buffer_storage(s->u.atomic.buf)->id] = true;
   if (s->kind == TC_ST_INTRINSIC) {
     int w = written_arg(s);
     for (int i = 0; i < s->u.intrinsic.nargs; i++) {
       const tc_expr *x = s->u.intrinsic.args[i];
       if (x->op != TC_OP_ADDRESS_OF || !x->buf) continue;
-      if (i == w) g->written[x->buf->id] = true;
-      else g->read[x->buf->id] = true;
+      if (i == w) g->written[tc_buffer_storage(x->buf)->id] = true;
+      else g->read[tc_buffer_storage(x->buf)->id] = true;
     }
   }
   return true;
