@@ -20,7 +20,8 @@ else echo "FAIL compat: ir --list of nested_factory_hints.py:"; "$T" ir "$S/nest
 check "T.atomic_add(..., use_tma=True)" atomic_add_use_tma.py -D M=64 -D N=32 -D block_M=16
 check "iket ranges, marks and payloads" iket_events.py -D n=300
 check "T.fill on one element" fill_element.py -D N=16
-check "T.reinterpret and tvm.tirx helpers" reinterpret_bits.py -D N=64
+check "T.reinterpret and tvm.tirx helpers" reinterpret_bits.py --kernel bits -D N=64
+check "T.reinterpret across widths (bfloat16, float64, float8, float32)" reinterpret_bits.py --kernel widths -D N=64
 check "T.gemm with a one-row operand" gemm_one_row.py -D G=1 -D BS=32 -D BK=16
 check "@autotune configurations with pass_configs" autotune_pass_configs.py -D M=64 -D N=16
 if [ "$("$T" ir "$S/autotune_pass_configs.py" --list)" = "double" ]; then echo "PASS compat: ir --list evaluates no @autotune configuration"

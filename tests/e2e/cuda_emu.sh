@@ -58,6 +58,9 @@ ws_gemm='block_N=256 -D block_K'
     echo "cuda,arch=$arch|reverse ../tests/e2e/data/compat/gemm_fragment_b.py -D trans_B=True"
     # views of global tensors (T.Tensor(shape, dtype, X.data)): pointers to their tensors
     echo "cuda,arch=$arch|../tests/e2e/data/compat/global_views.py"
+    # T.reinterpret: bits read as another dtype (float16, bfloat16, float8, float32, float64)
+    echo "cuda,arch=$arch|../tests/e2e/data/compat/reinterpret_bits.py --kernel bits -D N=64"
+    echo "cuda,arch=$arch|../tests/e2e/data/compat/reinterpret_bits.py --kernel widths -D N=64"
   done
   # tiles of disjoint lifetimes sharing shared memory (more than sm_80's 163 KiB one after
   # another), in both thread orders: a missing barrier before a tile takes another's memory shows
@@ -125,6 +128,18 @@ if "$T" source "$C/multi_launch.py" --kernel split_combine --target cuda --kerne
 else
   echo "FAIL cuda emu: the launch number parameter or its --explain line"
 fi
+# what the emulator ran, NVRTC compiles too (where it is installed)
+for spec in "reinterpret_bits.py --kernel widths -D N=64" "multi_launch.py --kernel split_combine" "global_views.py" \
+            "smem_reuse.py --kernel two_phases -D rows=128 -D cols=192 -D threads=256" "gemm_fragment_b.py" \
+            "global_layout.py --kernel accumulate"; do
+  f=${spec%% *}; args=${spec#"$f"}
+  # shellcheck disable=SC2086
+  out=$("$T" compile "$C/$f" $args --target cuda,arch=sm_90a -o "${TMPDIR:-/tmp}/tilec-emu-nvrtc.cubin" 2>&1); rc=$?
+  if [ $rc -eq 0 ]; then echo "PASS cuda emu: NVRTC compiles $spec"
+  elif echo "$out" | grep -q "NVRTC not found"; then echo "SKIP cuda emu: NVRTC absent ($spec)"
+  else printf 'FAIL cuda emu: NVRTC on %s (exit %s)\n%s\n' "$spec" "$rc" "$(echo "$out" | tail -n 6)"; fi
+done
+rm -f "${TMPDIR:-/tmp}/tilec-emu-nvrtc.cubin"
 if "$T" source "$C/global_layout.py" --kernel pipelined_operand --target cuda,arch=sm_90a --explain 2>&1 |
   grep -q "by cp.async, producers 1 iteration ahead; not TMA: 'A' has its own layout (T.annotate_layout)"; then
   echo "PASS cuda emu: a laid-out global operand is loaded by cp.async, and --explain says why not TMA"

@@ -91,6 +91,8 @@ C=../tests/e2e/data/compat
   echo "$C/gemm_fragment_b.py"
   echo "$C/multi_launch.py --kernel split_combine"
   echo "$C/global_views.py"
+  echo "$C/reinterpret_bits.py --kernel bits -D N=64"
+  echo "$C/reinterpret_bits.py --kernel widths -D N=64"
   echo "$C/jit_launches.py --kernel reverse_twice"
   echo "$C/gemm_fragment_b.py -D trans_B=True"
 } | timeout 170 xargs -P "$J" -d '\n' -I{} bash -c 'run_line "$1"' _ {} >"$OUT/examples.log" 2>&1

@@ -336,6 +336,33 @@ static void rounded(cg *g, tc_strbuf *sb, const tc_expr *e, const char *pre, con
 
 static bool is_signed_int(tc_dtype d) { return tc_dtype_is_int(d) && tc_dtype_is_signed(d); }
 
+/* reinterpret(x) (T.reinterpret): x's encoding as an unsigned integer of its width, then that
+ * integer decoded as the result dtype; narrow floats compute as float32, so they go through
+ * their encoders and decoders (as on the cpu, cfamily.c). */
+static void reinterpret(cg *g, tc_strbuf *sb, const tc_expr *e) {
+  tc_dtype from = e->args[0]->dtype, to = e->dtype;
+  int bits = tc_dtype_bits(from);
+  const char *u = bits == 8 ? "uint8_t" : bits == 16 ? "uint16_t" : bits == 32 ? "uint32_t" : "uint64_t";
+  tc_strbuf x, b;
+  tc_sb_init(&x);
+  tc_sb_init(&b);
+  expr(g, &x, e->args[0]);
+  if (narrow(from)) {
+    tc_sb_printf(&b, "((%s)", u);
+    encode(g, &b, from, tc_sb_cstr(&x));
+    tc_sb_putc(&b, ')');
+  } else if (from.code == TC_DT_FLOAT32) tc_sb_printf(&b, "__float_as_uint(%s)", tc_sb_cstr(&x));
+  else if (from.code == TC_DT_FLOAT64) tc_sb_printf(&b, "((uint64_t)__double_as_longlong(%s))", tc_sb_cstr(&x));
+  else tc_sb_printf(&b, "((%s)(%s))", u, tc_sb_cstr(&x));
+  if (narrow(to)) tc_sb_printf(sb, "tcg_%s_to_f32((%s)%s)", dtname(to), stype(to), tc_sb_cstr(&b));
+  else if (to.code == TC_DT_FLOAT32) tc_sb_printf(sb, "__uint_as_float((uint32_t)%s)", tc_sb_cstr(&b));
+  else if (to.code == TC_DT_FLOAT64) tc_sb_printf(sb, "__longlong_as_double((long long)%s)", tc_sb_cstr(&b));
+  else if (to.code == TC_DT_BOOL) tc_sb_printf(sb, "((int)(%s != 0))", tc_sb_cstr(&b));
+  else tc_sb_printf(sb, "((%s)%s)", ctype(to), tc_sb_cstr(&b));
+  tc_sb_free(&x);
+  tc_sb_free(&b);
+}
+
 static void expr(cg *g, tc_strbuf *sb, const tc_expr *e) {
   tc_dtype d = e->dtype;
   bool fl = isfl(d);
@@ -379,6 +406,10 @@ static void expr(cg *g, tc_strbuf *sb, const tc_expr *e) {
       tc_sb_puts(sb, ", ");
       expr(g, sb, e->args[2]);
       tc_sb_puts(sb, ")");
+      return;
+    }
+    if (e->callee && !strcmp(e->callee, "reinterpret")) {
+      reinterpret(g, sb, e);
       return;
     }
     if (tc_intrinsic_construct(e->callee))

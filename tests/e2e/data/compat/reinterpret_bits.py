@@ -23,3 +23,21 @@ def bits(N):
                 D[i] = tirx.Select(s >= 0, s >> tirx.const(4, T.int8), s >> tirx.const(4, T.int8))
 
     return main
+
+
+# More widths and dtypes: bfloat16 <-> int16, float64 <-> uint64, float8_e4m3fn <-> uint8 and
+# float32 <-> int32, each changed in its integer form (sign or low bits) and read back.
+@tilelang.jit
+def widths(N):
+    @T.prim_func
+    def main(H: T.Tensor((N,), "bfloat16"), F: T.Tensor((N,), "float64"), E: T.Tensor((N,), "float8_e4m3fn"),
+             G: T.Tensor((N,), "float32"), Ho: T.Tensor((N,), "bfloat16"), Fo: T.Tensor((N,), "float64"),
+             Eo: T.Tensor((N,), "uint8"), Go: T.Tensor((N,), "int32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(N):
+                Ho[i] = T.reinterpret(T.reinterpret(H[i], T.int16) ^ tirx.const(-32768, T.int16), T.bfloat16)
+                Fo[i] = T.reinterpret((T.reinterpret(F[i], T.uint64) >> tirx.const(16, T.uint64)) << tirx.const(16, T.uint64), T.float64)
+                Eo[i] = T.reinterpret(E[i], T.uint8) ^ tirx.const(0x80, T.uint8)
+                Go[i] = T.reinterpret(G[i], T.int32) >> tirx.const(8, T.int32)
+
+    return main
