@@ -165,28 +165,37 @@ static void emit_call(tc_cf *p, tc_strbuf *sb, const tc_expr *e) {
   emit_rounded(p, sb, e, pre, ", ", ")");
 }
 
-/* reinterpret(x) on the cpu: x's encoding as an unsigned integer of its width, then that
- * integer decoded as the result dtype (narrow floats through their tcg_ encoders). */
-static void emit_reinterpret(tc_cf *p, tc_strbuf *sb, const tc_expr *e) {
-  tc_dtype from = e->args[0]->dtype, to = e->dtype;
+void tc_cf_reinterpret_text(tc_strbuf *sb, tc_dtype from, tc_dtype to, const char *x, const char *narrow_bits,
+                            const char *to_ctype) {
   int bits = tc_dtype_bits(from);
   const char *u = bits == 8 ? "uint8_t" : bits == 16 ? "uint16_t" : bits == 32 ? "uint32_t" : "uint64_t";
-  tc_strbuf x, b;
-  tc_sb_init(&x);
+  tc_strbuf b;
   tc_sb_init(&b);
-  tc_cf_expr(p, &x, e->args[0]);
-  if (tc_dtype_is_narrow_float(from)) /* the encoder stores use (x is already rounded to the type) */
-    tc_sb_printf(&b, "((%s)tcg_f32_to_%s%s(%s))", u, dtname(from), tc_dtype_store_saturates(from) ? "_sat" : "", tc_sb_cstr(&x));
-  else if (from.code == TC_DT_FLOAT32) tc_sb_printf(&b, "tcg_bits_f32(%s)", tc_sb_cstr(&x));
-  else if (from.code == TC_DT_FLOAT64) tc_sb_printf(&b, "tcg_bits_f64(%s)", tc_sb_cstr(&x));
-  else tc_sb_printf(&b, "((%s)(%s))", u, tc_sb_cstr(&x));
+  if (tc_dtype_is_narrow_float(from)) tc_sb_printf(&b, "((%s)%s)", u, narrow_bits);
+  else if (from.code == TC_DT_FLOAT32) tc_sb_printf(&b, "tcg_bits_f32(%s)", x);
+  else if (from.code == TC_DT_FLOAT64) tc_sb_printf(&b, "tcg_bits_f64(%s)", x);
+  else tc_sb_printf(&b, "((%s)(%s))", u, x);
   if (tc_dtype_is_narrow_float(to)) tc_sb_printf(sb, "tcg_%s_to_f32((%s)%s)", dtname(to), tc_dtype_c_storage(to), tc_sb_cstr(&b));
   else if (to.code == TC_DT_FLOAT32) tc_sb_printf(sb, "tcg_f32_bits((uint32_t)%s)", tc_sb_cstr(&b));
   else if (to.code == TC_DT_FLOAT64) tc_sb_printf(sb, "tcg_f64_bits((uint64_t)%s)", tc_sb_cstr(&b));
   else if (to.code == TC_DT_BOOL) tc_sb_printf(sb, "(%s != 0)", tc_sb_cstr(&b));
-  else tc_sb_printf(sb, "((%s)%s)", p->h->ctype(to), tc_sb_cstr(&b));
-  tc_sb_free(&x);
+  else tc_sb_printf(sb, "((%s)%s)", to_ctype, tc_sb_cstr(&b));
   tc_sb_free(&b);
+}
+
+/* reinterpret(x) on the cpu, narrow floats through the prelude's encoders (x is already rounded
+ * to the type). */
+static void emit_reinterpret(tc_cf *p, tc_strbuf *sb, const tc_expr *e) {
+  tc_dtype from = e->args[0]->dtype, to = e->dtype;
+  tc_strbuf x, n;
+  tc_sb_init(&x);
+  tc_sb_init(&n);
+  tc_cf_expr(p, &x, e->args[0]);
+  if (tc_dtype_is_narrow_float(from))
+    tc_sb_printf(&n, "tcg_f32_to_%s%s(%s)", dtname(from), tc_dtype_store_saturates(from) ? "_sat" : "", tc_sb_cstr(&x));
+  tc_cf_reinterpret_text(sb, from, to, tc_sb_cstr(&x), tc_sb_cstr(&n), p->h->ctype(to));
+  tc_sb_free(&x);
+  tc_sb_free(&n);
 }
 
 void tc_cf_expr(tc_cf *p, tc_strbuf *sb, const tc_expr *e) {

@@ -156,22 +156,15 @@ tilec_status tc_cuda_meta_parse(const char *text, size_t len, tc_cuda_meta *out,
       }
       out->walks_tiles = true;
       out->persistent = val[0] == '1';
-    } else if (strcmp(key, "cluster") == 0) {
+    } else if (strcmp(key, "cluster") == 0 || strcmp(key, "launches") == 0) {
+      bool cl = key[0] == 'c';
       char *e;
-      long v = strtol(val, &e, 10);
-      if (e == val || *e || v < 1 || v > 8) {
-        tc_error(err, TILEC_ERROR_INTERNAL, "cuda meta: cluster '%s' is not between 1 and 8", val);
+      long v = strtol(val, &e, 10), most = cl ? 8 : 64;
+      if (e == val || *e || v < 1 || v > most) {
+        tc_error(err, TILEC_ERROR_INTERNAL, "cuda meta: %s '%s' is not between 1 and %ld", key, val, most);
         return TILEC_ERROR_INTERNAL;
       }
-      out->cluster = (int)v;
-    } else if (strcmp(key, "launches") == 0) {
-      char *e;
-      long v = strtol(val, &e, 10);
-      if (e == val || *e || v < 1 || v > 64) {
-        tc_error(err, TILEC_ERROR_INTERNAL, "cuda meta: launches '%s' is not between 1 and 64", val);
-        return TILEC_ERROR_INTERNAL;
-      }
-      out->launches = (int)v;
+      *(cl ? &out->cluster : &out->launches) = (int)v;
     } else if (strcmp(key, "arch") == 0) {
       if (!tc_cuda_arch_known(val)) {
         tc_error(err, TILEC_ERROR_INTERNAL, "cuda meta: arch '%s' is not a supported cuda arch", val);

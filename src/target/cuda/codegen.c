@@ -16,6 +16,7 @@
 
 #include "gpu/gpu.h"
 #include "ir/walk.h"
+#include "target/cfamily.h"
 #include "target/cuda/codegen.h"
 #include "target/cuda/prelude/cuda_prelude.h"
 
@@ -336,31 +337,17 @@ static void rounded(cg *g, tc_strbuf *sb, const tc_expr *e, const char *pre, con
 
 static bool is_signed_int(tc_dtype d) { return tc_dtype_is_int(d) && tc_dtype_is_signed(d); }
 
-/* reinterpret(x) (T.reinterpret): x's encoding as an unsigned integer of its width, then that
- * integer decoded as the result dtype; narrow floats compute as float32, so they go through
- * their encoders and decoders (as on the cpu, cfamily.c). */
+/* reinterpret(x) (T.reinterpret), spelled as on the cpu (cfamily.c) with cuda's encoders. */
 static void reinterpret(cg *g, tc_strbuf *sb, const tc_expr *e) {
-  tc_dtype from = e->args[0]->dtype, to = e->dtype;
-  int bits = tc_dtype_bits(from);
-  const char *u = bits == 8 ? "uint8_t" : bits == 16 ? "uint16_t" : bits == 32 ? "uint32_t" : "uint64_t";
-  tc_strbuf x, b;
+  tc_dtype from = e->args[0]->dtype;
+  tc_strbuf x, n;
   tc_sb_init(&x);
-  tc_sb_init(&b);
+  tc_sb_init(&n);
   expr(g, &x, e->args[0]);
-  if (narrow(from)) {
-    tc_sb_printf(&b, "((%s)", u);
-    encode(g, &b, from, tc_sb_cstr(&x));
-    tc_sb_putc(&b, ')');
-  } else if (from.code == TC_DT_FLOAT32) tc_sb_printf(&b, "__float_as_uint(%s)", tc_sb_cstr(&x));
-  else if (from.code == TC_DT_FLOAT64) tc_sb_printf(&b, "((uint64_t)__double_as_longlong(%s))", tc_sb_cstr(&x));
-  else tc_sb_printf(&b, "((%s)(%s))", u, tc_sb_cstr(&x));
-  if (narrow(to)) tc_sb_printf(sb, "tcg_%s_to_f32((%s)%s)", dtname(to), stype(to), tc_sb_cstr(&b));
-  else if (to.code == TC_DT_FLOAT32) tc_sb_printf(sb, "__uint_as_float((uint32_t)%s)", tc_sb_cstr(&b));
-  else if (to.code == TC_DT_FLOAT64) tc_sb_printf(sb, "__longlong_as_double((long long)%s)", tc_sb_cstr(&b));
-  else if (to.code == TC_DT_BOOL) tc_sb_printf(sb, "((int)(%s != 0))", tc_sb_cstr(&b));
-  else tc_sb_printf(sb, "((%s)%s)", ctype(to), tc_sb_cstr(&b));
+  if (narrow(from)) encode(g, &n, from, tc_sb_cstr(&x));
+  tc_cf_reinterpret_text(sb, from, e->dtype, tc_sb_cstr(&x), tc_sb_cstr(&n), ctype(e->dtype));
   tc_sb_free(&x);
-  tc_sb_free(&b);
+  tc_sb_free(&n);
 }
 
 static void expr(cg *g, tc_strbuf *sb, const tc_expr *e) {
@@ -1545,6 +1532,11 @@ static void stmt(cg *g, const tc_stmt *s) {
 
 /* Helpers every kernel may use; the dtype conversions come from the shared prelude. */
 static const char cuda_helpers[] =
+    /* bit casts of float32/float64 (T.reinterpret, cfamily.c's spelling) */
+    "static __device__ __forceinline__ uint32_t tcg_bits_f32(float x) { return __float_as_uint(x); }\n"
+    "static __device__ __forceinline__ uint64_t tcg_bits_f64(double x) { return (uint64_t)__double_as_longlong(x); }\n"
+    "static __device__ __forceinline__ float tcg_f32_bits(uint32_t b) { return __uint_as_float(b); }\n"
+    "static __device__ __forceinline__ double tcg_f64_bits(uint64_t b) { return __longlong_as_double((long long)b); }\n"
     "static __device__ __forceinline__ int64_t tcg_idiv(int64_t a, int64_t b) { return b == 0 ? 0 : b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b; }\n"
     "static __device__ __forceinline__ uint64_t tcg_udiv(uint64_t a, uint64_t b) { return b == 0 ? 0 : a / b; }\n"
     "static __device__ __forceinline__ uint64_t tcg_umod(uint64_t a, uint64_t b) { return b == 0 ? 0 : a % b; }\n"
