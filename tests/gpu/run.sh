@@ -17,6 +17,7 @@
 set -u
 PARTS=${PARTS:-unit examples differential sanitizer sass bench}
 part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
+export T
 OUT=${OUT:-$(mktemp -d /tmp/tilec-gpu-XXXXXX)}
 mkdir -p "$OUT"
 export TILEC_CACHE_DIR=$(mktemp -d /tmp/tilec-gpu-cache-XXXXXX)
@@ -75,7 +76,6 @@ run_line() { # one examples.list line
   fi
 }
 export -f run_line
-export T
 # and the kernels verified so far only on the emulator (docs/cuda.md, "The emulator"):
 # return_prev atomics, explicit warp specialization in program order
 C=../tests/e2e/data/compat
