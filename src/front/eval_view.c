@@ -91,7 +91,6 @@ tc_val *ev_make_view(tc_ev *ev, tc_val *data, tc_loc data_loc, tc_val *tt, const
   const char *name = ev_target_name(ev, call, "view");
   tc_buffer *v = tc_ir_new_buffer(ev->ir, ev->k, tc_arena_strdup(ev->ir, name), dt, base->scope, n, shape, loc);
   v->view_of = base;
-  if (!ev->k->first_view) ev->k->first_view = v;
   tc_stmt *s = tc_ir_stmt(ev->ir, TC_ST_ALLOC, loc);
   s->u.alloc.buf = v;
   ev_emit(ev, s, loc, what);

@@ -218,6 +218,9 @@ bool tc_gpu_lower_tileops(tc_gpu_plan *P);    /* tileops.c: tile ops -> per-thre
 bool tc_gpu_insert_barriers(tc_gpu_plan *P);  /* barrier.c */
 bool tc_gpu_pingpong(tc_gpu_plan *P);         /* pingpong.c */
 bool tc_gpu_overlap(tc_gpu_plan *P);          /* overlap.c */
+/* smem_reuse.c: the bytes a shared tile of numel elements takes (rounded up to 128, as every
+ * target places tiles) */
+int64_t tc_gpu_tile_bytes(tc_dtype d, int64_t numel);
 /* smem_reuse.c: shared tiles of disjoint lifetimes share memory; called when the tiles one
  * after another (`sequential` bytes) do not fit (they cross the target's limit at `over`) */
 bool tc_gpu_share_smem(tc_gpu_plan *P, const tc_buffer *over, int64_t sequential);

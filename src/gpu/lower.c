@@ -380,7 +380,7 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
     P->flat[id] = tc_ir_new_buffer(a, k, b->name, b->dtype, TC_SCOPE_SHARED, 1, shape, b->loc);
     if (P->annotated[id]) n = P->annotated[id]->storage_elems > n ? P->annotated[id]->storage_elems : n;
     shape[0]->ival = n;
-    smem += ((int64_t)tc_dtype_storage_bytes(b->dtype, (size_t)n) + 127) / 128 * 128;
+    smem += tc_gpu_tile_bytes(b->dtype, n);
     if (smem > desc->max_smem && !over) over = b;
   }
   tc_visit_stmts(k->body, flat_stmt_cb, P);

@@ -507,7 +507,7 @@ static tc_stmt *pipeline_staged(tc_gpu_plan *P, tc_stmt *loop, tc_stmt *root, bo
     const char *no_ws = ws_refusal(P, top_level);
     /* a warp-specialized kernel's tiles are all live at once (smem_reuse.c cannot rearrange it) */
     int64_t staged = tc_gpu_shared_bytes(P) + 1024; /* + the barriers, alignment */
-    for (int j = 0; j < np; j++) staged += (N - 1) * (((int64_t)tc_dtype_storage_bytes(from[j]->dtype, (size_t)tc_buffer_numel(from[j])) + 127) / 128 * 128);
+    for (int j = 0; j < np; j++) staged += (N - 1) * tc_gpu_tile_bytes(from[j]->dtype, tc_buffer_numel(from[j]));
     char big[160];
     if (!no_ws && staged > P->desc->max_smem) {
       snprintf(big, sizeof big, "its tiles, staged, need %lld bytes of shared memory all live at once, more than %s allows (%lld)",

@@ -103,7 +103,7 @@ typedef struct smem_ctx {
 static bool smem_cb(void *ctx, tc_stmt *s) {
   int64_t n;
   if (s->kind == TC_ST_ALLOC && s->u.alloc.buf->scope == TC_SCOPE_SHARED && (n = tc_buffer_numel(s->u.alloc.buf)) > 0)
-    ((smem_ctx *)ctx)->bytes += ((int64_t)tc_dtype_storage_bytes(s->u.alloc.buf->dtype, (size_t)n) + 127) / 128 * 128;
+    ((smem_ctx *)ctx)->bytes += tc_gpu_tile_bytes(s->u.alloc.buf->dtype, n);
   return true;
 }
 /* Shared memory the kernel has asked for so far (its tiles and the lowering's scratch). */
@@ -112,15 +112,18 @@ int64_t tc_gpu_shared_bytes(const tc_gpu_plan *P) {
   tc_visit_stmts(P->k->body, smem_cb, &S);
   const tc_buffer *extra[6] = {P->scratch, P->scratch64, P->scratch_i32, P->scratch_i64, P->epi_stage[0], P->epi_stage[1]};
   for (int i = 0; i < 6; i++)
-    if (extra[i]) S.bytes += ((int64_t)tc_dtype_storage_bytes(extra[i]->dtype, (size_t)extra[i]->shape[0]->ival) + 127) / 128 * 128;
+    if (extra[i]) S.bytes += tc_gpu_tile_bytes(extra[i]->dtype, extra[i]->shape[0]->ival);
   return S.bytes;
 }
 
 static int64_t align_for(int64_t bytes) { return bytes >= 1024 ? 1024 : 128; }
 static int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+int64_t tc_gpu_tile_bytes(tc_dtype d, int64_t numel) { return round_up((int64_t)tc_dtype_storage_bytes(d, (size_t)numel), 128); }
 static int64_t footprint(const tile *t) { return round_up(t->bytes, 128); }
 static bool lifetimes_meet(const tile *x, const tile *y) { return x->pinned || y->pinned || !(x->last < y->first || y->last < x->first); }
-static bool memory_meets(const tile *x, const tile *y) { return x->at < y->at + footprint(y) && y->at < x->at + footprint(x); }
+/* [x, x + xn) and [y, y + yn) overlap */
+static bool spans_meet(int64_t x, int64_t xn, int64_t y, int64_t yn) { return x < y + yn && y < x + xn; }
+static bool memory_meets(const tile *x, const tile *y) { return spans_meet(x->at, footprint(x), y->at, footprint(y)); }
 
 static int by_first_use(const void *x, const void *y) {
   const tile *a = *(tile *const *)x, *b = *(tile *const *)y;
@@ -138,7 +141,7 @@ static int64_t first_fit(tile *const *placed, int np, const tile *t) {
     for (int i = 0; i < np; i++) {
       const tile *p = placed[i];
       if (!lifetimes_meet(p, t)) continue;
-      if (at < p->at + footprint(p) && p->at < at + footprint(t)) {
+      if (spans_meet(at, footprint(t), p->at, footprint(p))) {
         at = round_up(p->at + footprint(p), al);
         moved = true;
       }

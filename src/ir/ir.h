@@ -333,8 +333,6 @@ typedef struct tc_kernel_ir {
    * (src/front/eval_ws.c); GPU targets refuse it until it is lowered onto their mbarriers */
   bool warp_specialized;
   tc_loc warp_specialized_loc;
-  /* the first buffer view (tc_buffer.view_of); GPU targets refuse views for now */
-  const struct tc_buffer *first_view;
   /* Set by the GPU lowering when a loop is ws_split: the block launches threads + this many
    * threads (a producer warpgroup, last); they run only the producer parts of that loop, and
    * a block barrier still means the kernel's own threads */

@@ -896,7 +896,7 @@ static void alloc(cg *g, const tc_buffer *b) {
   }
   if (b->scope == TC_SCOPE_SHARED) {
     int64_t at = b->smem_placed ? b->smem_at : place_shared(&g->smem, b, numel); /* placed by the lowering when tiles share memory */
-    int64_t end = at + ((int64_t)tc_dtype_storage_bytes(b->dtype, (size_t)numel) + 127) / 128 * 128;
+    int64_t end = at + tc_gpu_tile_bytes(b->dtype, numel);
     if (end > g->smem) g->smem = end;
     line(g, "%s *%s = (%s *)(tcg_smem + %lld);", stype(b->dtype), tc_sb_cstr(&n), stype(b->dtype), (long long)at);
   } else {

@@ -627,7 +627,7 @@ static void alloc(cg *g, const tc_buffer *b) {
     return;
   }
   if (b->scope == TC_SCOPE_SHARED) {
-    int64_t bytes = ((int64_t)tc_dtype_storage_bytes(b->dtype, (size_t)numel) + 127) / 128 * 128;
+    int64_t bytes = tc_gpu_tile_bytes(b->dtype, numel);
     int64_t at = b->smem_placed ? b->smem_at : g->smem; /* placed by the lowering when tiles share memory */
     line(g, "threadgroup %s *%s = (threadgroup %s *)(tcg_smem + %lld);", stype_of(g, b->dtype), tc_sb_cstr(&n),
          stype_of(g, b->dtype), (long long)(at / 16));
