@@ -45,6 +45,7 @@ typedef struct tc_target_desc {
   int storage_mode;           /* metal: the storage_mode option (1 private, 2 shared: the values of
                                  tc_mtl_storage, target/metal/runtime.h); 0 when not given */
   int clusters;               /* cuda: the clusters option (1 on, 2 off); 0 when not given (off) */
+  int streamk;                /* cuda: the streamk option (1 on, 2 off); 0 when not given (off) */
 } tc_target_desc;
 
 /* Environment a backend works in. The context owns one (the cpu description in `desc`);

@@ -32,7 +32,7 @@ TILEC_CUDA_ARCH=sm_7 "$T" ir --lowered --target cuda,arch=sm_86 examples/gemm.py
 TILEC_CUDA_ARCH=sm_89 "$T" ir --lowered --target cuda examples/gemm.py >"$D/out" 2>"$D/err" &&
   grep -q "^# target cuda: arch sm_89" "$D/out" && ok "TILEC_CUDA_ARCH gives the arch" || bad "TILEC_CUDA_ARCH"
 "$T" compile examples/gemm.py --target cuda,opt=3 -o "$D/x" >"$D/out" 2>"$D/err"
-[ $? -eq 2 ] && grep -q "unknown option 'opt' for target 'cuda' (valid options: arch, clusters)" "$D/err" &&
+[ $? -eq 2 ] && grep -q "unknown option 'opt' for target 'cuda' (valid options: arch, clusters, streamk)" "$D/err" &&
   ok "unknown cuda option" || bad "unknown cuda option"
 "$T" compile examples/gemm.py --target cpu,arch=sm_80 -o "$D/x" >"$D/out" 2>"$D/err"
 [ $? -eq 2 ] && grep -q "unknown option 'arch' for target 'cpu' (cpu takes no options)" "$D/err" &&
@@ -111,6 +111,26 @@ grep -qx "// T.Pipelined: clusters of 2 blocks on consecutive grid-y tiles: each
 "$T" source examples/gemm.py --target cuda,arch=sm_90a,clusters=on --explain --kernel-only -D M=384 -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=4 >"$D/out" 2>"$D/err"
 grep -qx "// T.Pipelined: no clusters: the grid's y extent is not a constant multiple of 2" "$D/out" && ! grep -q '__cluster_dims__' "$D/out" &&
   ok "clusters=on: an odd number of row tiles keeps single blocks, and says why" || bad "clusters=on: odd grid"
+# streamk=on (docs/cuda.md, "Stream-K"): the persistent walk may cut tiles along k; the kernel takes
+# the workspace, the consumers hand partial sums over; off by default, and the note says so
+"$T" source examples/gemm.py --target cuda,arch=sm_90a --explain --kernel-only -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=4 >"$D/out" 2>"$D/err"
+grep -qx "// no stream-K: it is off; the persistent blocks could cut the last waves' tiles along the k loop (the cuda target option streamk=on)" "$D/out" &&
+  ! grep -q 'tcg_sk_' "$D/out" && ok "explain: stream-K would apply, and is off by default" || bad "explain: stream-K off"
+"$T" source examples/gemm.py --target cuda,arch=sm_90a,streamk=on --explain --kernel-only -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=4 >"$D/out" 2>"$D/err"
+grep -q "^// stream-K: when the tiles do not fill the waves of persistent blocks, the last two waves' tiles are cut along the k loop.*(131072 bytes a block" "$D/out" &&
+  grep -q 'unsigned char \*__restrict__ tcg_sk_ws, const __grid_constant__ tcg_tmap tcg_tm0' "$D/out" &&
+  [ "$(grep -c 'tcg_sk_schedule(tcg_tiles, tcg_iters, tcg_dp, tcg_sk_s0, tcg_sk_s1);' "$D/out")" = 1 ] &&
+  [ "$(grep -c 'tcg_sk_piece(tcg_dp, tcg_iters, tcg_sk_s1, tcg_sk_u, tcg_tile, tcg_k0, tcg_k1);' "$D/out")" = 2 ] &&
+  [ "$(grep -c 'tcg_pipe += tcg_k1 - tcg_k0;' "$D/out")" = 2 ] && [ "$(grep -c 'tcg_sk_put4(' "$D/out")" = 1 ] &&
+  grep -q 'tcg_sk_signal<256>((unsigned \*)tcg_sk_ws + blockIdx.x);' "$D/out" &&
+  grep -q 'tcg_sk_wait<256>((unsigned \*)tcg_sk_ws + blockIdx.x - 1);' "$D/out" &&
+  ok "streamk=on: pieces of tiles, partial sums handed over" || bad "streamk=on: source"
+"$T" source examples/flash_attention.py --target cuda,arch=sm_90a,streamk=on --explain --kernel-only -D block_M=128 -D block_N=128 -D threads=256 -D num_stages=2 -D is_causal=False >"$D/out" 2>"$D/err"
+grep -q "^// no stream-K: the loop's consumers do more than sum gemms" "$D/out" && ! grep -q 'tcg_sk_' "$D/out" &&
+  ok "streamk=on: attention is not a sum along its loop, and says so" || bad "streamk=on: attention"
+"$T" source examples/gemm.py --target cuda,streamk=maybe >"$D/out" 2>"$D/err"
+[ $? -eq 2 ] && grep -q "streamk=maybe: expected streamk=on or streamk=off" "$D/err" && ok "streamk=: bad value is a usage error" ||
+  bad "streamk=: bad value"
 "$T" source examples/gemm.py --target cuda,clusters=sometimes >"$D/out" 2>"$D/err"
 [ $? -eq 2 ] && grep -q "clusters=sometimes: expected clusters=on or clusters=off" "$D/err" && ok "clusters=: bad value is a usage error" ||
   bad "clusters=: bad value"

@@ -4,8 +4,8 @@
 # built by the host C++ compiler, every CUDA thread a fiber on the CPU) for sm_90a (wgmma, TMA,
 # warp specialization, persistent blocks, TMA stores) and sm_80 (mma.sync, ldmatrix, cp.async),
 # and is verified against the reference interpreter; the warp-specialized GEMMs also with
-# clusters of two (TMA multicast, cluster mbarrier arrivals) and on a device of one
-# multiprocessor (a persistent block walks every tile); sm_90a again with the threads resumed in
+# clusters of two (TMA multicast, cluster mbarrier arrivals), with stream-K (tiles cut along k)
+# and on a device of one multiprocessor (a persistent block walks every tile); sm_90a again with the threads resumed in
 # reverse order (TILEC_EMU_ORDER=reverse), so a missing barrier shows whichever way it races.
 # About 2 minutes on 2 cores.
 T=${TILEC:-build/tilec}
@@ -44,6 +44,19 @@ ws_gemm='block_N=256 -D block_K'
     echo "$t|SMS=1 gemm.py -D M=512 -D N=512 -D K=256 -D block_M=128 -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=4"
     echo "$t|SMS=3 gemm.py -D M=520 -D N=264 -D K=200 -D block_M=128 -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=3"
   done
+  # stream-K (streamk=on, docs/cuda.md "Stream-K"): more tiles than blocks, not a multiple of them:
+  # the last waves' tiles cut along k, a block's partial sums added by the block finishing the tile
+  # (6 tiles on 4 blocks: every tile cut; 10 on 3 and 12 on 5: whole tiles first, then the cut)
+  G4='-D block_M=128 -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=4'
+  for o in "" "reverse "; do
+    echo "cuda,arch=sm_90a,streamk=on|SMS=4 ${o}gemm.py -D M=256 -D N=768 -D K=512 $G4"
+    echo "cuda,arch=sm_90a,streamk=on|SMS=3 ${o}gemm.py -D M=520 -D N=264 -D K=1000 -D block_M=128 -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=3"
+    echo "cuda,arch=sm_90a,streamk=on|SMS=5 ${o}gemm.py -D M=300 -D N=1000 -D K=640 $G4"
+  done
+  echo "cuda,arch=sm_90a,streamk=on|SMS=4 gemm.py -D M=256 -D N=768 -D K=512 -D dtype=bfloat16 $G4"
+  echo "cuda,arch=sm_90a,streamk=on|SMS=4 gemm.py -D M=640 -D N=256 -D K=512 -D block_M=128 -D block_N=128 -D block_K=64 -D threads=128 -D num_stages=4"
+  echo "cuda,arch=sm_90a,streamk=on|SMS=4 gemm_fp8.py -D M=256 -D N=768 -D K=1024 -D block_M=128 -D block_N=256 -D block_K=128 -D threads=256 -D num_stages=3"
+  grep -e "$ws_gemm" tests/e2e/examples.list | sed 's/^/cuda,arch=sm_90a,streamk=on|/'
   echo "cuda,arch=sm_90a|SMS=1 flash_attention.py -D seq_len=384 -D dim=128 -D block_M=128 -D block_N=128 -D threads=256 -D num_stages=2"
   # T.alloc_reducer updated from T.Parallel loops wider than its shape: the threads' copies
   # are combined after each loop (sum, max, min, a subtraction; partial blocks; one warp)

@@ -2,8 +2,8 @@
  * C++ it becomes, or check the GPU lowering on the CPU: run the lowered SIMT IR in the
  * reference interpreter beside the original tile IR on the same random inputs and compare
  * every output. Used by tests/e2e/gpu_lower.sh.
- *   gpu_source FILE ARCH [--compile | --interp [--perturb]] [--clusters] [-D name=value ...]
- * --clusters: as the cuda target option clusters=on.
+ *   gpu_source FILE ARCH [--compile | --interp [--perturb]] [--clusters] [--streamk] [-D name=value ...]
+ * --clusters, --streamk: as the cuda target options clusters=on, streamk=on.
  * --perturb changes one element of the lowered run's last tensor before the comparison, so
  * that the check must report FAIL (tests/e2e/gpu_lower.sh holds that it can). */
 #include <dlfcn.h>
@@ -147,12 +147,13 @@ int main(int argc, char **argv) {
   if (argc < 3) return 2;
   tilec_define defs[32];
   size_t nd = 0;
-  int do_compile = 0, do_interp = 0, perturb = 0, clusters = 0;
+  int do_compile = 0, do_interp = 0, perturb = 0, clusters = 0, streamk = 0;
   for (int i = 3; i < argc; i++) {
     if (!strcmp(argv[i], "--compile")) do_compile = 1;
     else if (!strcmp(argv[i], "--interp")) do_interp = 1;
     else if (!strcmp(argv[i], "--perturb")) perturb = 1;
     else if (!strcmp(argv[i], "--clusters")) clusters = 1;
+    else if (!strcmp(argv[i], "--streamk")) streamk = 1;
     else if (!strcmp(argv[i], "-D") && i + 1 < argc && nd < 32) {
       char *eq = strchr(argv[++i], '=');
       if (!eq) return 2;
@@ -181,7 +182,7 @@ int main(int argc, char **argv) {
     char entry[128];
     int64_t smem;
     int block[3];
-    if (tc_cuda_generate_for(k, argv[2], clusters, &g, entry, sizeof entry, &smem, block, &err) == TILEC_OK) {
+    if (tc_cuda_generate_for(k, argv[2], (tc_cuda_opts){clusters != 0, streamk != 0}, &g, entry, sizeof entry, &smem, block, &err) == TILEC_OK) {
       rc = do_compile ? nvrtc_compile(g.full_source, argv[2]) : (fputs(g.kernel_source, stdout), 0);
       if (do_compile) printf("%s %s smem=%lld\n", rc ? "FAIL" : "OK", argv[1], (long long)smem);
       tc_generated_free(&g);

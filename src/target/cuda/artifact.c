@@ -165,6 +165,14 @@ tilec_status tc_cuda_meta_parse(const char *text, size_t len, tc_cuda_meta *out,
         return TILEC_ERROR_INTERNAL;
       }
       *(cl ? &out->cluster : &out->launches) = (int)v;
+    } else if (strcmp(key, "streamk") == 0) {
+      char *e;
+      long long v = strtoll(val, &e, 10);
+      if (!val[0] || *e || v < 4 || v > (1LL << 30) || v % 4) {
+        tc_error(err, TILEC_ERROR_INTERNAL, "cuda meta: streamk '%s' is not a byte count", val);
+        return TILEC_ERROR_INTERNAL;
+      }
+      out->streamk = v;
     } else if (strcmp(key, "arch") == 0) {
       if (!tc_cuda_arch_known(val)) {
         tc_error(err, TILEC_ERROR_INTERNAL, "cuda meta: arch '%s' is not a supported cuda arch", val);
@@ -172,6 +180,10 @@ tilec_status tc_cuda_meta_parse(const char *text, size_t len, tc_cuda_meta *out,
       }
       snprintf(out->arch, sizeof out->arch, "%s", val);
     }
+  }
+  if (out->streamk && !out->persistent) {
+    tc_error(err, TILEC_ERROR_INTERNAL, "cuda meta: streamk= without persistent=1");
+    return TILEC_ERROR_INTERNAL;
   }
   if (!out->entry[0] || !have_block || !out->arch[0]) {
     tc_error(err, TILEC_ERROR_INTERNAL, "cuda meta: missing %s", !out->entry[0] ? "entry=" : !have_block ? "block=" : "arch=");

@@ -19,6 +19,7 @@
 #include "target/cfamily.h"
 #include "target/cuda/codegen.h"
 #include "target/cuda/prelude/cuda_prelude.h"
+#include "target/cuda/streamk.h"
 
 typedef struct cg {
   tc_arena *a;
@@ -45,6 +46,9 @@ typedef struct cg {
   const char *nan_acc; /* printing a NaN-deferred loop's first pass: its NaN note (nan_deferred) */
   int nnan;            /* NaN-deferred loops so far, for their notes' names */
   bool exact_rerun;    /* printing a NaN-deferred loop's exact rerun (no deferral inside) */
+  const tc_cuda_streamk *sk; /* the persistent walk cuts tiles along this loop (streamk.c), or NULL */
+  bool sk_wgmma;             /* ... whose gemms are wgmma */
+  bool sk_piece;             /* printing that loop: a piece's iterations */
 } cg;
 
 static void fail(cg *g, tc_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -1000,8 +1004,22 @@ static void ws_part(cg *g, const tc_stmt *loop, int part) {
     return;
   }
   g->in_producer = part == 0;
+  g->sk_piece = g->sk && g->sk->loop == loop;
   if (part == 1 && loop->u.loop.ws_rotated) rotated_part(g, loop, body);
-  else {
+  else if (g->sk_piece) { /* this piece's iterations [tcg_k0, tcg_k1) of the tile's */
+    tc_strbuf v, mn;
+    tc_sb_init(&v), tc_sb_init(&mn);
+    var_name(g, &v, loop->u.loop.var);
+    expr(g, &mn, loop->u.loop.min);
+    mark_nonneg(g, loop->u.loop.var, nonneg(g, loop->u.loop.min));
+    line(g, "for (int32_t %s = (%s) + tcg_k0; %s < (%s) + tcg_k1; %s++) {", tc_sb_cstr(&v), tc_sb_cstr(&mn), tc_sb_cstr(&v),
+         tc_sb_cstr(&mn), tc_sb_cstr(&v));
+    tc_sb_free(&v), tc_sb_free(&mn);
+    g->ind++;
+    stmt(g, body);
+    g->ind--;
+    line(g, "}");
+  } else {
     for_header(g, loop);
     g->ind++;
     stmt(g, body);
@@ -1009,12 +1027,48 @@ static void ws_part(cg *g, const tc_stmt *loop, int part) {
     line(g, "}");
   }
   g->in_producer = false;
-  tc_strbuf ext;
-  tc_sb_init(&ext);
-  expr(g, &ext, loop->u.loop.extent);
-  line(g, "tcg_pipe += %s;", tc_sb_cstr(&ext));
-  tc_sb_free(&ext);
+  if (g->sk_piece) {
+    g->sk_piece = false;
+    line(g, "tcg_pipe += tcg_k1 - tcg_k0;");
+  } else {
+    tc_strbuf ext;
+    tc_sb_init(&ext);
+    expr(g, &ext, loop->u.loop.extent);
+    line(g, "tcg_pipe += %s;", tc_sb_cstr(&ext));
+    tc_sb_free(&ext);
+  }
   g->count_let = NULL;
+}
+
+/* Stream-K (streamk.c), after a piece's k loop in the consumers: a piece that starts inside its
+ * tile (the block's first, the end of a tile block blockIdx.x + 1 finishes) stores its partial
+ * sums and goes on to its next piece; a piece that stops before its tile's end adds the sums of
+ * block blockIdx.x - 1, which ran the rest, and goes on to the epilogue. */
+static void streamk_handover(cg *g) {
+  const tc_cuda_streamk *p = g->sk;
+  const char *names[TC_CUDA_STREAMK_MAX_ACC];
+  tc_strbuf nb[TC_CUDA_STREAMK_MAX_ACC];
+  for (int a = 0; a < p->nacc; a++) {
+    tc_sb_init(&nb[a]);
+    buf_name(&nb[a], p->acc[a]);
+    names[a] = tc_sb_cstr(&nb[a]);
+  }
+  line(g, "if (tcg_k0 != 0) { /* stream-K: the end of a tile block %s finishes: hand over the partial sums */", "blockIdx.x + 1");
+  g->ind++;
+  if (g->sk_wgmma) line(g, "tcg_wgmma_wait<0>();");
+  tc_cuda_streamk_put(g->sb, g->ind, p, names);
+  line(g, "tcg_sk_signal<%d>((unsigned *)tcg_sk_ws + blockIdx.x);", p->consumers);
+  line(g, "continue;");
+  g->ind--;
+  line(g, "}");
+  line(g, "if (tcg_k1 != tcg_iters) { /* stream-K: block blockIdx.x - 1 ran the tile's last iterations */");
+  g->ind++;
+  if (g->sk_wgmma) line(g, "tcg_wgmma_wait<0>();");
+  line(g, "tcg_sk_wait<%d>((unsigned *)tcg_sk_ws + blockIdx.x - 1);", p->consumers);
+  tc_cuda_streamk_add(g->sb, g->ind, p, names);
+  g->ind--;
+  line(g, "}");
+  for (int a = 0; a < p->nacc; a++) tc_sb_free(&nb[a]);
 }
 
 /* The body of one tile, for the producer thread (role 0: the top-level declarations and names,
@@ -1053,6 +1107,7 @@ static void tile_body(cg *g, const tc_stmt *s, int role) {
     if (s->u.loop.ws_split) {
       ws_part(g, s, role == 0 ? 0 : 1);
       g->fence_hoisted = NULL;
+      if (role == 1 && g->sk && g->sk->loop == s) streamk_handover(g);
       return;
     }
     break;
@@ -1113,8 +1168,19 @@ static void tile_loop_head(cg *g) {
     cluster_loop_head(g);
     return;
   }
-  line(g, "for (int tcg_tile = (int)blockIdx.x; tcg_tile < tcg_tiles; tcg_tile += (int)gridDim.x) {");
-  g->ind++;
+  if (g->sk) { /* whole tiles first, then this block's stream-K range (tcg_sk_schedule) */
+    line(g, "long long tcg_sk_u = tcg_sk_s0;");
+    line(g, "for (long long tcg_next = blockIdx.x;; tcg_next += gridDim.x) {");
+    g->ind++;
+    line(g, "int tcg_tile = (int)tcg_next, tcg_k0 = 0, tcg_k1 = tcg_iters;");
+    line(g, "if (tcg_next >= tcg_dp) {");
+    line(g, "  if (tcg_sk_u >= tcg_sk_s1) break;");
+    line(g, "  tcg_sk_piece(tcg_dp, tcg_iters, tcg_sk_s1, tcg_sk_u, tcg_tile, tcg_k0, tcg_k1);");
+    line(g, "}");
+  } else {
+    line(g, "for (int tcg_tile = (int)blockIdx.x; tcg_tile < tcg_tiles; tcg_tile += (int)gridDim.x) {");
+    g->ind++;
+  }
   line(g, "const int tcg_lin = tcg_tile %% (tcg_gx * tcg_gy), tcg_bz = tcg_tile / (tcg_gx * tcg_gy);");
   line(g, "int tcg_bx, tcg_by;");
   if (k->swizzle_panel > 0 && k->swizzle_enable) {
@@ -1167,6 +1233,18 @@ static const tc_stmt *find_ws_loop(const tc_stmt *s) {
   return NULL;
 }
 
+/* e with the top-level LETs of `body` it names replaced by their values (same_every_tile holds),
+ * for use before the tiles' code declares them. */
+static tc_expr *inline_lets(cg *g, const tc_stmt *body, const tc_expr *e, int depth) {
+  if (e->op == TC_OP_VAR) {
+    const tc_stmt *let = e->var->kind == TC_VAR_LOCAL && depth < 8 ? find_let(body, e->var) : NULL;
+    return let ? inline_lets(g, body, let->u.let.value, depth + 1) : tc_ir_clone_expr(g->a, e);
+  }
+  tc_expr *c = tc_ir_clone_expr(g->a, e);
+  for (int i = 0; i < c->nargs; i++) c->args[i] = inline_lets(g, body, e->args[i], depth);
+  return c;
+}
+
 static bool is_wgmma_gemm(const tc_stmt *s) {
   int64_t instr = -1;
   return s->kind == TC_ST_INTRINSIC && !strcmp(s->u.intrinsic.name, "gemm_block") && s->u.intrinsic.nargs == 14 &&
@@ -1207,6 +1285,16 @@ static void persistent_body(cg *g) {
        tc_sb_cstr(&gd[2]));
   line(g, "const int tcg_tiles = tcg_gx * tcg_gy * tcg_gz;");
   for (int i = 0; i < 3; i++) tc_sb_free(&gd[i]);
+  if (g->sk) {
+    tc_strbuf it;
+    tc_sb_init(&it);
+    expr(g, &it, inline_lets(g, k->body, g->sk->loop->u.loop.extent, 0));
+    line(g, "const int tcg_iters = (int)(%s);", tc_sb_cstr(&it));
+    tc_sb_free(&it);
+    line(g, "int tcg_dp;");
+    line(g, "long long tcg_sk_s0, tcg_sk_s1;");
+    line(g, "tcg_sk_schedule(tcg_tiles, tcg_iters, tcg_dp, tcg_sk_s0, tcg_sk_s1);");
+  }
   tile_setup(g, k->body);
   /* clusters: the partner's first loads and arrivals land on barriers made here */
   line(g, k->cluster > 1 ? "tcg_cluster_sync();" : "__syncthreads();");
@@ -1401,7 +1489,10 @@ static void stmt(cg *g, const tc_stmt *s) {
     expr(g, &t, s->u.let.value);
     if (s == g->count_let) {
       mark_nonneg(g, s->u.let.var, true);
-      line(g, "%s %s = tcg_pipe + %s;", ctype(s->u.let.var->dtype), tc_sb_cstr(&v), tc_sb_cstr(&t));
+      if (g->sk_piece) /* a stream-K piece starts at iteration tcg_k0 of its tile; the count runs on */
+        line(g, "%s %s = tcg_pipe + (%s - tcg_k0);", ctype(s->u.let.var->dtype), tc_sb_cstr(&v), tc_sb_cstr(&t));
+      else
+        line(g, "%s %s = tcg_pipe + %s;", ctype(s->u.let.var->dtype), tc_sb_cstr(&v), tc_sb_cstr(&t));
     } else if (s->kind == TC_ST_LET) {
       mark_nonneg(g, s->u.let.var, nonneg(g, s->u.let.value));
       line(g, "%s %s = %s;", ctype(s->u.let.var->dtype), tc_sb_cstr(&v), tc_sb_cstr(&t));
@@ -1642,14 +1733,29 @@ static void rasterize(cg *g, int panel, bool column) {
   line(g, "}");
 }
 
+static bool contains_wgmma(const tc_stmt *s) {
+  if (!s) return false;
+  switch (s->kind) {
+  case TC_ST_INTRINSIC: return is_wgmma_gemm(s);
+  case TC_ST_SEQ:
+    for (int i = 0; i < s->u.seq.n; i++)
+      if (contains_wgmma(s->u.seq.items[i])) return true;
+    return false;
+  case TC_ST_FOR: return contains_wgmma(s->u.loop.body);
+  case TC_ST_IF: return contains_wgmma(s->u.if_.then_s) || contains_wgmma(s->u.if_.else_s);
+  default: return false;
+  }
+}
+
 tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out, char *entry, size_t entry_cap,
-                          int64_t *smem_bytes, tilec_error *err) {
+                          bool streamk, tc_strbuf *notes, int64_t *smem_bytes, tilec_error *err) {
   tc_strbuf kern, full;
   tc_sb_init(&kern);
   tc_sb_init(&full);
   tc_strbuf ops;
   tc_sb_init(&ops);
   cg g = {.a = a, .sb = &kern, .k = k, .err = err, .ops = &ops};
+  tc_cuda_streamk sk;
   g.nvars = k->next_id + 1;
   g.nonneg = TC_NEW_ARRAY(a, bool, g.nvars);
   g.assigned = TC_NEW_ARRAY(a, bool, g.nvars);
@@ -1667,6 +1773,22 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
     int64_t smem = 0;
     ws_shared_bytes(k->body, &smem);
     g.blocks_per_sm = 2 * (smem + 1024) <= 228 * 1024 && consumer_regs(threads, 2) >= 168 ? 2 : 1;
+    const tc_stmt *loop = find_ws_loop(k->body);
+    const char *no = NULL;
+    if (!loop || !same_every_tile(k->body, loop->u.loop.extent, 0)) no = NULL; /* tiles of different lengths: no persistent walk */
+    else if (!tc_cuda_streamk_plan(k->body, loop, threads, &sk, &no)) {}
+    else if (k->cluster > 1) no = "the blocks run in clusters";
+    else if (!streamk) no = "it is off; the persistent blocks could cut the last waves' tiles along the k loop (the cuda target option streamk=on)";
+    else {
+      g.sk = &sk;
+      g.sk_wgmma = contains_wgmma(loop->u.loop.body);
+      if (notes)
+        tc_sb_printf(notes, "stream-K: when the tiles do not fill the waves of persistent blocks, the last two waves' tiles are cut "
+                            "along the k loop into equal ranges, one a block; a tile cut in two is finished by the block that ran its first "
+                            "iterations, after adding the other's partial sums (%lld bytes a block, in a workspace the runtime keeps)\n",
+                     (long long)sk.slot_bytes);
+    }
+    if (no && notes) tc_sb_printf(notes, "no stream-K: %s\n", no);
     tc_sb_printf(&kern, "extern \"C\" __global__ void __launch_bounds__(%d, %d) ", threads + k->producer_threads, g.blocks_per_sm);
     if (k->cluster > 1) tc_sb_printf(&kern, "__cluster_dims__(%d, 1, 1) ", k->cluster);
     tc_sb_printf(&kern, "%s(", entry);
@@ -1692,6 +1814,10 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
   if (k->nlaunches > 1) {
     if (np++) tc_sb_puts(&kern, ", ");
     tc_sb_puts(&kern, "int32_t tcg_launch");
+  }
+  if (g.sk) { /* stream-K's flags and partial sums (cuda.h, "streamk=") */
+    if (np++) tc_sb_puts(&kern, ", ");
+    tc_sb_puts(&kern, "unsigned char *__restrict__ tcg_sk_ws");
   }
   for (int i = 0; i < k->ntma; i++) {
     if (np++) tc_sb_puts(&kern, ", ");
@@ -1762,6 +1888,7 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
       const tc_stmt *loop = find_ws_loop(k->body);
       tc_sb_printf(&m, "persistent=%d\n", loop && same_every_tile(k->body, loop->u.loop.extent, 0) ? 1 : 0);
       if (k->cluster > 1) tc_sb_printf(&m, "cluster=%d\n", k->cluster);
+      if (g.sk) tc_sb_printf(&m, "streamk=%lld\n", (long long)g.sk->slot_bytes);
     }
     out->meta = tc_sb_take(&m);
   }

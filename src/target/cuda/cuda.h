@@ -23,6 +23,11 @@
  *                  blocks): the runtime launches it N times on the stream, one after another,
  *                  over the same grid, with the launch's number as the int32 parameter
  *                  tcg_launch (after the symbolic dims); 1 when not given
+ *   streamk=BYTES  (with persistent=1) the kernel cuts tiles along k (stream-K, streamk.c) and
+ *                  takes a workspace pointer tcg_sk_ws: for G blocks at most, G uint32 flags,
+ *                  zero between launches, padded to a multiple of 256 bytes, then G slots of
+ *                  BYTES each. Launches of one kernel that share the workspace run one after
+ *                  another (the runtime orders them across streams)
  * Unknown keys are ignored when parsed.
  *
  * Kernel parameter ABI (the entry's parameters, in this order):
@@ -32,6 +37,7 @@
  *     int32/uint32/float32 4, int64/uint64/float64 8; float8 types 1 byte of bits);
  *   - then each k->syms[s] (symbolic dimension) as int32;
  *   - then, for a kernel of several launches (launches=), the launch's number as int32;
+ *   - then, for a stream-K kernel (streamk=), its workspace's device pointer;
  *   - then one 128-byte CUtensorMap (`const __grid_constant__`) per meta tmap= line, made by the
  *     runtime at each launch from the tensor's pointer (TMA loads on sm_90, docs/cuda.md).
  * The grid is k->grid[] evaluated on the host with the symbolic dims and scalars bound; the
@@ -76,7 +82,12 @@ typedef struct tc_cuda_meta {
   bool persistent;  /* ... and 1 */
   int cluster;      /* cluster=, 0 when not given */
   int launches;     /* launches=, 1 when not given */
+  int64_t streamk;  /* streamk=: bytes of one block's partial sums; 0 when not given */
 } tc_cuda_meta;
+/* Bytes of a stream-K kernel's workspace for `blocks` blocks at most (streamk=). */
+static inline int64_t tc_cuda_streamk_bytes(const tc_cuda_meta *m, int64_t blocks) {
+  return ((blocks * 4 + 255) & ~(int64_t)255) + blocks * m->streamk;
+}
 /* Parse meta text (`len` bytes). Requires entry, block and arch; smem defaults to 0. */
 tilec_status tc_cuda_meta_parse(const char *text, size_t len, tc_cuda_meta *out, tilec_error *err);
 

@@ -30,7 +30,11 @@ tilec_status tc_nvcc_compile(const char *src, const char *arch, void **cubin, si
  * for `arch` ("sm_80", "sm_90a": the compile's tc_target_desc.arch), filling
  * out->kernel_source and out->full_source (malloc'd), the entry's name (a C identifier, at most
  * entry_cap - 1 bytes), its dynamic shared memory in bytes and its threads per block. */
-tilec_status tc_cuda_generate_for(const tc_kernel_ir *k, const char *arch, bool clusters, tc_generated *out, char *entry,
+typedef struct tc_cuda_opts {
+  bool clusters; /* clusters=on: thread-block clusters with TMA multicast where they suit */
+  bool streamk;  /* streamk=on: persistent GEMMs cut their last waves' tiles along k (streamk.c) */
+} tc_cuda_opts;
+tilec_status tc_cuda_generate_for(const tc_kernel_ir *k, const char *arch, tc_cuda_opts opts, tc_generated *out, char *entry,
                                   size_t entry_cap, int64_t *smem_bytes, int block[3], tilec_error *err);
 
 /* runtime.c, for the backend descriptors */

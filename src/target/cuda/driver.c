@@ -68,6 +68,7 @@ static void load_once(void) {
   REQUIRE(EventDestroy, "cuEventDestroy_v2", "cuEventDestroy");
   REQUIRE(EventRecord, "cuEventRecord", NULL);
   REQUIRE(EventSynchronize, "cuEventSynchronize", NULL);
+  REQUIRE(StreamWaitEvent, "cuStreamWaitEvent", NULL);
   REQUIRE(EventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime");
   REQUIRE(GetErrorName, "cuGetErrorName", NULL);
   REQUIRE(GetErrorString, "cuGetErrorString", NULL);

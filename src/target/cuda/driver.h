@@ -94,6 +94,7 @@ typedef struct tc_cu_api {
   tc_cu_result (*EventDestroy)(tc_cu_event e);
   tc_cu_result (*EventRecord)(tc_cu_event e, tc_cu_stream s);
   tc_cu_result (*EventSynchronize)(tc_cu_event e);
+  tc_cu_result (*StreamWaitEvent)(tc_cu_stream s, tc_cu_event e, unsigned flags);
   tc_cu_result (*EventElapsedTime)(float *ms, tc_cu_event start, tc_cu_event end);
   tc_cu_result (*GetErrorName)(tc_cu_result r, const char **s);
   tc_cu_result (*GetErrorString)(tc_cu_result r, const char **s);

@@ -120,7 +120,10 @@ static tilec_status emu_launch(const tc_backend_env *env, tc_loaded *m, const tc
   tilec_status cs = tc_cuda_launch_check(&m->meta, m->nparams, m->nsyms, a, &empty, err);
   if (cs != TILEC_OK || empty) return cs;
   /* the launch's number (a kernel of several launches) sits between the symbolic dims and the maps */
-  int nl = m->meta.launches > 1, nt = m->meta.ntmaps, n = m->nparams + m->nsyms + nl + nt, L = m->nparams + m->nsyms;
+  /* ... and the stream-K workspace, host memory for this launch (flags zeroed) */
+  int nl = m->meta.launches > 1, nk = m->meta.streamk > 0, nt = m->meta.ntmaps, n = m->nparams + m->nsyms + nl + nk + nt,
+      L = m->nparams + m->nsyms;
+  void *sk_ws = NULL;
   unsigned char(*vals)[8] = calloc((size_t)(n > 0 ? n : 1), sizeof *vals);
   void **ptrs = calloc((size_t)(n > 0 ? n : 1), sizeof *ptrs);
   unsigned char *maps = nt ? aligned_alloc(64, 128 * (size_t)nt) : NULL;
@@ -150,11 +153,20 @@ static tilec_status emu_launch(const tc_backend_env *env, tc_loaded *m, const tc
     e.swizzle = 128;
     memset(maps + 128 * (size_t)i, 0, 128);
     memcpy(maps + 128 * (size_t)i, &e, sizeof e);
-    ptrs[L + nl + i] = maps + 128 * (size_t)i;
+    ptrs[L + nl + nk + i] = maps + 128 * (size_t)i;
   }
   unsigned grid[3];
   int cluster = m->meta.cluster > 1 ? m->meta.cluster : 1;
   if (st == TILEC_OK) st = tc_cuda_launch_grid(&m->meta, a, emu_resident(cluster), grid, err);
+  if (st == TILEC_OK && nk) {
+    sk_ws = calloc((size_t)tc_cuda_streamk_bytes(&m->meta, grid[0]), 1);
+    if (!sk_ws) {
+      tc_error(err, TILEC_ERROR_NOMEM, "out of memory for the stream-K workspace of '%s'", m->meta.entry);
+      st = TILEC_ERROR_NOMEM;
+    }
+    memcpy(vals[L + nl], &sk_ws, sizeof sk_ws);
+    ptrs[L + nl] = vals[L + nl];
+  }
   if (st == TILEC_OK) {
     unsigned block[3] = {(unsigned)m->meta.block[0], (unsigned)m->meta.block[1], (unsigned)m->meta.block[2]};
     if (nl) ptrs[L] = vals[L];
@@ -164,6 +176,7 @@ static tilec_status emu_launch(const tc_backend_env *env, tc_loaded *m, const tc
     }
   }
 done:
+  free(sk_ws);
   free(vals);
   free(ptrs);
   free(maps);

@@ -30,14 +30,14 @@ bool tc_cuda_desc_for_arch(const char *arch, tc_gpu_desc *d) {
   return true;
 }
 
-tilec_status tc_cuda_generate_for(const tc_kernel_ir *k, const char *arch, bool clusters, tc_generated *out, char *entry, size_t entry_cap,
+tilec_status tc_cuda_generate_for(const tc_kernel_ir *k, const char *arch, tc_cuda_opts opts, tc_generated *out, char *entry, size_t entry_cap,
                                   int64_t *smem_bytes, int block[3], tilec_error *err) {
   tc_gpu_desc desc;
   if (!tc_cuda_desc_for_arch(arch, &desc)) {
     tc_error(err, TILEC_ERROR_USAGE, "unknown cuda arch '%s' (expected sm_80, sm_86, sm_89, sm_90, sm_90a, ...)", arch ? arch : "");
     return err->status;
   }
-  desc.clusters = clusters && desc.wgmma;
+  desc.clusters = opts.clusters && desc.wgmma;
   tc_arena a;
   tc_arena_init(&a);
   jmp_buf oom;
@@ -50,7 +50,7 @@ tilec_status tc_cuda_generate_for(const tc_kernel_ir *k, const char *arch, bool 
   tc_strbuf notes; /* in the arena: the out-of-memory escape cannot leak it */
   tc_sb_init_arena(&notes, &a);
   tc_kernel_ir *lowered = tc_gpu_lower(&a, k, &desc, &notes, err);
-  tilec_status st = lowered ? tc_cuda_print(lowered, &a, out, entry, entry_cap, smem_bytes, err) : err->status;
+  tilec_status st = lowered ? tc_cuda_print(lowered, &a, out, entry, entry_cap, opts.streamk, &notes, smem_bytes, err) : err->status;
   if (st == TILEC_OK) {
     if (notes.len == 0) tc_sb_printf(&notes, "no T.gemm: no matrix instruction to choose (%s)\n", arch);
     out->explain = strdup(tc_sb_cstr(&notes));

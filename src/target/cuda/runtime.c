@@ -24,7 +24,7 @@ tilec_status tc_cuda_emit(const tc_lowered *lw, tc_generated *out, tilec_error *
   char entry[256] = "";
   int64_t smem = 0;
   int block[3] = {0, 0, 0};
-  tilec_status st = tc_cuda_generate_for(lw->k, arch, lw->desc->clusters == 1, out, entry, sizeof entry, &smem, block, err);
+  tilec_status st = tc_cuda_generate_for(lw->k, arch, (tc_cuda_opts){lw->desc->clusters == 1, lw->desc->streamk == 1}, out, entry, sizeof entry, &smem, block, err);
   if (st != TILEC_OK) {
     tc_generated_free(out);
     return st;
@@ -110,6 +110,12 @@ typedef struct device_slot {
   tc_cu_module module;
   tc_cu_function fn;
   int resident; /* blocks the device runs at once (persistent kernels), after loading */
+  /* stream-K kernels (meta streamk=): the workspace for `resident` blocks, and the last launch's
+   * stream and completion, so that a launch on another stream waits for it (they share it) */
+  tc_cu_devptr sk_ws;
+  tc_cu_event sk_done;
+  tc_cu_stream sk_stream;
+  bool sk_launched;
 } device_slot;
 
 struct tc_loaded {
@@ -122,6 +128,31 @@ struct tc_loaded {
   pthread_mutex_t mu; /* guards loading into further devices */
   device_slot dev[MAX_DEVICES];
 };
+
+/* A stream-K kernel's workspace on the device of slot s (current): zeroed flags, slots left as
+ * they are (every slot is written before it is read), and the event its launches record. */
+static tilec_status streamk_workspace(tc_loaded *m, device_slot *s, tilec_error *err) {
+  const tc_cu_api *cu = m->cu;
+  int64_t bytes = tc_cuda_streamk_bytes(&m->meta, s->resident), flag_bytes = (int64_t)s->resident * 4;
+  unsigned *zero = calloc((size_t)flag_bytes, 1);
+  if (!zero) {
+    tc_error(err, TILEC_ERROR_NOMEM, "out of memory loading '%s'", m->meta.entry);
+    return TILEC_ERROR_NOMEM;
+  }
+  char what[320];
+  snprintf(what, sizeof what, "allocating the %lld-byte stream-K workspace of kernel '%s'", (long long)bytes, m->meta.entry);
+  tc_cu_result r = cu->MemAlloc(&s->sk_ws, (size_t)bytes);
+  if (r == TC_CU_SUCCESS && (r = cu->MemcpyHtoD(s->sk_ws, zero, (size_t)flag_bytes)) != TC_CU_SUCCESS) cu->MemFree(s->sk_ws);
+  if (r == TC_CU_SUCCESS && (r = cu->EventCreate(&s->sk_done, 2 /* CU_EVENT_DISABLE_TIMING */)) != TC_CU_SUCCESS)
+    cu->MemFree(s->sk_ws);
+  free(zero);
+  if (r != TC_CU_SUCCESS) {
+    s->sk_ws = 0;
+    return tc_cu_fail(err, cu, r, what);
+  }
+  s->sk_launched = false;
+  return TILEC_OK;
+}
 
 /* Load the cubin into device `d` (its primary context, made current). */
 static tilec_status load_on(tc_loaded *m, int d, tilec_error *err) {
@@ -180,6 +211,14 @@ static tilec_status load_on(tc_loaded *m, int d, tilec_error *err) {
       s->resident = s->resident / C * C;
     if (s->resident < C) s->resident = C;
   }
+  if (m->meta.streamk) {
+    st = streamk_workspace(m, s, err);
+    if (st != TILEC_OK) {
+      cu->ModuleUnload(s->module);
+      tc_cu_release_device(cu, d);
+      return st;
+    }
+  }
   s->loaded = true;
   return TILEC_OK;
 }
@@ -194,6 +233,11 @@ void tc_cuda_unload(tc_loaded *m) {
   for (int d = 0; d < MAX_DEVICES; d++) {
     if (!m->dev[d].loaded) continue;
     m->cu->CtxSetCurrent(m->dev[d].ctx);
+    if (m->dev[d].sk_ws) { /* launches still running use it */
+      m->cu->EventSynchronize(m->dev[d].sk_done);
+      m->cu->EventDestroy(m->dev[d].sk_done);
+      m->cu->MemFree(m->dev[d].sk_ws);
+    }
     m->cu->ModuleUnload(m->dev[d].module);
     tc_cu_release_device(m->cu, d);
   }
@@ -413,8 +457,10 @@ tilec_status tc_cuda_launch(const tc_backend_env *env, tc_loaded *m, const tc_la
     goto done;
   }
   /* Argument values, then pointers to them, as cuLaunchKernel takes them; tensor maps last. */
-  /* the launch's number (a kernel of several launches) sits between the symbolic dims and the maps */
-  int nl = m->meta.launches > 1, nt = m->meta.ntmaps, n = m->nparams + m->nsyms + nl + nt, L = m->nparams + m->nsyms;
+  /* the launch's number (a kernel of several launches) and the stream-K workspace sit between the
+   * symbolic dims and the maps */
+  int nl = m->meta.launches > 1, nk = m->meta.streamk > 0, nt = m->meta.ntmaps, n = m->nparams + m->nsyms + nl + nk + nt,
+      L = m->nparams + m->nsyms;
   unsigned char(*vals)[8] = calloc((size_t)(n > 0 ? n : 1), sizeof *vals);
   void **ptrs = calloc((size_t)(n > 0 ? n : 1), sizeof *ptrs);
   tc_cu_tensor_map *maps = nt ? aligned_alloc(64, sizeof *maps * (size_t)nt) : NULL;
@@ -450,19 +496,30 @@ tilec_status tc_cuda_launch(const tc_backend_env *env, tc_loaded *m, const tc_la
   }
   for (int i = 0; i < nt && st == TILEC_OK; i++) {
     st = encode_tmap(cu, m, &m->meta.tmaps[i], a, &maps[i], err);
-    ptrs[L + nl + i] = &maps[i];
+    ptrs[L + nl + nk + i] = &maps[i];
   }
   unsigned grid[3];
   if (st == TILEC_OK) st = tc_cuda_launch_grid(&m->meta, a, m->dev[d].resident, grid, err);
   if (st == TILEC_OK) {
+    device_slot *ds = &m->dev[d];
     tc_cu_stream stream = (tc_cu_stream)a->stream;
     if (nl) ptrs[L] = vals[L];
     r = TC_CU_SUCCESS;
+    if (nk) { /* launches share the workspace: one on another stream waits for the last */
+      memcpy(vals[L + nl], &ds->sk_ws, sizeof ds->sk_ws);
+      ptrs[L + nl] = vals[L + nl];
+      pthread_mutex_lock(&m->mu);
+      if (ds->sk_launched && ds->sk_stream != stream) r = cu->StreamWaitEvent(stream, ds->sk_done, 0);
+    }
     for (int32_t l = 0; l < m->meta.launches && r == TC_CU_SUCCESS; l++) { /* one after another on the stream */
       if (nl) memcpy(vals[L], &l, sizeof l);
-      r = cu->LaunchKernel(m->dev[d].fn, grid[0], grid[1], grid[2],
+      r = cu->LaunchKernel(ds->fn, grid[0], grid[1], grid[2],
                            (unsigned)m->meta.block[0], (unsigned)m->meta.block[1], (unsigned)m->meta.block[2],
                            (unsigned)m->meta.smem, stream, ptrs, NULL);
+    }
+    if (nk) {
+      if (r == TC_CU_SUCCESS && (r = cu->EventRecord(ds->sk_done, stream)) == TC_CU_SUCCESS) ds->sk_stream = stream, ds->sk_launched = true;
+      pthread_mutex_unlock(&m->mu);
     }
     char what[320];
     snprintf(what, sizeof what, "launching kernel '%s' (cuLaunchKernel)", m->meta.entry);

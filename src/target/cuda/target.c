@@ -111,21 +111,27 @@ bool tc_cuda_arch_known(const char *arch) {
 }
 
 /* clusters=on|off: thread-block clusters with TMA multicast for the GEMM mainloops that suit
- * them (src/gpu/pipeline.c, cluster_pick); off unless asked for (docs/cuda.md, "Clusters"). */
+ * them (src/gpu/pipeline.c, cluster_pick); off unless asked for (docs/cuda.md, "Clusters").
+ * streamk=on|off: persistent GEMMs cut their last waves' tiles along k (streamk.c; docs/cuda.md,
+ * "Stream-K"); off unless asked for. */
+static bool on_off(const char *key, const char *v, int *out, tilec_error *err) {
+  if (!strcmp(v, "on") || !strcmp(v, "1")) *out = 1;
+  else if (!strcmp(v, "off") || !strcmp(v, "0")) *out = 2;
+  else {
+    tc_error(err, TILEC_ERROR_USAGE, "%s=%s: expected %s=on or %s=off", key, v, key, key);
+    return false;
+  }
+  return true;
+}
+
 static bool cuda_describe(const tc_target_spec *spec, tc_target_desc *out, tilec_error *err) {
   const char *arch = NULL, *from = NULL;
-  int clusters = 0;
+  int clusters = 0, streamk = 0;
   for (int i = 0; i < spec->nopts; i++) {
     const char *k = spec->opts[i].key, *v = spec->opts[i].value;
     if (strcmp(k, "arch") == 0) arch = v;
-    else if (strcmp(k, "clusters") == 0) {
-      if (!strcmp(v, "on") || !strcmp(v, "1")) clusters = 1;
-      else if (!strcmp(v, "off") || !strcmp(v, "0")) clusters = 2;
-      else {
-        tc_error(err, TILEC_ERROR_USAGE, "clusters=%s: expected clusters=on or clusters=off", v);
-        return false;
-      }
-    }
+    else if (strcmp(k, "clusters") == 0 && !on_off(k, v, &clusters, err)) return false;
+    else if (strcmp(k, "streamk") == 0 && !on_off(k, v, &streamk, err)) return false;
   }
   if (!arch) {
     const char *env = getenv("TILEC_CUDA_ARCH");
@@ -134,17 +140,18 @@ static bool cuda_describe(const tc_target_spec *spec, tc_target_desc *out, tilec
   }
   if (!describe_arch(arch, from, out, err)) return false;
   out->clusters = clusters;
+  out->streamk = streamk;
   return true;
 }
 
-static const char *const k_cuda_keys[] = {"arch", "clusters"};
+static const char *const k_cuda_keys[] = {"arch", "clusters", "streamk"};
 
 /* The GPU lowering (src/gpu/: thread mapping, layouts, barriers, pipelining) adds its passes
  * here as it lands; until then the list is empty and no backend emits. */
 const tc_target tc_cuda_target = {
     .name = "cuda",
     .option_keys = k_cuda_keys,
-    .noption_keys = 2,
+    .noption_keys = 3,
     .describe = cuda_describe,
     .passes = NULL,
     .npasses = 0,

@@ -4,6 +4,9 @@
 #ifndef TCG_EMU_TMA_H
 #define TCG_EMU_TMA_H 1
 
+#include <sched.h>
+#include <time.h>
+
 TCG_DEV uint32_t tcg__smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
 static inline bool tcg_emu_thread0(void) { return threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0; }
 
@@ -65,5 +68,29 @@ TCG_DEV void tcg_tma_store_rows(const void *src, const tcg_tmap *map, int panel,
 template <int N> TCG_DEV void tcg_tma_store_wait_read() { tcg_emu_bulk_wait(N); }
 template <int N> TCG_DEV void tcg_tma_store_wait() { tcg_emu_bulk_wait(N); }
 template <int N> TCG_DEV void tcg_bar_consumers() { tcg_emu_rt->bar_sync(1, N); }
+
+/* Stream-K's hand-over: blocks of different clusters run on different OS threads; a block
+ * waits only for one of lower index, which a worker took before it (or finished). */
+template <int N> TCG_DEV void tcg_sk_signal(unsigned *flag) {
+  tcg_bar_consumers<N>();
+  if (threadIdx.x == 0) __atomic_store_n(flag, 1u, __ATOMIC_RELEASE);
+}
+template <int N> TCG_DEV void tcg_sk_wait(unsigned *flag) {
+  if (threadIdx.x == 0) {
+    const time_t start = time(NULL);
+    while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) == 0) {
+      sched_yield();
+      if (time(NULL) - start > 300) tcg_emu_rt->fail("stream-K: the partial sums of the previous block never arrived");
+    }
+    __atomic_store_n(flag, 0u, __ATOMIC_RELAXED);
+  }
+  tcg_bar_consumers<N>();
+}
+template <typename T> TCG_DEV void tcg_sk_put4(T *slot, const T *v) { memcpy(slot, v, 4 * sizeof(T)); }
+template <typename T> TCG_DEV void tcg_sk_add4(T *slot, T *v) {
+  for (int i = 0; i < 4; i++) v[i] += slot[i];
+}
+template <typename T> TCG_DEV void tcg_sk_put1(T *slot, const T *v) { slot[0] = v[0]; }
+template <typename T> TCG_DEV void tcg_sk_add1(T *slot, T *v) { v[0] += slot[0]; }
 
 #endif

@@ -16,6 +16,34 @@ struct __align__(64) tcg_tmap {
   unsigned long long v[16];
 };
 
+
+/* Stream-K (codegen.c, streamk.c; docs/cuda.md "Stream-K"). The walk: the first dp tiles whole,
+ * block b taking tiles b, b + G, ...; the rest cut into G ranges of (tile, k iteration) units,
+ * range G - 1 - b for block b, so that the block finishing a cut tile (the range holding its
+ * first iterations) waits only for a block of lower index (the next range), which was
+ * scheduled before it. Whole tiles only when they fill the waves, or when the blocks' idle
+ * share of the last wave is under four k iterations each (less than the partial sums cost). */
+TCG_DEV void tcg_sk_schedule(int tiles, int iters, int &dp, long long &s0, long long &s1) {
+  const int G = (int)gridDim.x, b = (int)blockIdx.x, r = tiles % G;
+  dp = tiles, s0 = 0, s1 = 0;
+  if (tiles <= G || r == 0 || (long long)(G - r) * iters < 4LL * G) return;
+  dp = (tiles / G - 1) * G;
+  const long long units = (long long)(tiles - dp) * iters, q = G - 1 - b;
+  s0 = units * q / G, s1 = units * (q + 1) / G;
+}
+/* The next piece of the range [u, s1): its tile and its iterations [k0, k1). Each range is at
+ * least one tile long, so a tile is cut at most once and only a range's first piece can start
+ * inside a tile (that block's partial sums, which block b + 1 adds). */
+TCG_DEV void tcg_sk_piece(int dp, int iters, long long s1, long long &u, int &tile, int &k0, int &k1) {
+  const long long t = u / iters, end = (t + 1) * iters < s1 ? (t + 1) * iters : s1;
+  tile = dp + (int)t;
+  k0 = (int)(u - t * iters);
+  k1 = k0 + (int)(end - u);
+  u = end;
+}
+/* The workspace: a flag per block, then a slot of partial sums per block. */
+TCG_DEV unsigned char *tcg_sk_slots(unsigned char *ws) { return ws + (((size_t)gridDim.x * 4 + 255) & ~(size_t)255); }
+
 #if defined(TCG_EMU) /* the emulator (emu/tcg_emu_tma.h) */
 #include "tcg_emu_tma.h"
 #elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -154,6 +182,37 @@ template <int N> TCG_DEV void tcg_tma_store_wait() { asm volatile("cp.async.bulk
 /* The consumers of a warp-specialized block (its threads other than the producer warpgroup)
  * meet at named barrier 1; barrier 0 (__syncthreads) would wait for the producers too. */
 template <int N> TCG_DEV void tcg_bar_consumers() { asm volatile("bar.sync 1, %0;" ::"n"(N) : "memory"); }
+
+/* Stream-K's hand-over. The contributor's consumers store their partial sums past L1 (.cg),
+ * fence, meet, and thread 0 releases the flag; the owner's thread 0 acquires it and clears it
+ * for the next launch, and the consumers meet before reading the sums (past L1, which may hold
+ * an earlier launch's). */
+template <int N> TCG_DEV void tcg_sk_signal(unsigned *flag) {
+  __threadfence();
+  tcg_bar_consumers<N>();
+  if (threadIdx.x == 0) asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flag), "r"(1u) : "memory");
+}
+template <int N> TCG_DEV void tcg_sk_wait(unsigned *flag) {
+  if (threadIdx.x == 0) {
+    unsigned v;
+    do asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory");
+    while (v == 0);
+    asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(flag), "r"(0u) : "memory");
+  }
+  tcg_bar_consumers<N>();
+}
+TCG_DEV void tcg_sk_put4(float *slot, const float *v) { __stcg((float4 *)slot, make_float4(v[0], v[1], v[2], v[3])); }
+TCG_DEV void tcg_sk_put4(int *slot, const int *v) { __stcg((int4 *)slot, make_int4(v[0], v[1], v[2], v[3])); }
+TCG_DEV void tcg_sk_add4(float *slot, float *v) {
+  const float4 p = __ldcg((const float4 *)slot);
+  v[0] += p.x, v[1] += p.y, v[2] += p.z, v[3] += p.w;
+}
+TCG_DEV void tcg_sk_add4(int *slot, int *v) {
+  const int4 p = __ldcg((const int4 *)slot);
+  v[0] += p.x, v[1] += p.y, v[2] += p.z, v[3] += p.w;
+}
+template <typename T> TCG_DEV void tcg_sk_put1(T *slot, const T *v) { __stcg(slot, v[0]); }
+template <typename T> TCG_DEV void tcg_sk_add1(T *slot, T *v) { v[0] += __ldcg(slot); }
 
 #endif
 #endif
