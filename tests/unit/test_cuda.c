@@ -125,6 +125,11 @@ TEST(meta_parsing) {
   const char *three = "entry=k\nblock=32,1,1\narch=sm_80\nlaunches=3\n";
   CHECK_INT(tc_cuda_meta_parse(three, strlen(three), &m, &err), TILEC_OK);
   CHECK_INT(m.launches, 3);
+  CHECK_INT(m.streamk, 0); /* no stream-K workspace unless streamk= says so */
+  const char *sk = "entry=k\nblock=384,1,1\narch=sm_90a\npersistent=1\nstreamk=131072\n";
+  CHECK_INT(tc_cuda_meta_parse(sk, strlen(sk), &m, &err), TILEC_OK);
+  CHECK_INT(m.streamk, 131072);
+  CHECK_INT(tc_cuda_streamk_bytes(&m, 132), 768 + 132 * 131072LL); /* 132 flags padded to 768 bytes, then the slots */
   const char *maps = "entry=k\nblock=256,1,1\narch=sm_90a\ntmap=1,2,64,256,4096,4096,1\ntmap=0,1,128,128,512,256,8*s0*16\n"
                      "tmap=2,4,16,32,512,512,1\n"; /* a float32 store map (the TMA-store epilogue) */
   CHECK_INT(tc_cuda_meta_parse(maps, strlen(maps), &m, &err), TILEC_OK);
@@ -149,6 +154,8 @@ TEST(meta_parsing) {
       "entry=k\nblock=32,1,1\narch=sm_90a\ntmap=0,2,64,64,512,512,8*x\n",   /* not a factor */
       "entry=k\nblock=32,1,1\narch=sm_80\nlaunches=0\n",                     /* no launch */
       "entry=k\nblock=32,1,1\narch=sm_80\nlaunches=2x\n",                    /* not a number */
+      "entry=k\nblock=32,1,1\narch=sm_90a\npersistent=1\nstreamk=6\n",     /* not whole float32 values */
+      "entry=k\nblock=32,1,1\narch=sm_90a\nstreamk=1024\n",                 /* without a persistent walk */
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     tc_error_clear(&err);
