@@ -74,6 +74,7 @@ ws_gemm='block_N=256 -D block_K'
     # T.reinterpret: bits read as another dtype (float16, bfloat16, float8, float32, float64)
     echo "cuda,arch=$arch|../tests/e2e/data/compat/reinterpret_bits.py --kernel bits -D N=64"
     echo "cuda,arch=$arch|../tests/e2e/data/compat/reinterpret_bits.py --kernel widths -D N=64"
+    echo "cuda,arch=$arch|../tests/e2e/data/compat/reinterpret_bits.py --kernel narrow_widths -D N=64"
   done
   # tiles of disjoint lifetimes sharing shared memory (more than sm_80's 163 KiB one after
   # another), in both thread orders: a missing barrier before a tile takes another's memory shows

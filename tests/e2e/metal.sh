@@ -70,6 +70,9 @@ for tgt in metal metal,metal4=1; do
     echo "../tests/e2e/data/compat/gemm_fragment_b.py -D trans_B=True"
     # views of global tensors (T.Tensor(shape, dtype, X.data)): pointers to their tensors
     echo "../tests/e2e/data/compat/global_views.py"
+    # T.reinterpret: bits read as another dtype of the same width (no float64 on Metal)
+    echo "../tests/e2e/data/compat/reinterpret_bits.py --kernel bits -D N=64"
+    echo "../tests/e2e/data/compat/reinterpret_bits.py --kernel narrow_widths -D N=64"
     echo "../tests/e2e/data/metal_gemm_rs.py -D M=100 -D dtype=bfloat16"
   } | xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$T" "$tgt" {}
 done

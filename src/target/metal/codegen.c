@@ -20,6 +20,7 @@
 
 #include "gpu/gpu.h"
 #include "ir/walk.h"
+#include "target/cfamily.h"
 #include "target/metal/codegen.h"
 #include "target/metal/metal.h"
 
@@ -317,6 +318,23 @@ static void rounded(cg *g, tc_strbuf *sb, const tc_expr *e, const char *pre, con
 
 static bool is_signed_int(tc_dtype d) { return tc_dtype_is_int(d) && tc_dtype_is_signed(d); }
 
+static void expr(cg *g, tc_strbuf *sb, const tc_expr *e);
+
+/* reinterpret(x) (T.reinterpret), spelled as on the cpu and cuda (cfamily.c): a narrow float's
+ * bits through the shared prelude's encoders (its value is already rounded to the type), a
+ * float32's through as_type (tcg_bits_f32, the kernel's helpers). */
+static void reinterpret(cg *g, tc_strbuf *sb, const tc_expr *e) {
+  tc_dtype from = e->args[0]->dtype;
+  tc_strbuf x, n;
+  tc_sb_init(&x);
+  tc_sb_init(&n);
+  expr(g, &x, e->args[0]);
+  if (narrow(from)) tc_sb_printf(&n, "tcg_f32_to_%s%s(%s)", dtname(from), tc_dtype_store_saturates(from) ? "_sat" : "", tc_sb_cstr(&x));
+  tc_cf_reinterpret_text(sb, from, e->dtype, tc_sb_cstr(&x), tc_sb_cstr(&n), ctype(e->dtype));
+  tc_sb_free(&x);
+  tc_sb_free(&n);
+}
+
 static void expr(cg *g, tc_strbuf *sb, const tc_expr *e) {
   tc_dtype d = e->dtype;
   bool fl = isfl(d);
@@ -360,6 +378,10 @@ static void expr(cg *g, tc_strbuf *sb, const tc_expr *e) {
       tc_sb_puts(sb, ", (ushort)(");
       expr(g, sb, e->args[1]);
       tc_sb_puts(sb, "))");
+      return;
+    }
+    if (e->callee && !strcmp(e->callee, "reinterpret") && e->nargs == 1) {
+      reinterpret(g, sb, e);
       return;
     }
     if (tc_intrinsic_construct(e->callee))
@@ -854,6 +876,9 @@ static const char metal_helpers[] =
 
 /* Rounding to each software-converted narrow float (native half and bfloat round by a cast). */
 static void narrow_helpers(const cg *g, tc_strbuf *sb) {
+  /* bit casts of float32 (T.reinterpret, cfamily.c's spelling) */
+  tc_sb_puts(sb, "inline uint tcg_bits_f32(float x) { return as_type<uint>(x); }\n");
+  tc_sb_puts(sb, "inline float tcg_f32_bits(uint b) { return as_type<float>(b); }\n");
   for (int c = TC_DT_INVALID + 1; c < TC_DT_COUNT; c++) {
     tc_dtype d = tc_dt((tc_scalar_type)c);
     if (!narrow(d) || is4(d) || native16(g, d)) continue;

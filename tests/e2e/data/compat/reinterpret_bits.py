@@ -41,3 +41,21 @@ def widths(N):
                 Go[i] = T.reinterpret(G[i], T.int32) >> tirx.const(8, T.int32)
 
     return main
+
+
+# The same without float64 (Metal has none): bfloat16 <-> int16, float8_e4m3fn <-> uint8 and
+# float32 <-> int32.
+@tilelang.jit
+def narrow_widths(N):
+    @T.prim_func
+    def main(H: T.Tensor((N,), "bfloat16"), E: T.Tensor((N,), "float8_e4m3fn"), G: T.Tensor((N,), "float32"),
+             Ho: T.Tensor((N,), "bfloat16"), Eo: T.Tensor((N,), "uint8"), Go: T.Tensor((N,), "int32"),
+             Gf: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(N):
+                Ho[i] = T.reinterpret(T.reinterpret(H[i], T.int16) ^ tirx.const(-32768, T.int16), T.bfloat16)
+                Eo[i] = T.reinterpret(E[i], T.uint8) ^ tirx.const(0x80, T.uint8)
+                Go[i] = T.reinterpret(G[i], T.int32) >> tirx.const(8, T.int32)
+                Gf[i] = T.reinterpret(T.reinterpret(G[i], T.uint32) & tirx.const(0xFFFFF000, T.uint32), T.float32)
+
+    return main
