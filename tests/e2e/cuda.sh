@@ -128,6 +128,12 @@ grep -q "^// stream-K: when the tiles do not fill the waves of persistent blocks
 "$T" source examples/flash_attention.py --target cuda,arch=sm_90a,streamk=on --explain --kernel-only -D block_M=128 -D block_N=128 -D threads=256 -D num_stages=2 -D is_causal=False >"$D/out" 2>"$D/err"
 grep -q "^// no stream-K: the loop's consumers do more than sum gemms" "$D/out" && ! grep -q 'tcg_sk_' "$D/out" &&
   ok "streamk=on: attention is not a sum along its loop, and says so" || bad "streamk=on: attention"
+"$T" source tests/e2e/data/streamk_gemm.py --kernel bias_gemm --target cuda,arch=sm_90a,streamk=on --explain --kernel-only >"$D/out" 2>"$D/err"
+grep -q "^// stream-K: when the tiles" "$D/out" && grep -q 'tcg_sk_piece(' "$D/out" &&
+  "$T" source tests/e2e/data/streamk_gemm.py --kernel seeded_gemm --target cuda,arch=sm_90a,streamk=on --explain --kernel-only >"$D/out" 2>"$D/err" &&
+  grep -qx "// no stream-K: the tile writes global memory or an accumulator before the loop (a piece of a tile runs that part again)" "$D/out" &&
+  ! grep -q 'tcg_sk_' "$D/out" && ok "streamk=on: a bias staged before the loop allows the cut, an accumulator seeded before it does not" ||
+  bad "streamk=on: what comes before the loop"
 "$T" source examples/gemm.py --target cuda,streamk=maybe >"$D/out" 2>"$D/err"
 [ $? -eq 2 ] && grep -q "streamk=maybe: expected streamk=on or streamk=off" "$D/err" && ok "streamk=: bad value is a usage error" ||
   bad "streamk=: bad value"

@@ -57,6 +57,12 @@ ws_gemm='block_N=256 -D block_K'
   echo "cuda,arch=sm_90a,streamk=on|SMS=4 gemm.py -D M=640 -D N=256 -D K=512 -D block_M=128 -D block_N=128 -D block_K=64 -D threads=128 -D num_stages=4"
   echo "cuda,arch=sm_90a,streamk=on|SMS=4 gemm_fp8.py -D M=256 -D N=768 -D K=1024 -D block_M=128 -D block_N=256 -D block_K=128 -D threads=256 -D num_stages=3"
   grep -e "$ws_gemm" tests/e2e/examples.list | sed 's/^/cuda,arch=sm_90a,streamk=on|/'
+  # a bias staged in shared memory before the loop (run again by each piece), and an accumulator
+  # seeded with the bias (tiles walked whole)
+  for k in bias_gemm seeded_gemm; do
+    echo "cuda,arch=sm_90a,streamk=on|SMS=4 ../tests/e2e/data/streamk_gemm.py --kernel $k"
+    echo "cuda,arch=sm_90a,streamk=on|SMS=5 reverse ../tests/e2e/data/streamk_gemm.py --kernel $k -D M=300 -D N=1000 -D K=640"
+  done
   echo "cuda,arch=sm_90a|SMS=1 flash_attention.py -D seq_len=384 -D dim=128 -D block_M=128 -D block_N=128 -D threads=256 -D num_stages=2"
   # T.alloc_reducer updated from T.Parallel loops wider than its shape: the threads' copies
   # are combined after each loop (sum, max, min, a subtraction; partial blocks; one warp)

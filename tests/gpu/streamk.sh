@@ -7,7 +7,7 @@
 # bitwise the result of one launch alone (tests/helpers/streamk_streams.c). Output under $OUT.
 . tests/gpu/setup.sh
 SK=cuda,streamk=on
-vsk() { f=$1; shift; args=""; for d in "$@"; do args="$args -D $d"; done
+vsk() { f=$1; shift; args=""; for d in "$@"; do case $d in *=*) args="$args -D $d" ;; *) args="$args $d" ;; esac; done
   # shellcheck disable=SC2086
   out=$(timeout 120 "$T" run "$f" --target "$SK" --verify $args 2>&1); rc=$?
   if [ $rc -eq 0 ] && echo "$out" | grep -q "verify .*: ok"; then pass=$((pass+1)); echo "PASS streamk $f $*"
@@ -23,6 +23,8 @@ G="block_M=128 block_N=256 block_K=64 threads=256 num_stages=4"
   vsk examples/gemm.py M=8192 N=8192 K=1024 $G
   vsk examples/gemm.py M=4224 N=4096 K=512 block_M=128 block_N=128 block_K=64 threads=128 num_stages=4
   vsk examples/gemm_fp8.py M=4096 N=4096 K=4096
+  vsk tests/e2e/data/streamk_gemm.py --kernel bias_gemm M=4096 N=4096 K=2048
+  vsk tests/e2e/data/streamk_gemm.py --kernel seeded_gemm M=4096 N=4096 K=2048
   }
   echo "== after 2 warm-up and >= 5 timed launches on one workspace, one more run verified"
   # shellcheck disable=SC2086

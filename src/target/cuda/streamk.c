@@ -13,7 +13,8 @@
  * It applies where the k loop is a pure sum: the loop's consumer part does nothing but wait for
  * its stages, run gemms into per-thread accumulators and free the stages (whichever k
  * iterations a block runs, their sum is the same), and every accumulator is zeroed before the
- * loop by the tile's own code, which runs for each piece. What follows the loop (the epilogue)
+ * loop by the tile's own code, which runs for each piece (as may what else comes before the
+ * loop, as long as it writes only shared tiles and other per-thread buffers). What follows the loop (the epilogue)
  * runs once per tile, in the owner, on the whole sum. This file finds such a loop and prints
  * the partial sums' store and the owner's addition; codegen.c prints the walk. */
 #include <math.h>
@@ -89,6 +90,38 @@ static int zero_fill(const tc_stmt *s, const tc_cuda_streamk *p) {
   return a >= 0 && ext == p->acc_n[a] ? a : -1;
 }
 
+/* Whether a statement before the loop may run once per piece instead of once per tile: it
+ * writes only shared tiles and per-thread buffers other than the accumulators (a bias staged in
+ * shared memory), so running it again gives what it gave. */
+static bool rerunnable(const tc_stmt *s, const tc_cuda_streamk *p) {
+  static const char *const ops[] = {"copy16", "copy_vec", "fence_async_shared", "warp_sync", "mbar_init", NULL};
+  if (!s) return true;
+  switch (s->kind) {
+  case TC_ST_SEQ:
+    for (int i = 0; i < s->u.seq.n; i++)
+      if (!rerunnable(s->u.seq.items[i], p)) return false;
+    return true;
+  case TC_ST_FOR: return !s->u.loop.ws_split && rerunnable(s->u.loop.body, p);
+  case TC_ST_IF: return rerunnable(s->u.if_.then_s, p) && rerunnable(s->u.if_.else_s, p);
+  case TC_ST_ALLOC:
+  case TC_ST_LET:
+  case TC_ST_ASSIGN:
+  case TC_ST_BARRIER: return true;
+  case TC_ST_STORE: {
+    const tc_buffer *b = s->u.store.buf;
+    return (b->scope == TC_SCOPE_SHARED || b->scope == TC_SCOPE_LOCAL) && acc_index(p, b) < 0;
+  }
+  case TC_ST_INTRINSIC: {
+    if (!is_intrinsic_in(s, ops)) return false;
+    if (strcmp(s->u.intrinsic.name, "copy16") && strcmp(s->u.intrinsic.name, "copy_vec")) return true;
+    const tc_expr *dst = s->u.intrinsic.nargs > 0 ? s->u.intrinsic.args[0] : NULL;
+    return dst && dst->op == TC_OP_ADDRESS_OF && dst->buf && (dst->buf->scope == TC_SCOPE_SHARED || dst->buf->scope == TC_SCOPE_LOCAL) &&
+           acc_index(p, dst->buf) < 0;
+  }
+  default: return false;
+  }
+}
+
 static void flatten(const tc_stmt *s, const tc_stmt **out, int *n, int cap) {
   if (!s) return;
   if (s->kind == TC_ST_SEQ) {
@@ -122,29 +155,14 @@ bool tc_cuda_streamk_plan(const tc_stmt *body, const tc_stmt *loop, int consumer
   int at = -1;
   for (int i = 0; i < n && i < CAP && at < 0; i++) {
     const tc_stmt *s = top[i];
-    bool fine = true;
-    switch (s->kind) {
-    case TC_ST_ALLOC:
-    case TC_ST_LET:
-    case TC_ST_BARRIER: break;
-    case TC_ST_INTRINSIC:
-      fine = !strcmp(s->u.intrinsic.name, "mbar_init") || !strcmp(s->u.intrinsic.name, "fence_async_shared") ||
-             !strcmp(s->u.intrinsic.name, "warp_sync");
-      break;
-    case TC_ST_FOR: {
-      if (s == loop) {
-        at = i;
-        break;
-      }
-      int a = zero_fill(s, out);
-      if (a >= 0) zeroed[a] = true;
-      fine = a >= 0;
+    if (s == loop) {
+      at = i;
       break;
     }
-    default: fine = false;
-    }
-    if (!fine) {
-      *why = "the tile does more before the loop than zero its accumulators";
+    int a = zero_fill(s, out);
+    if (a >= 0) zeroed[a] = true;
+    else if (!rerunnable(s, out)) {
+      *why = "the tile writes global memory or an accumulator before the loop (a piece of a tile runs that part again)";
       return false;
     }
   }
