@@ -284,7 +284,7 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
   }
   if (k->nlaunches > 1 && !desc->launches) {
     tc_gpu_fail(P, k->launch_var->loc, "a kernel of %d launches, one after another (a 'with T.Kernel(...)' block that depends on an "
-                "earlier one, or T.sync_grid), is not yet supported on %s; the cpu and cuda targets run it", k->nlaunches, desc->target);
+                "earlier one, or T.sync_grid), is not yet supported on %s; the cpu, cuda and metal targets run it", k->nlaunches, desc->target);
     return NULL;
   }
   if (k->nlaunches > 1 && notes)

@@ -70,6 +70,8 @@ for tgt in metal metal,metal4=1; do
     echo "../tests/e2e/data/compat/gemm_fragment_b.py -D trans_B=True"
     # views of global tensors (T.Tensor(shape, dtype, X.data)): pointers to their tensors
     echo "../tests/e2e/data/compat/global_views.py"
+    # kernels of several launches (dependent 'with T.Kernel' blocks, T.sync_grid): one dispatch each
+    for k in split_combine direct grid_sync split_combine_locals; do echo "../tests/e2e/data/compat/multi_launch.py --kernel $k"; done
     # T.reinterpret: bits read as another dtype of the same width (no float64 on Metal)
     echo "../tests/e2e/data/compat/reinterpret_bits.py --kernel bits -D N=64"
     echo "../tests/e2e/data/compat/reinterpret_bits.py --kernel narrow_widths -D N=64"

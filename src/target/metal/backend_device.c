@@ -27,6 +27,7 @@ struct tc_loaded {
   char entry[256];
   uint32_t block[3];
   int nparams, nsyms;
+  int launches; /* a kernel of several launches (tc_kernel_ir.nlaunches): dispatches, one after another */
   bool *tensor;
   tc_dtype *scalar_dtype;
   char (*pname)[64];
@@ -94,6 +95,7 @@ static tilec_status load_common(const tc_kernel_ir *k, const char *meta_text, co
   memcpy(m->block, meta.block, sizeof m->block);
   m->nparams = k->nparams;
   m->nsyms = k->nsyms;
+  m->launches = k->nlaunches > 1 ? k->nlaunches : 1;
   for (int i = 0; i < k->nparams; i++) {
     m->tensor[i] = k->params[i].buf != NULL;
     if (!m->tensor[i]) m->scalar_dtype[i] = k->params[i].var->dtype;
@@ -176,7 +178,7 @@ tilec_status tc_metal_device_launch(const tc_backend_env *env, tc_loaded *m, con
     }
     groups[i] = (uint32_t)a->grid[i];
   }
-  int n = m->nparams + m->nsyms;
+  int n = m->nparams + m->nsyms + (m->launches > 1); /* the launch's number last */
   tc_mtl_arg *args = calloc((size_t)(n > 0 ? n : 1), sizeof *args);
   unsigned char(*vals)[8] = calloc((size_t)(n > 0 ? n : 1), sizeof *vals);
   if (!args || !vals) {
@@ -212,7 +214,16 @@ tilec_status tc_metal_device_launch(const tc_backend_env *env, tc_loaded *m, con
     args[m->nparams + s].bytes = vals[m->nparams + s];
     args[m->nparams + s].nbytes = sizeof v;
   }
-  if (st == TILEC_OK) st = tc_mtl_dispatch(m->rt, a->stream, m->kern, args, n, groups, !a->async, err);
+  /* each launch its own dispatch (its own compute encoder): Metal runs them in order, each
+   * seeing the previous one's writes */
+  for (int32_t l = 0; l < m->launches && st == TILEC_OK; l++) {
+    if (m->launches > 1) {
+      memcpy(vals[n - 1], &l, sizeof l);
+      args[n - 1].bytes = vals[n - 1];
+      args[n - 1].nbytes = sizeof l;
+    }
+    st = tc_mtl_dispatch(m->rt, a->stream, m->kern, args, n, groups, !a->async && l == m->launches - 1, err);
+  }
   free(args);
   free(vals);
   return st;

@@ -144,7 +144,8 @@ static void var_name(cg *g, tc_strbuf *sb, const tc_var *v) {
   switch (v->kind) {
   case TC_VAR_THREAD_IDX: tc_sb_printf(sb, "((int)tcg_tid.%c)", axes[v->axis % 3]); return;
   case TC_VAR_BLOCK_IDX:
-    if (g->k->swizzle_panel > 0 && g->k->swizzle_enable && v->axis < 2) tc_sb_printf(sb, "tcg_b%c", axes[v->axis]);
+    if (v->axis == 3) tc_sb_puts(sb, "tcg_launch"); /* a kernel of several launches: the launch's number */
+    else if (g->k->swizzle_panel > 0 && g->k->swizzle_enable && v->axis < 2) tc_sb_printf(sb, "tcg_b%c", axes[v->axis]);
     else tc_sb_printf(sb, "((int)tcg_bid.%c)", axes[v->axis % 3]);
     return;
   case TC_VAR_SYMBOLIC: tc_sb_printf(sb, "tcg_sym_%d", v->id); return;
@@ -992,7 +993,8 @@ tilec_status tc_metal_print(const tc_kernel_ir *k, tc_arena *a, int msl, tc_gene
     tc_sb_free(&full);
     return err->status;
   }
-  /* the signature: tensors, scalars, symbolic dims ([[buffer(i)]] in that order), then ids */
+  /* the signature: tensors, scalars, symbolic dims, the launch's number for a kernel of several
+   * launches ([[buffer(i)]] in that order), then ids */
   tc_sb_printf(&kern, "[[kernel, max_total_threads_per_threadgroup(%d)]] void %s(\n", threads, entry);
   int nb = 0;
   for (int i = 0; i < k->nparams; i++) {
@@ -1012,6 +1014,7 @@ tilec_status tc_metal_print(const tc_kernel_ir *k, tc_arena *a, int msl, tc_gene
     var_name(&g, &kern, k->syms[s]);
     tc_sb_printf(&kern, " [[buffer(%d)]],\n", nb++);
   }
+  if (k->nlaunches > 1) tc_sb_printf(&kern, "    constant int &tcg_launch [[buffer(%d)]],\n", nb++);
   tc_sb_puts(&kern, "    uint3 tcg_tid [[thread_position_in_threadgroup]], uint3 tcg_bid [[threadgroup_position_in_grid]],\n"
                     "    uint3 tcg_ngroups [[threadgroups_per_grid]], ushort tcg_lane [[thread_index_in_simdgroup]],\n"
                     "    ushort tcg_simdgroup [[simdgroup_index_in_threadgroup]]) {\n");

@@ -25,6 +25,7 @@ struct tc_loaded {
   char entry[256];
   uint32_t block[3];
   int nparams, nsyms;
+  int launches;           /* a kernel of several launches: dispatches, one after another */
   tc_dtype *scalar_dtype; /* by parameter: the scalar's dtype (tensors: invalid) */
   bool *tensor;
 };
@@ -107,6 +108,7 @@ static tilec_status emu_load(const tc_backend_env *env, const tc_kernel_ir *k, c
   }
   m->nparams = k->nparams;
   m->nsyms = k->nsyms;
+  m->launches = k->nlaunches > 1 ? k->nlaunches : 1;
   m->scalar_dtype = calloc((size_t)(k->nparams + 1), sizeof *m->scalar_dtype);
   m->tensor = calloc((size_t)(k->nparams + 1), sizeof *m->tensor);
   if (!m->scalar_dtype || !m->tensor) {
@@ -165,7 +167,7 @@ static tilec_status emu_launch(const tc_backend_env *env, tc_loaded *m, const tc
     }
     groups[i] = (uint32_t)a->grid[i];
   }
-  int n = m->nparams + m->nsyms;
+  int n = m->nparams + m->nsyms + (m->launches > 1); /* the launch's number last */
   unsigned char(*vals)[8] = calloc((size_t)(n > 0 ? n : 1), sizeof *vals);
   void **bind = calloc((size_t)(n > 0 ? n : 1), sizeof *bind);
   if (!vals || !bind) {
@@ -187,7 +189,14 @@ static tilec_status emu_launch(const tc_backend_env *env, tc_loaded *m, const tc
     memcpy(vals[m->nparams + s], &v, sizeof v);
     bind[m->nparams + s] = vals[m->nparams + s];
   }
-  tilec_status st = tc_emu_dispatch(m->lib, m->entry, bind, n, groups, m->block, 0, err);
+  tilec_status st = TILEC_OK;
+  for (int32_t l = 0; l < m->launches && st == TILEC_OK; l++) { /* one launch after another */
+    if (m->launches > 1) {
+      memcpy(vals[n - 1], &l, sizeof l);
+      bind[n - 1] = vals[n - 1];
+    }
+    st = tc_emu_dispatch(m->lib, m->entry, bind, n, groups, m->block, 0, err);
+  }
   free(vals);
   free(bind);
   return st;

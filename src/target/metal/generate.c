@@ -25,6 +25,7 @@ static void metal_gpu_desc(tc_gpu_desc *d, int msl) {
   d->cp_async = false;
   d->swizzle_gemm_operands = false;
   d->atomic_fetch = true;
+  d->launches = true; /* a kernel of several launches: one dispatch after another, tcg_launch = 0..N-1 */
 }
 
 typedef struct explain_ctx {
