@@ -171,7 +171,9 @@ void tc_cf_reinterpret_text(tc_strbuf *sb, tc_dtype from, tc_dtype to, const cha
   const char *u = bits == 8 ? "uint8_t" : bits == 16 ? "uint16_t" : bits == 32 ? "uint32_t" : "uint64_t";
   tc_strbuf b;
   tc_sb_init(&b);
-  if (tc_dtype_is_narrow_float(from)) tc_sb_printf(&b, "((%s)%s)", u, narrow_bits);
+  if (tc_dtype_is_narrow_float(from) && narrow_bits) tc_sb_printf(&b, "((%s)%s)", u, narrow_bits);
+  else if (tc_dtype_is_narrow_float(from))
+    tc_sb_printf(&b, "((%s)tcg_f32_to_%s%s(%s))", u, dtname(from), tc_dtype_store_saturates(from) ? "_sat" : "", x);
   else if (from.code == TC_DT_FLOAT32) tc_sb_printf(&b, "tcg_bits_f32(%s)", x);
   else if (from.code == TC_DT_FLOAT64) tc_sb_printf(&b, "tcg_bits_f64(%s)", x);
   else tc_sb_printf(&b, "((%s)(%s))", u, x);
@@ -186,16 +188,11 @@ void tc_cf_reinterpret_text(tc_strbuf *sb, tc_dtype from, tc_dtype to, const cha
 /* reinterpret(x) on the cpu, narrow floats through the prelude's encoders (x is already rounded
  * to the type). */
 static void emit_reinterpret(tc_cf *p, tc_strbuf *sb, const tc_expr *e) {
-  tc_dtype from = e->args[0]->dtype, to = e->dtype;
-  tc_strbuf x, n;
+  tc_strbuf x;
   tc_sb_init(&x);
-  tc_sb_init(&n);
   tc_cf_expr(p, &x, e->args[0]);
-  if (tc_dtype_is_narrow_float(from))
-    tc_sb_printf(&n, "tcg_f32_to_%s%s(%s)", dtname(from), tc_dtype_store_saturates(from) ? "_sat" : "", tc_sb_cstr(&x));
-  tc_cf_reinterpret_text(sb, from, to, tc_sb_cstr(&x), tc_sb_cstr(&n), p->h->ctype(to));
+  tc_cf_reinterpret_text(sb, e->args[0]->dtype, e->dtype, tc_sb_cstr(&x), NULL, p->h->ctype(e->dtype));
   tc_sb_free(&x);
-  tc_sb_free(&n);
 }
 
 void tc_cf_expr(tc_cf *p, tc_strbuf *sb, const tc_expr *e) {

@@ -59,7 +59,8 @@ const char *tc_cf_c_call(tc_expr_op op, tc_dtype d);
 
 /* reinterpret(x) (T.reinterpret) as text: x's encoding as an unsigned integer of its width, then
  * that integer decoded as `to`. x is the operand's text; narrow_bits, for a narrow float x
- * (which computes as float32), the text of its encoding by the target's encoder. float32 and
+ * (which computes as float32), the text of its encoding by the target's encoder, or NULL for
+ * the shared prelude's (tcg_f32_to_NAME, _sat where stores saturate). float32 and
  * float64 go through tcg_bits_f32/_f64 and tcg_f32/_f64_bits, which each target's prelude
  * defines; to_ctype is the C type `to` computes in. */
 void tc_cf_reinterpret_text(tc_strbuf *sb, tc_dtype from, tc_dtype to, const char *x, const char *narrow_bits,

@@ -1053,7 +1053,7 @@ static void streamk_handover(cg *g) {
     buf_name(&nb[a], p->acc[a]);
     names[a] = tc_sb_cstr(&nb[a]);
   }
-  line(g, "if (tcg_k0 != 0) { /* stream-K: the end of a tile block %s finishes: hand over the partial sums */", "blockIdx.x + 1");
+  line(g, "if (tcg_k0 != 0) { /* stream-K: the end of a tile block blockIdx.x + 1 finishes: hand over the partial sums */");
   g->ind++;
   if (g->sk_wgmma) line(g, "tcg_wgmma_wait<0>();");
   tc_cuda_streamk_put(g->sb, g->ind, p, names);
@@ -1251,19 +1251,23 @@ static bool is_wgmma_gemm(const tc_stmt *s) {
          tc_expr_const_int(s->u.intrinsic.args[7], &instr) && instr == 1;
 }
 
-static bool uses_intrinsic(const tc_stmt *s, const char *name) {
+/* Whether an intrinsic statement in s (through sequences, loops and ifs) satisfies `is`. */
+static bool some_intrinsic(const tc_stmt *s, bool (*is)(const tc_stmt *, const char *), const char *arg) {
   if (!s) return false;
   switch (s->kind) {
-  case TC_ST_INTRINSIC: return !strcmp(s->u.intrinsic.name, name);
+  case TC_ST_INTRINSIC: return is(s, arg);
   case TC_ST_SEQ:
     for (int i = 0; i < s->u.seq.n; i++)
-      if (uses_intrinsic(s->u.seq.items[i], name)) return true;
+      if (some_intrinsic(s->u.seq.items[i], is, arg)) return true;
     return false;
-  case TC_ST_FOR: return uses_intrinsic(s->u.loop.body, name);
-  case TC_ST_IF: return uses_intrinsic(s->u.if_.then_s, name) || uses_intrinsic(s->u.if_.else_s, name);
+  case TC_ST_FOR: return some_intrinsic(s->u.loop.body, is, arg);
+  case TC_ST_IF: return some_intrinsic(s->u.if_.then_s, is, arg) || some_intrinsic(s->u.if_.else_s, is, arg);
   default: return false;
   }
 }
+static bool named(const tc_stmt *s, const char *name) { return !strcmp(s->u.intrinsic.name, name); }
+static bool uses_intrinsic(const tc_stmt *s, const char *name) { return some_intrinsic(s, named, name); }
+static bool wgmma_gemm(const tc_stmt *s, const char *unused) { return (void)unused, is_wgmma_gemm(s); }
 
 /* What every thread does last: wait for its TMA stores (the shared tiles must outlive them),
  * and, in a cluster, meet the partner, which may still arrive on this block's barriers. */
@@ -1733,20 +1737,6 @@ static void rasterize(cg *g, int panel, bool column) {
   line(g, "}");
 }
 
-static bool contains_wgmma(const tc_stmt *s) {
-  if (!s) return false;
-  switch (s->kind) {
-  case TC_ST_INTRINSIC: return is_wgmma_gemm(s);
-  case TC_ST_SEQ:
-    for (int i = 0; i < s->u.seq.n; i++)
-      if (contains_wgmma(s->u.seq.items[i])) return true;
-    return false;
-  case TC_ST_FOR: return contains_wgmma(s->u.loop.body);
-  case TC_ST_IF: return contains_wgmma(s->u.if_.then_s) || contains_wgmma(s->u.if_.else_s);
-  default: return false;
-  }
-}
-
 tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out, char *entry, size_t entry_cap,
                           bool streamk, tc_strbuf *notes, int64_t *smem_bytes, tilec_error *err) {
   tc_strbuf kern, full;
@@ -1756,6 +1746,7 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
   tc_sb_init(&ops);
   cg g = {.a = a, .sb = &kern, .k = k, .err = err, .ops = &ops};
   tc_cuda_streamk sk;
+  bool persistent = false;
   g.nvars = k->next_id + 1;
   g.nonneg = TC_NEW_ARRAY(a, bool, g.nvars);
   g.assigned = TC_NEW_ARRAY(a, bool, g.nvars);
@@ -1773,15 +1764,19 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
     int64_t smem = 0;
     ws_shared_bytes(k->body, &smem);
     g.blocks_per_sm = 2 * (smem + 1024) <= 228 * 1024 && consumer_regs(threads, 2) >= 168 ? 2 : 1;
+    /* the blocks walk the tiles (persistent_body): as many blocks as run at once when every
+     * tile's loop is as long (GEMM); else one block per tile, which the hardware schedules as
+     * blocks finish (causal attention's tiles differ in length) */
     const tc_stmt *loop = find_ws_loop(k->body);
+    persistent = loop && same_every_tile(k->body, loop->u.loop.extent, 0);
     const char *no = NULL;
-    if (!loop || !same_every_tile(k->body, loop->u.loop.extent, 0)) no = NULL; /* tiles of different lengths: no persistent walk */
+    if (!persistent) no = NULL; /* no stream-K without a persistent walk, and nothing to say */
     else if (!tc_cuda_streamk_plan(k->body, loop, threads, &sk, &no)) {}
     else if (k->cluster > 1) no = "the blocks run in clusters";
     else if (!streamk) no = "it is off; the persistent blocks could cut the last waves' tiles along the k loop (the cuda target option streamk=on)";
     else {
       g.sk = &sk;
-      g.sk_wgmma = contains_wgmma(loop->u.loop.body);
+      g.sk_wgmma = some_intrinsic(loop->u.loop.body, wgmma_gemm, NULL);
       if (notes)
         tc_sb_printf(notes, "stream-K: when the tiles do not fill the waves of persistent blocks, the last two waves' tiles are cut "
                             "along the k loop into equal ranges, one a block; a tile cut in two is finished by the block that ran its first "
@@ -1881,12 +1876,8 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
       }
       tc_sb_putc(&m, '\n');
     }
-    /* the blocks walk the tiles (persistent_body): as many blocks as run at once when every
-     * tile's loop is as long (GEMM); else one block per tile, which the hardware schedules as
-     * blocks finish (causal attention's tiles differ in length) */
-    if (g.consumers) {
-      const tc_stmt *loop = find_ws_loop(k->body);
-      tc_sb_printf(&m, "persistent=%d\n", loop && same_every_tile(k->body, loop->u.loop.extent, 0) ? 1 : 0);
+    if (g.consumers) { /* the walk chosen above */
+      tc_sb_printf(&m, "persistent=%d\n", persistent ? 1 : 0);
       if (k->cluster > 1) tc_sb_printf(&m, "cluster=%d\n", k->cluster);
       if (g.sk) tc_sb_printf(&m, "streamk=%lld\n", (long long)g.sk->slot_bytes);
     }

@@ -141,12 +141,13 @@ static tilec_status streamk_workspace(tc_loaded *m, device_slot *s, tilec_error 
   }
   char what[320];
   snprintf(what, sizeof what, "allocating the %lld-byte stream-K workspace of kernel '%s'", (long long)bytes, m->meta.entry);
+  s->sk_ws = 0;
   tc_cu_result r = cu->MemAlloc(&s->sk_ws, (size_t)bytes);
-  if (r == TC_CU_SUCCESS && (r = cu->MemcpyHtoD(s->sk_ws, zero, (size_t)flag_bytes)) != TC_CU_SUCCESS) cu->MemFree(s->sk_ws);
-  if (r == TC_CU_SUCCESS && (r = cu->EventCreate(&s->sk_done, 2 /* CU_EVENT_DISABLE_TIMING */)) != TC_CU_SUCCESS)
-    cu->MemFree(s->sk_ws);
+  if (r == TC_CU_SUCCESS) r = cu->MemcpyHtoD(s->sk_ws, zero, (size_t)flag_bytes);
+  if (r == TC_CU_SUCCESS) r = cu->EventCreate(&s->sk_done, 2 /* CU_EVENT_DISABLE_TIMING */);
   free(zero);
   if (r != TC_CU_SUCCESS) {
+    if (s->sk_ws) cu->MemFree(s->sk_ws);
     s->sk_ws = 0;
     return tc_cu_fail(err, cu, r, what);
   }

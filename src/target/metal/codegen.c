@@ -325,15 +325,11 @@ static void expr(cg *g, tc_strbuf *sb, const tc_expr *e);
  * bits through the shared prelude's encoders (its value is already rounded to the type), a
  * float32's through as_type (tcg_bits_f32, the kernel's helpers). */
 static void reinterpret(cg *g, tc_strbuf *sb, const tc_expr *e) {
-  tc_dtype from = e->args[0]->dtype;
-  tc_strbuf x, n;
+  tc_strbuf x;
   tc_sb_init(&x);
-  tc_sb_init(&n);
   expr(g, &x, e->args[0]);
-  if (narrow(from)) tc_sb_printf(&n, "tcg_f32_to_%s%s(%s)", dtname(from), tc_dtype_store_saturates(from) ? "_sat" : "", tc_sb_cstr(&x));
-  tc_cf_reinterpret_text(sb, from, e->dtype, tc_sb_cstr(&x), tc_sb_cstr(&n), ctype(e->dtype));
+  tc_cf_reinterpret_text(sb, e->args[0]->dtype, e->dtype, tc_sb_cstr(&x), NULL, ctype(e->dtype));
   tc_sb_free(&x);
-  tc_sb_free(&n);
 }
 
 static void expr(cg *g, tc_strbuf *sb, const tc_expr *e) {
