@@ -79,9 +79,20 @@ grep -qx "// T.Pipelined(num_stages=3): 2 tiles per stage by cp.async, producers
 grep -qx '// T.Pipelined(num_stages=4): warp-specialized: a producer warpgroup (threads 256..383) loads 2 tiles per stage by TMA up to 4 stages ahead; the 256 consumer threads wait on full mbarriers and free stages on empty ones; setmaxnreg moves registers from the producers to the consumers' "$D/out" &&
   grep -q 'const __grid_constant__ tcg_tmap tcg_tm1, const __grid_constant__ tcg_tmap tcg_tm2)' "$D/out" && grep -q '__launch_bounds__(384, 1)' "$D/out" &&
   grep -q 'tcg_setmaxnreg_inc<232>();' "$D/out" && grep -q 'tcg_setmaxnreg_dec<40>();' "$D/out" &&
-  grep -q 'tcg_bar_consumers<256>();' "$D/out" && [ "$(grep -c '__syncthreads();' "$D/out")" = 1 ] &&
+  [ "$(grep -c '__syncthreads();' "$D/out")" = 1 ] &&
   [ "$(grep -c 'tcg_tma_load_any(' "$D/out")" = 2 ] && grep -q 'tcg_mbar_arrive_warp(' "$D/out" &&
   ok "explain: the pipeline on TMA, warp-specialized" || bad "explain: warp-specialized TMA line"
+# the consumers of that GEMM share no memory outside the loop: no barrier between tiles; a bias
+# staged in shared memory before the loop (read in the epilogue by other threads) keeps them
+grep -qx '// consumers: no barrier between the warpgroups at a tile'"'"'s start, after its loop or at its end: outside the loop they share no memory, so one warpgroup'"'"'s epilogue overlaps the other'"'"'s next gemms' "$D/out" &&
+  ! grep -q 'tcg_bar_consumers<' "$D/out" &&
+  "$T" source tests/e2e/data/streamk_gemm.py --kernel bias_gemm --target cuda,arch=sm_90a --explain --kernel-only >"$D/out2" 2>"$D/err" &&
+  ! grep -q '^// consumers:' "$D/out2" && grep -q 'tcg_bar_consumers<256>(); /\* the tile'"'"'s shared memory is free for the next \*/' "$D/out2" &&
+  ok "explain: consumers run free between tiles where they share no memory, and meet where they do" || bad "explain: free consumers"
+# the persistent walk's panels: as high as make a wave read the least, computed on the device
+grep -q '^// persistent walk: T.use_swizzle'"'"'s panels are sqrt(G x 32768 / 16384) grid-y tiles high on a device of G blocks, not 10' "$D/out" &&
+  grep -q 'const int tcg_panel = tcg_wave_panel((int)gridDim.x, 16384LL, 32768LL, tcg_gy);' "$D/out" &&
+  ok "explain: the wave panels" || bad "explain: wave panels"
 # the accumulator's store to C goes through shared memory: on sm_90, one TMA box per warp and
 # 16-row chunk (lane 0 stores it, fenced, and waits before the tile is rewritten); where the tensor
 # does not suit a tensor map, and before sm_90, whole 16-byte rows
@@ -117,13 +128,14 @@ grep -qx "// T.Pipelined: no clusters: the grid's y extent is not a constant mul
 grep -qx "// no stream-K: it is off; the persistent blocks could cut the last waves' tiles along the k loop (the cuda target option streamk=on)" "$D/out" &&
   ! grep -q 'tcg_sk_' "$D/out" && ok "explain: stream-K would apply, and is off by default" || bad "explain: stream-K off"
 "$T" source examples/gemm.py --target cuda,arch=sm_90a,streamk=on --explain --kernel-only -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=4 >"$D/out" 2>"$D/err"
-grep -q "^// stream-K: when the tiles do not fill the waves of persistent blocks, the last two waves' tiles are cut along the k loop.*(131072 bytes a block" "$D/out" &&
+grep -q "^// stream-K: when the tiles do not fill the waves of persistent blocks, the last two waves' tiles (or all, when there are fewer tiles than blocks) are cut along the k loop.*head first.*(131072 bytes a block" "$D/out" &&
   grep -q 'unsigned char \*__restrict__ tcg_sk_ws, const __grid_constant__ tcg_tmap tcg_tm0' "$D/out" &&
-  [ "$(grep -c 'tcg_sk_schedule(tcg_tiles, tcg_iters, tcg_dp, tcg_sk_s0, tcg_sk_s1);' "$D/out")" = 1 ] &&
-  [ "$(grep -c 'tcg_sk_piece(tcg_dp, tcg_iters, tcg_sk_s1, tcg_sk_u, tcg_tile, tcg_k0, tcg_k1);' "$D/out")" = 2 ] &&
+  [ "$(grep -c 'tcg_sk_walk tcg_sk = tcg_sk_schedule(tcg_tiles, tcg_iters);' "$D/out")" = 1 ] &&
+  [ "$(grep -c 'if (tcg_next >= tcg_sk.dp && !tcg_sk_piece(tcg_sk, tcg_iters, tcg_tile, tcg_k0, tcg_k1)) break;' "$D/out")" = 2 ] &&
   [ "$(grep -c 'tcg_pipe += tcg_k1 - tcg_k0;' "$D/out")" = 2 ] && [ "$(grep -c 'tcg_sk_put4(' "$D/out")" = 1 ] &&
   grep -q 'tcg_sk_signal<256>((unsigned \*)tcg_sk_ws + blockIdx.x);' "$D/out" &&
-  grep -q 'tcg_sk_wait<256>((unsigned \*)tcg_sk_ws + blockIdx.x - 1);' "$D/out" &&
+  grep -q 'tcg_sk_wait<256>((unsigned \*)tcg_sk_ws + tcg_below);' "$D/out" &&
+  grep -q 'if (!tcg_sk_shared_below(tcg_sk, tcg_below, tcg_tile, tcg_iters)) break;' "$D/out" &&
   ok "streamk=on: pieces of tiles, partial sums handed over" || bad "streamk=on: source"
 "$T" source examples/flash_attention.py --target cuda,arch=sm_90a,streamk=on --explain --kernel-only -D block_M=128 -D block_N=128 -D threads=256 -D num_stages=2 -D is_causal=False >"$D/out" 2>"$D/err"
 grep -q "^// no stream-K: the loop's consumers do more than sum gemms" "$D/out" && ! grep -q 'tcg_sk_' "$D/out" &&

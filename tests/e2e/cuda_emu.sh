@@ -46,12 +46,15 @@ ws_gemm='block_N=256 -D block_K'
   done
   # stream-K (streamk=on, docs/cuda.md "Stream-K"): more tiles than blocks, not a multiple of them:
   # the last waves' tiles cut along k, a block's partial sums added by the block finishing the tile
-  # (6 tiles on 4 blocks: every tile cut; 10 on 3 and 12 on 5: whole tiles first, then the cut)
+  # (6 tiles on 4 blocks: every tile cut; 10 on 3 and 12 on 5: whole tiles first, then the cut;
+  # 2 on 5 and 3 on 7, fewer tiles than blocks: a tile spread over three ranges, middle pieces)
   G4='-D block_M=128 -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=4'
   for o in "" "reverse "; do
     echo "cuda,arch=sm_90a,streamk=on|SMS=4 ${o}gemm.py -D M=256 -D N=768 -D K=512 $G4"
     echo "cuda,arch=sm_90a,streamk=on|SMS=3 ${o}gemm.py -D M=520 -D N=264 -D K=1000 -D block_M=128 -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=3"
     echo "cuda,arch=sm_90a,streamk=on|SMS=5 ${o}gemm.py -D M=300 -D N=1000 -D K=640 $G4"
+    echo "cuda,arch=sm_90a,streamk=on|SMS=5 ${o}gemm.py -D M=256 -D N=256 -D K=1024 $G4"
+    echo "cuda,arch=sm_90a,streamk=on|SMS=7 ${o}gemm.py -D M=384 -D N=200 -D K=640 $G4"
   done
   echo "cuda,arch=sm_90a,streamk=on|SMS=4 gemm.py -D M=256 -D N=768 -D K=512 -D dtype=bfloat16 $G4"
   echo "cuda,arch=sm_90a,streamk=on|SMS=4 gemm.py -D M=640 -D N=256 -D K=512 -D block_M=128 -D block_N=128 -D block_K=64 -D threads=128 -D num_stages=4"

@@ -1,9 +1,9 @@
 #!/bin/sh
 # tests/gpu/streamk.sh: stream-K (cuda target option streamk=on; docs/cuda.md "Stream-K") on the
 # device, in one call: GEMM lines whose tiles leave the last wave partly idle verify (f16, bf16,
-# fp8, partial tiles, 2 blocks an SM), again after many launches on one workspace (--bench
+# fp8, partial tiles, 2 blocks an SM, fewer tiles than SMs), again after many launches on one workspace (--bench
 # --verify), compute-sanitizer memcheck and racecheck; then f16/bf16 GEMM at 4096^3 and 8192^3
-# with streamk off and on, each beside cuBLAS, twice; launches alternating on two streams give
+# and 128 x 8192 x 8192 with streamk off and on, each beside cuBLAS, twice; launches alternating on two streams give
 # bitwise the result of one launch alone (tests/helpers/streamk_streams.c). Output under $OUT.
 . tests/gpu/setup.sh
 SK=cuda,streamk=on
@@ -21,6 +21,8 @@ G="block_M=128 block_N=256 block_K=64 threads=256 num_stages=4"
   vsk examples/gemm.py M=2000 N=4600 K=1000 $G
   vsk examples/gemm.py M=4096 N=4096 K=4096 $G dtype=bfloat16
   vsk examples/gemm.py M=8192 N=8192 K=1024 $G
+  vsk examples/gemm.py M=128 N=8192 K=8192 $G
+  vsk examples/gemm.py M=256 N=1024 K=8192 $G
   vsk examples/gemm.py M=4224 N=4096 K=512 block_M=128 block_N=128 block_K=64 threads=128 num_stages=4
   vsk examples/gemm_fp8.py M=4096 N=4096 K=4096
   vsk tests/e2e/data/streamk_gemm.py --kernel bias_gemm M=4096 N=4096 K=2048
@@ -42,6 +44,8 @@ G="block_M=128 block_N=256 block_K=64 threads=256 num_stages=4"
       build/bench/bench_cuda "gemm float16" target=$t $G
       # shellcheck disable=SC2086
       build/bench/bench_cuda "gemm bfloat16" target=$t $G
+      # shellcheck disable=SC2086
+      build/bench/bench_cuda "gemm float16 128x" target=$t $G
     done
   done
   if command -v compute-sanitizer >/dev/null; then

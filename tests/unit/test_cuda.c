@@ -130,6 +130,18 @@ TEST(meta_parsing) {
   CHECK_INT(tc_cuda_meta_parse(sk, strlen(sk), &m, &err), TILEC_OK);
   CHECK_INT(m.streamk, 131072);
   CHECK_INT(tc_cuda_streamk_bytes(&m, 132), 768 + 132 * 131072LL); /* 132 flags padded to 768 bytes, then the slots */
+  { /* a persistent grid: the resident blocks when the tiles are more, or when stream-K spreads fewer over them all */
+    tc_launch_args la = {0};
+    la.grid[0] = 8, la.grid[1] = 4, la.grid[2] = 1;
+    unsigned grid[3];
+    CHECK_INT(tc_cuda_launch_grid(&m, &la, 132, grid, &err), TILEC_OK);
+    CHECK(grid[0] == 132 && grid[1] == 1 && grid[2] == 1);
+    m.streamk = 0;
+    CHECK_INT(tc_cuda_launch_grid(&m, &la, 132, grid, &err), TILEC_OK);
+    CHECK(grid[0] == 32);
+    CHECK_INT(tc_cuda_launch_grid(&m, &la, 20, grid, &err), TILEC_OK);
+    CHECK(grid[0] == 20);
+  }
   const char *maps = "entry=k\nblock=256,1,1\narch=sm_90a\ntmap=1,2,64,256,4096,4096,1\ntmap=0,1,128,128,512,256,8*s0*16\n"
                      "tmap=2,4,16,32,512,512,1\n"; /* a float32 store map (the TMA-store epilogue) */
   CHECK_INT(tc_cuda_meta_parse(maps, strlen(maps), &m, &err), TILEC_OK);

@@ -10,9 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dtype/dtype.h"
 #include "harness.h"
 #include "target/cuda/emu_build.h"
 #include "target/cuda/emu_run.h"
+#include "target/cuda/prelude/cuda_prelude.h"
 
 static int have_cxx(void) {
   char why[256];
@@ -226,11 +228,142 @@ TEST(compile_error_has_the_log) {
   free(so);
 }
 
+/* Stream-K's walk (tcg_sk_schedule, tcg_sk_piece, tcg_sk_shared_below in the prelude's
+ * tcg_tma.cuh), as the generated kernel drives it, for every tile count and k extent up to
+ * SK_TILES x SK_ITERS on 1 to 9 blocks: each block records its pieces (tile, k0, k1) and, for a
+ * piece that ends a tile it did not begin, the lowest block whose partial sums it adds. */
+enum { SK_TILES = 40, SK_ITERS = 24, SK_PIECES = 48 };
+static const char k_sk_walk[] =
+    "extern \"C\" __global__ void sk_walk(int *out) {\n"
+    "  for (int tiles = 1; tiles <= 40; tiles++)\n"
+    "    for (int iters = 1; iters <= 24; iters++) {\n"
+    "      int *rec = out + ((((tiles - 1) * 24 + iters - 1) * (int)gridDim.x + (int)blockIdx.x) * (1 + 48 * 4));\n"
+    "      tcg_sk_walk w = tcg_sk_schedule(tiles, iters);\n"
+    "      int n = 0;\n"
+    "      for (int next = (int)blockIdx.x;; next += (int)gridDim.x) {\n"
+    "        int tile = next, k0 = 0, k1 = iters;\n"
+    "        if (next >= w.dp && !tcg_sk_piece(w, iters, tile, k0, k1)) break;\n"
+    "        if (next < w.dp && tile >= tiles) break;\n"
+    "        int lowest = -1;\n"
+    "        if (k1 == iters && k0 != 0)\n"
+    "          for (int c = (int)blockIdx.x - 1;; c--) { lowest = c; if (!tcg_sk_shared_below(w, c, tile, iters)) break; }\n"
+    "        if (n < 48) rec[1 + 4 * n] = tile, rec[2 + 4 * n] = k0, rec[3 + 4 * n] = k1, rec[4 + 4 * n] = lowest;\n"
+    "        n++;\n"
+    "      }\n"
+    "      rec[0] = n;\n"
+    "    }\n"
+    "}\n";
+
+/* |d| around a tile of `iters` iterations */
+static int circ(int d, int iters) {
+  d = ((d % iters) + iters) % iters;
+  return d < iters - d ? d : iters - d;
+}
+
+/* The walk's promises, for one (tiles, iters, G): every unit run exactly once; a piece that
+ * stops before its tile's end is its block's first cut piece, one at most per block, so no block
+ * waits before it has handed over; the block ending a cut tile adds exactly the blocks below
+ * that ran the rest; and, where there are more tiles than blocks, every block runs at each step
+ * either iteration j of the step (a head piece) or j - L (the rest; L: the range's length),
+ * give or take one: two groups in step, where cutting in order would scatter G. Returns the number of broken promises. */
+static int sk_check(const int *out, int tiles, int iters, int G, int *cut) {
+  int bad = 0;
+  static unsigned char seen[SK_TILES][SK_ITERS];
+  static int contributor[SK_TILES][16], ncontrib[SK_TILES];
+  memset(seen, 0, sizeof seen);
+  memset(ncontrib, 0, sizeof ncontrib);
+  const int *recs[16];
+  for (int b = 0; b < G; b++) {
+    const int *rec = recs[b] = out + ((((tiles - 1) * SK_ITERS + iters - 1) * G + b) * (1 + SK_PIECES * 4));
+    if (rec[0] > SK_PIECES) return 1;
+    int first_cut = -1, handovers = 0;
+    for (int i = 0; i < rec[0]; i++) {
+      const int tile = rec[1 + 4 * i], k0 = rec[2 + 4 * i], k1 = rec[3 + 4 * i];
+      if (tile < 0 || tile >= tiles || k0 < 0 || k1 > iters || k0 >= k1) return bad + 1;
+      for (int k = k0; k < k1; k++) bad += seen[tile][k]++ != 0;
+      if (k0 != 0 || k1 != iters) {
+        *cut = 1;
+        if (first_cut < 0) first_cut = i;
+      }
+      if (k1 != iters) {
+        handovers++;
+        bad += i != first_cut;
+        contributor[tile][ncontrib[tile]++] = b;
+      }
+    }
+    bad += handovers > 1;
+  }
+  for (int t = 0; t < tiles; t++)
+    for (int k = 0; k < iters; k++) bad += seen[t][k] != 1;
+  for (int b = 0; b < G; b++) /* owners: the blocks lowest..b-1 are exactly the tile's contributors */
+    for (int i = 0; i < recs[b][0]; i++) {
+      const int *p = recs[b] + 1 + 4 * i;
+      if (p[2] != iters || p[1] == 0) continue;
+      const int lowest = p[3];
+      bad += lowest < 0 || ncontrib[p[0]] != b - lowest;
+      for (int c = 0; c < ncontrib[p[0]]; c++) bad += contributor[p[0]][c] < lowest || contributor[p[0]][c] >= b;
+    }
+  if (tiles > G && *cut) { /* k in step: the cut pieces, step by step, on every block */
+    int step_k[16][3 * SK_ITERS], len[16];
+    for (int b = 0; b < G; b++) {
+      len[b] = 0;
+      for (int i = 0; i < recs[b][0]; i++) {
+        const int *p = recs[b] + 1 + 4 * i;
+        if (p[0] < tiles - (tiles % G + G)) continue; /* whole tiles of the first waves */
+        for (int k = p[1]; k < p[2] && len[b] < 3 * SK_ITERS; k++) step_k[b][len[b]++] = k;
+      }
+    }
+    const int L = (tiles % G + G) * iters / G;
+    for (int j = 0;; j++) {
+      int all = 1;
+      for (int b = 0; b < G && all; b++) all = j < len[b];
+      if (!all) break;
+      for (int b = 0; b < G; b++) /* within one of the heads' k (j) or of everyone else's (j - L) */
+        bad += circ(step_k[b][j] - j, iters) > 1 && circ(step_k[b][j] - j + L, iters) > 1;
+    }
+  }
+  return bad;
+}
+
+TEST(streamk_walk_covers_every_unit_once_and_keeps_k_in_step) {
+  if (!have_cxx()) return;
+  size_t n = strlen(tc_dtype_c_prelude()) + strlen(tc_cuda_prelude()) + sizeof k_sk_walk;
+  char *src = malloc(n);
+  CHECK(src != NULL);
+  if (!src) return;
+  snprintf(src, n, "%s%s%s", tc_dtype_c_prelude(), tc_cuda_prelude(), k_sk_walk);
+  tc_cuemu_lib *lib = build(src);
+  free(src);
+  CHECK(lib);
+  if (!lib) return;
+  int broken = 0, cut_cases = 0, few_tile_cuts = 0;
+  for (int G = 1; G <= 9; G++) {
+    size_t cells = (size_t)SK_TILES * SK_ITERS * G * (1 + SK_PIECES * 4);
+    int *out = calloc(cells, sizeof *out);
+    void *args[1] = {&out};
+    tilec_error err = {0};
+    CHECK(out && run1(lib, "sk_walk", args, (unsigned)G, 1, 1, 0, &err) == TILEC_OK);
+    for (int tiles = 1; out && tiles <= SK_TILES; tiles++)
+      for (int iters = 1; iters <= SK_ITERS; iters++) {
+        int cut = 0, bad = sk_check(out, tiles, iters, G, &cut);
+        if (bad && broken < 5) printf("  stream-K walk broken: %d tiles of %d iterations on %d blocks\n", tiles, iters, G);
+        broken += bad != 0;
+        cut_cases += cut;
+        few_tile_cuts += cut && tiles < G;
+      }
+    free(out);
+  }
+  CHECK(broken == 0);
+  CHECK(cut_cases > 500 && few_tile_cuts > 50); /* the walk did cut, both ways */
+  tc_cuemu_lib_close(lib);
+}
+
 int main(void) {
   RUN(syncthreads_waits_and_a_missing_one_shows);
   RUN(reverse_order_shows_a_write_before_a_read);
   RUN(shuffles_meet_their_warp_and_atomics_add_across_blocks);
   RUN(deadlocks_and_traps_are_errors_and_clusters_share_memory);
   RUN(compile_error_has_the_log);
+  RUN(streamk_walk_covers_every_unit_once_and_keeps_k_in_step);
   TEST_MAIN_END();
 }

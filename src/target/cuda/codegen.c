@@ -20,6 +20,7 @@
 #include "target/cuda/codegen.h"
 #include "target/cuda/prelude/cuda_prelude.h"
 #include "target/cuda/streamk.h"
+#include "target/cuda/walk.h"
 
 typedef struct cg {
   tc_arena *a;
@@ -49,6 +50,9 @@ typedef struct cg {
   const tc_cuda_streamk *sk; /* the persistent walk cuts tiles along this loop (streamk.c), or NULL */
   bool sk_wgmma;             /* ... whose gemms are wgmma */
   bool sk_piece;             /* printing that loop: a piece's iterations */
+  int64_t wave_own, wave_other; /* the persistent walk picks its panels' height from these bytes (walk.c), or 0 */
+  bool free_consumers;          /* the consumers need not meet between tiles (walk.c) */
+  bool in_consumer_tile;        /* printing the consumers' tile body */
 } cg;
 
 static void fail(cg *g, tc_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -1040,10 +1044,10 @@ static void ws_part(cg *g, const tc_stmt *loop, int part) {
   g->count_let = NULL;
 }
 
-/* Stream-K (streamk.c), after a piece's k loop in the consumers: a piece that starts inside its
- * tile (the block's first, the end of a tile block blockIdx.x + 1 finishes) stores its partial
- * sums and goes on to its next piece; a piece that stops before its tile's end adds the sums of
- * block blockIdx.x - 1, which ran the rest, and goes on to the epilogue. */
+/* Stream-K (streamk.c), after a piece's k loop in the consumers: a piece that stops before its
+ * tile's end stores its partial sums and goes on to its next piece; a piece that ends a tile it
+ * did not begin adds the sums of the blocks below, which ran the tile's earlier iterations
+ * (tcg_sk_schedule), and goes on to the epilogue. */
 static void streamk_handover(cg *g) {
   const tc_cuda_streamk *p = g->sk;
   const char *names[TC_CUDA_STREAMK_MAX_ACC];
@@ -1053,7 +1057,7 @@ static void streamk_handover(cg *g) {
     buf_name(&nb[a], p->acc[a]);
     names[a] = tc_sb_cstr(&nb[a]);
   }
-  line(g, "if (tcg_k0 != 0) { /* stream-K: the end of a tile block blockIdx.x + 1 finishes: hand over the partial sums */");
+  line(g, "if (tcg_k1 != tcg_iters) { /* stream-K: a block above ends this tile: hand over the partial sums */");
   g->ind++;
   if (g->sk_wgmma) line(g, "tcg_wgmma_wait<0>();");
   tc_cuda_streamk_put(g->sb, g->ind, p, names);
@@ -1061,11 +1065,16 @@ static void streamk_handover(cg *g) {
   line(g, "continue;");
   g->ind--;
   line(g, "}");
-  line(g, "if (tcg_k1 != tcg_iters) { /* stream-K: block blockIdx.x - 1 ran the tile's last iterations */");
+  line(g, "if (tcg_k0 != 0) { /* stream-K: blocks below ran the tile's first iterations */");
   g->ind++;
   if (g->sk_wgmma) line(g, "tcg_wgmma_wait<0>();");
-  line(g, "tcg_sk_wait<%d>((unsigned *)tcg_sk_ws + blockIdx.x - 1);", p->consumers);
+  line(g, "for (int tcg_below = (int)blockIdx.x - 1;; tcg_below--) {");
+  g->ind++;
+  line(g, "tcg_sk_wait<%d>((unsigned *)tcg_sk_ws + tcg_below);", p->consumers);
   tc_cuda_streamk_add(g->sb, g->ind, p, names);
+  line(g, "if (!tcg_sk_shared_below(tcg_sk, tcg_below, tcg_tile, tcg_iters)) break;");
+  g->ind--;
+  line(g, "}");
   g->ind--;
   line(g, "}");
   for (int a = 0; a < p->nacc; a++) tc_sb_free(&nb[a]);
@@ -1127,11 +1136,11 @@ static void tile_setup(cg *g, const tc_stmt *s) {
 
 /* T.use_swizzle's panel walk (inside a block): linear index `lin` over a grid of `fast` x
  * `slow` blocks (x fastest, or y for column order) -> tcg_bx, tcg_by (see rasterize()). */
-static void panel_walk(cg *g, int panel, bool column, const char *lin, const char *fast, const char *slow) {
-  line(g, "  const int p = %s / (%d * %s), in_p = %s %% (%d * %s);", lin, panel, fast, lin, panel, fast);
-  line(g, "  const int h = min(%d, %s - p * %d);", panel, slow, panel);
+static void panel_walk(cg *g, const char *panel, bool column, const char *lin, const char *fast, const char *slow) {
+  line(g, "  const int p = %s / (%s * %s), in_p = %s %% (%s * %s);", lin, panel, fast, lin, panel, fast);
+  line(g, "  const int h = min(%s, %s - p * %s);", panel, slow, panel);
   line(g, "  tcg_b%s = in_p / h;", column ? "y" : "x");
-  line(g, "  tcg_b%s = p * %d + in_p %% h;", column ? "x" : "y", panel);
+  line(g, "  tcg_b%s = p * %s + in_p %% h;", column ? "x" : "y", panel);
 }
 
 /* The tile loop's head in clusters (pipeline.c's cluster_pick): cluster c = blockIdx.x / C
@@ -1149,7 +1158,8 @@ static void cluster_loop_head(cg *g) {
   line(g, "int tcg_bx, tcg_by;");
   if (k->swizzle_panel > 0 && k->swizzle_enable) {
     bool column = k->swizzle_order != TC_SWIZZLE_ROW;
-    int panel = column ? k->swizzle_panel : (k->swizzle_panel + C - 1) / C;
+    char panel[24];
+    snprintf(panel, sizeof panel, "%d", column ? k->swizzle_panel : (k->swizzle_panel + C - 1) / C);
     line(g, "{");
     panel_walk(g, panel, column, "tcg_lin", column ? "tcg_gyc" : "tcg_gx", column ? "tcg_gx" : "tcg_gyc");
     line(g, "}");
@@ -1168,15 +1178,16 @@ static void tile_loop_head(cg *g) {
     cluster_loop_head(g);
     return;
   }
+  bool column = k->swizzle_order != TC_SWIZZLE_ROW;
+  const char *fast = column ? "tcg_gy" : "tcg_gx", *slow = column ? "tcg_gx" : "tcg_gy";
+  if (g->wave_own > 0) /* panels as high as make a wave read the least (walk.c) */
+    line(g, "const int tcg_panel = tcg_wave_panel((int)gridDim.x, %lldLL, %lldLL, %s);", (long long)g->wave_own,
+         (long long)g->wave_other, slow);
   if (g->sk) { /* whole tiles first, then this block's stream-K range (tcg_sk_schedule) */
-    line(g, "long long tcg_sk_u = tcg_sk_s0;");
-    line(g, "for (long long tcg_next = blockIdx.x;; tcg_next += gridDim.x) {");
+    line(g, "for (int tcg_next = (int)blockIdx.x;; tcg_next += (int)gridDim.x) {");
     g->ind++;
-    line(g, "int tcg_tile = (int)tcg_next, tcg_k0 = 0, tcg_k1 = tcg_iters;");
-    line(g, "if (tcg_next >= tcg_dp) {");
-    line(g, "  if (tcg_sk_u >= tcg_sk_s1) break;");
-    line(g, "  tcg_sk_piece(tcg_dp, tcg_iters, tcg_sk_s1, tcg_sk_u, tcg_tile, tcg_k0, tcg_k1);");
-    line(g, "}");
+    line(g, "int tcg_tile = tcg_next, tcg_k0 = 0, tcg_k1 = tcg_iters;");
+    line(g, "if (tcg_next >= tcg_sk.dp && !tcg_sk_piece(tcg_sk, tcg_iters, tcg_tile, tcg_k0, tcg_k1)) break;");
   } else {
     line(g, "for (int tcg_tile = (int)blockIdx.x; tcg_tile < tcg_tiles; tcg_tile += (int)gridDim.x) {");
     g->ind++;
@@ -1185,11 +1196,10 @@ static void tile_loop_head(cg *g) {
   line(g, "int tcg_bx, tcg_by;");
   if (k->swizzle_panel > 0 && k->swizzle_enable) {
     /* panels of `panel` rows (or columns), walked in order, as rasterize() does for a grid */
-    bool column = k->swizzle_order != TC_SWIZZLE_ROW;
-    int panel = k->swizzle_panel;
-    const char *fast = column ? "tcg_gy" : "tcg_gx", *slow = column ? "tcg_gx" : "tcg_gy";
+    char panel[24];
+    snprintf(panel, sizeof panel, "%d", k->swizzle_panel);
     line(g, "{");
-    panel_walk(g, panel, column, "tcg_lin", fast, slow);
+    panel_walk(g, g->wave_own > 0 ? "tcg_panel" : panel, column, "tcg_lin", fast, slow);
     line(g, "}");
   } else {
     line(g, "tcg_bx = tcg_lin %% tcg_gx;");
@@ -1200,22 +1210,12 @@ static void tile_loop_head(cg *g) {
 
 /* Whether an expression is the same in every tile: constants, symbolic dims and scalar
  * parameters, through the top-level LETs of `body`. */
-static const tc_stmt *find_let(const tc_stmt *s, const tc_var *v) {
-  if (!s) return NULL;
-  if (s->kind == TC_ST_LET && s->u.let.var == v) return s;
-  if (s->kind == TC_ST_SEQ)
-    for (int i = 0; i < s->u.seq.n; i++) {
-      const tc_stmt *f = find_let(s->u.seq.items[i], v);
-      if (f) return f;
-    }
-  return NULL;
-}
 static bool same_every_tile(const tc_stmt *body, const tc_expr *e, int depth) {
   if (!e || depth > 8) return false;
   if (e->op == TC_OP_LOAD || e->op == TC_OP_ADDRESS_OF || e->op == TC_OP_CALL) return false;
   if (e->op == TC_OP_VAR) {
     if (e->var->kind == TC_VAR_SYMBOLIC || e->var->kind == TC_VAR_PARAM) return true;
-    const tc_stmt *let = find_let(body, e->var);
+    const tc_stmt *let = tc_cuda_find_let(body, e->var);
     return let && same_every_tile(body, let->u.let.value, depth + 1);
   }
   for (int i = 0; i < e->nargs; i++)
@@ -1237,7 +1237,7 @@ static const tc_stmt *find_ws_loop(const tc_stmt *s) {
  * for use before the tiles' code declares them. */
 static tc_expr *inline_lets(cg *g, const tc_stmt *body, const tc_expr *e, int depth) {
   if (e->op == TC_OP_VAR) {
-    const tc_stmt *let = e->var->kind == TC_VAR_LOCAL && depth < 8 ? find_let(body, e->var) : NULL;
+    const tc_stmt *let = e->var->kind == TC_VAR_LOCAL && depth < 8 ? tc_cuda_find_let(body, e->var) : NULL;
     return let ? inline_lets(g, body, let->u.let.value, depth + 1) : tc_ir_clone_expr(g->a, e);
   }
   tc_expr *c = tc_ir_clone_expr(g->a, e);
@@ -1295,9 +1295,7 @@ static void persistent_body(cg *g) {
     expr(g, &it, inline_lets(g, k->body, g->sk->loop->u.loop.extent, 0));
     line(g, "const int tcg_iters = (int)(%s);", tc_sb_cstr(&it));
     tc_sb_free(&it);
-    line(g, "int tcg_dp;");
-    line(g, "long long tcg_sk_s0, tcg_sk_s1;");
-    line(g, "tcg_sk_schedule(tcg_tiles, tcg_iters, tcg_dp, tcg_sk_s0, tcg_sk_s1);");
+    line(g, "tcg_sk_walk tcg_sk = tcg_sk_schedule(tcg_tiles, tcg_iters);");
   }
   tile_setup(g, k->body);
   /* clusters: the partner's first loads and arrivals land on barriers made here */
@@ -1327,8 +1325,10 @@ static void persistent_body(cg *g) {
   if (uses_intrinsic(k->body, "wg_turn_wait")) line(g, "tcg_wg_turn_init<%d>(); /* the first turn is warpgroup 0's */", T / 128);
   line(g, "int tcg_pipe = 0;");
   tile_loop_head(g);
+  g->in_consumer_tile = true;
   tile_body(g, k->body, 1);
-  line(g, "tcg_bar_consumers<%d>(); /* the tile's shared memory is free for the next */", T);
+  g->in_consumer_tile = false;
+  if (!g->free_consumers) line(g, "tcg_bar_consumers<%d>(); /* the tile's shared memory is free for the next */", T);
   g->ind--;
   line(g, "}");
   kernel_end(g);
@@ -1508,7 +1508,9 @@ static void stmt(cg *g, const tc_stmt *s) {
     break;
   }
   case TC_ST_BARRIER:
-    if (g->consumers && s->u.barrier.scope == TC_BARRIER_BLOCK) line(g, "tcg_bar_consumers<%d>();", g->consumers);
+    if (g->consumers && s->u.barrier.scope == TC_BARRIER_BLOCK) {
+      if (!(g->free_consumers && g->in_consumer_tile)) line(g, "tcg_bar_consumers<%d>();", g->consumers);
+    }
     else line(g, "__syncthreads();");
     break;
   case TC_ST_EVALUATE:
@@ -1733,7 +1735,9 @@ static void rasterize(cg *g, int panel, bool column) {
   line(g, "{");
   line(g, "  const int gx = (int)gridDim.%s, gy = (int)gridDim.%s;", x, y);
   line(g, "  const int lin = (int)blockIdx.%s + gx * (int)blockIdx.%s;", x, y);
-  panel_walk(g, panel, column, "lin", "gx", "gy");
+  char p[24];
+  snprintf(p, sizeof p, "%d", panel);
+  panel_walk(g, p, column, "lin", "gx", "gy");
   line(g, "}");
 }
 
@@ -1770,20 +1774,43 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
     const tc_stmt *loop = find_ws_loop(k->body);
     persistent = loop && same_every_tile(k->body, loop->u.loop.extent, 0);
     const char *no = NULL;
+    bool pure_sum = persistent && tc_cuda_streamk_plan(k->body, loop, threads, &sk, &no);
     if (!persistent) no = NULL; /* no stream-K without a persistent walk, and nothing to say */
-    else if (!tc_cuda_streamk_plan(k->body, loop, threads, &sk, &no)) {}
+    else if (!pure_sum) {}
     else if (k->cluster > 1) no = "the blocks run in clusters";
     else if (!streamk) no = "it is off; the persistent blocks could cut the last waves' tiles along the k loop (the cuda target option streamk=on)";
     else {
       g.sk = &sk;
       g.sk_wgmma = some_intrinsic(loop->u.loop.body, wgmma_gemm, NULL);
       if (notes)
-        tc_sb_printf(notes, "stream-K: when the tiles do not fill the waves of persistent blocks, the last two waves' tiles are cut "
-                            "along the k loop into equal ranges, one a block; a tile cut in two is finished by the block that ran its first "
-                            "iterations, after adding the other's partial sums (%lld bytes a block, in a workspace the runtime keeps)\n",
+        tc_sb_printf(notes, "stream-K: when the tiles do not fill the waves of persistent blocks, the last two waves' tiles (or all, "
+                            "when there are fewer tiles than blocks) are cut along the k loop into equal ranges, one a block, each run "
+                            "head first so that the blocks stay in step along k; a cut tile is finished by the block that ran its last "
+                            "iterations, after adding the partial sums of the blocks below (%lld bytes a block, in a workspace the "
+                            "runtime keeps)\n",
                      (long long)sk.slot_bytes);
     }
     if (no && notes) tc_sb_printf(notes, "no stream-K: %s\n", no);
+    if (pure_sum && k->cluster <= 1 && tc_cuda_consumers_run_free(k, loop)) {
+      g.free_consumers = true;
+      if (notes)
+        tc_sb_printf(notes, "consumers: no barrier between the warpgroups at a tile's start, after its loop or at its end: "
+                            "outside the loop they share no memory, so one warpgroup's epilogue overlaps the other's next gemms\n");
+    }
+    if (persistent && k->cluster <= 1 && k->swizzle_panel > 0 && k->swizzle_enable) {
+      int64_t per_x, per_y;
+      bool column = k->swizzle_order != TC_SWIZZLE_ROW;
+      tc_cuda_wave_bytes(k, loop, &per_x, &per_y);
+      if (per_x > 0 && per_y > 0) {
+        g.wave_own = column ? per_x : per_y, g.wave_other = column ? per_y : per_x;
+        if (notes)
+          tc_sb_printf(notes, "persistent walk: T.use_swizzle's panels are sqrt(G x %lld / %lld) grid-%s tiles high on a device "
+                              "of G blocks, not %d, so that the G tiles in flight read the fewest operand bytes (%lld bytes an "
+                              "iteration for each grid-x index, %lld for each grid-y index)\n",
+                       (long long)g.wave_other, (long long)g.wave_own, column ? "x" : "y", k->swizzle_panel, (long long)per_x,
+                       (long long)per_y);
+      }
+    }
     tc_sb_printf(&kern, "extern \"C\" __global__ void __launch_bounds__(%d, %d) ", threads + k->producer_threads, g.blocks_per_sm);
     if (k->cluster > 1) tc_sb_printf(&kern, "__cluster_dims__(%d, 1, 1) ", k->cluster);
     tc_sb_printf(&kern, "%s(", entry);

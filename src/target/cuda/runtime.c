@@ -428,7 +428,8 @@ tilec_status tc_cuda_launch_grid(const tc_cuda_meta *meta, const tc_launch_args 
              (long long)a->grid[1], (long long)a->grid[2]);
     return TILEC_ERROR_USAGE;
   }
-  grid[0] = (unsigned)(meta->persistent && tiles > resident ? resident : tiles);
+  /* stream-K spreads fewer tiles than blocks over every block (tcg_sk_schedule) */
+  grid[0] = (unsigned)(meta->persistent && (tiles > resident || meta->streamk > 0) ? resident : tiles);
   grid[1] = grid[2] = 1;
   return TILEC_OK;
 }

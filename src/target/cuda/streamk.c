@@ -2,13 +2,15 @@
  *
  * A persistent block walks whole tiles, so when the tiles are not a multiple of the blocks the
  * last wave leaves blocks idle: 512 tiles of 128 x 256 on 132 SMs are 3.88 waves, and the
- * kernel takes 4 tiles' time. With stream-K the tiles of the last two waves are cut along their
- * k loop instead: block b takes a contiguous range of (tile, k) iterations, so every block does
- * the same share, and a tile cut in two is finished by the block that ran its first iterations
- * (the owner) once the block that ran its last ones (the contributor) has stored its partial
- * sums. The cut is made on the device (prelude tcg_sk_schedule) from the grid and the tile
- * count, so one kernel serves every shape; where the cut would not pay (tiles a multiple of the
- * blocks, or too little to gain for the fix-up) every block walks whole tiles as before.
+ * kernel takes 4 tiles' time. With stream-K the tiles of the last two waves (all of them when
+ * there are fewer tiles than blocks) are cut along their k loop instead: block b takes a
+ * contiguous range of (tile, k) iterations, so every block does the same share, runs its range
+ * head first so that the blocks stay in step along k, and a cut tile is finished by the block
+ * that ran its last iterations (the owner) once the blocks that ran the others (the
+ * contributors, of lower index) have stored their partial sums. The cut is made on the device
+ * (prelude tcg_sk_schedule) from the grid and the tile count, so one kernel serves every shape;
+ * where the cut would not pay (tiles a multiple of the blocks, or too little to gain for the
+ * fix-up) every block walks whole tiles as before.
  *
  * It applies where the k loop is a pure sum: the loop's consumer part does nothing but wait for
  * its stages, run gemms into per-thread accumulators and free the stages (whichever k
@@ -206,5 +208,5 @@ void tc_cuda_streamk_put(tc_strbuf *sb, int ind, const tc_cuda_streamk *p, const
 }
 
 void tc_cuda_streamk_add(tc_strbuf *sb, int ind, const tc_cuda_streamk *p, const char *const *names) {
-  each_chunk(sb, ind, p, names, "(int)blockIdx.x - 1", true);
+  each_chunk(sb, ind, p, names, "tcg_below", true);
 }

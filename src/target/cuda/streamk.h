@@ -20,7 +20,7 @@ typedef struct tc_cuda_streamk {
  * says in *why why not (NULL: no such loop at all). */
 bool tc_cuda_streamk_plan(const tc_stmt *body, const tc_stmt *loop, int consumers, tc_cuda_streamk *out, const char **why);
 /* The lines that store this block's partial sums in its slot (names: the accumulators' C
- * names), and those that add the partial sums of block blockIdx.x - 1 to the accumulators. */
+ * names), and those that add the partial sums of block tcg_below to the accumulators. */
 void tc_cuda_streamk_put(tc_strbuf *sb, int ind, const tc_cuda_streamk *p, const char *const *names);
 void tc_cuda_streamk_add(tc_strbuf *sb, int ind, const tc_cuda_streamk *p, const char *const *names);
 

@@ -17,29 +17,67 @@ struct __align__(64) tcg_tmap {
 };
 
 
+/* The height, in tiles, of the persistent walk's panels (walk.c): about sqrt(G x other / own),
+ * where own and other are the bytes a k iteration loads for one index along the panel's
+ * height and along its width, so that a wave of G tiles reads the fewest bytes; within
+ * [1, extent]. */
+TCG_DEV int tcg_wave_panel(int G, long long own, long long other, int extent) {
+  const int p = (int)(sqrtf((float)G * (float)other / (float)own) + 0.5f);
+  return p < 1 ? 1 : p > extent ? extent : p;
+}
+
 /* Stream-K (codegen.c, streamk.c; docs/cuda.md "Stream-K"). The walk: the first dp tiles whole,
  * block b taking tiles b, b + G, ...; the rest cut into G ranges of (tile, k iteration) units,
- * range G - 1 - b for block b, so that the block finishing a cut tile (the range holding its
- * first iterations) waits only for a block of lower index (the next range), which was
- * scheduled before it. Whole tiles only when they fill the waves, or when the blocks' idle
- * share of the last wave is under four k iterations each (less than the partial sums cost). */
-TCG_DEV void tcg_sk_schedule(int tiles, int iters, int &dp, long long &s0, long long &s1) {
+ * range b for block b. A range runs its last piece first when that is the head of a tile (the
+ * tile's first iterations, which the next block finishes), then the rest from its start: the end
+ * of a tile the blocks below began, then whole tiles. Every block then runs the same k
+ * iteration at the same time, give or take one, so that the tiles in flight read their operand
+ * panels together, through L2, as whole tiles do (pieces at scattered k offsets read them from
+ * DRAM: half the speed). A piece that does not end its tile stores its partial sums; it is its
+ * block's first piece, so no block waits before it has stored. The block whose piece ends a tile
+ * adds the sums of the blocks below that ran its earlier iterations.
+ * What is cut: the last two waves' tiles where there are more tiles than blocks, so that a range
+ * is at least a tile long; every tile where there are fewer (a tile then spans several ranges).
+ * Nothing when the tiles fill the waves, or the blocks' idle share of the last wave is under four
+ * k iterations each, or a range would be shorter than that (partial sums cost more). */
+struct tcg_sk_walk {
+  int dp;      /* the tiles run whole */
+  int units;   /* the cut tiles' (tile, k) units */
+  int s0;      /* this block's range [s0, s1) */
+  int u, e, h; /* the walk: the next unit u of the stretch [u, e); then [s0, h) */
+};
+TCG_DEV int tcg_sk_begin(const tcg_sk_walk &w, int b) { return (int)((long long)w.units * b / (int)gridDim.x); }
+TCG_DEV tcg_sk_walk tcg_sk_schedule(int tiles, int iters) {
   const int G = (int)gridDim.x, b = (int)blockIdx.x, r = tiles % G;
-  dp = tiles, s0 = 0, s1 = 0;
-  if (tiles <= G || r == 0 || (long long)(G - r) * iters < 4LL * G) return;
-  dp = (tiles / G - 1) * G;
-  const long long units = (long long)(tiles - dp) * iters, q = G - 1 - b;
-  s0 = units * q / G, s1 = units * (q + 1) / G;
+  tcg_sk_walk w = {tiles, 0, 0, 0, 0, 0};
+  if (r == 0 || (long long)(G - r) * iters < 4LL * G) return w;
+  const int dp = tiles > G ? (tiles / G - 1) * G : 0;
+  const long long units = (long long)(tiles - dp) * iters;
+  if (units < 4LL * G || units > 0x7fffffffLL) return w;
+  w.dp = dp, w.units = (int)units;
+  w.s0 = tcg_sk_begin(w, b);
+  const int s1 = tcg_sk_begin(w, b + 1), head = (s1 - 1) / iters * iters;
+  if (s1 % iters != 0 && head > w.s0) w.u = head, w.e = s1, w.h = head;
+  else w.u = w.s0, w.e = s1, w.h = w.s0;
+  return w;
 }
-/* The next piece of the range [u, s1): its tile and its iterations [k0, k1). Each range is at
- * least one tile long, so a tile is cut at most once and only a range's first piece can start
- * inside a tile (that block's partial sums, which block b + 1 adds). */
-TCG_DEV void tcg_sk_piece(int dp, int iters, long long s1, long long &u, int &tile, int &k0, int &k1) {
-  const long long t = u / iters, end = (t + 1) * iters < s1 ? (t + 1) * iters : s1;
-  tile = dp + (int)t;
-  k0 = (int)(u - t * iters);
-  k1 = k0 + (int)(end - u);
-  u = end;
+/* The walk's next piece: its tile and its iterations [k0, k1); false when the range is done. */
+TCG_DEV bool tcg_sk_piece(tcg_sk_walk &w, int iters, int &tile, int &k0, int &k1) {
+  if (w.u >= w.e) {
+    if (w.h <= w.s0) return false;
+    w.u = w.s0, w.e = w.h, w.h = w.s0;
+  }
+  const int t = w.u / iters, end = (t + 1) * iters < w.e ? (t + 1) * iters : w.e;
+  tile = w.dp + t;
+  k0 = w.u - t * iters;
+  k1 = k0 + (end - w.u);
+  w.u = end;
+  return true;
+}
+/* Whether block c's range begins after the first unit of `tile`: a block below it ran some of
+ * the tile's iterations too. */
+TCG_DEV bool tcg_sk_shared_below(const tcg_sk_walk &w, int c, int tile, int iters) {
+  return tcg_sk_begin(w, c) > (tile - w.dp) * iters;
 }
 /* The workspace: a flag per block, then a slot of partial sums per block. */
 TCG_DEV unsigned char *tcg_sk_slots(unsigned char *ws) { return ws + (((size_t)gridDim.x * 4 + 255) & ~(size_t)255); }

@@ -1,0 +1,20 @@
+#!/bin/sh
+# tests/gpu/profile.sh: hardware counters (ncu, clocks left alone) of the 128x256x64 f16 GEMM at
+# 4096^3 with stream-K off and on, and of cuBLAS's kernel beside it: time, DRAM bytes read, L2 hit
+# rate, SM throughput, grid, block, cluster and registers. Says why, where a kernel is slower than
+# another with the same instructions (docs/performance.md). Output under $OUT.
+. tests/gpu/setup.sh
+G="block_M=128 block_N=256 block_K=64 threads=256 num_stages=4"
+M="gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,sm__throughput.avg.pct_of_peak_sustained_elapsed,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed,launch__grid_size,launch__block_size,launch__registers_per_thread,launch__cluster_dim_x,launch__cluster_dim_y"
+if ! command -v ncu >/dev/null; then echo "no ncu here"; exit 0; fi
+{
+  for t in cuda cuda,streamk=on; do
+    echo "== tilec target=$t, 4096^3 (the 4th launch)"
+    # shellcheck disable=SC2086
+    timeout 200 ncu --clock-control none -k regex:tilec_ --launch-skip 3 --launch-count 1 --metrics "$M" \
+      build/bench/bench_cuda "gemm float16" target=$t $G 2>&1 | grep -E "tilec_|cuda|gpu__|dram__|lts__|sm__|launch__|TFLOP|ERR"
+  done
+  echo "== cuBLAS, 4096^3 and 8192^3 (its 4th to 6th launches)"
+  timeout 200 ncu --clock-control none -k regex:'^(?!tilec_)(?!.*[Mm]emset)' --launch-skip 3 --launch-count 3 --metrics "$M" \
+    build/bench/bench_cuda "gemm float16" $G 2>&1 | grep -E "^  [A-Za-z_].*\(|gpu__|dram__|lts__|sm__|launch__|TFLOP|ERR"
+} 2>&1 | tee "$OUT/profile.log"
