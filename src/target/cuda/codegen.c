@@ -1152,6 +1152,9 @@ static void cluster_loop_head(cg *g) {
   const tc_kernel_ir *k = g->k;
   int C = k->cluster;
   line(g, "const int tcg_rank = (int)blockIdx.x %% %d, tcg_gyc = tcg_gy / %d;", C, C);
+  if (g->wave_own > 0) /* panels as high as make a wave read the least (walk.c) */
+    line(g, "const int tcg_panel = tcg_wave_panel((int)gridDim.x, %lldLL, %lldLL, %s);", (long long)g->wave_own,
+         (long long)g->wave_other, k->swizzle_order != TC_SWIZZLE_ROW ? "tcg_gx" : "tcg_gyc");
   line(g, "for (int tcg_group = (int)blockIdx.x / %d; tcg_group < tcg_tiles / %d; tcg_group += (int)gridDim.x / %d) {", C, C, C);
   g->ind++;
   line(g, "const int tcg_lin = tcg_group %% (tcg_gx * tcg_gyc), tcg_bz = tcg_group / (tcg_gx * tcg_gyc);");
@@ -1160,6 +1163,7 @@ static void cluster_loop_head(cg *g) {
     bool column = k->swizzle_order != TC_SWIZZLE_ROW;
     char panel[24];
     snprintf(panel, sizeof panel, "%d", column ? k->swizzle_panel : (k->swizzle_panel + C - 1) / C);
+    if (g->wave_own > 0) snprintf(panel, sizeof panel, "tcg_panel");
     line(g, "{");
     panel_walk(g, panel, column, "tcg_lin", column ? "tcg_gyc" : "tcg_gx", column ? "tcg_gx" : "tcg_gyc");
     line(g, "}");
@@ -1791,24 +1795,29 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
                      (long long)sk.slot_bytes);
     }
     if (no && notes) tc_sb_printf(notes, "no stream-K: %s\n", no);
-    if (pure_sum && k->cluster <= 1 && tc_cuda_consumers_run_free(k, loop)) {
+    if (pure_sum && tc_cuda_consumers_run_free(k, loop)) {
       g.free_consumers = true;
       if (notes)
         tc_sb_printf(notes, "consumers: no barrier between the warpgroups at a tile's start, after its loop or at its end: "
                             "outside the loop they share no memory, so one warpgroup's epilogue overlaps the other's next gemms\n");
     }
-    if (persistent && k->cluster <= 1 && k->swizzle_panel > 0 && k->swizzle_enable) {
+    if (persistent && k->swizzle_panel > 0 && k->swizzle_enable) {
       int64_t per_x, per_y;
       bool column = k->swizzle_order != TC_SWIZZLE_ROW;
+      int C = k->cluster > 1 ? k->cluster : 1; /* row panels of clusters count rows of C tiles */
       tc_cuda_wave_bytes(k, loop, &per_x, &per_y);
       if (per_x > 0 && per_y > 0) {
-        g.wave_own = column ? per_x : per_y, g.wave_other = column ? per_y : per_x;
+        g.wave_own = column ? per_x : per_y * C * C, g.wave_other = column ? per_y : per_x;
+        char unit[64];
+        if (column) snprintf(unit, sizeof unit, "grid-x tiles wide");
+        else if (C > 1) snprintf(unit, sizeof unit, "cluster rows (of %d grid-y tiles) high", C);
+        else snprintf(unit, sizeof unit, "grid-y tiles high");
         if (notes)
-          tc_sb_printf(notes, "persistent walk: T.use_swizzle's panels are sqrt(G x %lld / %lld) grid-%s tiles high on a device "
+          tc_sb_printf(notes, "persistent walk: T.use_swizzle's panels are sqrt(G x %lld / %lld) %s on a device "
                               "of G blocks, not %d, so that the G tiles in flight read the fewest operand bytes (%lld bytes an "
                               "iteration for each grid-x index, %lld for each grid-y index)\n",
-                       (long long)g.wave_other, (long long)g.wave_own, column ? "x" : "y", k->swizzle_panel, (long long)per_x,
-                       (long long)per_y);
+                       (long long)g.wave_other, (long long)g.wave_own, unit,
+                       column || C == 1 ? k->swizzle_panel : (k->swizzle_panel + C - 1) / C, (long long)per_x, (long long)per_y);
       }
     }
     tc_sb_printf(&kern, "extern \"C\" __global__ void __launch_bounds__(%d, %d) ", threads + k->producer_threads, g.blocks_per_sm);

@@ -47,7 +47,7 @@ static int acc_index(const tc_cuda_streamk *p, const tc_buffer *b) {
 /* Whether the consumer part only waits, frees stages and runs gemms into per-thread float32 /
  * int32 arrays (added to p->acc). */
 static bool pure_sum(const tc_stmt *s, tc_cuda_streamk *p) {
-  static const char *const sync_ops[] = {"mbar_wait", "mbar_arrive_warp", "mbar_arrive", "wgmma_wait",
+  static const char *const sync_ops[] = {"mbar_wait", "mbar_arrive_warp", "mbar_arrive", "mbar_arrive_cluster", "wgmma_wait",
                                          "fence_async_shared", "warp_sync", NULL};
   if (!s) return true;
   switch (s->kind) {
