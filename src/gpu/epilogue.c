@@ -277,6 +277,7 @@ tc_stmt *tc_gpu_acc_store_staged(tc_gpu_plan *P, const tc_region *src, const tc_
     int64_t elems = (int64_t)warps * 16 * CW * (param >= 0 ? slots : 1), need = (elems * eb + 127) / 128 * 128;
     if (tc_gpu_shared_bytes(P) + need > P->desc->max_smem) return NULL; /* would not fit: stay element-wise */
     P->epi_stage[slot] = tc_ir_new_buffer(P->a, P->k, "tcg_epilogue", g->dtype, TC_SCOPE_SHARED, 1, one(P, ci(P, elems, loc)), loc);
+    P->epi_stage[slot]->warp_private = true;
     P->epi_slots[slot] = param >= 0 ? (int)slots : 0;
   } else if (!tc_dtype_eq(P->epi_stage[slot]->dtype, g->dtype) || (P->epi_slots[slot] > 0) != (param >= 0)) {
     return NULL; /* one stage per element size, in one form; another user stays element-wise */

@@ -109,6 +109,9 @@ typedef struct tc_buffer {
    * target places shared tiles one after another. */
   bool smem_placed;
   int64_t smem_at;
+  /* Set by the GPU lowering on a shared tile that each warp reads back only where it wrote it
+   * (gpu/epilogue.c's staging tiles): no other thread's access can conflict with a warp's. */
+  bool warp_private;
   tc_loc loc;
 } tc_buffer;
 

@@ -88,7 +88,9 @@ grep -qx '// consumers: no barrier between the warpgroups at a tile'"'"'s start,
   ! grep -q 'tcg_bar_consumers<' "$D/out" &&
   "$T" source tests/e2e/data/streamk_gemm.py --kernel bias_gemm --target cuda,arch=sm_90a --explain --kernel-only >"$D/out2" 2>"$D/err" &&
   ! grep -q '^// consumers:' "$D/out2" && grep -q 'tcg_bar_consumers<256>(); /\* the tile'"'"'s shared memory is free for the next \*/' "$D/out2" &&
-  ok "explain: consumers run free between tiles where they share no memory, and meet where they do" || bad "explain: free consumers"
+  "$T" source tests/e2e/data/user_staged_epilogue.py --target cuda,arch=sm_90a --explain --kernel-only >"$D/out2" 2>"$D/err" &&
+  ! grep -q '^// consumers:' "$D/out2" && grep -q 'tcg_bar_consumers<256>(); /\* the tile'"'"'s shared memory is free for the next \*/' "$D/out2" &&
+  ok "explain: consumers run free between tiles where they share no memory, and meet where they do (a shared tile named as the lowering's own included)" || bad "explain: free consumers"
 # the persistent walk's panels: as high as make a wave read the least, computed on the device
 grep -q '^// persistent walk: T.use_swizzle'"'"'s panels are sqrt(G x 32768 / 16384) grid-y tiles high on a device of G blocks, not 10' "$D/out" &&
   grep -q 'const int tcg_panel = tcg_wave_panel((int)gridDim.x, 16384LL, 32768LL, tcg_gy);' "$D/out" &&

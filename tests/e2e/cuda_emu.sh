@@ -66,6 +66,9 @@ ws_gemm='block_N=256 -D block_K'
     echo "cuda,arch=sm_90a,streamk=on|SMS=4 ../tests/e2e/data/streamk_gemm.py --kernel $k"
     echo "cuda,arch=sm_90a,streamk=on|SMS=5 reverse ../tests/e2e/data/streamk_gemm.py --kernel $k -D M=300 -D N=1000 -D K=640"
   done
+  # an epilogue through a shared tile of the program's own, read back by other threads: the
+  # consumers keep their barriers between tiles (without them this fails in both orders)
+  for o in "" "reverse "; do echo "cuda,arch=sm_90a|SMS=2 ${o}../tests/e2e/data/user_staged_epilogue.py"; done
   echo "cuda,arch=sm_90a|SMS=1 flash_attention.py -D seq_len=384 -D dim=128 -D block_M=128 -D block_N=128 -D threads=256 -D num_stages=2"
   # T.alloc_reducer updated from T.Parallel loops wider than its shape: the threads' copies
   # are combined after each loop (sum, max, min, a subtraction; partial blocks; one warp)

@@ -1143,6 +1143,14 @@ static void panel_walk(cg *g, const char *panel, bool column, const char *lin, c
   line(g, "  tcg_b%s = p * %s + in_p %% h;", column ? "x" : "y", panel);
 }
 
+/* tcg_panel: the persistent walk's panels, as high (along `extent`) as make a wave read the
+ * least (walk.c); nothing when the walk keeps T.use_swizzle's panel_size. */
+static void wave_panel(cg *g, const char *extent) {
+  if (g->wave_own > 0)
+    line(g, "const int tcg_panel = tcg_wave_panel((int)gridDim.x, %lldLL, %lldLL, %s);", (long long)g->wave_own,
+         (long long)g->wave_other, extent);
+}
+
 /* The tile loop's head in clusters (pipeline.c's cluster_pick): cluster c = blockIdx.x / C
  * (a one-dimensional grid's clusters are runs of C consecutive blocks) walks the groups of C
  * tiles of consecutive grid-y indices, as the plain walk walks tiles over a grid C times
@@ -1152,9 +1160,7 @@ static void cluster_loop_head(cg *g) {
   const tc_kernel_ir *k = g->k;
   int C = k->cluster;
   line(g, "const int tcg_rank = (int)blockIdx.x %% %d, tcg_gyc = tcg_gy / %d;", C, C);
-  if (g->wave_own > 0) /* panels as high as make a wave read the least (walk.c) */
-    line(g, "const int tcg_panel = tcg_wave_panel((int)gridDim.x, %lldLL, %lldLL, %s);", (long long)g->wave_own,
-         (long long)g->wave_other, k->swizzle_order != TC_SWIZZLE_ROW ? "tcg_gx" : "tcg_gyc");
+  wave_panel(g, k->swizzle_order != TC_SWIZZLE_ROW ? "tcg_gx" : "tcg_gyc");
   line(g, "for (int tcg_group = (int)blockIdx.x / %d; tcg_group < tcg_tiles / %d; tcg_group += (int)gridDim.x / %d) {", C, C, C);
   g->ind++;
   line(g, "const int tcg_lin = tcg_group %% (tcg_gx * tcg_gyc), tcg_bz = tcg_group / (tcg_gx * tcg_gyc);");
@@ -1163,9 +1169,8 @@ static void cluster_loop_head(cg *g) {
     bool column = k->swizzle_order != TC_SWIZZLE_ROW;
     char panel[24];
     snprintf(panel, sizeof panel, "%d", column ? k->swizzle_panel : (k->swizzle_panel + C - 1) / C);
-    if (g->wave_own > 0) snprintf(panel, sizeof panel, "tcg_panel");
     line(g, "{");
-    panel_walk(g, panel, column, "tcg_lin", column ? "tcg_gyc" : "tcg_gx", column ? "tcg_gx" : "tcg_gyc");
+    panel_walk(g, g->wave_own > 0 ? "tcg_panel" : panel, column, "tcg_lin", column ? "tcg_gyc" : "tcg_gx", column ? "tcg_gx" : "tcg_gyc");
     line(g, "}");
   } else {
     line(g, "tcg_bx = tcg_lin %% tcg_gx;");
@@ -1184,9 +1189,7 @@ static void tile_loop_head(cg *g) {
   }
   bool column = k->swizzle_order != TC_SWIZZLE_ROW;
   const char *fast = column ? "tcg_gy" : "tcg_gx", *slow = column ? "tcg_gx" : "tcg_gy";
-  if (g->wave_own > 0) /* panels as high as make a wave read the least (walk.c) */
-    line(g, "const int tcg_panel = tcg_wave_panel((int)gridDim.x, %lldLL, %lldLL, %s);", (long long)g->wave_own,
-         (long long)g->wave_other, slow);
+  wave_panel(g, slow);
   if (g->sk) { /* whole tiles first, then this block's stream-K range (tcg_sk_schedule) */
     line(g, "for (int tcg_next = (int)blockIdx.x;; tcg_next += (int)gridDim.x) {");
     g->ind++;

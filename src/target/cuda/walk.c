@@ -93,8 +93,6 @@ typedef struct free_scan {
   bool ok;
 } free_scan;
 
-static bool own_epilogue_tile(const tc_buffer *b) { return b->scope == TC_SCOPE_SHARED && b->name && !strcmp(b->name, "tcg_epilogue"); }
-
 static void touch(free_scan *F, const tc_buffer *b, bool read, bool write) {
   if (!b) return;
   if (b->scope == TC_SCOPE_GLOBAL) {
@@ -104,7 +102,7 @@ static void touch(free_scan *F, const tc_buffer *b, bool read, bool write) {
     }
     if (read) F->gread[b->id] = 1;
     if (write) F->gwrite[b->id] = 1;
-  } else if (b->scope == TC_SCOPE_SHARED && !own_epilogue_tile(b))
+  } else if (b->scope == TC_SCOPE_SHARED && !tc_buffer_storage(b)->warp_private)
     F->ok = false;
 }
 

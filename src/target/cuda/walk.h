@@ -16,8 +16,8 @@ void tc_cuda_wave_bytes(const tc_kernel_ir *k, const tc_stmt *loop, int64_t *per
 /* Whether the consumers of the persistent kernel k, whose warp-specialized loop is `loop` (a
  * pure sum: tc_cuda_streamk_plan), may start a tile's loop and its epilogue without meeting:
  * outside the loop, whose stages the mbarriers order, they share no memory (they touch no
- * shared buffer but the warps' own epilogue tiles, and no global buffer they both read and
- * write), so the consumer barriers the tile holds order nothing. */
+ * shared buffer but warp-private ones, the epilogue's staging tiles, and no global buffer they
+ * both read and write), so the consumer barriers the tile holds order nothing. */
 bool tc_cuda_consumers_run_free(const tc_kernel_ir *k, const tc_stmt *loop);
 
 #endif
