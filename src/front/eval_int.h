@@ -230,6 +230,7 @@ struct tc_ev {
 
   /* explicit warp specialization (eval_ws.c) */
   struct { tc_buffer *buf; int n; int64_t *counts; } *barriers; /* T.alloc_barrier: arrive counts */
+  tc_buffer *implicit_barriers; /* T.create_list_of_mbarrier's list: int barrier arguments index it */
   int nbarriers, capbarriers;
   int64_t ws_threads;       /* threads of the enclosing T.ws group; 0 outside one */
 
@@ -433,6 +434,8 @@ void ev_check_partial_barriers(tc_ev *ev);                  /* at the end of a k
 
 /* ---- eval_ws.c: explicit warp specialization ---- */
 tc_val *ev_t_alloc_barrier(tc_ev *ev, tc_val *self, tc_args *a);
+tc_val *ev_t_create_list_of_mbarrier(tc_ev *ev, tc_val *self, tc_args *a);
+tc_val *ev_t_get_mbarrier(tc_ev *ev, tc_val *self, tc_args *a);
 tc_val *ev_t_gemm(tc_ev *ev, tc_val *self, tc_args *a); /* eval_tl.c: T.gemm */
 /* eval_hopper.c: T.wgmma_gemm, T.wait_wgmma, T.ptx_commit_group, T.ptx_wait_group by attribute */
 const tc_builtin *ev_hopper_builtin(const char *attr);

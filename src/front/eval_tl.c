@@ -1469,6 +1469,8 @@ static const tc_builtin language_builtins[] = {
     {"T.thread_binding", "start stop? thread? | annotations?", t_thread_binding_loop, 0},
     {"T.use_swizzle", "panel_size? order? enable?", t_use_swizzle, 0},
     {"T.alloc_barrier", "arrive_count", ev_t_alloc_barrier, 0},
+    {"T.create_list_of_mbarrier", "*arrive_counts", ev_t_create_list_of_mbarrier, 0},
+    {"T.get_mbarrier", "barrier_id", ev_t_get_mbarrier, 0},
     {"T.barrier_arrive", "mbarrier", ev_t_barrier_arrive, 0},
     {"T.mbarrier_arrive", "mbarrier cta_id?", ev_t_mbarrier_arrive, 0},
     {"T.barrier_wait", "mbarrier parity", ev_t_barrier_wait, 0},

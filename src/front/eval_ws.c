@@ -39,28 +39,25 @@ static void mark_kernel(tc_ev *ev, tc_loc loc) {
 }
 
 /* ---- T.alloc_barrier(arrive_count | [counts]) ---- */
-tc_val *ev_t_alloc_barrier(tc_ev *ev, tc_val *self, tc_args *a) {
-  (void)self;
-  tc_loc loc = call_loc(a);
-  if (!ev->cur) ev_fail(ev, loc, "T.alloc_barrier must be inside 'with T.Kernel(...)'");
-  tc_val *c = a->p[0];
+static tc_buffer *make_barriers(tc_ev *ev, tc_val *c, tc_loc loc, tc_loc cloc, const char *what, const char *name) {
+  if (!ev->cur) ev_fail(ev, loc, "%s must be inside 'with T.Kernel(...)'", what);
   int n = c->kind == TV_LIST || c->kind == TV_TUPLE ? c->u.seq.n : 1;
-  if (n < 1 || n > MAX_BARRIERS) ev_fail(ev, arg_loc(a, 0), "T.alloc_barrier: 1 to %d barriers, got %d", MAX_BARRIERS, n);
+  if (n < 1 || n > MAX_BARRIERS) ev_fail(ev, cloc, "%s: 1 to %d barriers, got %d", what, MAX_BARRIERS, n);
   int64_t *counts = EV_NEW_ARRAY(ev, int64_t, n);
   for (int i = 0; i < n; i++) {
     tc_val *v = c->kind == TV_LIST || c->kind == TV_TUPLE ? c->u.seq.v[i] : c;
-    if (v->kind != TV_INT) ev_fail(ev, arg_loc(a, 0), "T.alloc_barrier: an arrive count must be an int known at compile time, not %s", tv_kind_name(v));
+    if (v->kind != TV_INT) ev_fail(ev, cloc, "%s: an arrive count must be an int known at compile time, not %s", what, tv_kind_name(v));
     counts[i] = v->u.i;
     if (counts[i] < 1 || counts[i] > 1024)
-      ev_fail(ev, arg_loc(a, 0), "T.alloc_barrier: an arrive count must be between 1 and 1024 threads, got %lld", (long long)counts[i]);
+      ev_fail(ev, cloc, "%s: an arrive count must be between 1 and 1024 threads, got %lld", what, (long long)counts[i]);
   }
   tc_expr **shape = TC_NEW_ARRAY(ev->ir, tc_expr *, 1);
   shape[0] = tc_ir_int(ev->ir, n, tc_index_dtype(), loc);
-  const char *name = ev_target_name(ev, a->call, "mbar");
   tc_buffer *b = tc_ir_new_buffer(ev->ir, ev->k, tc_arena_strdup(ev->ir, name), tc_dt(TC_DT_INT32), TC_SCOPE_LOCAL, 1, shape, loc);
+  b->mbarrier = true;
   tc_stmt *al = tc_ir_stmt(ev->ir, TC_ST_ALLOC, loc);
   al->u.alloc.buf = b;
-  ev_emit(ev, al, loc, "T.alloc_barrier");
+  ev_emit(ev, al, loc, what);
   for (int i = 0; i < n; i++) { /* no arrivals yet: phase 0 in progress */
     tc_stmt *st = tc_ir_stmt(ev->ir, TC_ST_STORE, loc);
     st->u.store.buf = b;
@@ -68,7 +65,7 @@ tc_val *ev_t_alloc_barrier(tc_ev *ev, tc_val *self, tc_args *a) {
     st->u.store.idx = TC_NEW_ARRAY(ev->ir, tc_expr *, 1);
     st->u.store.idx[0] = tc_ir_int(ev->ir, i, tc_index_dtype(), loc);
     st->u.store.value = tc_ir_int(ev->ir, 0, tc_dt(TC_DT_INT32), loc);
-    ev_emit(ev, st, loc, "T.alloc_barrier");
+    ev_emit(ev, st, loc, what);
   }
   if (ev->nbarriers == ev->capbarriers) {
     int cap = ev->capbarriers ? ev->capbarriers * 2 : 4;
@@ -80,7 +77,41 @@ tc_val *ev_t_alloc_barrier(tc_ev *ev, tc_val *self, tc_args *a) {
   ev->barriers[ev->nbarriers].counts = counts;
   ev->nbarriers++;
   mark_kernel(ev, loc);
-  return tv_buffer(ev, b);
+  return b;
+}
+
+tc_val *ev_t_alloc_barrier(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_loc loc = call_loc(a);
+  if (!ev->cur) ev_fail(ev, loc, "T.alloc_barrier must be inside 'with T.Kernel(...)'");
+  return tv_buffer(ev, make_barriers(ev, a->p[0], loc, arg_loc(a, 0), "T.alloc_barrier", ev_target_name(ev, a->call, "mbar")));
+}
+
+/* ---- T.create_list_of_mbarrier(*counts) and T.get_mbarrier(i) ----
+ * TileLang's older spelling: one list of barriers per kernel, named by their index; a barrier
+ * argument that is an int (or an int expression) is barrier i of that list. */
+tc_val *ev_t_create_list_of_mbarrier(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_loc loc = call_loc(a);
+  tc_val *c = a->p[0]; /* the star arguments: counts, or one list of them */
+  if ((c->kind == TV_TUPLE || c->kind == TV_LIST) && c->u.seq.n == 1 &&
+      (c->u.seq.v[0]->kind == TV_LIST || c->u.seq.v[0]->kind == TV_TUPLE))
+    c = c->u.seq.v[0];
+  if (ev->implicit_barriers) ev_fail(ev, loc, "T.create_list_of_mbarrier: the kernel already made its list of barriers (one list a kernel; T.alloc_barrier makes more)");
+  ev->implicit_barriers = make_barriers(ev, c, loc, loc, "T.create_list_of_mbarrier", "mbarriers");
+  return tv_none(ev);
+}
+
+tc_val *ev_t_get_mbarrier(tc_ev *ev, tc_val *self, tc_args *a) {
+  (void)self;
+  tc_loc loc = call_loc(a);
+  if (!ev->implicit_barriers) ev_fail(ev, loc, "T.get_mbarrier: a barrier id names a barrier of the list T.create_list_of_mbarrier makes, and no such call comes before this one");
+  tc_expr **idx = TC_NEW_ARRAY(ev->ir, tc_expr *, 1);
+  idx[0] = ev_cast(ev, ev_to_expr(ev, ev_scalar(ev, a->p[0], arg_loc(a, 0)), arg_loc(a, 0)), tc_index_dtype(), loc);
+  if (!tc_dtype_is_int(idx[0]->dtype)) ev_fail(ev, arg_loc(a, 0), "T.get_mbarrier: the barrier's index must be an integer");
+  tc_val *v = tv_new(ev, TV_ELEM);
+  v->u.elem.buf = ev->implicit_barriers, v->u.elem.idx = idx;
+  return v;
 }
 
 typedef struct barrier_ref {
@@ -91,6 +122,13 @@ typedef struct barrier_ref {
 
 /* A barrier argument: the buffer T.alloc_barrier made (its barrier 0) or one element of it. */
 static barrier_ref barrier_arg(tc_ev *ev, tc_val *v, tc_loc loc, const char *what) {
+  if (ev->implicit_barriers && (v->kind == TV_INT || (v->kind == TV_EXPR && tc_dtype_is_int(v->u.e->dtype)))) {
+    tc_val *e = tv_new(ev, TV_ELEM); /* barrier i of T.create_list_of_mbarrier's list */
+    e->u.elem.buf = ev->implicit_barriers;
+    e->u.elem.idx = TC_NEW_ARRAY(ev->ir, tc_expr *, 1);
+    e->u.elem.idx[0] = ev_cast(ev, ev_to_expr(ev, v, loc), tc_index_dtype(), loc);
+    v = e;
+  }
   tc_buffer *b = v->kind == TV_BUFFER ? v->u.buf : v->kind == TV_ELEM ? v->u.elem.buf : NULL;
   int which = -1;
   for (int i = 0; b && i < ev->nbarriers; i++)
@@ -228,6 +266,11 @@ static bool stmt_reads_thread(void *ctx, tc_stmt *s) {
   return found;
 }
 
+static bool stmt_is_gemm(void *ctx, tc_stmt *s) {
+  if (s->kind == TC_ST_GEMM) *(bool *)ctx = true;
+  return !*(bool *)ctx;
+}
+
 void ev_ws_enter(tc_ev *ev, tc_val *ws, const tc_ast_list *body, tc_loc loc) {
   if (!ev->cur) ev_fail(ev, loc, "'with T.ws(...)' must be inside 'with T.Kernel(...)'");
   if (ev->ws_threads) ev_fail(ev, loc, "'with T.ws(...)' inside another T.ws");
@@ -249,6 +292,11 @@ void ev_ws_enter(tc_ev *ev, tc_val *ws, const tc_ast_list *body, tc_loc loc) {
     ev_unsupported(ev, loc, "'return', 'break' or 'continue' inside 'with T.ws(...)'");
   thread_use u = {false, {0}};
   for (int i = first; i < ev->cur->n; i++) tc_visit_stmts(ev->cur->items[i], stmt_reads_thread, &u);
+  bool gemm = false;
+  for (int i = first; i < ev->cur->n; i++) tc_visit_stmts(ev->cur->items[i], stmt_is_gemm, &gemm);
+  if (gemm)
+    for (int i = 0; i < ws->u.ws.n; i++)
+      if (ws->u.ws.ids[i] < 32) ev->k->ws_gemm_groups |= 1u << ws->u.ws.ids[i];
   if (u.found)
     ev_fail(ev, u.loc, "this statement inside 'with T.ws(...)' reads the thread index; tilec runs a warp group's body as a whole "
                        "(its tile operations, T.Parallel loops and scalar code), not on the group's own threads");

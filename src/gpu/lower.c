@@ -254,23 +254,10 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
     tc_gpu_fail(P, k->loc, "a block of %d threads is more than %s allows (%d)", P->threads, desc->target, desc->max_threads);
     return NULL;
   }
-  /* Explicit warp specialization: the reader made it a program in order (src/front/eval_ws.c),
-   * which every thread runs as it would any kernel: correct, not yet specialized. Its waits are
-   * run-time checks, which need a target that can trap. */
-  if (k->warp_specialized && !desc->traps) {
-    tc_gpu_fail(P, k->warp_specialized_loc, "explicit warp specialization (T.ws, T.alloc_barrier and the barrier operations, or tile "
-                                            "operations in the branches of an 'if' on the thread index) is not yet supported on %s: "
-                                            "tilec runs it in program order with its waits as run-time checks, which %s kernels "
-                                            "cannot make; the cpu and cuda targets run it", desc->target, desc->target);
-    return NULL;
-  }
-  if (k->warp_specialized && notes) {
-    const tc_loc l = k->warp_specialized_loc;
-    if (l.src) tc_sb_printf(notes, "%s:%d:%d: ", l.src->name, l.line, l.col);
-    tc_sb_printf(notes, "explicit warp specialization runs in program order on all %d threads: each T.ws body (or "
-                        "thread-index branch) in place, its barriers as per-thread counters whose waits are checks; tilec does "
-                        "not yet split it into producer and consumer warp groups\n", P->threads);
-  }
+  /* Explicit warp specialization (src/front/eval_ws.c made it a program in order): mapped onto
+   * the warp-specialized pipeline where it is a ring of stages, else run in that order, which
+   * needs a target that can trap (its waits are run-time checks). */
+  if (!tc_gpu_explicit_ws(P)) return NULL;
   const tc_stmt *loop = NULL;
   tc_visit_stmts(k->body, find_while, &loop);
   if (loop) {

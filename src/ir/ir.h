@@ -112,6 +112,8 @@ typedef struct tc_buffer {
   /* Set by the GPU lowering on a shared tile that each warp reads back only where it wrote it
    * (gpu/epilogue.c's staging tiles): no other thread's access can conflict with a warp's. */
   bool warp_private;
+  /* T.alloc_barrier's arrival counters (src/front/eval_ws.c): they only order warp groups */
+  bool mbarrier;
   tc_loc loc;
 } tc_buffer;
 
@@ -336,6 +338,9 @@ typedef struct tc_kernel_ir {
    * (src/front/eval_ws.c); GPU targets refuse it until it is lowered onto their mbarriers */
   bool warp_specialized;
   tc_loc warp_specialized_loc;
+  /* the warp groups (bit g: T.ws(g)) whose bodies run a T.gemm: the consumers, when the GPU
+   * lowering maps the kernel onto its warp-specialized pipeline (gpu/ws_explicit.c) */
+  unsigned ws_gemm_groups;
   /* Set by the GPU lowering when a loop is ws_split: the block launches threads + this many
    * threads (a producer warpgroup, last); they run only the producer parts of that loop, and
    * a block barrier still means the kernel's own threads */

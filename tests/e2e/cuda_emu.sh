@@ -184,12 +184,17 @@ else
   echo "FAIL cuda emu: return_prev's CUDA spelling"
 fi
 # Explicit warp specialization (T.ws, T.alloc_barrier, T.tma_copy, the barrier waits and
-# arrivals; tile operations in thread-index branches) runs in program order on every thread,
-# its waits checked at run time, and says so in --explain; a wait that program order cannot
-# satisfy traps (the cpu reports the same wait)
+# arrivals; tile operations in thread-index branches): a ring of stages that copies fill and a gemm
+# reads is mapped onto T.Pipelined (src/gpu/ws_explicit.c: on sm_90a the warp-specialized TMA
+# pipeline, on sm_80 cp.async), anything else runs in program order on every thread, its waits
+# checked at run time; --explain says which and why; a wait that program order cannot satisfy
+# traps (the cpu reports the same wait)
 for arch in sm_90a sm_80; do
   for line in "ws_gemm.py -D M=200 -D N=136 -D K=96" "ws_gemm.py -D M=256 -D N=256 -D K=256 -D block_M=128 -D block_N=128 -D block_K=64" \
-              "producer_consumer.py -D M=16 -D K=192"; do
+              "ws_gemm.py -D M=300 -D N=200 -D K=320 -D block_M=128 -D block_N=128 -D block_K=64" \
+              "ws_gemm.py -D M=256 -D N=256 -D K=64 -D block_M=128 -D block_N=128 -D block_K=64" "producer_consumer.py -D M=16 -D K=192" \
+              "ws_gemm_pipelined.py -D M=300 -D N=200 -D K=320" "ws_gemm_pipelined.py -D M=256 -D N=384 -D K=512 -D stages=2 -D dtype=bfloat16" \
+              "ws_gemm_mbarrier_list.py -D M=300 -D N=200 -D K=320"; do
     f=${line%% *}; args=${line#"$f"}
     # shellcheck disable=SC2086
     out=$("$T" run "$C/$f" $args --target cuda,arch=$arch --backend emu --verify 2>&1)
@@ -197,12 +202,33 @@ for arch in sm_90a sm_80; do
     else printf 'FAIL cuda emu %s: %s\n%s\n' "$arch" "$line" "$(echo "$out" | tail -n 6)"; fi
   done
 done
-if "$T" source "$C/ws_gemm.py" -D M=200 -D N=136 -D K=96 --target cuda,arch=sm_90a --explain 2>&1 |
-  grep -q "ws_gemm.py:20:20: explicit warp specialization runs in program order on all 256 threads"; then
-  echo "PASS cuda emu: --explain says explicit warp specialization runs in program order"
+# shellcheck disable=SC2086
+x=$("$T" source "$C/ws_gemm.py" -D M=256 -D N=256 -D K=256 -D block_M=128 -D block_N=128 -D block_K=64 --target cuda,arch=sm_90a --explain --kernel-only 2>&1)
+if echo "$x" | grep -q "^// $C/ws_gemm.py:20:20: explicit warp specialization: a ring of 2 stages that copies fill and 1 warp group runs the gemm on, mapped onto T.Pipelined(num_stages=2) over the 128 threads of that group" &&
+  echo "$x" | grep -q "^// T.Pipelined(num_stages=2): warp-specialized: a producer warpgroup (threads 128..255) loads 2 tiles per stage by TMA" &&
+  echo "$x" | grep -q "^extern \"C\" __global__ void __launch_bounds__(256, 2) "; then
+  echo "PASS cuda emu: --explain: a ring of stages maps onto the warp-specialized TMA pipeline, 128 + 128 threads"
 else
-  echo "FAIL cuda emu: --explain of explicit warp specialization"
+  printf 'FAIL cuda emu: --explain of a mapped ring\n%s\n' "$(echo "$x" | grep '^// ' | head -4)"
 fi
+x=$("$T" source "$C/ws_gemm_pipelined.py" -D M=256 -D N=256 -D K=256 --target cuda,arch=sm_90a --explain --kernel-only 2>&1)
+if echo "$x" | grep -q "^// $C/ws_gemm_pipelined.py:19:22: explicit warp specialization: shared tiles that copies fill and 1 warp group runs the gemm on, mapped onto T.Pipelined(num_stages=3)" &&
+  echo "$x" | grep -q "^// T.Pipelined(num_stages=3): warp-specialized: a producer warpgroup (threads 128..255) loads 2 tiles per stage by TMA"; then
+  echo "PASS cuda emu: --explain: T.ws inside T.Pipelined (single-buffered tiles) maps onto the warp-specialized pipeline"
+else
+  printf 'FAIL cuda emu: --explain of T.ws in T.Pipelined\n%s\n' "$(echo "$x" | grep '^// ' | head -3)"
+fi
+for c in "producer_consumer.py -D M=16 -D K=192|no T.ws body runs a T.gemm" \
+         "ws_gemm_other_stage.py -D M=128 -D N=128 -D K=128|its gemm reads 'A_s' before the iteration's copy fills it"; do
+  line=${c%%|*}; why=${c#*|}; f=${line%% *}; args=${line#"$f"}
+  # shellcheck disable=SC2086
+  if "$T" source "$C/$f" $args --target cuda,arch=sm_90a --explain --kernel-only 2>&1 |
+    grep -qF "explicit warp specialization runs in program order on all 256 threads: each T.ws body (or thread-index branch) in place, its barriers as per-thread counters whose waits are checks; it is not mapped onto T.Pipelined because $why"; then
+    echo "PASS cuda emu: --explain says why $f runs in program order"
+  else
+    echo "FAIL cuda emu: --explain of $f"
+  fi
+done
 out=$("$T" run tests/diag/thread_branch_loops_differ.py --target cuda,arch=sm_90a --backend emu 2>&1)
 case "$out" in
 *"cuda emulator: block (0, 0, 0) thread (0, 0, 0): kernel assertion failed: tests/diag/thread_branch_loops_differ.py:17:17: T.mbarrier_wait_parity waits"*)

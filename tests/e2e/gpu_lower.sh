@@ -78,6 +78,13 @@ xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$H" interp {} <<'EOF2'
 ../tests/e2e/data/compat/alloc_reducer.py -D R=128 -D C=256 -D rows=128 -D panel=128 -D threads=256
 ../tests/e2e/data/compat/reducer.py
 EOF2
+# explicit warp specialization as a ring of stages, mapped onto T.Pipelined (gpu/ws_explicit.c):
+# the lowered pipeline (a producer warpgroup, TMA, full and empty mbarriers) means the program
+xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$H" interp {} <<'EOF2'
+../tests/e2e/data/compat/ws_gemm.py -D M=200 -D N=136 -D K=96
+../tests/e2e/data/compat/ws_gemm.py -D M=300 -D N=200 -D K=320 -D block_M=128 -D block_N=128 -D block_K=64
+../tests/e2e/data/compat/ws_gemm_pipelined.py -D M=300 -D N=200 -D K=320
+EOF2
 # ... an update the lowering cannot combine is an error at its line, not a wrong result
 D=$(mktemp -d)
 sed 's/acc\[r\] += /acc[r] = acc[r] * 0.5 + /' tests/e2e/data/compat/alloc_reducer.py >"$D/bad.py"

@@ -76,6 +76,12 @@ for tgt in metal metal,metal4=1; do
     echo "../tests/e2e/data/compat/reinterpret_bits.py --kernel bits -D N=64"
     echo "../tests/e2e/data/compat/reinterpret_bits.py --kernel narrow_widths -D N=64"
     echo "../tests/e2e/data/metal_gemm_rs.py -D M=100 -D dtype=bfloat16"
+    # explicit warp specialization as a ring of stages: mapped onto T.Pipelined (gpu/ws_explicit.c),
+    # so Metal runs it (in program order it could not: its waits are run-time checks)
+    echo "../tests/e2e/data/compat/ws_gemm.py -D M=200 -D N=136 -D K=96"
+    echo "../tests/e2e/data/compat/ws_gemm.py -D M=300 -D N=200 -D K=320 -D block_M=128 -D block_N=128 -D block_K=64"
+    echo "../tests/e2e/data/compat/ws_gemm_pipelined.py -D M=300 -D N=200 -D K=320"
+    echo "../tests/e2e/data/compat/ws_gemm_mbarrier_list.py -D M=300 -D N=200 -D K=320"
   } | xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$T" "$tgt" {}
 done
 out=$("$T" run examples/cross_entropy.py -D M=16 -D V=256 -D dtype=bfloat16 --target metal,msl=3.0 --verify 2>&1)

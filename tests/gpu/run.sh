@@ -77,7 +77,7 @@ run_line() { # one examples.list line
 }
 export -f run_line
 # and the kernels verified so far only on the emulator (docs/cuda.md, "The emulator"):
-# return_prev atomics, explicit warp specialization in program order
+# return_prev atomics, explicit warp specialization (mapped onto T.Pipelined, or in program order)
 C=../tests/e2e/data/compat
 { grep -v -e '^#' -e '^$' tests/e2e/examples.list
   echo "$C/atomic_prev_shared.py"
@@ -85,6 +85,8 @@ C=../tests/e2e/data/compat
   echo "$C/ws_gemm.py -D M=200 -D N=136 -D K=96"
   echo "$C/ws_gemm.py -D M=256 -D N=256 -D K=256 -D block_M=128 -D block_N=128 -D block_K=64"
   echo "$C/producer_consumer.py -D M=16 -D K=192"
+  echo "$C/ws_gemm_pipelined.py -D M=300 -D N=200 -D K=320"
+  echo "$C/ws_gemm_mbarrier_list.py -D M=300 -D N=200 -D K=320"
   for k in accumulate unpermute pipelined_operand; do echo "$C/global_layout.py --kernel $k"; done
   echo "$C/smem_reuse.py --kernel gemm_then_tile -D M=256 -D N=256 -D block_M=128 -D block_N=128 -D block_K=64 -D stages=4 -D threads=256"
   echo "$C/smem_reuse.py --kernel two_phases -D rows=128 -D cols=192 -D threads=256"

@@ -60,7 +60,10 @@ tilec_status tc_cuda_generate_for(const tc_kernel_ir *k, const char *arch, tc_cu
     }
   }
   block[0] = 1, block[1] = 1, block[2] = 1;
-  for (int i = 0; i < k->threads_ndim; i++) block[i] = k->threads[i];
+  /* the lowered kernel's: explicit warp specialization may have kept only its consumer groups
+   * (gpu/ws_explicit.c) */
+  const tc_kernel_ir *bk = lowered ? lowered : k;
+  for (int i = 0; i < bk->threads_ndim; i++) block[i] = bk->threads[i];
   if (lowered && lowered->producer_threads > 0) block[0] += lowered->producer_threads; /* the producer warpgroup (pipeline.c) */
   a.oom_jmp = NULL;
   tc_arena_free(&a);

@@ -179,7 +179,7 @@ tilec_status tc_metal_emit(const tc_lowered *lw, tc_generated *out, tilec_error 
     if (ex.len == 0) tc_sb_puts(&ex, "no T.gemm: no GEMM path to choose\n");
     out->explain = tc_sb_take(&ex);
     int block[3] = {1, 1, 1};
-    for (int i = 0; i < lw->k->threads_ndim && i < 3; i++) block[i] = (int)lw->k->threads[i];
+    for (int i = 0; i < lowered->threads_ndim && i < 3; i++) block[i] = (int)lowered->threads[i]; /* after gpu/ws_explicit.c */
     char meta[512];
     snprintf(meta, sizeof meta, "entry=%s\nblock=%d,%d,%d\nsmem=%lld\narch=%s\n", entry, block[0], block[1], block[2],
              (long long)smem, lw->desc->arch);
