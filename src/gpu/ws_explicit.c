@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "ir/walk.h"
 
 enum { MAX_RING = 8, MAX_ITEMS = 64 };
 
@@ -224,6 +225,20 @@ static tc_stmt *rewrite_loop(tc_arena *a, ring_map *R, const tc_stmt *loop) {
   return l;
 }
 
+/* What the block's thread count shows through: the thread index, or an element atomic_add,
+ * which every thread that runs it adds (the mapped block has fewer threads). */
+typedef struct per_thread { bool found; } per_thread;
+static tc_expr *thread_var(void *ctx, tc_expr *e) {
+  if (e->op == TC_OP_VAR && e->var && e->var->kind == TC_VAR_THREAD_IDX) ((per_thread *)ctx)->found = true;
+  return e;
+}
+static bool per_thread_stmt(void *ctx, tc_stmt *s) {
+  per_thread *p = ctx;
+  if (s->kind == TC_ST_ATOMIC_ADD && !tc_stmt_is_collective(s)) p->found = true;
+  tc_rewrite_stmt_exprs(s, thread_var, p); /* reads only: the callback returns each node as it is */
+  return !p->found;
+}
+
 /* Why the kernel keeps its program order, or "" when the mapping applies; on success the
  * kernel's body, threads and mark are rewritten. */
 static bool map_ring(tc_gpu_plan *P, ring_map *R) {
@@ -232,6 +247,9 @@ static bool map_ring(tc_gpu_plan *P, ring_map *R) {
   if (groups == 0) return NOT("no T.ws body runs a T.gemm");
   if (k->threads_ndim != 1 || P->threads % 128) return NOT("its block is not a whole number of warp groups along x");
   if (groups * 128 >= P->threads) return NOT("no warp group is left to load while %d run the gemm", groups);
+  per_thread pt = {false};
+  tc_visit_stmts(k->body, per_thread_stmt, &pt);
+  if (pt.found) return NOT("it reads the thread index or adds atomically per thread, which the consumer groups alone would change");
   /* the top level: set-up, one loop, what follows it */
   const tc_stmt *top[MAX_ITEMS];
   int n = 0;

@@ -194,7 +194,7 @@ for arch in sm_90a sm_80; do
               "ws_gemm.py -D M=300 -D N=200 -D K=320 -D block_M=128 -D block_N=128 -D block_K=64" \
               "ws_gemm.py -D M=256 -D N=256 -D K=64 -D block_M=128 -D block_N=128 -D block_K=64" "producer_consumer.py -D M=16 -D K=192" \
               "ws_gemm_pipelined.py -D M=300 -D N=200 -D K=320" "ws_gemm_pipelined.py -D M=256 -D N=384 -D K=512 -D stages=2 -D dtype=bfloat16" \
-              "ws_gemm_mbarrier_list.py -D M=300 -D N=200 -D K=320"; do
+              "ws_gemm_mbarrier_list.py -D M=300 -D N=200 -D K=320" "ws_gemm_counter.py -D M=128 -D N=192 -D K=128"; do
     f=${line%% *}; args=${line#"$f"}
     # shellcheck disable=SC2086
     out=$("$T" run "$C/$f" $args --target cuda,arch=$arch --backend emu --verify 2>&1)
@@ -219,7 +219,8 @@ else
   printf 'FAIL cuda emu: --explain of T.ws in T.Pipelined\n%s\n' "$(echo "$x" | grep '^// ' | head -3)"
 fi
 for c in "producer_consumer.py -D M=16 -D K=192|no T.ws body runs a T.gemm" \
-         "ws_gemm_other_stage.py -D M=128 -D N=128 -D K=128|its gemm reads 'A_s' before the iteration's copy fills it"; do
+         "ws_gemm_other_stage.py -D M=128 -D N=128 -D K=128|its gemm reads 'A_s' before the iteration's copy fills it" \
+         "ws_gemm_counter.py -D M=128 -D N=128 -D K=128|it reads the thread index or adds atomically per thread, which the consumer groups alone would change"; do
   line=${c%%|*}; why=${c#*|}; f=${line%% *}; args=${line#"$f"}
   # shellcheck disable=SC2086
   if "$T" source "$C/$f" $args --target cuda,arch=sm_90a --explain --kernel-only 2>&1 |
