@@ -83,7 +83,6 @@ static tc_buffer *make_barriers(tc_ev *ev, tc_val *c, tc_loc loc, tc_loc cloc, c
 tc_val *ev_t_alloc_barrier(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   tc_loc loc = call_loc(a);
-  if (!ev->cur) ev_fail(ev, loc, "T.alloc_barrier must be inside 'with T.Kernel(...)'");
   return tv_buffer(ev, make_barriers(ev, a->p[0], loc, arg_loc(a, 0), "T.alloc_barrier", ev_target_name(ev, a->call, "mbar")));
 }
 
@@ -102,16 +101,22 @@ tc_val *ev_t_create_list_of_mbarrier(tc_ev *ev, tc_val *self, tc_args *a) {
   return tv_none(ev);
 }
 
+/* Barrier i of the kernel's T.create_list_of_mbarrier list. */
+static tc_val *implicit_barrier(tc_ev *ev, tc_expr *i, tc_loc loc) {
+  tc_val *v = tv_new(ev, TV_ELEM);
+  v->u.elem.buf = ev->implicit_barriers;
+  v->u.elem.idx = TC_NEW_ARRAY(ev->ir, tc_expr *, 1);
+  v->u.elem.idx[0] = ev_cast(ev, i, tc_index_dtype(), loc);
+  return v;
+}
+
 tc_val *ev_t_get_mbarrier(tc_ev *ev, tc_val *self, tc_args *a) {
   (void)self;
   tc_loc loc = call_loc(a);
   if (!ev->implicit_barriers) ev_fail(ev, loc, "T.get_mbarrier: a barrier id names a barrier of the list T.create_list_of_mbarrier makes, and no such call comes before this one");
-  tc_expr **idx = TC_NEW_ARRAY(ev->ir, tc_expr *, 1);
-  idx[0] = ev_cast(ev, ev_to_expr(ev, ev_scalar(ev, a->p[0], arg_loc(a, 0)), arg_loc(a, 0)), tc_index_dtype(), loc);
-  if (!tc_dtype_is_int(idx[0]->dtype)) ev_fail(ev, arg_loc(a, 0), "T.get_mbarrier: the barrier's index must be an integer");
-  tc_val *v = tv_new(ev, TV_ELEM);
-  v->u.elem.buf = ev->implicit_barriers, v->u.elem.idx = idx;
-  return v;
+  tc_expr *i = ev_to_expr(ev, ev_scalar(ev, a->p[0], arg_loc(a, 0)), arg_loc(a, 0));
+  if (!tc_dtype_is_int(i->dtype)) ev_fail(ev, arg_loc(a, 0), "T.get_mbarrier: the barrier's index must be an integer");
+  return implicit_barrier(ev, i, loc);
 }
 
 typedef struct barrier_ref {
@@ -122,13 +127,8 @@ typedef struct barrier_ref {
 
 /* A barrier argument: the buffer T.alloc_barrier made (its barrier 0) or one element of it. */
 static barrier_ref barrier_arg(tc_ev *ev, tc_val *v, tc_loc loc, const char *what) {
-  if (ev->implicit_barriers && (v->kind == TV_INT || (v->kind == TV_EXPR && tc_dtype_is_int(v->u.e->dtype)))) {
-    tc_val *e = tv_new(ev, TV_ELEM); /* barrier i of T.create_list_of_mbarrier's list */
-    e->u.elem.buf = ev->implicit_barriers;
-    e->u.elem.idx = TC_NEW_ARRAY(ev->ir, tc_expr *, 1);
-    e->u.elem.idx[0] = ev_cast(ev, ev_to_expr(ev, v, loc), tc_index_dtype(), loc);
-    v = e;
-  }
+  if (ev->implicit_barriers && (v->kind == TV_INT || (v->kind == TV_EXPR && tc_dtype_is_int(v->u.e->dtype))))
+    v = implicit_barrier(ev, ev_to_expr(ev, v, loc), loc);
   tc_buffer *b = v->kind == TV_BUFFER ? v->u.buf : v->kind == TV_ELEM ? v->u.elem.buf : NULL;
   int which = -1;
   for (int i = 0; b && i < ev->nbarriers; i++)

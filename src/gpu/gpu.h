@@ -212,6 +212,9 @@ bool tc_gpu_fail(tc_gpu_plan *P, tc_loc loc, const char *fmt, ...) __attribute__
 
 /* Passes (each returns false with P->err filled). */
 bool tc_gpu_explicit_ws(tc_gpu_plan *P);      /* ws_explicit.c: T.ws rings -> T.Pipelined (else program order) */
+/* The threads an explicitly warp-specialized kernel keeps when it maps onto T.Pipelined: those of
+ * the warp groups whose T.ws bodies run a gemm (0: none). */
+int tc_gpu_ws_consumer_threads(const tc_kernel_ir *k);
 bool tc_gpu_stage_operands(tc_gpu_plan *P);   /* stage_operands.c: a gemm's fragment B through a shared tile */
 bool tc_gpu_pipeline(tc_gpu_plan *P);         /* pipeline.c: T.Pipelined -> staged, asynchronous copies */
 bool tc_gpu_infer_layouts(tc_gpu_plan *P);    /* layout.c: fragments and swizzled shared tiles */

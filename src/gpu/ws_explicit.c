@@ -35,7 +35,6 @@
 enum { MAX_RING = 8, MAX_ITEMS = 64 };
 
 typedef struct ring_map {
-  const tc_kernel_ir *k;
   const tc_buffer *ring[MAX_RING];
   tc_buffer *flat[MAX_RING];
   bool written[MAX_RING];
@@ -182,7 +181,7 @@ static bool check_loop(ring_map *R, const tc_stmt *loop) {
         if ((o ? rb : ra) < 0 && whole_index(R, ob) < 0 && buffer_writes(R->loop, ob) > 0)
           return NOT("its gemm reads '%s' before the iteration's copy fills it", ob->name);
       }
-      if (s->u.gemm.c.buf->scope == TC_SCOPE_SHARED && ring_index(R, s->u.gemm.c.buf) >= 0) return NOT("its gemm accumulates into a ring tile");
+      if (ring_index(R, s->u.gemm.c.buf) >= 0) return NOT("its gemm accumulates into a ring tile");
       gemm = true;
       break;
     default:
@@ -226,30 +225,38 @@ static tc_stmt *rewrite_loop(tc_arena *a, ring_map *R, const tc_stmt *loop) {
 }
 
 /* What the block's thread count shows through: the thread index, or an element atomic_add,
- * which every thread that runs it adds (the mapped block has fewer threads). */
-typedef struct per_thread { bool found; } per_thread;
+ * which every thread that runs it adds (the mapped block has fewer threads). ctx: a bool. */
 static tc_expr *thread_var(void *ctx, tc_expr *e) {
-  if (e->op == TC_OP_VAR && e->var && e->var->kind == TC_VAR_THREAD_IDX) ((per_thread *)ctx)->found = true;
+  if (e->op == TC_OP_VAR && e->var && e->var->kind == TC_VAR_THREAD_IDX) *(bool *)ctx = true;
   return e;
 }
 static bool per_thread_stmt(void *ctx, tc_stmt *s) {
-  per_thread *p = ctx;
-  if (s->kind == TC_ST_ATOMIC_ADD && !tc_stmt_is_collective(s)) p->found = true;
-  tc_rewrite_stmt_exprs(s, thread_var, p); /* reads only: the callback returns each node as it is */
-  return !p->found;
+  if (s->kind == TC_ST_ATOMIC_ADD && !tc_stmt_is_collective(s)) *(bool *)ctx = true;
+  tc_rewrite_stmt_exprs(s, thread_var, ctx); /* reads only: the callback returns each node as it is */
+  return !*(bool *)ctx;
 }
 
-/* Why the kernel keeps its program order, or "" when the mapping applies; on success the
- * kernel's body, threads and mark are rewritten. */
+/* Whether b, outside its ALLOC, is used by the loop alone among the top-level statements. */
+static bool loop_only(const tc_stmt *const *top, int n, const tc_stmt *loop, const tc_buffer *b) {
+  int all = 0;
+  for (int i = 0; i < n; i++)
+    if (top[i]->kind != TC_ST_ALLOC) all += buffer_uses(top[i], b);
+  return all == buffer_uses(loop, b);
+}
+
+int tc_gpu_ws_consumer_threads(const tc_kernel_ir *k) { return 128 * __builtin_popcount(k->ws_gemm_groups); }
+
+/* Whether the mapping applies (else R->why says why not); if so, the kernel's body, threads and
+ * mark are rewritten. */
 static bool map_ring(tc_gpu_plan *P, ring_map *R) {
   tc_kernel_ir *k = P->k;
-  int groups = __builtin_popcount(k->ws_gemm_groups);
+  int groups = tc_gpu_ws_consumer_threads(k) / 128;
   if (groups == 0) return NOT("no T.ws body runs a T.gemm");
   if (k->threads_ndim != 1 || P->threads % 128) return NOT("its block is not a whole number of warp groups along x");
   if (groups * 128 >= P->threads) return NOT("no warp group is left to load while %d run the gemm", groups);
-  per_thread pt = {false};
-  tc_visit_stmts(k->body, per_thread_stmt, &pt);
-  if (pt.found) return NOT("it reads the thread index or adds atomically per thread, which the consumer groups alone would change");
+  bool per_thread = false;
+  tc_visit_stmts(k->body, per_thread_stmt, &per_thread);
+  if (per_thread) return NOT("it reads the thread index or adds atomically per thread, which the consumer groups alone would change");
   /* the top level: set-up, one loop, what follows it */
   const tc_stmt *top[MAX_ITEMS];
   int n = 0;
@@ -268,7 +275,6 @@ static bool map_ring(tc_gpu_plan *P, ring_map *R) {
     }
   }
   if (!loop) return NOT("no loop uses the barriers");
-  R->k = k;
   R->loop = loop;
   R->loop_var = loop->u.loop.var;
   if (!check_loop(R, loop)) return false;
@@ -278,25 +284,18 @@ static bool map_ring(tc_gpu_plan *P, ring_map *R) {
   if (!R->nring) R->stages = own > 0 ? own : 2;
   /* the ring tiles live in the loop alone, and every access there takes the iteration's stage */
   for (int r = 0; r < R->nring; r++) {
-    int inside = buffer_uses(loop, R->ring[r]), all = 0;
-    if (inside != R->slot_uses[r]) return NOT("the loop reads or writes '%s' other than at stage %s %% %lld", R->ring[r]->name, R->loop_var->name, (long long)R->stages);
-    for (int i = 0; i < n; i++)
-      if (top[i]->kind != TC_ST_ALLOC) all += buffer_uses(top[i], R->ring[r]);
-    if (all != inside) return NOT("'%s' is used outside the loop too", R->ring[r]->name);
+    if (buffer_uses(loop, R->ring[r]) != R->slot_uses[r]) return NOT("the loop reads or writes '%s' other than at stage %s %% %lld", R->ring[r]->name, R->loop_var->name, (long long)R->stages);
+    if (!loop_only(top, n, loop, R->ring[r])) return NOT("'%s' is used outside the loop too", R->ring[r]->name);
     if (R->ring[r]->view_of || R->ring[r]->layout) return NOT("'%s' is a view or has a layout of its own", R->ring[r]->name);
   }
-  for (int w = 0; w < R->nwhole; w++) { /* and the single-buffered tiles too */
-    int inside = buffer_uses(loop, R->whole[w]), all = 0;
-    for (int i = 0; i < n; i++)
-      if (top[i]->kind != TC_ST_ALLOC) all += buffer_uses(top[i], R->whole[w]);
-    if (all != inside) return NOT("'%s' is used outside the loop too", R->whole[w]->name);
-  }
+  for (int w = 0; w < R->nwhole; w++) /* and the single-buffered tiles too */
+    if (!loop_only(top, n, loop, R->whole[w])) return NOT("'%s' is used outside the loop too", R->whole[w]->name);
   /* rewrite */
   for (int r = 0; r < R->nring; r++) {
     const tc_buffer *b = R->ring[r];
     R->flat[r] = tc_ir_new_buffer(P->a, k, b->name, b->dtype, TC_SCOPE_SHARED, b->ndim - 1, b->shape + 1, b->loc);
   }
-  tc_stmt **items = TC_NEW_ARRAY(P->a, tc_stmt *, n + R->nring);
+  tc_stmt **items = TC_NEW_ARRAY(P->a, tc_stmt *, n);
   int m = 0;
   for (int i = 0; i < n; i++) {
     const tc_stmt *s = top[i];

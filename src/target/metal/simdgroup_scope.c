@@ -99,7 +99,7 @@ bool tc_metal_accumulator_scope(tc_lowered *lw, tilec_error *err) {
   for (int i = 0; i < k0->threads_ndim; i++) S.threads *= (int)k0->threads[i];
   /* explicit warp specialization runs on Metal only mapped onto T.Pipelined, over the warp
    * groups that run its gemm (gpu/ws_explicit.c) */
-  if (k0->warp_specialized && k0->ws_gemm_groups) S.threads = 128 * __builtin_popcount(k0->ws_gemm_groups);
+  if (k0->warp_specialized && tc_gpu_ws_consumer_threads(k0)) S.threads = tc_gpu_ws_consumer_threads(k0);
   S.can = TC_NEW_ARRAY(a, unsigned char, S.n);
   S.seen = TC_NEW_ARRAY(a, bool, S.n);
   S.acc = TC_NEW_ARRAY(a, tc_buffer *, S.n);
