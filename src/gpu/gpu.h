@@ -206,6 +206,11 @@ typedef struct tc_gpu_plan {
    * lowered, those fragments (a replicated one is then written at a run-time register) */
   const struct tc_buffer *const *combining;
   int ncombining;
+  /* gemms (by gemm.seq) whose A fragment stage_operands.c copies to a shared tile, and the one
+   * lower_gemm found laid out unlike its operand (tc_gpu_lower then lowers again with it staged) */
+  const int *stage_a;
+  int nstage_a;
+  int restage_a;
 } tc_gpu_plan;
 
 bool tc_gpu_fail(tc_gpu_plan *P, tc_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -215,7 +220,7 @@ bool tc_gpu_explicit_ws(tc_gpu_plan *P);      /* ws_explicit.c: T.ws rings -> T.
 /* The threads an explicitly warp-specialized kernel keeps when it maps onto T.Pipelined: those of
  * the warp groups whose T.ws bodies run a gemm (0: none). */
 int tc_gpu_ws_consumer_threads(const tc_kernel_ir *k);
-bool tc_gpu_stage_operands(tc_gpu_plan *P);   /* stage_operands.c: a gemm's fragment B through a shared tile */
+bool tc_gpu_stage_operands(tc_gpu_plan *P);   /* stage_operands.c: a gemm's fragment B (or A) through a shared tile */
 bool tc_gpu_pipeline(tc_gpu_plan *P);         /* pipeline.c: T.Pipelined -> staged, asynchronous copies */
 bool tc_gpu_infer_layouts(tc_gpu_plan *P);    /* layout.c: fragments and swizzled shared tiles */
 bool tc_gpu_lower_tileops(tc_gpu_plan *P);    /* tileops.c: tile ops -> per-thread code */

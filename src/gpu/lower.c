@@ -242,12 +242,23 @@ static bool find_local_view(void *ctx, tc_stmt *s) {
   return true;
 }
 
-tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_desc *desc, tc_strbuf *notes, tilec_error *err) {
+static bool number_gemm(void *ctx, tc_stmt *s) {
+  if (s->kind == TC_ST_GEMM) s->u.gemm.seq = ++*(int *)ctx;
+  return true;
+}
+
+/* One attempt at the lowering, with the A operands of the gemms numbered in stage_a staged
+ * through shared memory; *restage: a gemm whose A fragment should have been (0: none). */
+static tc_kernel_ir *lower_once(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_desc *desc, tc_strbuf *notes, tilec_error *err,
+                                const int *stage_a, int nstage_a, int *restage) {
   tc_kernel_ir *k = TC_NEW(a, tc_kernel_ir);
   *k = *k0;
   k->body = tc_ir_clone_stmt(a, k0->body);
-  tc_gpu_plan plan = {.a = a, .notes = notes, .k = k, .desc = desc, .err = err};
+  int ngemms = 0;
+  tc_visit_stmts(k->body, number_gemm, &ngemms);
+  tc_gpu_plan plan = {.a = a, .notes = notes, .k = k, .desc = desc, .err = err, .stage_a = stage_a, .nstage_a = nstage_a};
   tc_gpu_plan *P = &plan;
+  *restage = 0;
   P->threads = 1;
   for (int i = 0; i < k->threads_ndim; i++) P->threads *= k->threads[i];
   if (P->threads > desc->max_threads) {
@@ -354,7 +365,10 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
   tc_visit_stmts(k->body, swizzle_cb, P);
   if (P->failed) return NULL;
   /* 2. tile operations */
-  if (!tc_gpu_lower_tileops(P)) return NULL;
+  if (!tc_gpu_lower_tileops(P)) {
+    *restage = P->restage_a;
+    return NULL;
+  }
   /* 3. flat shared storage */
   int64_t smem = 0;
   const tc_buffer *over = NULL; /* the tile past which they do not fit one after another */
@@ -393,4 +407,21 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
   /* 6. when the shared tiles one after another do not fit: tiles of disjoint lifetimes share memory */
   if (over && (!tc_gpu_share_smem(P, over, smem) || !verify_step(P, "gpu-share-smem"))) return NULL;
   return k;
+}
+
+tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_desc *desc, tc_strbuf *notes, tilec_error *err) {
+  enum { MAX_STAGED = 16 };
+  int staged[MAX_STAGED], n = 0;
+  size_t notes_len = notes ? notes->len : 0;
+  for (;;) {
+    int restage = 0;
+    tc_kernel_ir *k = lower_once(a, k0, desc, notes, err, staged, n, &restage);
+    if (k || restage <= 0 || n == MAX_STAGED) return k;
+    for (int i = 0; i < n; i++)
+      if (staged[i] == restage) return NULL; /* staged already: the error stands */
+    /* again, that gemm's A through a shared tile: what the failed attempt noted and reported goes */
+    staged[n++] = restage;
+    if (notes) tc_sb_truncate(notes, notes_len);
+    tc_error_clear(err);
+  }
 }

@@ -1609,6 +1609,7 @@ static tc_stmt *lower_gemm(tc_gpu_plan *P, tc_stmt *s) {
                                : tc_gl_make_acc(&want, M, K, Lc->wm, 1, P->threads, why, sizeof why);
     want.sg = Lc->sg; /* on simdgroup_matrix, A's registers are thread_elements() as C's are */
     if (s->u.gemm.trans_a || !made || Lc->wn != 1 || !La || !tc_gl_equal(La, &want)) {
+      P->restage_a = s->u.gemm.seq; /* tc_gpu_lower tries again with A through shared memory */
       char have[96] = "none";
       if (La) tc_gl_describe(La, have, sizeof have);
       tc_gpu_fail(P, loc,

@@ -257,6 +257,7 @@ struct tc_stmt {
       tc_gemm_policy policy;
       int k_pack;
       int wg_wait;               /* Hopper wgmma wait depth (0: wait for all; -1: no wait) */
+      int seq;                   /* the GPU lowering's number for it (1, 2, ... in program order; 0: none) */
     } gemm;
     struct { tc_region dst; tc_expr *value; } fill;
     struct { tc_reduce_kind op; tc_region src, dst; int dim; bool clear; } reduce;

@@ -100,4 +100,10 @@ char *tc_sb_take(tc_strbuf *sb) {
   return p;
 }
 
+void tc_sb_truncate(tc_strbuf *sb, size_t len) {
+  if (!sb->data || len >= sb->len) return;
+  sb->len = len;
+  sb->data[len] = 0;
+}
+
 const char *tc_sb_cstr(tc_strbuf *sb) { return (sb->data && !sb->failed) ? sb->data : ""; }

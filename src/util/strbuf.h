@@ -27,5 +27,7 @@ void tc_sb_indent(tc_strbuf *sb, int level); /* two spaces per level */
 /* Hand the string over to the caller (malloc'd, NUL-terminated; NULL if anything failed). */
 char *tc_sb_take(tc_strbuf *sb);
 const char *tc_sb_cstr(tc_strbuf *sb); /* never NULL; "" when empty or failed */
+/* Drop what was appended after the first `len` bytes (the buffer's `len` at some earlier point). */
+void tc_sb_truncate(tc_strbuf *sb, size_t len);
 
 #endif

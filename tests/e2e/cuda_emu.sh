@@ -81,6 +81,11 @@ ws_gemm='block_N=256 -D block_K'
     # a gemm's B operand computed in a fragment, read through a shared tile (stage_operands.c)
     echo "cuda,arch=$arch|../tests/e2e/data/compat/gemm_fragment_b.py"
     echo "cuda,arch=$arch|reverse ../tests/e2e/data/compat/gemm_fragment_b.py -D trans_B=True"
+    # a gemm's A fragment laid out for other statements, read through a shared tile (the lowering
+    # tries again with it staged: stage_operands.c)
+    echo "cuda,arch=$arch|../tests/e2e/data/compat/gemm_fragment_a.py --kernel scaled_gemm"
+    echo "cuda,arch=$arch|reverse ../tests/e2e/data/compat/gemm_fragment_a.py --kernel scaled_gemm -D trans_A=True"
+    echo "cuda,arch=$arch|../tests/e2e/data/compat/gemm_fragment_a.py --kernel two_gemms"
     # views of global tensors (T.Tensor(shape, dtype, X.data)): pointers to their tensors
     echo "cuda,arch=$arch|../tests/e2e/data/compat/global_views.py"
     # T.reinterpret: bits read as another dtype (float16, bfloat16, float8, float32, float64)
@@ -157,7 +162,7 @@ fi
 # what the emulator ran, NVRTC compiles too (where it is installed)
 for spec in "reinterpret_bits.py --kernel widths -D N=64" "multi_launch.py --kernel split_combine" "global_views.py" \
             "smem_reuse.py --kernel two_phases -D rows=128 -D cols=192 -D threads=256" "gemm_fragment_b.py" \
-            "global_layout.py --kernel accumulate"; do
+            "global_layout.py --kernel accumulate" "gemm_fragment_a.py --kernel scaled_gemm"; do
   f=${spec%% *}; args=${spec#"$f"}
   # shellcheck disable=SC2086
   out=$("$T" compile "$C/$f" $args --target cuda,arch=sm_90a -o "${TMPDIR:-/tmp}/tilec-emu-nvrtc.cubin" 2>&1); rc=$?
@@ -177,6 +182,15 @@ if "$T" source "$C/gemm_fragment_b.py" --target cuda,arch=sm_90a --explain 2>&1 
   echo "PASS cuda emu: --explain says a fragment B operand goes through a shared tile"
 else
   echo "FAIL cuda emu: --explain of a fragment B operand"
+fi
+# the staged A: on mma.sync the scores of a 1 x 4-warp gemm are not the 4 x 1-warp operand the
+# next gemm takes from registers; the failed attempt's error and notes are gone
+out=$("$T" source "$C/gemm_fragment_a.py" --kernel two_gemms --target cuda,arch=sm_80 --explain --kernel-only 2>&1)
+if echo "$out" | grep -q "gemm_fragment_a.py:64:17: T.gemm: A ('p') is a fragment; it is copied to a shared tile 'p_staged' first (its registers are laid out for other statements" &&
+   [ "$(echo "$out" | grep -c "gemm_fragment_a.py:62:17: T.gemm 64 x 64 x 64")" = 1 ] && ! echo "$out" | grep -q "error:"; then
+  echo "PASS cuda emu: --explain says a fragment A operand laid out for other warps goes through a shared tile"
+else
+  echo "FAIL cuda emu: --explain of a staged fragment A operand"; echo "$out" | grep "^//" | head -5
 fi
 if "$T" source "$C/atomic_prev_shared.py" --target cuda --kernel-only | grep -q '_prev\[0\] = tcg_atomic_add_float16('; then
   echo "PASS cuda emu: return_prev stores the helper's result in the thread's cell"

@@ -68,6 +68,10 @@ for tgt in metal metal,metal4=1; do
     # a gemm's B operand computed in a fragment, read through a shared tile
     echo "../tests/e2e/data/compat/gemm_fragment_b.py"
     echo "../tests/e2e/data/compat/gemm_fragment_b.py -D trans_B=True"
+    # a gemm's A fragment laid out for other statements, read through a shared tile
+    echo "../tests/e2e/data/compat/gemm_fragment_a.py --kernel scaled_gemm"
+    echo "../tests/e2e/data/compat/gemm_fragment_a.py --kernel scaled_gemm -D trans_A=True"
+    echo "../tests/e2e/data/compat/gemm_fragment_a.py --kernel two_gemms"
     # views of global tensors (T.Tensor(shape, dtype, X.data)): pointers to their tensors
     echo "../tests/e2e/data/compat/global_views.py"
     # kernels of several launches (dependent 'with T.Kernel' blocks, T.sync_grid): one dispatch each

@@ -97,6 +97,9 @@ C=../tests/e2e/data/compat
   echo "$C/reinterpret_bits.py --kernel widths -D N=64"
   echo "$C/jit_launches.py --kernel reverse_twice"
   echo "$C/gemm_fragment_b.py -D trans_B=True"
+  echo "$C/gemm_fragment_a.py --kernel scaled_gemm"
+  echo "$C/gemm_fragment_a.py --kernel scaled_gemm -D trans_A=True"
+  echo "$C/gemm_fragment_a.py --kernel two_gemms"
 } | timeout 170 xargs -P "$J" -d '\n' -I{} bash -c 'run_line "$1"' _ {} >"$OUT/examples.log" 2>&1
 # A planted wrong result must be caught: exit 3.
 timeout 60 "$T" run examples/gemm.py --target cuda --verify --perturb C >>"$OUT/examples.log" 2>&1

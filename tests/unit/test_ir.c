@@ -646,11 +646,30 @@ TEST(compare_fp8_accumulation_floor) {
   CHECK(!tc_compare_is_fp8(tc_dt(TC_DT_INT8)) && !tc_compare_is_fp8(tc_dt(TC_DT_FLOAT16)));
 }
 
+/* The GPU lowering drops a failed attempt's notes with tc_sb_truncate. */
+TEST(strbuf_truncate_drops_the_tail) {
+  tc_strbuf sb;
+  tc_sb_init(&sb);
+  tc_sb_truncate(&sb, 0); /* empty: nothing to drop */
+  CHECK_STR(tc_sb_cstr(&sb), "");
+  tc_sb_puts(&sb, "kept\n");
+  size_t mark = sb.len;
+  tc_sb_printf(&sb, "dropped %d\n", 1);
+  tc_sb_truncate(&sb, mark);
+  CHECK_STR(tc_sb_cstr(&sb), "kept\n");
+  tc_sb_truncate(&sb, 100); /* past the end: unchanged */
+  tc_sb_puts(&sb, "again");
+  char *s = tc_sb_take(&sb);
+  CHECK_STR(s, "kept\nagain");
+  free(s);
+}
+
 int main(void) {
   tc_arena arena;
   tc_arena_init(&arena);
   S_A = &arena;
   RUN(print_gemm_kernel);
+  RUN(strbuf_truncate_drops_the_tail);
   RUN(print_softmax_kernel);
   RUN(print_cumsum_kernel);
   RUN(print_thread_level_kernel);
