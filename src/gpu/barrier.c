@@ -79,6 +79,10 @@ static void acc_stmt(bctx *C, bset *s, const tc_stmt *st) {
     acc_stmt(C, s, st->u.if_.then_s);
     acc_stmt(C, s, st->u.if_.else_s);
     break;
+  case TC_ST_WHILE:
+    acc_expr(C, s, st->u.while_.cond);
+    acc_stmt(C, s, st->u.while_.body);
+    break;
   case TC_ST_STORE:
     for (int i = 0; i < st->u.store.nidx; i++) acc_expr(C, s, st->u.store.idx[i]);
     acc_expr(C, s, st->u.store.value);
@@ -124,12 +128,14 @@ static bool has_barrier(const tc_stmt *st) {
       if (has_barrier(st->u.seq.items[i])) return true;
     return false;
   case TC_ST_FOR: return has_barrier(st->u.loop.body);
+  case TC_ST_WHILE: return has_barrier(st->u.while_.body);
   case TC_ST_IF: return has_barrier(st->u.if_.then_s) || has_barrier(st->u.if_.else_s);
   default: return false;
   }
 }
 
 static tc_stmt *place(bctx *C, tc_stmt *st, bset *state);
+static tc_stmt *place_while(bctx *C, tc_stmt *st, bset *state);
 
 static tc_stmt *place_seq(bctx *C, tc_stmt *st, bset *state) {
   tc_stmt_list out = {0};
@@ -140,6 +146,46 @@ static tc_stmt *place_seq(bctx *C, tc_stmt *st, bset *state) {
     tc_stmt_list_push(C->P->a, &out, c);
   }
   return tc_stmt_list_seq(C->P->a, &out, st->loc);
+}
+
+/* A while loop on a condition every thread evaluates alike. The condition is read on entry and
+ * after each trip, so it meets both the state before the loop and the body's end (the back
+ * edge), and the body starts after its reads. Where the condition reads what one of those
+ * wrote since a barrier, a barrier goes before the loop and at the body's end, so that every
+ * evaluation follows one. */
+static tc_stmt *place_while(bctx *C, tc_stmt *st, bset *state) {
+  tc_gpu_plan *P = C->P;
+  bset cond = bs_new(C);
+  acc_expr(C, &cond, st->u.while_.cond);
+  bset first = bs_new(C); /* a first placement, for the state the body leaves */
+  bs_copy(&first, state);
+  bs_union(&first, &cond);
+  if (!place(C, st->u.while_.body, &first)) return NULL;
+  bset at_cond = bs_new(C);
+  bs_copy(&at_cond, state);
+  bs_union(&at_cond, &first);
+  bool sync = bs_conflict(&at_cond, &cond);
+  if (sync) bs_clear(&at_cond);
+  bset entry = bs_new(C);
+  bs_copy(&entry, &at_cond);
+  bs_union(&entry, &cond);
+  tc_stmt *c = tc_ir_stmt(P->a, TC_ST_WHILE, st->loc);
+  *c = *st;
+  c->u.while_.body = place(C, st->u.while_.body, &entry);
+  if (!c->u.while_.body) return NULL;
+  if (sync) {
+    tc_stmt_list body = {0}, out = {0};
+    tc_stmt_list_push(P->a, &body, c->u.while_.body);
+    tc_stmt_list_push(P->a, &body, tc_ir_stmt(P->a, TC_ST_BARRIER, st->loc));
+    c->u.while_.body = tc_stmt_list_seq(P->a, &body, st->loc);
+    tc_stmt_list_push(P->a, &out, tc_ir_stmt(P->a, TC_ST_BARRIER, st->loc));
+    tc_stmt_list_push(P->a, &out, c);
+    bs_copy(state, &cond); /* the last evaluation's reads */
+    return tc_stmt_list_seq(P->a, &out, st->loc);
+  }
+  bs_union(state, &entry); /* the last evaluation follows the entry or a trip */
+  bs_union(state, &cond);
+  return c;
 }
 
 /* Returns the statement with barriers placed; `state` is updated to what is accessed since the
@@ -169,6 +215,9 @@ static tc_stmt *place(bctx *C, tc_stmt *st, bset *state) {
       bs_union(state, &entry); /* zero trips leave the state as it was */
       return c;
     }
+    break;
+  case TC_ST_WHILE:
+    if (!tc_varying_expr(&C->varying, st->u.while_.cond)) return place_while(C, st, state);
     break;
   case TC_ST_IF:
     if (!tc_varying_expr(&C->varying, st->u.if_.cond)) {
@@ -224,6 +273,8 @@ static void dedupe(tc_stmt *st) {
     st->u.seq.n = n;
   } else if (st->kind == TC_ST_FOR) {
     dedupe(st->u.loop.body);
+  } else if (st->kind == TC_ST_WHILE) {
+    dedupe(st->u.while_.body);
   } else if (st->kind == TC_ST_IF) {
     dedupe(st->u.if_.then_s);
     dedupe(st->u.if_.else_s);

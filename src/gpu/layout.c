@@ -555,6 +555,7 @@ static bool scan_stmt_cb(void *ctx, tc_stmt *s) {
     break;
   case TC_ST_LET: case TC_ST_ASSIGN: scan_expr(A, s->u.let.value); break;
   case TC_ST_IF: scan_expr(A, s->u.if_.cond); break;
+  case TC_ST_WHILE: scan_expr(A, s->u.while_.cond); break;
   case TC_ST_FOR: scan_expr(A, s->u.loop.min); scan_expr(A, s->u.loop.extent); break;
   case TC_ST_ATOMIC_ADD:
     if (!s->u.atomic.dst.buf) {

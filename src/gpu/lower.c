@@ -222,12 +222,6 @@ static bool demote_fragments(tc_gpu_plan *P, tc_buffer **by_id) {
   return true;
 }
 
-static bool find_while(void *ctx, tc_stmt *s) {
-  const tc_stmt **found = ctx;
-  if (s->kind == TC_ST_WHILE && !*found) *found = s;
-  return !*found;
-}
-
 static bool find_return_prev(void *ctx, tc_stmt *s) {
   const tc_stmt **found = ctx;
   if (s->kind == TC_ST_ATOMIC_ADD && s->u.atomic.buf && s->u.atomic.prev && !*found) *found = s;
@@ -269,12 +263,6 @@ static tc_kernel_ir *lower_once(tc_arena *a, const tc_kernel_ir *k0, const tc_gp
    * the warp-specialized pipeline where it is a ring of stages, else run in that order, which
    * needs a target that can trap (its waits are run-time checks). */
   if (!tc_gpu_explicit_ws(P)) return NULL;
-  const tc_stmt *loop = NULL;
-  tc_visit_stmts(k->body, find_while, &loop);
-  if (loop) {
-    tc_gpu_fail(P, loop->loc, "a 'while' loop on a runtime condition is not yet supported on %s; the cpu target runs it", desc->target);
-    return NULL;
-  }
   if (k->nworkspaces > 0) {
     tc_gpu_fail(P, k->workspaces[0]->loc, "a global workspace ('%s' = T.alloc_global(...)) is not yet supported on %s; the cpu "
                 "target runs it", k->workspaces[0]->name, desc->target);

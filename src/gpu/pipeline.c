@@ -889,6 +889,11 @@ static tc_stmt *rewrite(walk_ctx *W, tc_stmt *s) {
     if (s->u.loop.kind == TC_LOOP_PIPELINED && s->u.loop.num_stages >= 2 && W->P->nrestage < 60)
       return pipeline_loop(W->P, s, W->root, W->depth == 0 && !W->deep_assign);
     return s;
+  case TC_ST_WHILE:
+    W->depth++;
+    s->u.while_.body = rewrite(W, s->u.while_.body);
+    W->depth--;
+    return s;
   case TC_ST_IF:
     W->depth++;
     s->u.if_.then_s = rewrite(W, s->u.if_.then_s);

@@ -1747,6 +1747,14 @@ static tc_stmt *lower_stmt(tc_gpu_plan *P, tc_stmt *s) {
       s = c;
     }
     break;
+  case TC_ST_WHILE: {
+    tc_stmt *c = tc_ir_stmt(P->a, TC_ST_WHILE, s->loc);
+    *c = *s;
+    c->u.while_.body = lower_stmt(P, s->u.while_.body);
+    if (!c->u.while_.body) return NULL;
+    s = c;
+    break;
+  }
   case TC_ST_IF: {
     tc_stmt *c = tc_ir_stmt(P->a, TC_ST_IF, s->loc);
     *c = *s;
@@ -1760,7 +1768,7 @@ static tc_stmt *lower_stmt(tc_gpu_plan *P, tc_stmt *s) {
   }
   /* ordinary per-thread statements: fragments may be read only when every thread holds them */
   tc_stmt *c = tc_ir_clone_stmt(P->a, s);
-  if (s->kind == TC_ST_FOR || s->kind == TC_ST_IF) {
+  if (s->kind == TC_ST_FOR || s->kind == TC_ST_IF || s->kind == TC_ST_WHILE) {
     /* children were lowered above; rewrite only this statement's own expressions */
     c = s;
   }
@@ -1770,6 +1778,8 @@ static tc_stmt *lower_stmt(tc_gpu_plan *P, tc_stmt *s) {
     c->u.loop.extent = tc_rewrite_expr(c->u.loop.extent, repl_rewrite, &R);
   } else if (c->kind == TC_ST_IF) {
     c->u.if_.cond = tc_rewrite_expr(c->u.if_.cond, repl_rewrite, &R);
+  } else if (c->kind == TC_ST_WHILE) {
+    c->u.while_.cond = tc_rewrite_expr(c->u.while_.cond, repl_rewrite, &R);
   } else {
     tc_rewrite_stmt_exprs(c, repl_rewrite, &R);
     if (c->kind == TC_ST_STORE && is_frag(c->u.store.buf)) {

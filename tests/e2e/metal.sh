@@ -72,6 +72,9 @@ for tgt in metal metal,metal4=1; do
     echo "../tests/e2e/data/compat/gemm_fragment_a.py --kernel scaled_gemm"
     echo "../tests/e2e/data/compat/gemm_fragment_a.py --kernel scaled_gemm -D trans_A=True"
     echo "../tests/e2e/data/compat/gemm_fragment_a.py --kernel two_gemms"
+    # while loops on runtime conditions
+    echo "../tests/e2e/data/compat/runtime_while.py"
+    for k in streamed_gemm shared_cursor; do echo "../tests/e2e/data/compat/while_gemm.py --kernel $k"; done
     # views of global tensors (T.Tensor(shape, dtype, X.data)): pointers to their tensors
     echo "../tests/e2e/data/compat/global_views.py"
     # kernels of several launches (dependent 'with T.Kernel' blocks, T.sync_grid): one dispatch each

@@ -1475,6 +1475,14 @@ static void stmt(cg *g, const tc_stmt *s) {
     if (!g->nan_acc && !g->exact_rerun && nan_deferred(s)) nan_deferred_loop(g, s);
     else plain_stmt(g, s);
     break;
+  case TC_ST_WHILE: /* its condition is the same in every thread (the barrier pass checked) */
+    expr(g, &t, s->u.while_.cond);
+    line(g, "while (%s) {", tc_sb_cstr(&t));
+    g->ind++;
+    stmt(g, s->u.while_.body);
+    g->ind--;
+    line(g, "}");
+    break;
   case TC_ST_IF:
     expr(g, &t, s->u.if_.cond);
     line(g, "if (%s) {", tc_sb_cstr(&t));
