@@ -16,13 +16,15 @@ typedef struct launch_state {
   double *fscalars;
   int64_t *syms;
   int64_t *offsets, *nbytes;
-  int nws;   /* T.alloc_global workspaces (tc_kernel_ir.workspaces), host memory at data[nparams + w] */
+  int nws;   /* T.alloc_global workspaces (tc_kernel_ir.workspaces): their bytes, and for host */
+  int64_t *ws_bytes; /* tensors the memory at data[nparams + w] (device backends allocate their own) */
   void **ws;
 } launch_state;
 
 static void launch_state_free(launch_state *s) {
   for (int i = 0; i < s->nws && s->ws; i++) free(s->ws[i]);
   free(s->ws);
+  free(s->ws_bytes);
   free(s->data);
   free(s->scalars);
   free(s->fscalars);
@@ -74,16 +76,12 @@ typedef struct flop_env flop_env;
 static bool eval_int(const tc_kernel_ir *ir, const tc_expr *e, const int64_t *syms, const int64_t *scalars,
                      const flop_env *locals, int64_t *out);
 
-/* T.alloc_global: each workspace, zeroed host memory for this launch, at data[nparams + w]. Only
- * host backends (cpu, the reference run) get here: the GPU targets refuse workspaces. */
+/* T.alloc_global: each workspace's bytes, and on the host (cpu, the reference run, emulators) the
+ * zeroed memory for this launch at data[nparams + w]; a device backend allocates its own. */
 static bool alloc_workspaces(const tc_kernel_ir *ir, int32_t device, launch_state *st, tilec_error *err) {
-  if (device != kDLCPU) {
-    tc_error(err, TILEC_ERROR_TARGET, "kernel '%s' has a global workspace (T.alloc_global), which only the cpu target runs",
-             ir->name);
-    return false;
-  }
   st->ws = calloc((size_t)ir->nworkspaces, sizeof(void *));
-  if (!st->ws) {
+  st->ws_bytes = calloc((size_t)ir->nworkspaces, sizeof(int64_t));
+  if (!st->ws || !st->ws_bytes) {
     tc_error(err, TILEC_ERROR_NOMEM, "out of memory launching '%s'", ir->name);
     return false;
   }
@@ -100,6 +98,8 @@ static bool alloc_workspaces(const tc_kernel_ir *ir, int32_t device, launch_stat
       numel *= n;
     }
     int64_t bytes = (numel * tc_dtype_bits(b->dtype) + 7) / 8;
+    st->ws_bytes[w] = bytes;
+    if (device != kDLCPU) continue;
     st->ws[w] = calloc((size_t)(bytes > 0 ? bytes : 1), 1);
     if (!st->ws[w]) {
       tc_error(err, TILEC_ERROR_NOMEM, "out of memory allocating workspace '%s' (%lld bytes) of '%s'", b->name, (long long)bytes,
@@ -365,7 +365,7 @@ static tilec_status launch(tilec_kernel *k, DLTensor *const *args, size_t nargs,
   tilec_status rc = check_args(k, args, nargs, device, &st, err);
   if (rc != TILEC_OK) return rc;
   tc_launch_args la = {st.data, st.scalars, st.fscalars, st.syms, k->ir->nparams, k->ir->nsyms,
-                       st.device, stream, async, {1, 1, 1}, true, st.offsets, st.nbytes};
+                       st.device, stream, async, {1, 1, 1}, true, st.offsets, st.nbytes, st.nws, st.ws_bytes};
   for (int i = 0; i < k->ir->grid_ndim && la.grid_known; i++)
     la.grid_known = eval_int(k->ir, k->ir->grid[i], st.syms, st.scalars, NULL, &la.grid[i]);
   rc = k->backend->launch(&k->env, k->module->mod, &la, err);

@@ -45,6 +45,8 @@ typedef struct tc_gpu_desc {
                              (cuda's __trap); Metal kernels cannot */
   bool launches;          /* the runtime launches a kernel of several launches (tc_kernel_ir.nlaunches)
                              one launch after another, passing the launch's number */
+  bool workspaces;        /* the runtime gives the kernel its T.alloc_global workspaces (zeroed device
+                             memory, after the parameters: tc_launch_args.ws_bytes) */
 } tc_gpu_desc;
 
 /* ---- fragment layouts (layout.c) ----

@@ -263,9 +263,9 @@ static tc_kernel_ir *lower_once(tc_arena *a, const tc_kernel_ir *k0, const tc_gp
    * the warp-specialized pipeline where it is a ring of stages, else run in that order, which
    * needs a target that can trap (its waits are run-time checks). */
   if (!tc_gpu_explicit_ws(P)) return NULL;
-  if (k->nworkspaces > 0) {
+  if (k->nworkspaces > 0 && !desc->workspaces) {
     tc_gpu_fail(P, k->workspaces[0]->loc, "a global workspace ('%s' = T.alloc_global(...)) is not yet supported on %s; the cpu "
-                "target runs it", k->workspaces[0]->name, desc->target);
+                "and cuda targets run it", k->workspaces[0]->name, desc->target);
     return NULL;
   }
   if (k->nlaunches > 1 && !desc->launches) {

@@ -137,6 +137,11 @@ typedef struct tc_launch_args {
    * the id<MTLBuffer>), its byte_offset is offsets[i] and its bytes from there nbytes[i]. */
   const int64_t *offsets;
   const int64_t *nbytes;
+  /* T.alloc_global workspaces (tc_kernel_ir.workspaces): their bytes, zeroed before the launch.
+   * Backends with host tensors find them allocated at data[nparams + w]; device backends
+   * allocate them (data[nparams + w] is NULL there). */
+  int nworkspaces;
+  const int64_t *ws_bytes;
 } tc_launch_args;
 
 typedef struct tc_loaded tc_loaded; /* a backend's loaded module (opaque) */

@@ -89,6 +89,10 @@ ws_gemm='block_N=256 -D block_K'
     # while loops on runtime conditions: tile operations and a pipelined gemm inside, a condition
     # the body writes in shared memory (a barrier before each evaluation), a per-thread loop
     echo "cuda,arch=$arch|../tests/e2e/data/compat/runtime_while.py"
+    # T.alloc_global workspaces: zeroed memory after the parameters (atomic counters in them, a
+    # workspace two launches share)
+    echo "cuda,arch=$arch|../tests/e2e/data/compat/atomic_prev.py"
+    echo "cuda,arch=$arch|../tests/e2e/data/compat/multi_launch.py --kernel workspace"
     for o in "" "reverse "; do
       echo "cuda,arch=$arch|${o}../tests/e2e/data/compat/while_gemm.py --kernel streamed_gemm"
       echo "cuda,arch=$arch|${o}../tests/e2e/data/compat/while_gemm.py --kernel shared_cursor"

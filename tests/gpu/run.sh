@@ -101,6 +101,9 @@ C=../tests/e2e/data/compat
   echo "$C/gemm_fragment_a.py --kernel scaled_gemm -D trans_A=True"
   echo "$C/gemm_fragment_a.py --kernel two_gemms"
   echo "$C/runtime_while.py"
+  echo "$C/multi_launch.py --kernel workspace"
+  echo "$C/atomic_prev.py"
+  echo "$C/atomic_prev.py --bench" # verified after many launches: the workspace is zeroed before each
   echo "$C/while_gemm.py --kernel streamed_gemm"
   echo "$C/while_gemm.py --kernel streamed_gemm -D M=1000 -D N=1000 -D K=512 -D block_M=128 -D block_N=128 -D block_K=64 -D blocks=20 -D num_stages=3"
   echo "$C/while_gemm.py --kernel shared_cursor -D M=1000 -D N=256 -D blocks=7 -D threads=128"

@@ -1861,6 +1861,11 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
     if (np++) tc_sb_puts(&kern, ", ");
     tc_sb_puts(&kern, "unsigned char *__restrict__ tcg_sk_ws");
   }
+  for (int w = 0; w < k->nworkspaces; w++) { /* T.alloc_global: zeroed device memory the runtime keeps */
+    if (np++) tc_sb_puts(&kern, ", ");
+    tc_sb_printf(&kern, "%s *__restrict__ ", stype(k->workspaces[w]->dtype));
+    buf_name(&kern, k->workspaces[w]);
+  }
   for (int i = 0; i < k->ntma; i++) {
     if (np++) tc_sb_puts(&kern, ", ");
     tc_sb_printf(&kern, "const __grid_constant__ tcg_tmap tcg_tm%d", i);

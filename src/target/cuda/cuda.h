@@ -38,6 +38,10 @@
  *   - then each k->syms[s] (symbolic dimension) as int32;
  *   - then, for a kernel of several launches (launches=), the launch's number as int32;
  *   - then, for a stream-K kernel (streamk=), its workspace's device pointer;
+ *   - then each k->workspaces[w] (T.alloc_global) as a pointer to device memory the runtime
+ *     keeps with the loaded kernel (after stream-K's, each on a 256-byte boundary), zeroed on
+ *     the stream before every launch (before the first of a kernel of several launches, which
+ *     share it); launches on other streams wait for the last one, as stream-K's do;
  *   - then one 128-byte CUtensorMap (`const __grid_constant__`) per meta tmap= line, made by the
  *     runtime at each launch from the tensor's pointer (TMA loads on sm_90, docs/cuda.md).
  * The grid is k->grid[] evaluated on the host with the symbolic dims and scalars bound; the

@@ -121,8 +121,9 @@ static tilec_status emu_launch(const tc_backend_env *env, tc_loaded *m, const tc
   if (cs != TILEC_OK || empty) return cs;
   /* the launch's number (a kernel of several launches) sits between the symbolic dims and the maps */
   /* ... and the stream-K workspace, host memory for this launch (flags zeroed) */
-  int nl = m->meta.launches > 1, nk = m->meta.streamk > 0, nt = m->meta.ntmaps, n = m->nparams + m->nsyms + nl + nk + nt,
-      L = m->nparams + m->nsyms;
+  /* ... and the T.alloc_global workspaces, host memory the launch made (tc_launch_args) */
+  int nl = m->meta.launches > 1, nk = m->meta.streamk > 0, nw = a->nworkspaces, nt = m->meta.ntmaps,
+      n = m->nparams + m->nsyms + nl + nk + nw + nt, L = m->nparams + m->nsyms;
   void *sk_ws = NULL;
   unsigned char(*vals)[8] = calloc((size_t)(n > 0 ? n : 1), sizeof *vals);
   void **ptrs = calloc((size_t)(n > 0 ? n : 1), sizeof *ptrs);
@@ -143,6 +144,10 @@ static tilec_status emu_launch(const tc_backend_env *env, tc_loaded *m, const tc
     memcpy(vals[m->nparams + s], &v, sizeof v);
     ptrs[m->nparams + s] = vals[m->nparams + s];
   }
+  for (int w = 0; w < nw; w++) {
+    memcpy(vals[L + nl + nk + w], &a->data[m->nparams + w], sizeof(void *));
+    ptrs[L + nl + nk + w] = vals[L + nl + nk + w];
+  }
   for (int i = 0; i < nt && st == TILEC_OK; i++) {
     const tc_cuda_tmap *t = &m->meta.tmaps[i];
     tc_cuemu_tmap e;
@@ -153,7 +158,7 @@ static tilec_status emu_launch(const tc_backend_env *env, tc_loaded *m, const tc
     e.swizzle = 128;
     memset(maps + 128 * (size_t)i, 0, 128);
     memcpy(maps + 128 * (size_t)i, &e, sizeof e);
-    ptrs[L + nl + nk + i] = maps + 128 * (size_t)i;
+    ptrs[L + nl + nk + nw + i] = maps + 128 * (size_t)i;
   }
   unsigned grid[3];
   int cluster = m->meta.cluster > 1 ? m->meta.cluster : 1;

@@ -27,6 +27,7 @@ bool tc_cuda_desc_for_arch(const char *arch, tc_gpu_desc *d) {
   d->atomic_fetch = true; /* T.atomic_add(..., return_prev=True): the helpers return the old value */
   d->traps = true;
   d->launches = true; /* meta launches=N: the runtime launches N times with tcg_launch = 0..N-1 */
+  d->workspaces = true; /* runtime.c: zeroed device memory per launch, passed after the stream-K workspace */
   return true;
 }
 

@@ -15,6 +15,7 @@
 #include "util/diag.h"
 
 #define MAX_DEVICES 16
+#define MAX_WORKSPACES 64 /* T.alloc_global buffers of one kernel */
 
 /* ---- generate: the code generator, then the metadata from what it returned ---- */
 
@@ -110,12 +111,15 @@ typedef struct device_slot {
   tc_cu_module module;
   tc_cu_function fn;
   int resident; /* blocks the device runs at once (persistent kernels), after loading */
-  /* stream-K kernels (meta streamk=): the workspace for `resident` blocks, and the last launch's
-   * stream and completion, so that a launch on another stream waits for it (they share it) */
-  tc_cu_devptr sk_ws;
-  tc_cu_event sk_done;
-  tc_cu_stream sk_stream;
-  bool sk_launched;
+  /* Device memory the kernel's launches share (scratch_layout): stream-K's workspace for
+   * `resident` blocks (meta streamk=), then the T.alloc_global workspaces; and the last launch's
+   * stream and completion, so that a launch on another stream waits for it. Guarded by mu. */
+  tc_cu_devptr scratch;
+  size_t scratch_bytes;
+  tc_cu_event done;
+  bool has_event;
+  tc_cu_stream last_stream;
+  bool launched;
 } device_slot;
 
 struct tc_loaded {
@@ -129,29 +133,55 @@ struct tc_loaded {
   device_slot dev[MAX_DEVICES];
 };
 
-/* A stream-K kernel's workspace on the device of slot s (current): zeroed flags, slots left as
- * they are (every slot is written before it is read), and the event its launches record. */
-static tilec_status streamk_workspace(tc_loaded *m, device_slot *s, tilec_error *err) {
+/* Where each part of the scratch memory lies: stream-K's workspace at 0, then the workspaces,
+ * each on a 256-byte boundary. Returns the bytes needed (0: none). */
+static size_t scratch_layout(const tc_loaded *m, const device_slot *s, const tc_launch_args *a, size_t *ws_at) {
+  size_t at = m->meta.streamk ? ((size_t)tc_cuda_streamk_bytes(&m->meta, s->resident) + 255) & ~(size_t)255 : 0;
+  for (int w = 0; w < a->nworkspaces; w++) {
+    ws_at[w] = at;
+    at += ((size_t)(a->ws_bytes[w] > 0 ? a->ws_bytes[w] : 1) + 255) & ~(size_t)255;
+  }
+  return at;
+}
+
+/* At least `bytes` of scratch on the device of slot s (current; mu held): a larger allocation
+ * replaces a smaller one once the launches using it are done; stream-K's flags start zeroed
+ * (its slots need nothing: every slot is written before it is read). */
+static tilec_status scratch_reserve(tc_loaded *m, device_slot *s, size_t bytes, tilec_error *err) {
   const tc_cu_api *cu = m->cu;
-  int64_t bytes = tc_cuda_streamk_bytes(&m->meta, s->resident), flag_bytes = (int64_t)s->resident * 4;
-  unsigned *zero = calloc((size_t)flag_bytes, 1);
-  if (!zero) {
-    tc_error(err, TILEC_ERROR_NOMEM, "out of memory loading '%s'", m->meta.entry);
-    return TILEC_ERROR_NOMEM;
+  tc_cu_result r = TC_CU_SUCCESS;
+  if (!s->has_event) {
+    if ((r = cu->EventCreate(&s->done, 2 /* CU_EVENT_DISABLE_TIMING */)) != TC_CU_SUCCESS) return tc_cu_fail(err, cu, r, "cuEventCreate");
+    s->has_event = true;
+  }
+  if (bytes <= s->scratch_bytes) return TILEC_OK;
+  if (s->scratch) {
+    if (s->launched) cu->EventSynchronize(s->done);
+    cu->MemFree(s->scratch);
+    s->scratch = 0, s->scratch_bytes = 0;
   }
   char what[320];
-  snprintf(what, sizeof what, "allocating the %lld-byte stream-K workspace of kernel '%s'", (long long)bytes, m->meta.entry);
-  s->sk_ws = 0;
-  tc_cu_result r = cu->MemAlloc(&s->sk_ws, (size_t)bytes);
-  if (r == TC_CU_SUCCESS) r = cu->MemcpyHtoD(s->sk_ws, zero, (size_t)flag_bytes);
-  if (r == TC_CU_SUCCESS) r = cu->EventCreate(&s->sk_done, 2 /* CU_EVENT_DISABLE_TIMING */);
-  free(zero);
-  if (r != TC_CU_SUCCESS) {
-    if (s->sk_ws) cu->MemFree(s->sk_ws);
-    s->sk_ws = 0;
+  snprintf(what, sizeof what, "allocating %zu bytes of workspace for kernel '%s'", bytes, m->meta.entry);
+  if ((r = cu->MemAlloc(&s->scratch, bytes)) != TC_CU_SUCCESS) {
+    s->scratch = 0;
     return tc_cu_fail(err, cu, r, what);
   }
-  s->sk_launched = false;
+  if (m->meta.streamk) {
+    size_t flag_bytes = (size_t)s->resident * 4;
+    unsigned *zero = calloc(flag_bytes, 1);
+    r = zero ? cu->MemcpyHtoD(s->scratch, zero, flag_bytes) : TC_CU_SUCCESS;
+    free(zero);
+    if (!zero || r != TC_CU_SUCCESS) {
+      cu->MemFree(s->scratch);
+      s->scratch = 0;
+      if (!zero) {
+        tc_error(err, TILEC_ERROR_NOMEM, "out of memory launching '%s'", m->meta.entry);
+        return TILEC_ERROR_NOMEM;
+      }
+      return tc_cu_fail(err, cu, r, what);
+    }
+  }
+  s->scratch_bytes = bytes;
   return TILEC_OK;
 }
 
@@ -212,14 +242,6 @@ static tilec_status load_on(tc_loaded *m, int d, tilec_error *err) {
       s->resident = s->resident / C * C;
     if (s->resident < C) s->resident = C;
   }
-  if (m->meta.streamk) {
-    st = streamk_workspace(m, s, err);
-    if (st != TILEC_OK) {
-      cu->ModuleUnload(s->module);
-      tc_cu_release_device(cu, d);
-      return st;
-    }
-  }
   s->loaded = true;
   return TILEC_OK;
 }
@@ -234,11 +256,11 @@ void tc_cuda_unload(tc_loaded *m) {
   for (int d = 0; d < MAX_DEVICES; d++) {
     if (!m->dev[d].loaded) continue;
     m->cu->CtxSetCurrent(m->dev[d].ctx);
-    if (m->dev[d].sk_ws) { /* launches still running use it */
-      m->cu->EventSynchronize(m->dev[d].sk_done);
-      m->cu->EventDestroy(m->dev[d].sk_done);
-      m->cu->MemFree(m->dev[d].sk_ws);
+    if (m->dev[d].has_event) { /* launches still running use the scratch */
+      m->cu->EventSynchronize(m->dev[d].done);
+      m->cu->EventDestroy(m->dev[d].done);
     }
+    if (m->dev[d].scratch) m->cu->MemFree(m->dev[d].scratch);
     m->cu->ModuleUnload(m->dev[d].module);
     tc_cu_release_device(m->cu, d);
   }
@@ -459,10 +481,16 @@ tilec_status tc_cuda_launch(const tc_backend_env *env, tc_loaded *m, const tc_la
     goto done;
   }
   /* Argument values, then pointers to them, as cuLaunchKernel takes them; tensor maps last. */
-  /* the launch's number (a kernel of several launches) and the stream-K workspace sit between the
-   * symbolic dims and the maps */
-  int nl = m->meta.launches > 1, nk = m->meta.streamk > 0, nt = m->meta.ntmaps, n = m->nparams + m->nsyms + nl + nk + nt,
-      L = m->nparams + m->nsyms;
+  /* the launch's number (a kernel of several launches), the stream-K workspace and the
+   * T.alloc_global workspaces sit between the symbolic dims and the maps */
+  int nl = m->meta.launches > 1, nk = m->meta.streamk > 0, nw = a->nworkspaces, nt = m->meta.ntmaps,
+      n = m->nparams + m->nsyms + nl + nk + nw + nt, L = m->nparams + m->nsyms;
+  if (nw > MAX_WORKSPACES) {
+    tc_error(err, TILEC_ERROR_USAGE, "kernel '%s' has %d global workspaces (T.alloc_global); the cuda runtime takes at most %d",
+             m->meta.entry, nw, MAX_WORKSPACES);
+    st = TILEC_ERROR_USAGE;
+    goto done;
+  }
   unsigned char(*vals)[8] = calloc((size_t)(n > 0 ? n : 1), sizeof *vals);
   void **ptrs = calloc((size_t)(n > 0 ? n : 1), sizeof *ptrs);
   tc_cu_tensor_map *maps = nt ? aligned_alloc(64, sizeof *maps * (size_t)nt) : NULL;
@@ -498,7 +526,7 @@ tilec_status tc_cuda_launch(const tc_backend_env *env, tc_loaded *m, const tc_la
   }
   for (int i = 0; i < nt && st == TILEC_OK; i++) {
     st = encode_tmap(cu, m, &m->meta.tmaps[i], a, &maps[i], err);
-    ptrs[L + nl + nk + i] = &maps[i];
+    ptrs[L + nl + nk + nw + i] = &maps[i];
   }
   unsigned grid[3];
   if (st == TILEC_OK) st = tc_cuda_launch_grid(&m->meta, a, m->dev[d].resident, grid, err);
@@ -507,26 +535,41 @@ tilec_status tc_cuda_launch(const tc_backend_env *env, tc_loaded *m, const tc_la
     tc_cu_stream stream = (tc_cu_stream)a->stream;
     if (nl) ptrs[L] = vals[L];
     r = TC_CU_SUCCESS;
-    if (nk) { /* launches share the workspace: one on another stream waits for the last */
-      memcpy(vals[L + nl], &ds->sk_ws, sizeof ds->sk_ws);
-      ptrs[L + nl] = vals[L + nl];
+    size_t ws_at[MAX_WORKSPACES];
+    bool shared = nk || nw; /* launches share the scratch: one on another stream waits for the last */
+    if (shared) {
       pthread_mutex_lock(&m->mu);
-      if (ds->sk_launched && ds->sk_stream != stream) r = cu->StreamWaitEvent(stream, ds->sk_done, 0);
+      st = scratch_reserve(m, ds, scratch_layout(m, ds, a, ws_at), err);
+      if (st == TILEC_OK && ds->launched && ds->last_stream != stream) r = cu->StreamWaitEvent(stream, ds->done, 0);
+      if (nk) {
+        memcpy(vals[L + nl], &ds->scratch, sizeof ds->scratch);
+        ptrs[L + nl] = vals[L + nl];
+      }
+      for (int w = 0; w < nw && st == TILEC_OK && r == TC_CU_SUCCESS; w++) { /* zeroed before every launch, as the cpu's are */
+        tc_cu_devptr p = ds->scratch + ws_at[w];
+        memcpy(vals[L + nl + nk + w], &p, sizeof p);
+        ptrs[L + nl + nk + w] = vals[L + nl + nk + w];
+        if (a->ws_bytes[w] > 0) r = cu->MemsetD8Async(p, 0, (size_t)a->ws_bytes[w], stream);
+      }
     }
-    for (int32_t l = 0; l < m->meta.launches && r == TC_CU_SUCCESS; l++) { /* one after another on the stream */
+    for (int32_t l = 0; l < m->meta.launches && st == TILEC_OK && r == TC_CU_SUCCESS; l++) { /* one after another on the stream */
       if (nl) memcpy(vals[L], &l, sizeof l);
       r = cu->LaunchKernel(ds->fn, grid[0], grid[1], grid[2],
                            (unsigned)m->meta.block[0], (unsigned)m->meta.block[1], (unsigned)m->meta.block[2],
                            (unsigned)m->meta.smem, stream, ptrs, NULL);
     }
-    if (nk) {
-      if (r == TC_CU_SUCCESS && (r = cu->EventRecord(ds->sk_done, stream)) == TC_CU_SUCCESS) ds->sk_stream = stream, ds->sk_launched = true;
+    if (shared) {
+      if (st == TILEC_OK && r == TC_CU_SUCCESS && (r = cu->EventRecord(ds->done, stream)) == TC_CU_SUCCESS)
+        ds->last_stream = stream, ds->launched = true;
       pthread_mutex_unlock(&m->mu);
     }
     char what[320];
     snprintf(what, sizeof what, "launching kernel '%s' (cuLaunchKernel)", m->meta.entry);
-    if (r != TC_CU_SUCCESS) st = tc_cu_fail(err, cu, r, what);
-    else if (!a->async && (r = cu->StreamSynchronize(stream)) != TC_CU_SUCCESS) {
+    if (st != TILEC_OK) {
+      /* reported */
+    } else if (r != TC_CU_SUCCESS) {
+      st = tc_cu_fail(err, cu, r, what);
+    } else if (!a->async && (r = cu->StreamSynchronize(stream)) != TC_CU_SUCCESS) {
       snprintf(what, sizeof what, "running kernel '%s'", m->meta.entry);
       st = tc_cu_fail(err, cu, r, what);
     }

@@ -1,4 +1,4 @@
-# tilec: source --target cuda --kernel-only
+# tilec: source --target metal --kernel-only
 import tilelang.language as T
 @T.prim_func
 def k(A: T.Tensor((64,), "float32"), B: T.Tensor((64,), "float32")):
