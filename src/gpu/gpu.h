@@ -208,11 +208,14 @@ typedef struct tc_gpu_plan {
    * lowered, those fragments (a replicated one is then written at a run-time register) */
   const struct tc_buffer *const *combining;
   int ncombining;
-  /* gemms (by gemm.seq) whose A fragment stage_operands.c copies to a shared tile, and the one
-   * lower_gemm found laid out unlike its operand (tc_gpu_lower then lowers again with it staged) */
-  const int *stage_a;
-  int nstage_a;
-  int restage_a;
+  /* What tc_gpu_lower's earlier attempts asked for (lower.c, "Attempts"): gemms (by gemm.seq)
+   * whose A fragment stage_operands.c copies to a shared tile, and fragments (by buffer id) kept
+   * in shared memory from the start; and what this attempt asks for when it gives up: the gemm
+   * whose A fragment is laid out unlike its operand (lower_gemm), the fragment a T.Parallel loop
+   * reads or writes at elements its threads do not hold (tileops.c). */
+  const int *stage_a, *demote_ids;
+  int nstage_a, ndemote_ids;
+  int restage_a, redemote;
 } tc_gpu_plan;
 
 bool tc_gpu_fail(tc_gpu_plan *P, tc_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

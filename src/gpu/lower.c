@@ -236,23 +236,83 @@ static bool find_local_view(void *ctx, tc_stmt *s) {
   return true;
 }
 
+/* ---- Attempts ----
+ * Some choices are known to be wrong only once layouts are inferred: a gemm's A fragment that
+ * other statements laid out unlike the operand (lower_gemm), a fragment a T.Parallel loop reads
+ * or writes at elements its threads do not hold (tileops.c). The pass that finds one names it
+ * and gives up; tc_gpu_lower then lowers the kernel again from the start with that gemm's A
+ * staged through shared memory (stage_operands.c), or that fragment kept in shared memory,
+ * where every thread reads every element. Each request is granted once: one that comes back
+ * leaves the error as it is. */
+typedef struct attempt {
+  int stage_a[16], demote[16];
+  int nstage_a, ndemote;
+} attempt;
+
 static bool number_gemm(void *ctx, tc_stmt *s) {
   if (s->kind == TC_ST_GEMM) s->u.gemm.seq = ++*(int *)ctx;
   return true;
 }
 
-/* One attempt at the lowering, with the A operands of the gemms numbered in stage_a staged
- * through shared memory; *restage: a gemm whose A fragment should have been (0: none). */
+typedef struct demote_scan {
+  tc_gpu_plan *P;
+  tc_buffer **to; /* by id */
+  int n;
+} demote_scan;
+
+static bool wants_demoted(const tc_gpu_plan *P, const tc_buffer *b) {
+  for (int i = 0; i < P->ndemote_ids; i++)
+    if (P->demote_ids[i] == b->id) return b->scope == TC_SCOPE_FRAGMENT && !b->layout && !b->view_of;
+  return false;
+}
+/* the fragments asked for (then undo_gemm_c_cb drops those a gemm accumulates into: the gemm
+ * needs them in registers) */
+static bool demote_scan_cb(void *ctx, tc_stmt *s) {
+  demote_scan *D = ctx;
+  if (s->kind == TC_ST_ALLOC && wants_demoted(D->P, s->u.alloc.buf) && s->u.alloc.buf->id < D->n && !D->to[s->u.alloc.buf->id]) {
+    tc_buffer *nb = TC_NEW(D->P->a, tc_buffer);
+    *nb = *s->u.alloc.buf;
+    nb->scope = TC_SCOPE_SHARED;
+    D->to[nb->id] = nb;
+  }
+  return true;
+}
+static bool undo_gemm_c_cb(void *ctx, tc_stmt *s) {
+  demote_scan *D = ctx;
+  if (s->kind == TC_ST_GEMM && s->u.gemm.c.buf && s->u.gemm.c.buf->id < D->n) D->to[s->u.gemm.c.buf->id] = NULL;
+  return true;
+}
+
+/* The fragments earlier attempts asked for, as shared tiles of the same id. */
+static void demote_requested(tc_gpu_plan *P) {
+  if (!P->ndemote_ids) return;
+  demote_scan D = {P, TC_NEW_ARRAY(P->a, tc_buffer *, P->k->next_id + 1), P->k->next_id + 1};
+  tc_visit_stmts(P->k->body, demote_scan_cb, &D);
+  tc_visit_stmts(P->k->body, undo_gemm_c_cb, &D);
+  bool any = false;
+  for (int id = 0; id < D.n; id++) {
+    if (!D.to[id]) continue;
+    any = true;
+    if (P->notes)
+      tc_sb_printf(P->notes, "fragment '%s' is kept in shared memory: a T.Parallel loop uses elements of it that its threads "
+                   "would not hold in registers\n", D.to[id]->name);
+  }
+  if (any) tc_replace_buffers(P->k->body, D.to, D.n);
+}
+
+/* One attempt at the lowering with what earlier attempts asked for (T); on failure, *ask holds
+ * this attempt's request (zero: none). */
 static tc_kernel_ir *lower_once(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_desc *desc, tc_strbuf *notes, tilec_error *err,
-                                const int *stage_a, int nstage_a, int *restage) {
+                                const attempt *T, attempt *ask) {
   tc_kernel_ir *k = TC_NEW(a, tc_kernel_ir);
   *k = *k0;
   k->body = tc_ir_clone_stmt(a, k0->body);
   int ngemms = 0;
   tc_visit_stmts(k->body, number_gemm, &ngemms);
-  tc_gpu_plan plan = {.a = a, .notes = notes, .k = k, .desc = desc, .err = err, .stage_a = stage_a, .nstage_a = nstage_a};
+  tc_gpu_plan plan = {.a = a, .notes = notes, .k = k, .desc = desc, .err = err, .stage_a = T->stage_a, .nstage_a = T->nstage_a,
+                      .demote_ids = T->demote, .ndemote_ids = T->ndemote, .redemote = -1};
   tc_gpu_plan *P = &plan;
-  *restage = 0;
+  memset(ask, 0, sizeof *ask);
   P->threads = 1;
   for (int i = 0; i < k->threads_ndim; i++) P->threads *= k->threads[i];
   if (P->threads > desc->max_threads) {
@@ -263,6 +323,7 @@ static tc_kernel_ir *lower_once(tc_arena *a, const tc_kernel_ir *k0, const tc_gp
    * the warp-specialized pipeline where it is a ring of stages, else run in that order, which
    * needs a target that can trap (its waits are run-time checks). */
   if (!tc_gpu_explicit_ws(P)) return NULL;
+  demote_requested(P);
   if (k->nworkspaces > 0 && !desc->workspaces) {
     tc_gpu_fail(P, k->workspaces[0]->loc, "a global workspace ('%s' = T.alloc_global(...)) is not yet supported on %s; the cpu "
                 "and cuda targets run it", k->workspaces[0]->name, desc->target);
@@ -354,7 +415,8 @@ static tc_kernel_ir *lower_once(tc_arena *a, const tc_kernel_ir *k0, const tc_gp
   if (P->failed) return NULL;
   /* 2. tile operations */
   if (!tc_gpu_lower_tileops(P)) {
-    *restage = P->restage_a;
+    if (P->restage_a > 0) ask->stage_a[ask->nstage_a++] = P->restage_a;
+    else if (P->redemote >= 0) ask->demote[ask->ndemote++] = P->redemote;
     return NULL;
   }
   /* 3. flat shared storage */
@@ -397,18 +459,22 @@ static tc_kernel_ir *lower_once(tc_arena *a, const tc_kernel_ir *k0, const tc_gp
   return k;
 }
 
+static bool granted(const int *v, int n, int x) {
+  for (int i = 0; i < n; i++)
+    if (v[i] == x) return true;
+  return false;
+}
+
 tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_desc *desc, tc_strbuf *notes, tilec_error *err) {
-  enum { MAX_STAGED = 16 };
-  int staged[MAX_STAGED], n = 0;
+  attempt T = {0}, ask;
   size_t notes_len = notes ? notes->len : 0;
   for (;;) {
-    int restage = 0;
-    tc_kernel_ir *k = lower_once(a, k0, desc, notes, err, staged, n, &restage);
-    if (k || restage <= 0 || n == MAX_STAGED) return k;
-    for (int i = 0; i < n; i++)
-      if (staged[i] == restage) return NULL; /* staged already: the error stands */
-    /* again, that gemm's A through a shared tile: what the failed attempt noted and reported goes */
-    staged[n++] = restage;
+    tc_kernel_ir *k = lower_once(a, k0, desc, notes, err, &T, &ask);
+    if (k) return k;
+    if (ask.nstage_a && T.nstage_a < 16 && !granted(T.stage_a, T.nstage_a, ask.stage_a[0])) T.stage_a[T.nstage_a++] = ask.stage_a[0];
+    else if (ask.ndemote && T.ndemote < 16 && !granted(T.demote, T.ndemote, ask.demote[0])) T.demote[T.ndemote++] = ask.demote[0];
+    else return NULL; /* nothing asked, or asked again: the error stands */
+    /* again from the start: what the failed attempt noted and reported goes */
     if (notes) tc_sb_truncate(notes, notes_len);
     tc_error_clear(err);
   }

@@ -89,6 +89,10 @@ ws_gemm='block_N=256 -D block_K'
     # while loops on runtime conditions: tile operations and a pipelined gemm inside, a condition
     # the body writes in shared memory (a barrier before each evaluation), a per-thread loop
     echo "cuda,arch=$arch|../tests/e2e/data/compat/runtime_while.py"
+    # fragments a T.Parallel loop uses at elements its threads do not hold: kept in shared memory
+    for o in "" "reverse "; do
+      for k in neighbour_rows column_accumulator; do echo "cuda,arch=$arch|${o}../tests/e2e/data/compat/fragment_demoted.py --kernel $k"; done
+    done
     # T.alloc_global workspaces: zeroed memory after the parameters (atomic counters in them, a
     # workspace two launches share)
     echo "cuda,arch=$arch|../tests/e2e/data/compat/atomic_prev.py"
@@ -202,6 +206,12 @@ if echo "$out" | grep -q "gemm_fragment_a.py:64:17: T.gemm: A ('p') is a fragmen
   echo "PASS cuda emu: --explain says a fragment A operand laid out for other warps goes through a shared tile"
 else
   echo "FAIL cuda emu: --explain of a staged fragment A operand"; echo "$out" | grep "^//" | head -5
+fi
+if "$T" source "$C/fragment_demoted.py" --kernel column_accumulator --target cuda,arch=sm_90a --explain --kernel-only 2>&1 |
+  grep -q "^// fragment 'acc' is kept in shared memory: a T.Parallel loop uses elements of it that its threads would not hold in registers$"; then
+  echo "PASS cuda emu: --explain says which fragment is kept in shared memory"
+else
+  echo "FAIL cuda emu: --explain of a fragment kept in shared memory"
 fi
 if "$T" source "$C/atomic_prev_shared.py" --target cuda --kernel-only | grep -q '_prev\[0\] = tcg_atomic_add_float16('; then
   echo "PASS cuda emu: return_prev stores the helper's result in the thread's cell"
