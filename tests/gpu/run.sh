@@ -101,6 +101,8 @@ C=../tests/e2e/data/compat
   echo "$C/gemm_fragment_a.py --kernel scaled_gemm -D trans_A=True"
   echo "$C/gemm_fragment_a.py --kernel two_gemms"
   echo "$C/runtime_while.py"
+  echo "$C/gemm_shared_slice.py --kernel split_q"
+  echo "$C/gemm_shared_slice.py --kernel b_columns"
   echo "$C/fragment_demoted.py --kernel neighbour_rows"
   echo "$C/fragment_demoted.py --kernel column_accumulator"
   echo "$C/multi_launch.py --kernel workspace"
