@@ -210,12 +210,16 @@ typedef struct tc_gpu_plan {
   int ncombining;
   /* What tc_gpu_lower's earlier attempts asked for (lower.c, "Attempts"): gemms (by gemm.seq)
    * whose A fragment stage_operands.c copies to a shared tile, and fragments (by buffer id) kept
-   * in shared memory from the start; and what this attempt asks for when it gives up: the gemm
-   * whose A fragment is laid out unlike its operand (lower_gemm), the fragment a T.Parallel loop
-   * reads or writes at elements its threads do not hold (tileops.c). */
+   * in shared memory from the start (or, a gemm's accumulator, read through a shared copy in
+   * the loop that asked); and what this attempt asks for when it gives up: the gemm whose A
+   * fragment is laid out unlike its operand (lower_gemm), the fragment a T.Parallel loop reads
+   * or writes at elements its threads do not hold, and that loop (tileops.c). */
   const int *stage_a, *demote_ids;
+  const tc_loc *demote_at; /* per demote_ids entry: the T.Parallel loop that asked */
   int nstage_a, ndemote_ids;
   int restage_a, redemote;
+  tc_loc redemote_at;
+  const tc_stmt *parallel; /* the T.Parallel nest tileops.c is lowering, or NULL */
 } tc_gpu_plan;
 
 bool tc_gpu_fail(tc_gpu_plan *P, tc_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "gpu/gpu_internal.h"
 #include "ir/walk.h"
 #include "pass/pass.h"
@@ -246,6 +247,7 @@ static bool find_local_view(void *ctx, tc_stmt *s) {
  * leaves the error as it is. */
 typedef struct attempt {
   int stage_a[16], demote[16];
+  tc_loc demote_at[16];
   int nstage_a, ndemote;
 } attempt;
 
@@ -256,39 +258,91 @@ static bool number_gemm(void *ctx, tc_stmt *s) {
 
 typedef struct demote_scan {
   tc_gpu_plan *P;
-  tc_buffer **to; /* by id */
+  tc_buffer **to;        /* by id: the shared tile a requested fragment becomes */
+  const tc_buffer **req; /* by id: a requested fragment */
+  bool *acc;             /* by id: a gemm accumulates into it */
   int n;
+  tc_stmt_list allocs;   /* the shared copies read_through_cb made */
 } demote_scan;
 
-static bool wants_demoted(const tc_gpu_plan *P, const tc_buffer *b) {
+static int requested(const tc_gpu_plan *P, const tc_buffer *b) {
   for (int i = 0; i < P->ndemote_ids; i++)
-    if (P->demote_ids[i] == b->id) return b->scope == TC_SCOPE_FRAGMENT && !b->layout && !b->view_of;
-  return false;
+    if (P->demote_ids[i] == b->id && tc_scope_in_registers(b->scope) && !b->layout && !b->view_of) return i;
+  return -1;
 }
-/* the fragments asked for (then undo_gemm_c_cb drops those a gemm accumulates into: the gemm
- * needs them in registers) */
-static bool demote_scan_cb(void *ctx, tc_stmt *s) {
+static bool note_acc_cb(void *ctx, tc_stmt *s) {
   demote_scan *D = ctx;
-  if (s->kind == TC_ST_ALLOC && wants_demoted(D->P, s->u.alloc.buf) && s->u.alloc.buf->id < D->n && !D->to[s->u.alloc.buf->id]) {
-    tc_buffer *nb = TC_NEW(D->P->a, tc_buffer);
-    *nb = *s->u.alloc.buf;
-    nb->scope = TC_SCOPE_SHARED;
-    D->to[nb->id] = nb;
-  }
+  if (s->kind == TC_ST_GEMM && s->u.gemm.c.buf && s->u.gemm.c.buf->id < D->n) D->acc[s->u.gemm.c.buf->id] = true;
   return true;
 }
-static bool undo_gemm_c_cb(void *ctx, tc_stmt *s) {
+static bool demote_scan_cb(void *ctx, tc_stmt *s) {
   demote_scan *D = ctx;
-  if (s->kind == TC_ST_GEMM && s->u.gemm.c.buf && s->u.gemm.c.buf->id < D->n) D->to[s->u.gemm.c.buf->id] = NULL;
+  if (s->kind != TC_ST_ALLOC || requested(D->P, s->u.alloc.buf) < 0) return true;
+  const tc_buffer *b = s->u.alloc.buf;
+  if (b->id >= D->n || D->to[b->id]) return true;
+  D->req[b->id] = b;
+  if (D->acc[b->id]) return true;
+  tc_buffer *nb = TC_NEW(D->P->a, tc_buffer);
+  *nb = *b;
+  nb->scope = TC_SCOPE_SHARED;
+  D->to[nb->id] = nb;
+  return true;
+}
+
+static bool same_loc(tc_loc x, tc_loc y) { return x.src == y.src && x.line == y.line && x.col == y.col; }
+
+typedef struct uses_scan { const tc_buffer *b; bool read, write; } uses_scan;
+static void note_use(void *ctx, const tc_buffer *b, bool write) {
+  uses_scan *U = ctx;
+  if (b == U->b) U->read |= !write, U->write |= write;
+}
+
+/* A gemm's accumulator stays in registers: the T.Parallel loop that asked reads it through a
+ * shared copy made just before the loop, where every thread reaches every element (only a loop
+ * that does not write it). */
+static bool read_through_cb(void *ctx, tc_stmt *s) {
+  demote_scan *D = ctx;
+  tc_gpu_plan *P = D->P;
+  if (s->kind != TC_ST_FOR || s->u.loop.kind != TC_LOOP_PARALLEL) return true;
+  for (int i = 0; i < P->ndemote_ids; i++) {
+    int id = P->demote_ids[i];
+    const tc_buffer *b = id < D->n && D->acc[id] ? D->req[id] : NULL;
+    if (!b || !same_loc(s->loc, P->demote_at[i])) continue;
+    uses_scan U = {b, false, false};
+    tc_access_fns F = {NULL, note_use, &U};
+    tc_stmt_accesses(&F, s, true);
+    if (!U.read || U.write) continue;
+    tc_buffer *copy = tc_ir_new_buffer(P->a, P->k, tc_arena_printf(P->a, "%s_read", b->name), b->dtype, TC_SCOPE_SHARED, b->ndim,
+                                       b->shape, s->loc);
+    tc_stmt *al = tc_ir_stmt(P->a, TC_ST_ALLOC, s->loc);
+    al->u.alloc.buf = copy;
+    tc_stmt_list_push(P->a, &D->allocs, al);
+    tc_stmt *fill = tc_ir_stmt(P->a, TC_ST_COPY, s->loc);
+    fill->u.copy.src = tc_ir_whole_region(P->a, (tc_buffer *)b);
+    fill->u.copy.dst = tc_ir_whole_region(P->a, copy);
+    tc_stmt *loop = tc_ir_stmt(P->a, TC_ST_FOR, s->loc);
+    *loop = *s;
+    tc_buffer **to = TC_NEW_ARRAY(P->a, tc_buffer *, D->n);
+    to[id] = copy;
+    tc_replace_buffers(loop, to, D->n);
+    tc_stmt *two[2] = {fill, loop};
+    *s = *tc_ir_seq(P->a, 2, two, s->loc);
+    if (P->notes)
+      tc_sb_printf(P->notes, "%s:%d:%d: T.Parallel: reads the accumulator '%s' through a shared copy '%s', made before the loop: "
+                   "it uses elements of it that its threads do not hold\n", s->loc.src ? s->loc.src->name : "?", s->loc.line,
+                   s->loc.col, b->name, copy->name);
+    return false;
+  }
   return true;
 }
 
 /* The fragments earlier attempts asked for, as shared tiles of the same id. */
 static void demote_requested(tc_gpu_plan *P) {
   if (!P->ndemote_ids) return;
-  demote_scan D = {P, TC_NEW_ARRAY(P->a, tc_buffer *, P->k->next_id + 1), P->k->next_id + 1};
+  int n = P->k->next_id + 1;
+  demote_scan D = {P, TC_NEW_ARRAY(P->a, tc_buffer *, n), TC_NEW_ARRAY(P->a, const tc_buffer *, n), TC_NEW_ARRAY(P->a, bool, n), n, {0}};
+  tc_visit_stmts(P->k->body, note_acc_cb, &D);
   tc_visit_stmts(P->k->body, demote_scan_cb, &D);
-  tc_visit_stmts(P->k->body, undo_gemm_c_cb, &D);
   bool any = false;
   for (int id = 0; id < D.n; id++) {
     if (!D.to[id]) continue;
@@ -298,6 +352,11 @@ static void demote_requested(tc_gpu_plan *P) {
                    "would not hold in registers\n", D.to[id]->name);
   }
   if (any) tc_replace_buffers(P->k->body, D.to, D.n);
+  tc_visit_stmts(P->k->body, read_through_cb, &D);
+  if (D.allocs.n) {
+    tc_stmt_list_push(P->a, &D.allocs, P->k->body);
+    P->k->body = tc_stmt_list_seq(P->a, &D.allocs, P->k->body->loc);
+  }
 }
 
 /* One attempt at the lowering with what earlier attempts asked for (T); on failure, *ask holds
@@ -310,7 +369,7 @@ static tc_kernel_ir *lower_once(tc_arena *a, const tc_kernel_ir *k0, const tc_gp
   int ngemms = 0;
   tc_visit_stmts(k->body, number_gemm, &ngemms);
   tc_gpu_plan plan = {.a = a, .notes = notes, .k = k, .desc = desc, .err = err, .stage_a = T->stage_a, .nstage_a = T->nstage_a,
-                      .demote_ids = T->demote, .ndemote_ids = T->ndemote, .redemote = -1};
+                      .demote_ids = T->demote, .demote_at = T->demote_at, .ndemote_ids = T->ndemote, .redemote = -1};
   tc_gpu_plan *P = &plan;
   memset(ask, 0, sizeof *ask);
   P->threads = 1;
@@ -416,7 +475,7 @@ static tc_kernel_ir *lower_once(tc_arena *a, const tc_kernel_ir *k0, const tc_gp
   /* 2. tile operations */
   if (!tc_gpu_lower_tileops(P)) {
     if (P->restage_a > 0) ask->stage_a[ask->nstage_a++] = P->restage_a;
-    else if (P->redemote >= 0) ask->demote[ask->ndemote++] = P->redemote;
+    else if (P->redemote >= 0) ask->demote_at[ask->ndemote] = P->redemote_at, ask->demote[ask->ndemote++] = P->redemote;
     return NULL;
   }
   /* 3. flat shared storage */
@@ -465,6 +524,14 @@ static bool granted(const int *v, int n, int x) {
   return false;
 }
 
+/* a fragment is demoted once; an accumulator is read through a copy once per loop */
+static bool granted_at(const attempt *T, int id, tc_loc at) {
+  for (int i = 0; i < T->ndemote; i++)
+    if (T->demote[i] == id && T->demote_at[i].src == at.src && T->demote_at[i].line == at.line && T->demote_at[i].col == at.col)
+      return true;
+  return false;
+}
+
 tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_desc *desc, tc_strbuf *notes, tilec_error *err) {
   attempt T = {0}, ask;
   size_t notes_len = notes ? notes->len : 0;
@@ -472,7 +539,8 @@ tc_kernel_ir *tc_gpu_lower(tc_arena *a, const tc_kernel_ir *k0, const tc_gpu_des
     tc_kernel_ir *k = lower_once(a, k0, desc, notes, err, &T, &ask);
     if (k) return k;
     if (ask.nstage_a && T.nstage_a < 16 && !granted(T.stage_a, T.nstage_a, ask.stage_a[0])) T.stage_a[T.nstage_a++] = ask.stage_a[0];
-    else if (ask.ndemote && T.ndemote < 16 && !granted(T.demote, T.ndemote, ask.demote[0])) T.demote[T.ndemote++] = ask.demote[0];
+    else if (ask.ndemote && T.ndemote < 16 && !granted_at(&T, ask.demote[0], ask.demote_at[0]))
+      T.demote_at[T.ndemote] = ask.demote_at[0], T.demote[T.ndemote++] = ask.demote[0];
     else return NULL; /* nothing asked, or asked again: the error stands */
     /* again from the start: what the failed attempt noted and reported goes */
     if (notes) tc_sb_truncate(notes, notes_len);

@@ -316,7 +316,7 @@ static int64_t frag_reg_at(iter_ctx *I, const tc_buffer *b, int nidx, tc_expr *c
     if (r < 0 || (reg != -2 && r != reg)) {
       char ld[96];
       tc_gl_describe(F, ld, sizeof ld);
-      P->redemote = b->id; /* tc_gpu_lower tries again with it in shared memory */
+      P->redemote = b->id, P->redemote_at = P->parallel ? P->parallel->loc : loc; /* tc_gpu_lower tries again with it in shared memory */
       tc_gpu_fail(P, loc,
                   "fragment '%s' (layout %s) is not held by the thread that runs this T.Parallel iteration; "
                   "use it at the same indices as the loop's other fragments, or copy it through shared memory",
@@ -345,7 +345,7 @@ static tc_expr *xform_expr(iter_ctx *I, const tc_expr *e) {
     if (r == -3 && P->frag[e->buf->id]->kind != TC_GL_REPL) {
       char ld[96];
       tc_gl_describe(P->frag[e->buf->id], ld, sizeof ld);
-      P->redemote = e->buf->id;
+      P->redemote = e->buf->id, P->redemote_at = P->parallel ? P->parallel->loc : e->loc;
       tc_gpu_fail(P, e->loc, "fragment '%s' (layout %s) is read in a T.Parallel loop that no fragment of its shape drives; "
                              "on %s use it at the loop's indices or keep it in shared memory", e->buf->name, ld, P->desc->target);
       I->failed = true;
@@ -419,7 +419,7 @@ static tc_stmt *xform_stmt(iter_ctx *I, const tc_stmt *s) {
                      c->u.store.value, s->loc);
       }
       if (r == -3) {
-        P->redemote = s->u.store.buf->id;
+        P->redemote = s->u.store.buf->id, P->redemote_at = P->parallel ? P->parallel->loc : s->loc;
         tc_gpu_fail(P, s->loc, "fragment '%s' is replicated in every thread and cannot be written from this T.Parallel loop "
                                "on %s; write it in a loop over its own shape", s->u.store.buf->name, P->desc->target);
         r = -1;
@@ -1741,7 +1741,12 @@ static tc_stmt *lower_stmt(tc_gpu_plan *P, tc_stmt *s) {
     if (!s->u.atomic.buf) return as_unit(P, lower_atomic_tile(P, s));
     break;
   case TC_ST_FOR:
-    if (s->u.loop.kind == TC_LOOP_PARALLEL) return as_unit(P, lower_parallel(P, s));
+    if (s->u.loop.kind == TC_LOOP_PARALLEL) {
+      P->parallel = s;
+      tc_stmt *c = lower_parallel(P, s);
+      P->parallel = NULL;
+      return as_unit(P, c);
+    }
     {
       tc_stmt *c = tc_ir_stmt(P->a, TC_ST_FOR, s->loc);
       *c = *s;

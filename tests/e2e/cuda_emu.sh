@@ -93,7 +93,7 @@ ws_gemm='block_N=256 -D block_K'
     echo "cuda,arch=$arch|../tests/e2e/data/compat/runtime_while.py"
     # fragments a T.Parallel loop uses at elements its threads do not hold: kept in shared memory
     for o in "" "reverse "; do
-      for k in neighbour_rows column_accumulator; do echo "cuda,arch=$arch|${o}../tests/e2e/data/compat/fragment_demoted.py --kernel $k"; done
+      for k in neighbour_rows column_accumulator accumulator_rows; do echo "cuda,arch=$arch|${o}../tests/e2e/data/compat/fragment_demoted.py --kernel $k"; done
     done
     # T.alloc_global workspaces: zeroed memory after the parameters (atomic counters in them, a
     # workspace two launches share)
@@ -215,6 +215,12 @@ if "$T" source "$C/fragment_demoted.py" --kernel column_accumulator --target cud
   echo "PASS cuda emu: --explain says which fragment is kept in shared memory"
 else
   echo "FAIL cuda emu: --explain of a fragment kept in shared memory"
+fi
+if "$T" source "$C/fragment_demoted.py" --kernel accumulator_rows --target cuda,arch=sm_90a --explain --kernel-only 2>&1 |
+  grep -q "^// .*fragment_demoted.py:65:17: T.Parallel: reads the accumulator 'acc' through a shared copy 'acc_read', made before the loop"; then
+  echo "PASS cuda emu: --explain says which loop reads an accumulator through a shared copy"
+else
+  echo "FAIL cuda emu: --explain of an accumulator read through a shared copy"
 fi
 if "$T" source "$C/atomic_prev_shared.py" --target cuda --kernel-only | grep -q '_prev\[0\] = tcg_atomic_add_float16('; then
   echo "PASS cuda emu: return_prev stores the helper's result in the thread's cell"

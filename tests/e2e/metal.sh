@@ -76,7 +76,7 @@ for tgt in metal metal,metal4=1; do
     # while loops on runtime conditions
     echo "../tests/e2e/data/compat/runtime_while.py"
     # fragments a T.Parallel loop uses at elements its threads do not hold: kept in shared memory
-    for k in neighbour_rows column_accumulator; do echo "../tests/e2e/data/compat/fragment_demoted.py --kernel $k"; done
+    for k in neighbour_rows column_accumulator accumulator_rows; do echo "../tests/e2e/data/compat/fragment_demoted.py --kernel $k"; done
     for k in streamed_gemm shared_cursor; do echo "../tests/e2e/data/compat/while_gemm.py --kernel $k"; done
     # views of global tensors (T.Tensor(shape, dtype, X.data)): pointers to their tensors
     echo "../tests/e2e/data/compat/global_views.py"

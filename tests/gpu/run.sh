@@ -105,6 +105,8 @@ C=../tests/e2e/data/compat
   echo "$C/gemm_shared_slice.py --kernel b_columns"
   echo "$C/fragment_demoted.py --kernel neighbour_rows"
   echo "$C/fragment_demoted.py --kernel column_accumulator"
+  echo "$C/fragment_demoted.py --kernel accumulator_rows"
+  echo "$C/fragment_demoted.py --kernel accumulator_rows -D M=128 -D N=128 -D K=64 -D parts=8 -D threads=256"
   echo "$C/multi_launch.py --kernel workspace"
   echo "$C/atomic_prev.py"
   echo "$C/atomic_prev.py --bench" # verified after many launches: the workspace is zeroed before each

@@ -5,6 +5,9 @@
 #                        at another row's index)
 #   column_accumulator:  a 1-D accumulator added to from a (1, N) loop, row after row (layernorm's
 #                        backward pass accumulates dgamma so)
+#   accumulator_rows:    a gemm's accumulator, which stays in registers, read in row blocks by a
+#                        loop of another shape (sparse MLA's backward pass stores dKV so): that
+#                        loop reads a shared copy made just before it
 import tilelang
 import tilelang.language as T
 
@@ -41,4 +44,25 @@ def column_accumulator(M=16, N=256, threads=128):
                     row[i, j] = x_s[i, j] * Y[r, j]
                     acc[j] += row[i, j]
             T.copy(acc, Out)
+    return main
+
+
+@tilelang.jit
+def accumulator_rows(M=64, N=64, K=32, parts=4, threads=128):
+    rows = M // parts
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), T.float16), B: T.Tensor((K, N), T.float16), C: T.Tensor((M, N), T.float32)):
+        with T.Kernel(1, threads=threads) as bx:
+            a = T.alloc_shared((M, K), T.float16)
+            b = T.alloc_shared((K, N), T.float16)
+            acc = T.alloc_fragment((M, N), T.float32)
+            out = T.alloc_shared((rows, N), T.float32)
+            T.copy(A, a)
+            T.copy(B, b)
+            T.gemm(a, b, acc, clear_accum=True)
+            for p in T.serial(parts):
+                for i, j in T.Parallel(rows, N):
+                    out[i, j] = acc[i + p * rows, j] * 2
+                T.copy(out, C[p * rows, 0])
     return main
