@@ -145,6 +145,11 @@ typedef struct iter_ctx {
   int nren, capren;
   tc_var **ren_from, **ren_to;
   bool runtime;         /* iterations are not tied to registers: fragments must be replicated */
+  /* per-thread cells the body allocates (T.alloc_var, T.alloc_local) get a new buffer in each
+   * copy of it, as LET variables do */
+  int nbren, capbren;
+  const tc_buffer **bren_from;
+  tc_buffer **bren_to;
   bool failed;
   /* drive(): first every register is transformed once to record which register each fragment
    * access uses (rec), then, when those fit simple formulas of the register number, the body is
@@ -328,6 +333,12 @@ static int64_t frag_reg_at(iter_ctx *I, const tc_buffer *b, int nidx, tc_expr *c
   return reg < 0 ? 0 : reg;
 }
 
+static tc_buffer *renamed_buf(const iter_ctx *I, tc_buffer *b) {
+  for (int i = I->nbren - 1; i >= 0; i--)
+    if (I->bren_from[i] == b) return I->bren_to[i];
+  return b;
+}
+
 static tc_expr *xform_expr(iter_ctx *I, const tc_expr *e) {
   tc_gpu_plan *P = I->P;
   if (!e || I->failed) return (tc_expr *)e;
@@ -364,6 +375,7 @@ static tc_expr *xform_expr(iter_ctx *I, const tc_expr *e) {
   }
   tc_expr *c = TC_NEW(P->a, tc_expr);
   *c = *e;
+  if (c->buf) c->buf = renamed_buf(I, c->buf);
   if (e->nargs) {
     c->args = TC_NEW_ARRAY(P->a, tc_expr *, e->nargs);
     for (int i = 0; i < e->nargs; i++) c->args[i] = xform_expr(I, e->args[i]);
@@ -432,6 +444,22 @@ static tc_stmt *xform_stmt(iter_ctx *I, const tc_stmt *s) {
     }
     for (int i = 0; i < s->u.store.nidx; i++) idx[i] = xform_expr(I, s->u.store.idx[i]);
     c->u.store.idx = idx;
+    c->u.store.buf = renamed_buf(I, c->u.store.buf);
+    return c;
+  }
+  case TC_ST_ALLOC: { /* a per-thread cell: a new one in each copy of the body */
+    const tc_buffer *b = s->u.alloc.buf;
+    if ((b->scope != TC_SCOPE_VAR && b->scope != TC_SCOPE_LOCAL) || b->view_of) break;
+    if (I->nbren == I->capbren) {
+      int cap = I->capbren ? I->capbren * 2 : 8;
+      I->bren_from = tc_arena_grow(P->a, I->bren_from, sizeof(tc_buffer *) * (size_t)I->nbren, sizeof(tc_buffer *) * (size_t)cap);
+      I->bren_to = tc_arena_grow(P->a, I->bren_to, sizeof(tc_buffer *) * (size_t)I->nbren, sizeof(tc_buffer *) * (size_t)cap);
+      I->capbren = cap;
+    }
+    tc_buffer *nb = tc_ir_new_buffer(P->a, P->k, b->name, b->dtype, b->scope, b->ndim, b->shape, b->loc);
+    I->bren_from[I->nbren] = b;
+    I->bren_to[I->nbren++] = nb;
+    c->u.alloc.buf = nb;
     return c;
   }
   case TC_ST_LET:
@@ -465,6 +493,8 @@ static tc_stmt *xform_stmt(iter_ctx *I, const tc_stmt *s) {
       for (int i = 0; i < s->u.atomic.nidx; i++) idx[i] = xform_expr(I, s->u.atomic.idx[i]);
       c->u.atomic.idx = idx;
       c->u.atomic.value = xform_expr(I, s->u.atomic.value);
+      c->u.atomic.buf = renamed_buf(I, c->u.atomic.buf);
+      if (c->u.atomic.prev) c->u.atomic.prev = renamed_buf(I, c->u.atomic.prev);
       return c;
     }
     break;

@@ -103,6 +103,7 @@ C=../tests/e2e/data/compat
   echo "$C/runtime_while.py"
   echo "$C/gemm_shared_slice.py --kernel split_q"
   echo "$C/gemm_shared_slice.py --kernel b_columns"
+  echo "$C/parallel_cells.py"
   echo "$C/fragment_demoted.py --kernel neighbour_rows"
   echo "$C/fragment_demoted.py --kernel column_accumulator"
   echo "$C/fragment_demoted.py --kernel accumulator_rows"
