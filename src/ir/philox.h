@@ -1,6 +1,7 @@
 /* philox.h: cuRAND's Philox4_32_10 generator as one C function, for the philox_rand intrinsic
- * (intrinsics.def): the reference interpreter calls it, and the cpu backend's generated code
- * carries the same text (TC_PHILOX_TEXT), so the two cannot drift apart.
+ * (intrinsics.def): the reference interpreter calls it, and the cpu, cuda and metal code
+ * generators carry the same text (TC_PHILOX_TEXT and its CUDA and MSL forms), so they cannot drift
+ * apart.
  *
  * tcg_philox(key, seq, pos): the Philox-4x32 block cipher, 10 rounds (multipliers 0xD2511F53 and
  * 0xCD9E8D57, key increments 0x9E3779B9 and 0xBB67AE85), of the counter words
@@ -12,8 +13,10 @@
 
 #include <stdint.h>
 
-#define TC_PHILOX_CODE                                                                                                   \
-  static inline uint32_t tcg_philox(uint64_t key, uint64_t seq, uint64_t pos) {                                          \
+/* QUAL: the function's qualifiers in the language that carries it ("static inline" in C,
+ * "static __device__ __forceinline__" in CUDA, "inline" in MSL). */
+#define TC_PHILOX_FN(QUAL)                                                                                               \
+  QUAL uint32_t tcg_philox(uint64_t key, uint64_t seq, uint64_t pos) {                                                   \
     uint32_t c0 = (uint32_t)(pos >> 2), c1 = (uint32_t)(pos >> 34), c2 = (uint32_t)seq, c3 = (uint32_t)(seq >> 32);       \
     uint32_t k0 = (uint32_t)key, k1 = (uint32_t)(key >> 32);                                                             \
     for (int r = 0; r < 10; r++) {                                                                                       \
@@ -34,8 +37,12 @@
     }                                                                                                                    \
   }
 
+#define TC_PHILOX_CODE TC_PHILOX_FN(static inline)
+
 #define TC_PHILOX_STR_(...) #__VA_ARGS__
 #define TC_PHILOX_STR(...) TC_PHILOX_STR_(__VA_ARGS__)
 #define TC_PHILOX_TEXT TC_PHILOX_STR(TC_PHILOX_CODE) "\n"
+#define TC_PHILOX_CUDA_TEXT TC_PHILOX_STR(TC_PHILOX_FN(static __device__ __forceinline__)) "\n"
+#define TC_PHILOX_METAL_TEXT TC_PHILOX_STR(TC_PHILOX_FN(inline)) "\n"
 
 #endif

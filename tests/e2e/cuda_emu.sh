@@ -86,6 +86,9 @@ ws_gemm='block_N=256 -D block_K'
     echo "cuda,arch=$arch|../tests/e2e/data/compat/gemm_fragment_a.py --kernel scaled_gemm"
     echo "cuda,arch=$arch|reverse ../tests/e2e/data/compat/gemm_fragment_a.py --kernel scaled_gemm -D trans_A=True"
     echo "cuda,arch=$arch|../tests/e2e/data/compat/gemm_fragment_a.py --kernel two_gemms"
+    # T.rng_rand: cuRAND's Philox4_32_10, bit for bit (one generator per thread, or a block of one
+    # thread drawing in a T.Parallel loop)
+    for k in per_thread one_thread; do echo "cuda,arch=$arch|../tests/e2e/data/compat/rng.py --kernel $k"; done
     # per-thread cells allocated inside a T.Parallel body: one per copy of the body
     echo "cuda,arch=$arch|../tests/e2e/data/compat/parallel_cells.py"
     # gemm operands that are column slices of a shared tile, copied to tiles of their own
@@ -182,7 +185,7 @@ fi
 for spec in "reinterpret_bits.py --kernel widths -D N=64" "multi_launch.py --kernel split_combine" "global_views.py" \
             "smem_reuse.py --kernel two_phases -D rows=128 -D cols=192 -D threads=256" "gemm_fragment_b.py" \
             "global_layout.py --kernel accumulate" "gemm_fragment_a.py --kernel scaled_gemm" "while_gemm.py --kernel streamed_gemm" \
-            "gemm_shared_slice.py --kernel split_q" "parallel_cells.py"; do
+            "gemm_shared_slice.py --kernel split_q" "parallel_cells.py" "rng.py --kernel per_thread"; do
   f=${spec%% *}; args=${spec#"$f"}
   # shellcheck disable=SC2086
   out=$("$T" compile "$C/$f" $args --target cuda,arch=sm_90a -o "${TMPDIR:-/tmp}/tilec-emu-nvrtc.cubin" 2>&1); rc=$?

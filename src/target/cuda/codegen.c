@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "gpu/gpu.h"
+#include "ir/philox.h"
 #include "ir/walk.h"
 #include "target/cfamily.h"
 #include "target/cuda/codegen.h"
@@ -405,6 +406,16 @@ static void expr(cg *g, tc_strbuf *sb, const tc_expr *e) {
     }
     if (e->callee && !strcmp(e->callee, "reinterpret")) {
       reinterpret(g, sb, e);
+      return;
+    }
+    if (e->callee && !strcmp(e->callee, "philox_rand") && e->nargs == 3) { /* T.rng_rand: philox.h */
+      tc_sb_puts(sb, "tcg_philox(");
+      for (int i = 0; i < 3; i++) {
+        tc_sb_puts(sb, i ? ", (uint64_t)(" : "(uint64_t)(");
+        expr(g, sb, e->args[i]);
+        tc_sb_puts(sb, ")");
+      }
+      tc_sb_puts(sb, ")");
       return;
     }
     if (tc_intrinsic_construct(e->callee))
@@ -1644,6 +1655,8 @@ static void stmt(cg *g, const tc_stmt *s) {
 
 /* Helpers every kernel may use; the dtype conversions come from the shared prelude. */
 static const char cuda_helpers[] =
+    /* cuRAND's Philox4_32_10 (T.rng_rand; src/ir/philox.h) */
+    TC_PHILOX_CUDA_TEXT
     /* bit casts of float32/float64 (T.reinterpret, cfamily.c's spelling) */
     "static __device__ __forceinline__ uint32_t tcg_bits_f32(float x) { return __float_as_uint(x); }\n"
     "static __device__ __forceinline__ uint64_t tcg_bits_f64(double x) { return (uint64_t)__double_as_longlong(x); }\n"

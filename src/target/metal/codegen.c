@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "gpu/gpu.h"
+#include "ir/philox.h"
 #include "ir/walk.h"
 #include "target/cfamily.h"
 #include "target/metal/codegen.h"
@@ -379,6 +380,16 @@ static void expr(cg *g, tc_strbuf *sb, const tc_expr *e) {
     }
     if (e->callee && !strcmp(e->callee, "reinterpret") && e->nargs == 1) {
       reinterpret(g, sb, e);
+      return;
+    }
+    if (e->callee && !strcmp(e->callee, "philox_rand") && e->nargs == 3) { /* T.rng_rand: philox.h */
+      tc_sb_puts(sb, "tcg_philox(");
+      for (int i = 0; i < 3; i++) {
+        tc_sb_puts(sb, i ? ", (ulong)(" : "(ulong)(");
+        expr(g, sb, e->args[i]);
+        tc_sb_puts(sb, ")");
+      }
+      tc_sb_puts(sb, ")");
       return;
     }
     if (tc_intrinsic_construct(e->callee))
@@ -852,6 +863,8 @@ static void stmt(cg *g, const tc_stmt *s) {
 
 /* Helpers every kernel may use (after the dtype prelude and prelude.metal). */
 static const char metal_helpers[] =
+    /* cuRAND's Philox4_32_10 (T.rng_rand; src/ir/philox.h) */
+    TC_PHILOX_METAL_TEXT
     "inline long tcg_idiv(long a, long b) { return b == 0 ? 0 : b == -1 ? (long)(0 - (ulong)a) : a / b; }\n"
     "inline ulong tcg_udiv(ulong a, ulong b) { return b == 0 ? 0 : a / b; }\n"
     "inline ulong tcg_umod(ulong a, ulong b) { return b == 0 ? 0 : a % b; }\n"
