@@ -165,6 +165,10 @@ static void emit_call(tc_cf *p, tc_strbuf *sb, const tc_expr *e) {
   emit_rounded(p, sb, e, pre, ", ", ")");
 }
 
+void tc_cf_philox_text(tc_strbuf *sb, const char *u64, const char *const args[3]) {
+  tc_sb_printf(sb, "tcg_philox((%s)(%s), (%s)(%s), (%s)(%s))", u64, args[0], u64, args[1], u64, args[2]);
+}
+
 void tc_cf_reinterpret_text(tc_strbuf *sb, tc_dtype from, tc_dtype to, const char *x, const char *narrow_bits,
                             const char *to_ctype) {
   int bits = tc_dtype_bits(from);
@@ -306,12 +310,11 @@ void tc_cf_expr(tc_cf *p, tc_strbuf *sb, const tc_expr *e) {
       return;
     }
     if (e->callee && strcmp(e->callee, "philox_rand") == 0 && e->nargs == 3 && p->target && strcmp(p->target, "cpu") == 0) {
-      tc_sb_puts(sb, "tcg_philox((uint64_t)(");
-      for (int i = 0; i < 3; i++) {
-        if (i) tc_sb_puts(sb, "), (uint64_t)(");
-        tc_cf_expr(p, sb, e->args[i]);
-      }
-      tc_sb_puts(sb, "))");
+      tc_strbuf a[3];
+      const char *text[3];
+      for (int i = 0; i < 3; i++) tc_sb_init(&a[i]), tc_cf_expr(p, &a[i], e->args[i]), text[i] = tc_sb_cstr(&a[i]);
+      tc_cf_philox_text(sb, "uint64_t", text);
+      for (int i = 0; i < 3; i++) tc_sb_free(&a[i]);
       return;
     }
     tc_cf_fail(p, e->loc, "intrinsic '%s' has no %s spelling", e->callee ? e->callee : "?", p->target ? p->target : "C");

@@ -57,6 +57,10 @@ void tc_cf_c_round(tc_strbuf *sb, tc_dtype d, const char *val);
 void tc_cf_c_convert(tc_strbuf *sb, tc_dtype from, tc_dtype to, const char *val);
 const char *tc_cf_c_call(tc_expr_op op, tc_dtype d);
 
+/* philox_rand(key, seq, pos) (T.rng_rand) as a call of philox.h's tcg_philox, each argument
+ * cast to the language's unsigned 64-bit type `u64` ("uint64_t", MSL's "ulong"). */
+void tc_cf_philox_text(tc_strbuf *sb, const char *u64, const char *const args[3]);
+
 /* reinterpret(x) (T.reinterpret) as text: x's encoding as an unsigned integer of its width, then
  * that integer decoded as `to`. x is the operand's text; narrow_bits, for a narrow float x
  * (which computes as float32), the text of its encoding by the target's encoder, or NULL for

@@ -383,13 +383,11 @@ static void expr(cg *g, tc_strbuf *sb, const tc_expr *e) {
       return;
     }
     if (e->callee && !strcmp(e->callee, "philox_rand") && e->nargs == 3) { /* T.rng_rand: philox.h */
-      tc_sb_puts(sb, "tcg_philox(");
-      for (int i = 0; i < 3; i++) {
-        tc_sb_puts(sb, i ? ", (ulong)(" : "(ulong)(");
-        expr(g, sb, e->args[i]);
-        tc_sb_puts(sb, ")");
-      }
-      tc_sb_puts(sb, ")");
+      tc_strbuf a[3];
+      const char *text[3];
+      for (int i = 0; i < 3; i++) tc_sb_init(&a[i]), expr(g, &a[i], e->args[i]), text[i] = tc_sb_cstr(&a[i]);
+      tc_cf_philox_text(sb, "ulong", text);
+      for (int i = 0; i < 3; i++) tc_sb_free(&a[i]);
       return;
     }
     if (tc_intrinsic_construct(e->callee))
