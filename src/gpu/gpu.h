@@ -230,6 +230,7 @@ bool tc_gpu_explicit_ws(tc_gpu_plan *P);      /* ws_explicit.c: T.ws rings -> T.
  * the warp groups whose T.ws bodies run a gemm (0: none). */
 int tc_gpu_ws_consumer_threads(const tc_kernel_ir *k);
 bool tc_gpu_stage_operands(tc_gpu_plan *P);   /* stage_operands.c: a gemm's fragment B (or A) through a shared tile */
+void tc_gpu_resolve_views(tc_gpu_plan *P);    /* views.c: a view splitting a register tile's last dimension, as the tile */
 bool tc_gpu_pipeline(tc_gpu_plan *P);         /* pipeline.c: T.Pipelined -> staged, asynchronous copies */
 bool tc_gpu_infer_layouts(tc_gpu_plan *P);    /* layout.c: fragments and swizzled shared tiles */
 bool tc_gpu_lower_tileops(tc_gpu_plan *P);    /* tileops.c: tile ops -> per-thread code */

@@ -382,6 +382,7 @@ static tc_kernel_ir *lower_once(tc_arena *a, const tc_kernel_ir *k0, const tc_gp
    * the warp-specialized pipeline where it is a ring of stages, else run in that order, which
    * needs a target that can trap (its waits are run-time checks). */
   if (!tc_gpu_explicit_ws(P)) return NULL;
+  tc_gpu_resolve_views(P);
   demote_requested(P);
   if (k->nworkspaces > 0 && !desc->workspaces) {
     tc_gpu_fail(P, k->workspaces[0]->loc, "a global workspace ('%s' = T.alloc_global(...)) is not yet supported on %s; the cpu "

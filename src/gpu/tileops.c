@@ -305,6 +305,7 @@ static int64_t frag_reg_at(iter_ctx *I, const tc_buffer *b, int nidx, tc_expr *c
     int64_t iv[TC_GL_MAXDIM];
     for (int d = 0; d < nidx; d++) {
       if (!eval_int(idx[d], &B, &iv[d])) {
+        P->redemote = b->id, P->redemote_at = P->parallel ? P->parallel->loc : loc; /* in shared memory any index serves */
         tc_gpu_fail(P, loc, "fragment '%s' is indexed by a value other than the T.Parallel loop variables; "
                             "on %s a fragment index must be known at compile time for each iteration",
                     b->name, P->desc->target);

@@ -89,6 +89,10 @@ ws_gemm='block_N=256 -D block_K'
     # T.rng_rand: cuRAND's Philox4_32_10, bit for bit (one generator per thread, or a block of one
     # thread drawing in a T.Parallel loop)
     for k in per_thread one_thread; do echo "cuda,arch=$arch|../tests/e2e/data/compat/rng.py --kernel $k"; done
+    # a view of an accumulator that splits its last dimension (the lightning indexer's
+    # T.reshape): its loops run over the accumulator, its reduction folds each group
+    for o in "" "reverse "; do echo "cuda,arch=$arch|${o}../tests/e2e/data/compat/fragment_view.py"; done
+    echo "cuda,arch=$arch|../tests/e2e/data/compat/fragment_view.py -D N=128 -D Q=2 -D H=64 -D threads=256"
     # per-thread cells allocated inside a T.Parallel body: one per copy of the body
     echo "cuda,arch=$arch|../tests/e2e/data/compat/parallel_cells.py"
     # gemm operands that are column slices of a shared tile, copied to tiles of their own
@@ -226,6 +230,12 @@ if "$T" source "$C/fragment_demoted.py" --kernel accumulator_rows --target cuda,
   echo "PASS cuda emu: --explain says which loop reads an accumulator through a shared copy"
 else
   echo "FAIL cuda emu: --explain of an accumulator read through a shared copy"
+fi
+if "$T" source "$C/fragment_view.py" --target cuda,arch=sm_90a --explain --kernel-only 2>&1 |
+  grep -q "^// 's_reshaped' (T.reshape of 's') is read as 's' itself: its T.Parallel loops run over 's', its reductions fold each group of 16$"; then
+  echo "PASS cuda emu: --explain says a view is read as its accumulator"
+else
+  echo "FAIL cuda emu: --explain of a view read as its accumulator"
 fi
 if "$T" source "$C/atomic_prev_shared.py" --target cuda --kernel-only | grep -q '_prev\[0\] = tcg_atomic_add_float16('; then
   echo "PASS cuda emu: return_prev stores the helper's result in the thread's cell"

@@ -74,6 +74,7 @@ for tgt in metal metal,metal4=1; do
     echo "../tests/e2e/data/compat/gemm_fragment_a.py --kernel two_gemms"
     for k in split_q b_columns; do echo "../tests/e2e/data/compat/gemm_shared_slice.py --kernel $k"; done
     echo "../tests/e2e/data/compat/parallel_cells.py"
+    echo "../tests/e2e/data/compat/fragment_view.py"
     for k in per_thread one_thread; do echo "../tests/e2e/data/compat/rng.py --kernel $k"; done
     # while loops on runtime conditions
     echo "../tests/e2e/data/compat/runtime_while.py"

@@ -104,6 +104,8 @@ C=../tests/e2e/data/compat
   echo "$C/gemm_shared_slice.py --kernel split_q"
   echo "$C/gemm_shared_slice.py --kernel b_columns"
   echo "$C/parallel_cells.py"
+  echo "$C/fragment_view.py"
+  echo "$C/fragment_view.py -D N=128 -D Q=2 -D H=64 -D threads=256"
   echo "$C/rng.py --kernel per_thread"
   echo "$C/rng.py --kernel one_thread"
   echo "$C/fragment_demoted.py --kernel neighbour_rows"

@@ -88,6 +88,25 @@ static bool gemm_cb(void *ctx, tc_stmt *s) {
   return true;
 }
 
+/* A view of a moved accumulator (T.reshape) becomes a view of the moved one. */
+typedef struct views_ctx {
+  tc_arena *a;
+  tc_buffer **to;
+  int n;
+} views_ctx;
+static bool repoint_views_cb(void *ctx, tc_stmt *s) {
+  views_ctx *V = ctx;
+  if (s->kind != TC_ST_ALLOC) return true;
+  const tc_buffer *b = s->u.alloc.buf;
+  if (!b->view_of || b->view_of->id < 0 || b->view_of->id >= V->n || !V->to[b->view_of->id] || b->id < 0 || b->id >= V->n) return true;
+  tc_buffer *nv = TC_NEW(V->a, tc_buffer);
+  *nv = *b;
+  nv->view_of = V->to[b->view_of->id];
+  nv->scope = nv->view_of->scope; /* a view shares its buffer's storage, so its scope */
+  V->to[b->id] = nv;
+  return true;
+}
+
 bool tc_metal_accumulator_scope(tc_lowered *lw, tilec_error *err) {
   tc_arena *a = lw->arena;
   tc_kernel_ir *k0 = lw->k;
@@ -118,6 +137,8 @@ bool tc_metal_accumulator_scope(tc_lowered *lw, tilec_error *err) {
     any = true;
   }
   if (!any) return true;
+  views_ctx V = {a, to, S.n};
+  tc_visit_stmts(k0->body, repoint_views_cb, &V);
   tc_kernel_ir *k = TC_NEW(a, tc_kernel_ir);
   *k = *k0;
   k->body = tc_ir_clone_stmt(a, k0->body);
