@@ -25,6 +25,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "ir/walk.h"
 
 typedef struct view_map {
@@ -80,11 +81,19 @@ static tc_expr *exact_expr(void *ctx, tc_expr *e) {
   if (e->op == TC_OP_LOAD && e->buf == V->view && !at_vars(V, e->args, e->nargs)) V->exact = false;
   return e;
 }
-static void exact_slot(void *ctx, tc_buffer **slot, const tc_stmt *where) {
+/* the view's own slots in statements: stores at the nest's indices; no tile operation, atomic
+ * or print on it */
+static bool exact_stmt(void *ctx, tc_stmt *s) {
   view_map *V = ctx;
-  if (*slot != V->view) return;
-  if (where->kind == TC_ST_STORE ? !at_vars(V, where->u.store.idx, where->u.store.nidx) : where->kind != TC_ST_SEQ)
-    V->exact = false; /* loads are checked by exact_expr; anything else (a tile operation) is not an element access */
+  if (s->kind == TC_ST_STORE && s->u.store.buf == V->view && !at_vars(V, s->u.store.idx, s->u.store.nidx)) V->exact = false;
+  if ((s->kind == TC_ST_ATOMIC_ADD && (s->u.atomic.buf == V->view || s->u.atomic.prev == V->view)) ||
+      (s->kind == TC_ST_PRINT && s->u.print.buf == V->view))
+    V->exact = false;
+  tc_stmt_region regs[TC_MAX_STMT_REGIONS];
+  int nr = tc_stmt_regions(s, regs);
+  for (int i = 0; i < nr; i++)
+    if (regs[i].region->buf == V->view) V->exact = false;
+  return true;
 }
 
 /* view[vars] -> base[vars[:-2], j] (loads and stores); then q, h -> j / inner, j % inner */
@@ -140,7 +149,7 @@ static bool fold_nest(view_map *V, tc_stmt *s) {
   tc_stmt *body = loops[V->n - 1]->u.loop.body;
   V->exact = true;
   tc_rewrite_stmt_exprs(body, exact_expr, V);
-  tc_visit_buffer_slots(body, exact_slot, V);
+  tc_visit_stmts(body, exact_stmt, V);
   if (!V->exact) return false;
   tc_stmt *outer = loops[V->n - 2]; /* its loop becomes the one over j */
   V->j = tc_ir_new_var(P->a, P->k, "j", tc_index_dtype(), TC_VAR_LOOP, outer->loc);
