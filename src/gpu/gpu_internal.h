@@ -26,6 +26,11 @@ void tc_gpu_scan_nest(access_scan *A, const par_nest *N);
 
 /* tileops.c: the indices of a region at iteration `it` of its squeezed shape. */
 tc_expr **tc_gpu_region_at(tc_gpu_plan *P, const tc_region *r, tc_expr *const *it, tc_loc loc);
+/* Whether r covers its (constant-shaped) buffer whole. */
+bool tc_gpu_region_whole(const tc_region *r);
+/* Whether r is one whole 2-D tile of its buffer: leading dimensions of extent 1, the last two
+ * whole (what the matrix instructions address). */
+bool tc_gpu_region_is_tile(const tc_region *r);
 /* tileops.c: the run-time test that global tile g lies inside its tensor (NULL: always). */
 tc_expr *tc_gpu_global_in_bounds(tc_gpu_plan *P, const tc_region *g, tc_loc loc);
 

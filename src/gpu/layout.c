@@ -488,16 +488,6 @@ static bool assign(infer_ctx *C, const tc_buffer *b, const tc_gpu_layout *L) {
   return true;
 }
 
-static bool whole_region(const tc_region *r) {
-  int64_t shape[TC_GL_MAXDIM];
-  if (!r->buf || !const_shape(r->buf, shape)) return false;
-  for (int i = 0; i < r->ndim; i++) {
-    int64_t s;
-    if (r->r[i].extent != shape[i] || !tc_expr_const_int(r->r[i].start, &s) || s != 0) return false;
-  }
-  return true;
-}
-
 bool tc_gpu_parallel_nest(const tc_stmt *s, par_nest *out) {
   out->n = 0;
   /* a T.vectorized loop directly inside a T.Parallel nest is one more parallel dimension */
@@ -629,7 +619,9 @@ static void infer_parallel(infer_ctx *C, tc_stmt *s) {
 static void infer_copy(infer_ctx *C, tc_stmt *s) {
   tc_gpu_plan *P = C->P;
   const tc_region *src = &s->u.copy.src, *dst = &s->u.copy.dst;
-  if (!is_frag(src->buf) || !is_frag(dst->buf) || !whole_region(src) || !whole_region(dst)) return;
+  if (!is_frag(src->buf) || !is_frag(dst->buf) || src->buf->ndim > TC_GL_MAXDIM || dst->buf->ndim > TC_GL_MAXDIM ||
+      !tc_gpu_region_whole(src) || !tc_gpu_region_whole(dst))
+    return;
   tc_gpu_layout *ls = P->frag[src->buf->id], *ld = P->frag[dst->buf->id];
   if (ls && !ld) assign(C, dst->buf, ls);
   else if (ld && !ls) assign(C, src->buf, ld);

@@ -265,10 +265,10 @@ typedef struct demote_scan {
   tc_stmt_list allocs;   /* the shared copies read_through_cb made */
 } demote_scan;
 
-static int requested(const tc_gpu_plan *P, const tc_buffer *b) {
+static bool requested(const tc_gpu_plan *P, const tc_buffer *b) {
   for (int i = 0; i < P->ndemote_ids; i++)
-    if (P->demote_ids[i] == b->id && tc_scope_in_registers(b->scope) && !b->layout && !b->view_of) return i;
-  return -1;
+    if (P->demote_ids[i] == b->id && tc_scope_in_registers(b->scope) && !b->layout && !b->view_of) return true;
+  return false;
 }
 static bool note_acc_cb(void *ctx, tc_stmt *s) {
   demote_scan *D = ctx;
@@ -277,7 +277,7 @@ static bool note_acc_cb(void *ctx, tc_stmt *s) {
 }
 static bool demote_scan_cb(void *ctx, tc_stmt *s) {
   demote_scan *D = ctx;
-  if (s->kind != TC_ST_ALLOC || requested(D->P, s->u.alloc.buf) < 0) return true;
+  if (s->kind != TC_ST_ALLOC || !requested(D->P, s->u.alloc.buf)) return true;
   const tc_buffer *b = s->u.alloc.buf;
   if (b->id >= D->n || D->to[b->id]) return true;
   D->req[b->id] = b;
@@ -528,8 +528,7 @@ static bool granted(const int *v, int n, int x) {
 /* a fragment is demoted once; an accumulator is read through a copy once per loop */
 static bool granted_at(const attempt *T, int id, tc_loc at) {
   for (int i = 0; i < T->ndemote; i++)
-    if (T->demote[i] == id && T->demote_at[i].src == at.src && T->demote_at[i].line == at.line && T->demote_at[i].col == at.col)
-      return true;
+    if (T->demote[i] == id && same_loc(T->demote_at[i], at)) return true;
   return false;
 }
 

@@ -41,16 +41,9 @@ static bool frag_operand(const tc_region *r) { return r->buf && r->buf->scope ==
  * of extent 1 pick a tile of a stack). */
 static bool partial_shared(const tc_region *r) {
   if (!r->buf || r->buf->scope != TC_SCOPE_SHARED || r->ndim != r->buf->ndim || r->ndim < 2) return false;
-  for (int d = 0; d < r->ndim; d++) {
-    int64_t ext, start;
-    if (d < r->ndim - 2) {
-      if (r->r[d].extent != 1) return false; /* not a tile: lower_gemm says so */
-      continue;
-    }
-    if (!tc_expr_const_int(r->buf->shape[d], &ext) || r->r[d].extent != ext || !tc_expr_const_int(r->r[d].start, &start) || start)
-      return true;
-  }
-  return false;
+  for (int d = 0; d < r->ndim - 2; d++)
+    if (r->r[d].extent != 1) return false; /* not a tile: lower_gemm says so */
+  return !tc_gpu_region_is_tile(r);
 }
 
 /* A shared tile holding the fragment region r (2-D once unit dimensions go), and the copy that

@@ -722,8 +722,9 @@ tc_expr **tc_gpu_region_at(tc_gpu_plan *P, const tc_region *r, tc_expr *const *i
   return idx;
 }
 
-static bool region_whole(const tc_region *r) {
+bool tc_gpu_region_whole(const tc_region *r) {
   int64_t s;
+  if (!r->buf || r->ndim != r->buf->ndim) return false;
   for (int d = 0; d < r->ndim; d++) {
     int64_t ext;
     if (!tc_expr_const_int(r->buf->shape[d], &ext) || r->r[d].extent != ext || !tc_expr_const_int(r->r[d].start, &s) || s)
@@ -856,7 +857,7 @@ static tc_stmt *vector_frag_copy(tc_gpu_plan *P, const tc_region *src, const tc_
                                  tc_expr **cond_out, tc_loc loc) {
   const tc_region *f = is_frag(src->buf) ? src : dst, *g = f == src ? dst : src;
   bool shared = g->buf->scope == TC_SCOPE_SHARED;
-  if (!is_frag(f->buf) || !(g->buf->scope == TC_SCOPE_GLOBAL || shared) || !region_whole(f) || n == 0) return NULL;
+  if (!is_frag(f->buf) || !(g->buf->scope == TC_SCOPE_GLOBAL || shared) || !tc_gpu_region_whole(f) || n == 0) return NULL;
   if ((shared && P->annotated[g->buf->id]) || tc_layout_on_global(g->buf)) return NULL;
   const tc_gpu_layout *D = P->frag[f->buf->id];
   if (!D || D->kind != TC_GL_CYCLIC || D->vec < 2 || D->reps != 1 || !P->regs[f->buf->id]) return NULL;
@@ -1487,7 +1488,7 @@ static tc_stmt *lower_reduce_general(tc_gpu_plan *P, tc_stmt *s) {
 
 static tc_stmt *lower_reduce(tc_gpu_plan *P, tc_stmt *s) {
   const tc_region *src = &s->u.reduce.src, *dst = &s->u.reduce.dst;
-  if (is_frag(src->buf) && is_frag(dst->buf) && region_whole(src) && region_whole(dst) && src->buf->ndim == 2 &&
+  if (is_frag(src->buf) && is_frag(dst->buf) && tc_gpu_region_whole(src) && tc_gpu_region_whole(dst) && src->buf->ndim == 2 &&
       dst->buf->ndim == 1 && (s->u.reduce.dim == 1 || s->u.reduce.dim == -1)) {
     const tc_gpu_layout *S = P->frag[src->buf->id], *D = P->frag[dst->buf->id];
     int64_t *dreg = TC_NEW_ARRAY(P->a, int64_t, S->num_regs > 0 ? S->num_regs : 1);
@@ -1594,9 +1595,8 @@ static tc_stmt *lower_atomic_tile(tc_gpu_plan *P, tc_stmt *s) {
   return over_region(P, dst, n, vars, ext, a, false, s->loc);
 }
 
-/* A region that is one whole 2-D tile of its buffer: leading dimensions of extent 1, the last
- * two whole (a stage of a pipelined tile, or the whole buffer). */
-static bool tile_of_buffer(const tc_region *r) {
+/* a stage of a pipelined tile, or the whole buffer */
+bool tc_gpu_region_is_tile(const tc_region *r) {
   int n = r->ndim;
   for (int d = 0; d < n; d++) {
     int64_t ext, s;
@@ -1618,14 +1618,14 @@ static tc_stmt *lower_gemm(tc_gpu_plan *P, tc_stmt *s) {
   tc_loc loc = s->loc;
   const tc_region *ra = &s->u.gemm.a, *rb = &s->u.gemm.b, *rc = &s->u.gemm.c;
   const tc_gpu_layout *Lc = P->frag[rc->buf->id];
-  if (!is_frag(rc->buf) || !Lc || Lc->kind != TC_GL_ACC || !region_whole(rc)) {
+  if (!is_frag(rc->buf) || !Lc || Lc->kind != TC_GL_ACC || !tc_gpu_region_whole(rc)) {
     tc_gpu_fail(P, loc, "T.gemm on %s needs the accumulator C to be a whole fragment", P->desc->target);
     return NULL;
   }
   for (int i = 0; i < 2; i++) {
     const tc_region *r = i ? rb : ra;
     if (Lc->coop && r->buf->scope == TC_SCOPE_GLOBAL && r->buf->ndim == 2) continue; /* direct-global (direct.c) */
-    if (r->buf->ndim < 2 || !tile_of_buffer(r) || (r->buf->scope != TC_SCOPE_SHARED && !(i == 0 && is_frag(r->buf)))) {
+    if (r->buf->ndim < 2 || !tc_gpu_region_is_tile(r) || (r->buf->scope != TC_SCOPE_SHARED && !(i == 0 && is_frag(r->buf)))) {
       tc_gpu_fail(P, loc, "T.gemm on %s needs %s as a whole 2-D shared tile%s", P->desc->target, i ? "B" : "A",
                   i ? "" : " (or a fragment)");
       return NULL;

@@ -59,13 +59,15 @@ static tc_expr *element_expr(void *ctx, tc_expr *e) {
   if (e->op != TC_OP_LOAD || e->buf != V->view || e->nargs != V->n) return e;
   return tc_ir_load(V->P->a, V->base, V->n - 1, base_index(V, e->args, e->loc), e->loc);
 }
+/* A store to the view made a store to the base at idx (the base's indices). */
+static void store_to_base(view_map *V, tc_stmt *s, tc_expr **idx) {
+  s->u.store.idx = idx;
+  s->u.store.nidx = V->n - 1;
+  s->u.store.buf = V->base;
+}
 static bool element_stmt(void *ctx, tc_stmt *s) {
   view_map *V = ctx;
-  if (s->kind == TC_ST_STORE && s->u.store.buf == V->view && s->u.store.nidx == V->n) {
-    s->u.store.idx = base_index(V, s->u.store.idx, s->loc);
-    s->u.store.nidx = V->n - 1;
-    s->u.store.buf = V->base;
-  }
+  if (s->kind == TC_ST_STORE && s->u.store.buf == V->view && s->u.store.nidx == V->n) store_to_base(V, s, base_index(V, s->u.store.idx, s->loc));
   return true;
 }
 
@@ -97,23 +99,21 @@ static bool exact_stmt(void *ctx, tc_stmt *s) {
 }
 
 /* view[vars] -> base[vars[:-2], j] (loads and stores); then q, h -> j / inner, j % inner */
+static tc_expr **folded_index(view_map *V, tc_expr *const *idx, tc_loc loc) {
+  tc_expr **b = TC_NEW_ARRAY(V->P->a, tc_expr *, V->n - 1);
+  for (int d = 0; d < V->n - 2; d++) b[d] = idx[d];
+  b[V->n - 2] = tc_ir_var_ref(V->P->a, V->j, loc);
+  return b;
+}
 static tc_expr *fold_load(void *ctx, tc_expr *e) {
   view_map *V = ctx;
   if (e->op != TC_OP_LOAD || e->buf != V->view || !at_vars(V, e->args, e->nargs)) return e;
-  tc_expr **idx = TC_NEW_ARRAY(V->P->a, tc_expr *, V->n - 1);
-  for (int d = 0; d < V->n - 2; d++) idx[d] = e->args[d];
-  idx[V->n - 2] = tc_ir_var_ref(V->P->a, V->j, e->loc);
-  return tc_ir_load(V->P->a, V->base, V->n - 1, idx, e->loc);
+  return tc_ir_load(V->P->a, V->base, V->n - 1, folded_index(V, e->args, e->loc), e->loc);
 }
 static bool fold_store(void *ctx, tc_stmt *s) {
   view_map *V = ctx;
-  if (s->kind != TC_ST_STORE || s->u.store.buf != V->view || !at_vars(V, s->u.store.idx, s->u.store.nidx)) return true;
-  tc_expr **idx = TC_NEW_ARRAY(V->P->a, tc_expr *, V->n - 1);
-  for (int d = 0; d < V->n - 2; d++) idx[d] = s->u.store.idx[d];
-  idx[V->n - 2] = tc_ir_var_ref(V->P->a, V->j, s->loc);
-  s->u.store.idx = idx;
-  s->u.store.nidx = V->n - 1;
-  s->u.store.buf = V->base;
+  if (s->kind == TC_ST_STORE && s->u.store.buf == V->view && at_vars(V, s->u.store.idx, s->u.store.nidx))
+    store_to_base(V, s, folded_index(V, s->u.store.idx, s->loc));
   return true;
 }
 static tc_expr *fold_vars(void *ctx, tc_expr *e) {
@@ -168,22 +168,13 @@ static tc_expr *reduce_init(tc_gpu_plan *P, tc_reduce_kind op, tc_dtype d, tc_lo
   return tc_dtype_is_float(d) ? tc_ir_float(P->a, v, d, loc) : tc_ir_int(P->a, (int64_t)(isinf(v) ? 0 : v), d, loc);
 }
 
-static bool whole(const tc_region *r) {
-  if (!r->buf || r->ndim != r->buf->ndim) return false;
-  for (int d = 0; d < r->ndim; d++) {
-    int64_t s, e;
-    if (!tc_expr_const_int(r->r[d].start, &s) || s || !tc_expr_const_int(r->buf->shape[d], &e) || r->r[d].extent != e) return false;
-  }
-  return true;
-}
-
 /* T.reduce_*(view, dst, dim=-1) -> for r in T.Parallel(dst's shape): [dst[r] = init;]
  * for c in range(inner): dst[r] = op(dst[r], base[r[:-1], r[-1] * inner + c]) */
 static bool fold_reduce(view_map *V, tc_stmt *s) {
   tc_gpu_plan *P = V->P;
   const tc_region *src = &s->u.reduce.src, *dst = &s->u.reduce.dst;
   tc_reduce_kind op = s->u.reduce.op;
-  if (src->buf != V->view || !whole(src) || s->u.reduce.dim != V->n - 1 || !whole(dst) || dst->buf->ndim != V->n - 1 ||
+  if (src->buf != V->view || !tc_gpu_region_whole(src) || s->u.reduce.dim != V->n - 1 || !tc_gpu_region_whole(dst) || dst->buf->ndim != V->n - 1 ||
       !tc_scope_in_registers(dst->buf->scope))
     return false;
   for (int d = 0; d < V->n - 1; d++)
@@ -197,11 +188,10 @@ static bool fold_reduce(view_map *V, tc_stmt *s) {
     at[d] = tc_ir_var_ref(P->a, r[d], loc);
   }
   tc_var *c = tc_ir_new_var(P->a, P->k, "c", tc_index_dtype(), TC_VAR_LOOP, loc);
-  tc_expr **from = TC_NEW_ARRAY(P->a, tc_expr *, V->n - 1);
-  for (int d = 0; d < V->n - 2; d++) from[d] = at[d];
-  from[V->n - 2] = tc_ir_binary(P->a, TC_OP_ADD, tc_ir_binary(P->a, TC_OP_MUL, at[V->n - 2], ci(P, V->inner, loc), loc),
-                                tc_ir_var_ref(P->a, c, loc), loc);
-  tc_expr *x = tc_ir_load(P->a, V->base, V->n - 1, from, loc);
+  tc_expr *elem[TC_GL_MAXDIM]; /* the view's element [r, c] */
+  for (int d = 0; d < V->n - 1; d++) elem[d] = at[d];
+  elem[V->n - 1] = tc_ir_var_ref(P->a, c, loc);
+  tc_expr *x = tc_ir_load(P->a, V->base, V->n - 1, base_index(V, elem, loc), loc);
   if (op == TC_RED_ABSSUM || op == TC_RED_ABSMAX) x = tc_ir_unary(P->a, TC_OP_ABS, x, loc);
   if (x->dtype.code != out->dtype.code) x = tc_ir_cast(P->a, out->dtype, x, loc);
   tc_expr *old = tc_ir_load(P->a, out, V->n - 1, at, loc);
