@@ -195,6 +195,13 @@ TILEC_API const char *tilec_kernel_sym_name(const tilec_kernel *k, size_t i);
  * dimension that depends on a scalar parameter's value or comes out negative. */
 TILEC_API tilec_status tilec_kernel_param_shape(const tilec_kernel *k, size_t param, const int64_t *sizes,
                                                 size_t nsizes, int64_t *shape, int *missing, tilec_error *err);
+/* Whether a launch with the symbolic sizes `sizes` (as for tilec_kernel_param_shape) fits the
+ * kernel's target: its grid, evaluated as a launch evaluates it, within the device's limits
+ * (cuda: 2^31 - 1 blocks along x, 65535 along y and z). A caller can so refuse before it
+ * allocates the tensors. TILEC_OK also when the grid needs a size given as -1 or a scalar
+ * parameter's value, which only the launch knows (and checks). */
+TILEC_API tilec_status tilec_kernel_check_sizes(const tilec_kernel *k, const int64_t *sizes, size_t nsizes,
+                                                tilec_error *err);
 /* The parameters a TileLang caller gets back, in order, as parameter indices: the out_idx of
  * @tilelang.jit / tilelang.compile (negative ones counted from the end), or the tensors an eager
  * @tilelang.jit function returns (its T.empty tensors). Returns how many there are (0: the

@@ -455,6 +455,23 @@ tilec_status tilec_kernel_param_shape(const tilec_kernel *k, size_t param, const
   return TILEC_OK;
 }
 
+tilec_status tilec_kernel_check_sizes(const tilec_kernel *k, const int64_t *sizes, size_t nsizes, tilec_error *err) {
+  if (!k || (nsizes > 0 && !sizes) || nsizes != (size_t)k->ir->nsyms) {
+    tc_error(err, TILEC_ERROR_USAGE, "tilec_kernel_check_sizes: kernel or sizes is NULL, or the count of sizes differs from the kernel's");
+    return TILEC_ERROR_USAGE;
+  }
+  const tc_kernel_ir *ir = k->ir;
+  int64_t grid[3] = {1, 1, 1};
+  for (int i = 0; i < ir->grid_ndim; i++)
+    if (first_unknown_sym(ir, ir->grid[i], sizes) >= 0 || !eval_int(ir, ir->grid[i], sizes, NULL, NULL, &grid[i]))
+      return TILEC_OK; /* only the launch knows it */
+  if (grid[0] <= 0 || grid[1] <= 0 || grid[2] <= 0) return TILEC_OK; /* an empty grid runs nothing */
+  tilec_error why = {0};
+  if (!k->backend->check_grid || k->backend->check_grid(grid, &why) == TILEC_OK) return TILEC_OK;
+  tc_error(err, why.status, "kernel '%s': %.900s", ir->name, why.message);
+  return why.status;
+}
+
 /* ---- operation counts, for GFLOP/s and GB/s ---- */
 
 /* Counting GEMM work (below) also binds the block indices, loop variables and scalar LETs of one

@@ -201,6 +201,23 @@ bool cli_param_shape(const cli_options *o, const tilec_kernel *k, size_t i, cons
   return ok;
 }
 
+/* The grid for the -D sizes within the target's limits, before any tensor is allocated: a
+ * grid CUDA cannot launch is refused at once, not after gigabytes of inputs are made. */
+static bool cli_check_sizes(const cli_options *o, const tilec_kernel *k) {
+  size_t nsyms = tilec_kernel_num_syms(k);
+  int64_t *sizes = malloc((nsyms ? nsyms : 1) * sizeof *sizes);
+  if (!sizes) {
+    fprintf(stderr, "tilec: error: out of memory\n");
+    return false;
+  }
+  for (size_t s = 0; s < nsyms; s++) sizes[s] = defined_size(o, tilec_kernel_sym_name(k, s));
+  tilec_error err = {0};
+  bool ok = tilec_kernel_check_sizes(k, sizes, nsyms, &err) == TILEC_OK;
+  if (!ok) fprintf(stderr, "tilec: error: %s\n", err.message);
+  free(sizes);
+  return ok;
+}
+
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
@@ -256,6 +273,10 @@ int cli_run(const cli_options *o) {
   k = tilec_compile(prog, &co, &err);
   if (!k) goto report;
   cli_print_warning(ctx);
+  if (!cli_check_sizes(o, k)) {
+    rc = CLI_EXIT_USAGE;
+    goto done;
+  }
   if (strcmp(tilec_kernel_target(k), "cuda") == 0 && strcmp(tilec_kernel_backend(k), "emu") != 0) {
     char why[512];
     gpu = cli_gpu_open(0, why, sizeof why);

@@ -427,3 +427,24 @@ def test_cuda_emulator_from_python():
     c = k(a, b)
     np.testing.assert_allclose(c.astype(np.float32), a.astype(np.float32) @ b.astype(np.float32), rtol=2e-2, atol=2e-2)
     assert k.verify(a, b).ok
+
+
+def test_grid_past_cuda_limits_refused_before_outputs_exist():
+    """A grid CUDA cannot launch (65535 blocks along y at most) is an error before tilec allocates
+    the outputs: here 70000 rows of 4 MiB (275 GiB), which numpy could not allocate either."""
+    emu = [b for b in tilec.backends() if b["target"] == "cuda" and b["name"] == "emu"]
+    if not emu or not emu[0]["available"]:
+        pytest.skip("no C++ compiler for the emulator")
+    src = """
+import tilelang.language as T
+N = T.dynamic("N")
+@T.prim_func
+def rows(A: T.Tensor((N, 1), "float32"), B: T.Tensor((N, 1048576), "float32")):
+    with T.Kernel(1, N, threads=128) as (bx, by):
+        for i in T.Parallel(1024):
+            B[by, i] = A[by, 0]
+"""
+    k = tilec.compile(src, target="cuda", backend="emu", out_idx=[1])
+    assert k(np.ones((3, 1), np.float32))[:, :1024].sum() == 3 * 1024
+    with pytest.raises(tilec.UsageError, match=r"launch grid \(1, 70000, 1\) exceeds CUDA's limits"):
+        k(np.ones((70000, 1), np.float32))

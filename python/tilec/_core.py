@@ -436,6 +436,9 @@ class Kernel:
         L = self._lib
         names = [L.tilec_kernel_sym_name(self.handle, s).decode() for s in range(L.tilec_kernel_num_syms(self.handle))]
         sizes = (ctypes.c_int64 * max(1, len(names)))(*[syms.get(n, -1) for n in names])
+        err = tilec_error()  # a grid the device cannot launch is refused before the outputs exist
+        if L.tilec_kernel_check_sizes(self.handle, sizes, len(names), ctypes.byref(err)) != 0:
+            raise from_c(err)
         for i in missing:
             p = self.params[i]
             shape = (ctypes.c_int64 * max(1, p.ndim))()

@@ -164,6 +164,7 @@ _SIGNATURES = {
     "tilec_kernel_sym_name": (ctypes.c_char_p, [_P, ctypes.c_size_t]),
     "tilec_kernel_param_shape": (ctypes.c_int, [_P, ctypes.c_size_t, ctypes.POINTER(ctypes.c_int64), ctypes.c_size_t,
                                                 ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int), _E]),
+    "tilec_kernel_check_sizes": (ctypes.c_int, [_P, ctypes.POINTER(ctypes.c_int64), ctypes.c_size_t, _E]),
     "tilec_kernel_returns": (ctypes.c_size_t, [_P, ctypes.POINTER(ctypes.c_size_t), ctypes.c_size_t]),
     "tilec_kernel_source": (ctypes.c_char_p, [_P, ctypes.c_int]),
     "tilec_kernel_cache_status": (ctypes.c_char_p, [_P]),

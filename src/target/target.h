@@ -185,6 +185,9 @@ typedef struct tc_backend {
                        const void *artifact, size_t artifact_size, tc_loaded **out, tilec_error *err);
   tilec_status (*launch)(const tc_backend_env *env, tc_loaded *mod, const tc_launch_args *args,
                          tilec_error *err);
+  /* Whether a grid (tc_launch_args.grid) fits the device's limits, checked again by launch; lets
+   * tilec_kernel_check_sizes refuse before any tensor exists. NULL: no limit. */
+  tilec_status (*check_grid)(const int64_t grid[3], tilec_error *err);
   void (*unload)(tc_loaded *mod);
   /* The part of an artifact a user keeps (`tilec compile -o`): cuda's cubin inside its
    * container. NULL: the artifact itself. */

@@ -39,6 +39,12 @@ expect_exit "verify fails on a wrong result" 3 "$T" run examples/softmax.py -D m
 expect_grep "failed verification is reported" "FAILED" "$D/out"
 expect_exit "symbolic size missing" 2 "$T" run examples/symbolic_dim.py
 expect_grep "symbolic size hint" "-D m=N" "$D/err"
+if command -v "${TILEC_EMU_CXX:-c++}" >/dev/null 2>&1; then # the cuda emulator builds the kernel
+  # a grid CUDA cannot launch is refused before 550 GB of inputs are allocated (which would fail)
+  expect_exit "grid past CUDA's limits" 2 "$T" run tests/e2e/data/grid_limit.py --target cuda --backend emu -D N=70000
+  expect_grep "grid past CUDA's limits is named" "kernel 'rows': launch grid (1, 70000, 1) exceeds CUDA's limits" "$D/err"
+  expect_exit "grid within CUDA's limits" 0 "$T" run tests/e2e/data/grid_limit.py --target cuda --backend emu -D N=3 --verify
+fi
 
 # --json has the documented fields
 expect_exit "json run" 0 "$T" run examples/gemm.py -D M=64 -D N=64 -D K=64 --verify --bench --json

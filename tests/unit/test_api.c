@@ -359,6 +359,14 @@ TEST(param_shapes_from_symbolic_sizes) {
   EXPECT(tilec_kernel_param_shape(k, 0, sizes, 1, shape[0], NULL, NULL) == TILEC_ERROR_USAGE);
   EXPECT(tilec_kernel_param_shape(k, 0, NULL, 2, shape[0], NULL, NULL) == TILEC_ERROR_USAGE);
   EXPECT(tilec_kernel_param_shape(NULL, 0, sizes, 2, shape[0], &missing, NULL) == TILEC_ERROR_USAGE && missing == -1);
+  /* the grid for those sizes: the cpu has no limit; an unknown size leaves it to the launch */
+  EXPECT(tilec_kernel_check_sizes(k, sizes, 2, NULL) == TILEC_OK);
+  sizes[ib] = 3, sizes[ia] = 1000000000;
+  EXPECT(tilec_kernel_check_sizes(k, sizes, 2, NULL) == TILEC_OK);
+  sizes[ia] = 5;
+  EXPECT(tilec_kernel_check_sizes(k, sizes, 1, NULL) == TILEC_ERROR_USAGE);
+  EXPECT(tilec_kernel_check_sizes(k, NULL, 2, NULL) == TILEC_ERROR_USAGE);
+  EXPECT(tilec_kernel_check_sizes(NULL, sizes, 2, NULL) == TILEC_ERROR_USAGE);
 
   /* the launch: tensors of those shapes run; X of another height is refused, naming a * b */
   float x[15 * 4], sv[15], y[15 * 4], h[3 * 4];

@@ -203,6 +203,7 @@ const tc_backend tc_cuda_emu_backend = {
     .build = emu_build,
     .load = emu_load,
     .launch = emu_launch,
+    .check_grid = tc_cuda_check_grid,
     .unload = emu_unload,
     .payload = tc_cuda_payload,
 };

@@ -430,12 +430,17 @@ tilec_status tc_cuda_launch_check(const tc_cuda_meta *meta, int nparams, int nsy
       *empty = true;
       return TILEC_OK;
     }
-    if (a->grid[i] > (i == 0 ? INT32_MAX : 65535)) {
-      tc_error(err, TILEC_ERROR_USAGE, "launch grid (%lld, %lld, %lld) exceeds CUDA's limits", (long long)a->grid[0],
-               (long long)a->grid[1], (long long)a->grid[2]);
+  }
+  return tc_cuda_check_grid(a->grid, err);
+}
+
+tilec_status tc_cuda_check_grid(const int64_t grid[3], tilec_error *err) {
+  for (int i = 0; i < 3; i++)
+    if (grid[i] > (i == 0 ? INT32_MAX : 65535)) {
+      tc_error(err, TILEC_ERROR_USAGE, "launch grid (%lld, %lld, %lld) exceeds CUDA's limits (2^31 - 1 blocks along x, 65535 along y and z)",
+               (long long)grid[0], (long long)grid[1], (long long)grid[2]);
       return TILEC_ERROR_USAGE;
     }
-  }
   return TILEC_OK;
 }
 
