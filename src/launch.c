@@ -467,7 +467,7 @@ tilec_status tilec_kernel_check_sizes(const tilec_kernel *k, const int64_t *size
       return TILEC_OK; /* only the launch knows it */
   if (grid[0] <= 0 || grid[1] <= 0 || grid[2] <= 0) return TILEC_OK; /* an empty grid runs nothing */
   tilec_error why = {0};
-  if (!k->backend->check_grid || k->backend->check_grid(grid, &why) == TILEC_OK) return TILEC_OK;
+  if (!k->backend->check_grid || !k->module || !k->module->mod || k->backend->check_grid(k->module->mod, grid, &why) == TILEC_OK) return TILEC_OK;
   tc_error(err, why.status, "kernel '%s': %.900s", ir->name, why.message);
   return why.status;
 }

@@ -430,21 +430,23 @@ def test_cuda_emulator_from_python():
 
 
 def test_grid_past_cuda_limits_refused_before_outputs_exist():
-    """A grid CUDA cannot launch (65535 blocks along y at most) is an error before tilec allocates
-    the outputs: here 70000 rows of 4 MiB (275 GiB), which numpy could not allocate either."""
+    """A grid no CUDA launch can hold (2^31 - 1 blocks at most, even folded into x) is an error
+    before tilec allocates the outputs: here 40000 x 70000 blocks writing 1 MiB each, which numpy
+    could not allocate either. 70000 blocks along y alone launch folded into x."""
     emu = [b for b in tilec.backends() if b["target"] == "cuda" and b["name"] == "emu"]
     if not emu or not emu[0]["available"]:
         pytest.skip("no C++ compiler for the emulator")
     src = """
 import tilelang.language as T
+M = T.dynamic("M")
 N = T.dynamic("N")
 @T.prim_func
-def rows(A: T.Tensor((N, 1), "float32"), B: T.Tensor((N, 1048576), "float32")):
-    with T.Kernel(1, N, threads=128) as (bx, by):
-        for i in T.Parallel(1024):
-            B[by, i] = A[by, 0]
+def rows(A: T.Tensor((N,), "float32"), S: T.Tensor((M,), "float32"), B: T.Tensor((N, M, 262144), "float32")):
+    with T.Kernel(M, N, threads=32) as (bx, by):
+        for i in T.Parallel(32):
+            B[by, bx, i] = A[by] + S[bx] + i
 """
-    k = tilec.compile(src, target="cuda", backend="emu", out_idx=[1])
-    assert k(np.ones((3, 1), np.float32))[:, :1024].sum() == 3 * 1024
-    with pytest.raises(tilec.UsageError, match=r"launch grid \(1, 70000, 1\) exceeds CUDA's limits"):
-        k(np.ones((70000, 1), np.float32))
+    k = tilec.compile(src, target="cuda", backend="emu", out_idx=[2])
+    assert k(np.ones(3, np.float32), np.zeros(2, np.float32))[:, :, :32].sum() == 6 * (32 + 31 * 32 // 2)
+    with pytest.raises(tilec.UsageError, match=r"launch grid \(40000, 70000, 1\) has more than 2\^31 - 1 blocks"):
+        k(np.ones(70000, np.float32), np.ones(40000, np.float32))

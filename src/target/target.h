@@ -187,7 +187,7 @@ typedef struct tc_backend {
                          tilec_error *err);
   /* Whether a grid (tc_launch_args.grid) fits the device's limits, checked again by launch; lets
    * tilec_kernel_check_sizes refuse before any tensor exists. NULL: no limit. */
-  tilec_status (*check_grid)(const int64_t grid[3], tilec_error *err);
+  tilec_status (*check_grid)(const tc_loaded *mod, const int64_t grid[3], tilec_error *err);
   void (*unload)(tc_loaded *mod);
   /* The part of an artifact a user keeps (`tilec compile -o`): cuda's cubin inside its
    * container. NULL: the artifact itself. */

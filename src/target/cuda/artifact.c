@@ -165,6 +165,12 @@ tilec_status tc_cuda_meta_parse(const char *text, size_t len, tc_cuda_meta *out,
         return TILEC_ERROR_INTERNAL;
       }
       *(cl ? &out->cluster : &out->launches) = (int)v;
+    } else if (strcmp(key, "fold") == 0) {
+      if (strcmp(val, "1")) {
+        tc_error(err, TILEC_ERROR_INTERNAL, "cuda meta: fold '%s' is not 1", val);
+        return TILEC_ERROR_INTERNAL;
+      }
+      out->folds = true;
     } else if (strcmp(key, "streamk") == 0) {
       char *e;
       long long v = strtoll(val, &e, 10);
@@ -180,6 +186,10 @@ tilec_status tc_cuda_meta_parse(const char *text, size_t len, tc_cuda_meta *out,
       }
       snprintf(out->arch, sizeof out->arch, "%s", val);
     }
+  }
+  if (out->folds && out->walks_tiles) {
+    tc_error(err, TILEC_ERROR_INTERNAL, "cuda meta: fold= with persistent=");
+    return TILEC_ERROR_INTERNAL;
   }
   if (out->streamk && !out->persistent) {
     tc_error(err, TILEC_ERROR_INTERNAL, "cuda meta: streamk= without persistent=1");

@@ -54,6 +54,7 @@ typedef struct cg {
   int64_t wave_own, wave_other; /* the persistent walk picks its panels' height from these bytes (walk.c), or 0 */
   bool free_consumers;          /* the consumers need not meet between tiles (walk.c) */
   bool in_consumer_tile;        /* printing the consumers' tile body */
+  bool folds;                   /* the block recovers its logical (bx, by, bz) from a grid folded into x (fold_grid) */
 } cg;
 
 static void fail(cg *g, tc_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -153,6 +154,7 @@ static void var_name(cg *g, tc_strbuf *sb, const tc_var *v) {
     if (v->axis == 3) tc_sb_puts(sb, "tcg_launch"); /* a kernel of several launches: the launch's number */
     else if (g->consumers) tc_sb_printf(sb, "tcg_b%c", axes[v->axis % 3]); /* a persistent block's tile */
     else if (g->k->swizzle_panel > 0 && g->k->swizzle_enable && v->axis < 2) tc_sb_printf(sb, "tcg_b%c", axes[v->axis]);
+    else if (g->folds) tc_sb_printf(sb, "tcg_f%c", axes[v->axis % 3]);
     else tc_sb_printf(sb, "((int)blockIdx.%c)", axes[v->axis % 3]);
     return;
   case TC_VAR_SYMBOLIC: tc_sb_printf(sb, "tcg_sym_%d", v->id); return;
@@ -1759,12 +1761,53 @@ static void rasterize(cg *g, int panel, bool column) {
   const char *x = column ? "y" : "x", *y = column ? "x" : "y";
   line(g, "int tcg_bx, tcg_by;");
   line(g, "{");
-  line(g, "  const int gx = (int)gridDim.%s, gy = (int)gridDim.%s;", x, y);
-  line(g, "  const int lin = (int)blockIdx.%s + gx * (int)blockIdx.%s;", x, y);
+  if (g->folds) { /* the logical grid and block (fold_grid) */
+    line(g, "  const int gx = tcg_g%s, gy = tcg_g%s;", x, y);
+    line(g, "  const int lin = tcg_f%s + gx * tcg_f%s;", x, y);
+  } else {
+    line(g, "  const int gx = (int)gridDim.%s, gy = (int)gridDim.%s;", x, y);
+    line(g, "  const int lin = (int)blockIdx.%s + gx * (int)blockIdx.%s;", x, y);
+  }
   char p[24];
   snprintf(p, sizeof p, "%d", panel);
   panel_walk(g, p, column, "lin", "gx", "gy");
   line(g, "}");
+}
+
+/* Whether the grid may pass CUDA's 65535 blocks along y or z (one block per row of a large
+ * tensor): an extent there that is not a constant within it. Such a kernel launches folded into
+ * x when it does (meta fold=1, runtime.c), and as written otherwise. Clusters stay unfolded: a
+ * cluster's blocks are neighbours along x of the grid as written. */
+static bool grid_may_fold(const tc_kernel_ir *k) {
+  if (k->cluster > 1) return false;
+  for (int i = 1; i < k->grid_ndim && i < 3; i++) {
+    int64_t v;
+    if (!tc_expr_const_int(k->grid[i], &v) || v > 65535) return true;
+  }
+  return false;
+}
+
+/* The logical grid (tcg_gx, tcg_gy, tcg_gz) and this block's place in it (tcg_fx, tcg_fy,
+ * tcg_fz): blockIdx as launched, or, when the runtime folded the grid into x (gridDim.x is then
+ * gx * gy * gz, not gx), recovered from blockIdx.x with x fastest. */
+static void fold_grid(cg *g) {
+  const tc_kernel_ir *k = g->k;
+  tc_strbuf gd[3];
+  for (int i = 0; i < 3; i++) {
+    tc_sb_init(&gd[i]);
+    if (i < k->grid_ndim) expr(g, &gd[i], k->grid[i]);
+    else tc_sb_puts(&gd[i], "1");
+  }
+  line(g, "const int tcg_gx = (int)(%s), tcg_gy = (int)(%s), tcg_gz = (int)(%s);", tc_sb_cstr(&gd[0]), tc_sb_cstr(&gd[1]),
+       tc_sb_cstr(&gd[2]));
+  for (int i = 0; i < 3; i++) tc_sb_free(&gd[i]);
+  line(g, "int tcg_fx = (int)blockIdx.x, tcg_fy = (int)blockIdx.y, tcg_fz = (int)blockIdx.z;");
+  line(g, "if (gridDim.x != (unsigned)tcg_gx) { /* folded into x */");
+  line(g, "  tcg_fx = (int)(blockIdx.x %% (unsigned)tcg_gx);");
+  line(g, "  tcg_fy = (int)(blockIdx.x / (unsigned)tcg_gx %% (unsigned)tcg_gy);");
+  line(g, "  tcg_fz = (int)(blockIdx.x / (unsigned)tcg_gx / (unsigned)tcg_gy);");
+  line(g, "}");
+  line(g, "(void)tcg_gz, (void)tcg_fx, (void)tcg_fy, (void)tcg_fz;");
 }
 
 tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out, char *entry, size_t entry_cap,
@@ -1787,6 +1830,10 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
   int threads = 1;
   for (int i = 0; i < k->threads_ndim; i++) threads *= k->threads[i];
   if (k->producer_threads > 0 && has_ws_loop(k->body)) g.consumers = threads;
+  g.folds = !g.consumers && grid_may_fold(k);
+  if (g.folds && notes)
+    tc_sb_printf(notes, "grid: its y or z extent may pass CUDA's 65535 blocks; a launch where it does runs the grid folded into x "
+                        "(gx * gy * gz blocks), each block recovering its (bx, by, bz)\n");
   if (g.consumers) {
     /* Two blocks on an SM when both fit and each consumer thread still gets 168 registers or
      * more (one consumer warpgroup): one block's epilogue then runs beside the other's
@@ -1887,6 +1934,7 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
   if (g.consumers) {
     persistent_body(&g);
   } else {
+    if (g.folds) fold_grid(&g);
     if (k->swizzle_panel > 0 && k->swizzle_enable) rasterize(&g, k->swizzle_panel, k->swizzle_order != TC_SWIZZLE_ROW);
     stmt(&g, k->body);
     kernel_end(&g);
@@ -1946,11 +1994,12 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
     }
     out->meta = tc_sb_take(&m);
   }
-  if (k->nlaunches > 1) { /* cuda.h, "launches=" */
+  if (k->nlaunches > 1 || g.folds) { /* cuda.h, "launches=", "fold=" */
     tc_strbuf m;
     tc_sb_init(&m);
     if (out->meta) tc_sb_puts(&m, out->meta);
-    tc_sb_printf(&m, "launches=%d\n", k->nlaunches);
+    if (k->nlaunches > 1) tc_sb_printf(&m, "launches=%d\n", k->nlaunches);
+    if (g.folds) tc_sb_puts(&m, "fold=1\n");
     free(out->meta);
     out->meta = tc_sb_take(&m);
   }

@@ -23,6 +23,9 @@
  *                  blocks): the runtime launches it N times on the stream, one after another,
  *                  over the same grid, with the launch's number as the int32 parameter
  *                  tcg_launch (after the symbolic dims); 1 when not given
+ *   fold=1         the kernel (not one that walks its tiles) finds its logical grid from its
+ *                  parameters and takes gridDim.x != gx as the grid folded into x: the runtime
+ *                  launches gx * gy * gz blocks along x when gy or gz passes 65535
  *   streamk=BYTES  (with persistent=1) the kernel cuts tiles along k (stream-K, streamk.c) and
  *                  takes a workspace pointer tcg_sk_ws: for G blocks at most, G uint32 flags,
  *                  zero between launches, padded to a multiple of 256 bytes, then G slots of
@@ -84,6 +87,7 @@ typedef struct tc_cuda_meta {
   tc_cuda_tmap tmaps[TC_CUDA_MAX_TMAPS];
   bool walks_tiles; /* persistent= given */
   bool persistent;  /* ... and 1 */
+  bool folds;       /* fold=1 */
   int cluster;      /* cluster=, 0 when not given */
   int launches;     /* launches=, 1 when not given */
   int64_t streamk;  /* streamk=: bytes of one block's partial sums; 0 when not given */

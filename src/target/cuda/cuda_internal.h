@@ -57,8 +57,11 @@ void tc_cuda_unload(tc_loaded *mod);
  * (persistent) or one per tile. */
 tilec_status tc_cuda_launch_check(const tc_cuda_meta *meta, int nparams, int nsyms, const tc_launch_args *a, bool *empty,
                                   tilec_error *err);
-/* The logical grid within CUDA's limits (the backends' check_grid). */
-tilec_status tc_cuda_check_grid(const int64_t grid[3], tilec_error *err);
+/* The logical grid within CUDA's limits for this kernel (a folded grid or one whose tiles the
+ * blocks walk: 2^31 - 1 blocks in all; else per dimension); the nvrtc and nvcc backends'
+ * check_grid hook for their loaded module. */
+tilec_status tc_cuda_check_grid(const tc_cuda_meta *meta, const int64_t grid[3], tilec_error *err);
+tilec_status tc_cuda_loaded_check_grid(const tc_loaded *m, const int64_t grid[3], tilec_error *err);
 tilec_status tc_cuda_launch_grid(const tc_cuda_meta *meta, const tc_launch_args *a, int64_t resident, unsigned grid[3],
                                  tilec_error *err);
 /* Bytes a scalar parameter of dtype dt takes, and its value's bytes as the kernel reads them. */

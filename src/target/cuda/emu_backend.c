@@ -114,6 +114,10 @@ static long emu_resident(int cluster) {
   return sms / c * c > 0 ? sms / c * c : c;
 }
 
+static tilec_status emu_check_grid(const tc_loaded *m, const int64_t grid[3], tilec_error *err) {
+  return tc_cuda_check_grid(&m->meta, grid, err);
+}
+
 static tilec_status emu_launch(const tc_backend_env *env, tc_loaded *m, const tc_launch_args *a, tilec_error *err) {
   (void)env;
   bool empty = false;
@@ -203,7 +207,7 @@ const tc_backend tc_cuda_emu_backend = {
     .build = emu_build,
     .load = emu_load,
     .launch = emu_launch,
-    .check_grid = tc_cuda_check_grid,
+    .check_grid = emu_check_grid,
     .unload = emu_unload,
     .payload = tc_cuda_payload,
 };

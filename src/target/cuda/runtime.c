@@ -431,10 +431,20 @@ tilec_status tc_cuda_launch_check(const tc_cuda_meta *meta, int nparams, int nsy
       return TILEC_OK;
     }
   }
-  return tc_cuda_check_grid(a->grid, err);
+  return tc_cuda_check_grid(meta, a->grid, err);
 }
 
-tilec_status tc_cuda_check_grid(const int64_t grid[3], tilec_error *err) {
+/* A kernel that walks its tiles or folds its grid launches along x (tc_cuda_launch_grid): only
+ * the count of blocks is limited; any other, each dimension. */
+tilec_status tc_cuda_check_grid(const tc_cuda_meta *meta, const int64_t grid[3], tilec_error *err) {
+  if (meta->walks_tiles || meta->folds) {
+    if (grid[0] > INT32_MAX / grid[1] / grid[2]) {
+      tc_error(err, TILEC_ERROR_USAGE, "launch grid (%lld, %lld, %lld) has more than 2^31 - 1 blocks", (long long)grid[0],
+               (long long)grid[1], (long long)grid[2]);
+      return TILEC_ERROR_USAGE;
+    }
+    return TILEC_OK;
+  }
   for (int i = 0; i < 3; i++)
     if (grid[i] > (i == 0 ? INT32_MAX : 65535)) {
       tc_error(err, TILEC_ERROR_USAGE, "launch grid (%lld, %lld, %lld) exceeds CUDA's limits (2^31 - 1 blocks along x, 65535 along y and z)",
@@ -444,17 +454,22 @@ tilec_status tc_cuda_check_grid(const int64_t grid[3], tilec_error *err) {
   return TILEC_OK;
 }
 
+tilec_status tc_cuda_loaded_check_grid(const tc_loaded *m, const int64_t grid[3], tilec_error *err) {
+  return tc_cuda_check_grid(&m->meta, grid, err);
+}
+
 tilec_status tc_cuda_launch_grid(const tc_cuda_meta *meta, const tc_launch_args *a, int64_t resident, unsigned grid[3],
                                  tilec_error *err) {
+  (void)err; /* tc_cuda_launch_check bounded the grid */
   grid[0] = (unsigned)a->grid[0], grid[1] = (unsigned)a->grid[1], grid[2] = (unsigned)a->grid[2];
-  if (!meta->walks_tiles) return TILEC_OK;
-  /* the blocks walk the logical grid's tiles themselves */
-  int64_t tiles = a->grid[0] * a->grid[1] * a->grid[2];
-  if (tiles > INT32_MAX) {
-    tc_error(err, TILEC_ERROR_USAGE, "launch grid (%lld, %lld, %lld) has more than 2^31 - 1 blocks", (long long)a->grid[0],
-             (long long)a->grid[1], (long long)a->grid[2]);
-    return TILEC_ERROR_USAGE;
+  if (meta->folds && (a->grid[1] > 65535 || a->grid[2] > 65535)) { /* the kernel unfolds it (codegen.c fold_grid) */
+    grid[0] = (unsigned)(a->grid[0] * a->grid[1] * a->grid[2]); /* tc_cuda_check_grid bounded it */
+    grid[1] = grid[2] = 1;
+    return TILEC_OK;
   }
+  if (!meta->walks_tiles) return TILEC_OK;
+  /* the blocks walk the logical grid's tiles themselves (no more than 2^31 - 1: tc_cuda_check_grid) */
+  int64_t tiles = a->grid[0] * a->grid[1] * a->grid[2];
   /* stream-K spreads fewer tiles than blocks over every block (tcg_sk_schedule) */
   grid[0] = (unsigned)(meta->persistent && (tiles > resident || meta->streamk > 0) ? resident : tiles);
   grid[1] = grid[2] = 1;

@@ -1,11 +1,24 @@
-# A grid of one block per row: with N past 65535 CUDA cannot launch it (grid y), and tilec
-# run says so before it allocates the inputs (2 x N x 4 MiB: 550 GB at N = 70000).
+# One block per (row, column group): with N past 65535 the grid's y extent passes CUDA's limit,
+# and tilec launches it folded into x (meta fold=1), each block recovering its (bx, by); with
+# M * N past 2^31 - 1 blocks no launch can hold it, and `tilec run` says so before it allocates
+# the inputs (M = 40000, N = 70000: 700 TB).
 import tilelang.language as T
 
+M = T.dynamic("M")
 N = T.dynamic("N")
 
+
 @T.prim_func
-def rows(A: T.Tensor((N, 1048576), "float32"), B: T.Tensor((N, 1048576), "float32")):
-    with T.Kernel(1, N, threads=128) as (bx, by):
-        for i in T.Parallel(1024):
-            B[by, i] = A[by, i] * 2.0
+def rows(A: T.Tensor((N, M, 32), "float32"), B: T.Tensor((N, M, 32), "float32")):
+    with T.Kernel(M, N, threads=32) as (bx, by):
+        for i in T.Parallel(32):
+            B[by, bx, i] = A[by, bx, i] * 2.0 - 1.0
+
+
+# The same with T.use_swizzle: the panel walk runs over the logical grid, folded or not.
+@T.prim_func
+def rows_swizzled(A: T.Tensor((N, M, 32), "float32"), B: T.Tensor((N, M, 32), "float32")):
+    with T.Kernel(M, N, threads=32) as (bx, by):
+        T.use_swizzle(panel_size=4)
+        for i in T.Parallel(32):
+            B[by, bx, i] = A[by, bx, i] * 2.0 + 1.0
