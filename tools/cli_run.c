@@ -172,14 +172,23 @@ static int64_t defined_size(const cli_options *o, const char *name) {
   return v && *v && !*end && n >= 0 ? (int64_t)n : -1;
 }
 
-bool cli_param_shape(const cli_options *o, const tilec_kernel *k, size_t i, const tilec_param_info *pi, int64_t *shape) {
-  size_t nsyms = tilec_kernel_num_syms(k);
-  int64_t *sizes = malloc((nsyms ? nsyms : 1) * sizeof *sizes);
+/* The kernel's symbolic sizes as -D gives them (-1 where it does not), malloc'd; NULL after
+ * saying so when out of memory. */
+static int64_t *defined_sizes(const cli_options *o, const tilec_kernel *k, size_t *nsyms) {
+  *nsyms = tilec_kernel_num_syms(k);
+  int64_t *sizes = malloc((*nsyms ? *nsyms : 1) * sizeof *sizes);
   if (!sizes) {
     fprintf(stderr, "tilec: error: out of memory\n");
-    return false;
+    return NULL;
   }
-  for (size_t s = 0; s < nsyms; s++) sizes[s] = defined_size(o, tilec_kernel_sym_name(k, s));
+  for (size_t s = 0; s < *nsyms; s++) sizes[s] = defined_size(o, tilec_kernel_sym_name(k, s));
+  return sizes;
+}
+
+bool cli_param_shape(const cli_options *o, const tilec_kernel *k, size_t i, const tilec_param_info *pi, int64_t *shape) {
+  size_t nsyms;
+  int64_t *sizes = defined_sizes(o, k, &nsyms);
+  if (!sizes) return false;
   /* A plain symbolic dimension first, with the message that names it. */
   bool ok = true;
   for (int d = 0; d < pi->ndim && ok; d++)
@@ -204,13 +213,9 @@ bool cli_param_shape(const cli_options *o, const tilec_kernel *k, size_t i, cons
 /* The grid for the -D sizes within the target's limits, before any tensor is allocated: a
  * grid CUDA cannot launch is refused at once, not after gigabytes of inputs are made. */
 static bool cli_check_sizes(const cli_options *o, const tilec_kernel *k) {
-  size_t nsyms = tilec_kernel_num_syms(k);
-  int64_t *sizes = malloc((nsyms ? nsyms : 1) * sizeof *sizes);
-  if (!sizes) {
-    fprintf(stderr, "tilec: error: out of memory\n");
-    return false;
-  }
-  for (size_t s = 0; s < nsyms; s++) sizes[s] = defined_size(o, tilec_kernel_sym_name(k, s));
+  size_t nsyms;
+  int64_t *sizes = defined_sizes(o, k, &nsyms);
+  if (!sizes) return false;
   tilec_error err = {0};
   bool ok = tilec_kernel_check_sizes(k, sizes, nsyms, &err) == TILEC_OK;
   if (!ok) fprintf(stderr, "tilec: error: %s\n", err.message);

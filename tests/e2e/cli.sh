@@ -41,10 +41,10 @@ expect_exit "symbolic size missing" 2 "$T" run examples/symbolic_dim.py
 expect_grep "symbolic size hint" "-D m=N" "$D/err"
 if command -v "${TILEC_EMU_CXX:-c++}" >/dev/null 2>&1; then # the cuda emulator builds the kernel
   # 70000 blocks along y pass CUDA's limit: the grid launches folded into x, each block finding its row
-  expect_exit "grid folded into x" 0 "$T" run tests/e2e/data/grid_limit.py --target cuda --backend emu -D N=70000 -D M=2 --verify
+  expect_exit "grid folded into x" 0 "$T" run tests/e2e/data/grid_limit.py --kernel rows --target cuda --backend emu -D N=70000 -D M=2 --verify
   expect_exit "grid folded into x, swizzled" 0 "$T" run tests/e2e/data/grid_limit.py --kernel rows_swizzled --target cuda --backend emu -D N=66000 -D M=2 --verify
   # a grid no launch can hold is refused before 700 TB of inputs are allocated (which would fail)
-  expect_exit "grid past CUDA's limits" 2 "$T" run tests/e2e/data/grid_limit.py --target cuda --backend emu -D N=70000 -D M=40000
+  expect_exit "grid past CUDA's limits" 2 "$T" run tests/e2e/data/grid_limit.py --kernel rows --target cuda --backend emu -D N=70000 -D M=40000
   expect_grep "grid past CUDA's limits is named" "kernel 'rows': launch grid (40000, 70000, 1) has more than 2^31 - 1 blocks" "$D/err"
 fi
 

@@ -119,7 +119,7 @@ C=../tests/e2e/data/compat
   echo "$C/while_gemm.py --kernel streamed_gemm -D M=1000 -D N=1000 -D K=512 -D block_M=128 -D block_N=128 -D block_K=64 -D blocks=20 -D num_stages=3"
   echo "$C/while_gemm.py --kernel shared_cursor -D M=1000 -D N=256 -D blocks=7 -D threads=128"
   # 70000 blocks along y: the grid launches folded into x (meta fold=1), plain and swizzled
-  echo "../tests/e2e/data/grid_limit.py -D N=70000 -D M=3"
+  echo "../tests/e2e/data/grid_limit.py --kernel rows -D N=70000 -D M=3"
   echo "../tests/e2e/data/grid_limit.py --kernel rows_swizzled -D N=70000 -D M=3"
 } | timeout 170 xargs -P "$J" -d '\n' -I{} bash -c 'run_line "$1"' _ {} >"$OUT/examples.log" 2>&1
 # A planted wrong result must be caught: exit 3.

@@ -1294,9 +1294,9 @@ static void kernel_end(cg *g) {
   if (g->k->cluster > 1) line(g, "tcg_cluster_sync();");
 }
 
-static void persistent_body(cg *g) {
+/* const int tcg_gx, tcg_gy, tcg_gz: the grid as the kernel wrote it, from its parameters. */
+static void logical_grid(cg *g) {
   const tc_kernel_ir *k = g->k;
-  int T = g->consumers;
   tc_strbuf gd[3];
   for (int i = 0; i < 3; i++) {
     tc_sb_init(&gd[i]);
@@ -1305,8 +1305,14 @@ static void persistent_body(cg *g) {
   }
   line(g, "const int tcg_gx = (int)(%s), tcg_gy = (int)(%s), tcg_gz = (int)(%s);", tc_sb_cstr(&gd[0]), tc_sb_cstr(&gd[1]),
        tc_sb_cstr(&gd[2]));
-  line(g, "const int tcg_tiles = tcg_gx * tcg_gy * tcg_gz;");
   for (int i = 0; i < 3; i++) tc_sb_free(&gd[i]);
+}
+
+static void persistent_body(cg *g) {
+  const tc_kernel_ir *k = g->k;
+  int T = g->consumers;
+  logical_grid(g);
+  line(g, "const int tcg_tiles = tcg_gx * tcg_gy * tcg_gz;");
   if (g->sk) {
     tc_strbuf it;
     tc_sb_init(&it);
@@ -1791,16 +1797,7 @@ static bool grid_may_fold(const tc_kernel_ir *k) {
  * tcg_fz): blockIdx as launched, or, when the runtime folded the grid into x (gridDim.x is then
  * gx * gy * gz, not gx), recovered from blockIdx.x with x fastest. */
 static void fold_grid(cg *g) {
-  const tc_kernel_ir *k = g->k;
-  tc_strbuf gd[3];
-  for (int i = 0; i < 3; i++) {
-    tc_sb_init(&gd[i]);
-    if (i < k->grid_ndim) expr(g, &gd[i], k->grid[i]);
-    else tc_sb_puts(&gd[i], "1");
-  }
-  line(g, "const int tcg_gx = (int)(%s), tcg_gy = (int)(%s), tcg_gz = (int)(%s);", tc_sb_cstr(&gd[0]), tc_sb_cstr(&gd[1]),
-       tc_sb_cstr(&gd[2]));
-  for (int i = 0; i < 3; i++) tc_sb_free(&gd[i]);
+  logical_grid(g);
   line(g, "int tcg_fx = (int)blockIdx.x, tcg_fy = (int)blockIdx.y, tcg_fz = (int)blockIdx.z;");
   line(g, "if (gridDim.x != (unsigned)tcg_gx) { /* folded into x */");
   line(g, "  tcg_fx = (int)(blockIdx.x %% (unsigned)tcg_gx);");
