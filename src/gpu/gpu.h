@@ -23,6 +23,8 @@ typedef struct tc_gpu_desc {
   int warp_size;          /* 32 */
   int64_t max_smem;       /* bytes of shared memory one block may use */
   int max_threads;        /* per block */
+  int gemm_k_step;        /* the block GEMM's K step: K must be a multiple of it (cuda: 16; metal: 8) */
+  int gemm_k_step_8bit;   /* ... where an operand has 8 bits (cuda: 32, m16n8k32; metal: 1, its SIMT path) */
   bool mma_f16;           /* m16n8k16 f16/bf16 tensor-core instructions */
   bool mma_i8;            /* m16n8k32 int8 */
   bool mma_fp8;           /* m16n8k32 e4m3/e5m2 (sm_89+) */
@@ -230,6 +232,7 @@ bool tc_gpu_explicit_ws(tc_gpu_plan *P);      /* ws_explicit.c: T.ws rings -> T.
  * the warp groups whose T.ws bodies run a gemm (0: none). */
 int tc_gpu_ws_consumer_threads(const tc_kernel_ir *k);
 bool tc_gpu_stage_operands(tc_gpu_plan *P);   /* stage_operands.c: a gemm's fragment B (or A) through a shared tile */
+bool tc_gpu_simt_gemms(tc_gpu_plan *P);       /* simt_gemm.c: a gemm no matrix instruction takes, as a loop per thread */
 void tc_gpu_resolve_views(tc_gpu_plan *P);    /* views.c: a view splitting a register tile's last dimension, as the tile */
 bool tc_gpu_pipeline(tc_gpu_plan *P);         /* pipeline.c: T.Pipelined -> staged, asynchronous copies */
 bool tc_gpu_infer_layouts(tc_gpu_plan *P);    /* layout.c: fragments and swizzled shared tiles */

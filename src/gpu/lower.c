@@ -419,6 +419,8 @@ static tc_kernel_ir *lower_once(tc_arena *a, const tc_kernel_ir *k0, const tc_gp
       return NULL;
     }
   }
+  /* 0. gemms no matrix instruction can take: loops every thread runs */
+  if (!tc_gpu_simt_gemms(P) || !verify_step(P, "gpu-simt-gemms")) return NULL;
   /* 0. a gemm's fragment B operand read through a shared tile */
   if (!tc_gpu_stage_operands(P) || !verify_step(P, "gpu-stage-operands")) return NULL;
   /* 0. software pipelines (creates the staged tiles, so it runs before the tables are sized) */

@@ -95,6 +95,12 @@ ws_gemm='block_N=256 -D block_K'
     echo "cuda,arch=$arch|../tests/e2e/data/compat/fragment_view.py -D N=128 -D Q=2 -D H=64 -D threads=256"
     # per-thread cells allocated inside a T.Parallel body: one per copy of the body
     echo "cuda,arch=$arch|../tests/e2e/data/compat/parallel_cells.py"
+    # gemms the tensor cores cannot take (a 64 x 1 accumulator, K of 1): a loop per thread
+    for l in "small_gemm -D M=64 -D N=1 -D K=32" "small_gemm -D M=64 -D N=1 -D K=32 -D trans_B=True" \
+      "small_gemm -D M=64 -D N=32 -D K=1 -D trans_A=True" "small_gemm -D M=20 -D N=12 -D K=40 -D clear=True -D threads=64" \
+      "grouped_scores" "grouped_scores -D G=4 -D threads=128"; do
+      echo "cuda,arch=$arch|../tests/e2e/data/compat/simt_gemm.py --kernel $l"
+    done
     # gemm operands that are column slices of a shared tile, copied to tiles of their own
     for k in split_q b_columns; do echo "cuda,arch=$arch|../tests/e2e/data/compat/gemm_shared_slice.py --kernel $k"; done
     # while loops on runtime conditions: tile operations and a pipelined gemm inside, a condition
@@ -218,6 +224,12 @@ if echo "$out" | grep -q "gemm_fragment_a.py:64:17: T.gemm: A ('p') is a fragmen
   echo "PASS cuda emu: --explain says a fragment A operand laid out for other warps goes through a shared tile"
 else
   echo "FAIL cuda emu: --explain of a staged fragment A operand"; echo "$out" | grep "^//" | head -5
+fi
+if "$T" source "$C/simt_gemm.py" --kernel grouped_scores --target cuda,arch=sm_90a --explain --kernel-only 2>&1 |
+  grep -q "^// .*simt_gemm.py:57:9: T.gemm 64 x 32 x 1: a loop every thread runs over the accumulator elements it holds, not the tensor cores (K = 1 is not a multiple of the tensor cores' K step (16))$"; then
+  echo "PASS cuda emu: --explain says which gemm runs as a loop per thread, and why"
+else
+  echo "FAIL cuda emu: --explain of a gemm the tensor cores cannot take"
 fi
 if "$T" source "$C/fragment_demoted.py" --kernel column_accumulator --target cuda,arch=sm_90a --explain --kernel-only 2>&1 |
   grep -q "^// fragment 'acc' is kept in shared memory: a T.Parallel loop uses elements of it that its threads would not hold in registers$"; then

@@ -74,6 +74,11 @@ for tgt in metal metal,metal4=1; do
     echo "../tests/e2e/data/compat/gemm_fragment_a.py --kernel two_gemms"
     for k in split_q b_columns; do echo "../tests/e2e/data/compat/gemm_shared_slice.py --kernel $k"; done
     echo "../tests/e2e/data/compat/parallel_cells.py"
+    # gemms the tensor cores cannot take: a loop per thread
+    for l in "small_gemm -D M=64 -D N=1 -D K=32" "small_gemm -D M=64 -D N=32 -D K=1 -D trans_A=True" \
+      "small_gemm -D M=20 -D N=12 -D K=40 -D clear=True -D threads=64" "grouped_scores -D G=4 -D threads=128"; do
+      echo "../tests/e2e/data/compat/simt_gemm.py --kernel $l"
+    done
     echo "../tests/e2e/data/compat/fragment_view.py"
     for k in per_thread one_thread; do echo "../tests/e2e/data/compat/rng.py --kernel $k"; done
     # while loops on runtime conditions

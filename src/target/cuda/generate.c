@@ -12,6 +12,7 @@ bool tc_cuda_desc_for_arch(const char *arch, tc_gpu_desc *d) {
   d->target = "cuda";
   d->warp_size = 32;
   d->max_threads = 1024;
+  d->gemm_k_step = 16, d->gemm_k_step_8bit = 32; /* the prelude's tcg__tiling */
   /* opt-in shared memory per block */
   d->max_smem = sm >= 90 ? 227 * 1024 : sm == 80 ? 163 * 1024 : sm >= 86 ? 99 * 1024 : 96 * 1024;
   d->mma_f16 = sm >= 80;

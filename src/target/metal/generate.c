@@ -22,6 +22,7 @@ static void metal_gpu_desc(tc_gpu_desc *d, int msl) {
   d->warp_size = 32;
   d->max_threads = 1024;
   d->max_smem = 32 * 1024;
+  d->gemm_k_step = 8, d->gemm_k_step_8bit = 1; /* simdgroup_matrix 8x8 steps; 8-bit operands take the SIMT path */
   d->cp_async = false;
   d->swizzle_gemm_operands = false;
   d->atomic_fetch = true;
