@@ -1,8 +1,9 @@
 /* simt_gemm.c: a T.gemm that no matrix instruction can take becomes a loop every thread runs
  * (the first step of tc_gpu_lower, before operands are staged).
  *
- * The tensor cores split the accumulator into 16 x 8 tiles over the warps and step K by 32
- * bytes of the operand type. A gemm whose shapes do not divide so (a 64 x 1 accumulator: NSA's
+ * The block GEMM splits the accumulator into 16 x 8 tiles over the warps and steps K by the
+ * target's tc_gpu_desc.gemm_k_step (cuda 16, or 32 with an 8-bit operand; metal 8). A gemm
+ * whose shapes do not divide so (a 64 x 1 accumulator: NSA's
  * backward pass with one query head per group; a K of 1; a matrix-vector product) would
  * otherwise be refused. Here it is rewritten as the TileLang loop it means:
  *
