@@ -258,9 +258,9 @@ static bool operand_cb(void *ctx, tc_stmt *s) {
 
 /* The parameter index of the global tensor a producer copies from when one TMA box can do the
  * copy (the 5-d map of tcg_tma.cuh), else -1: an 8/16-bit tile of rows % 8 == 0 rows of whole
- * 128-byte atoms, a T.gemm operand (so the lowering stores it in the 128-byte-atom swizzle), from
- * a parameter whose last two dimensions are constants the map's dimensions divide, at a start
- * on an atom. */
+ * 128-byte atoms, or of rows of 64 or 32 bytes (one panel in the 64- or 32-byte swizzle:
+ * tc_tma_span), a T.gemm operand (so the lowering stores it in that swizzle), from a parameter
+ * whose last two dimensions are constants the map's dimensions divide, at a start on a panel. */
 static int tma_param(tc_gpu_plan *P, tc_stmt *root, const tc_stmt *s, const tc_buffer *b, char *why, size_t cap) {
   const tc_region *src = &s->u.copy.src;
   const tc_buffer *g = src->buf;
@@ -268,10 +268,12 @@ static int tma_param(tc_gpu_plan *P, tc_stmt *root, const tc_stmt *s, const tc_b
 #define NOT(...) return (snprintf(why, cap, __VA_ARGS__), -1)
   if (!P->desc->tma || !P->desc->swizzle_gemm_operands) NOT("the arch has no TMA (sm_90+)");
   if (!tc_dtype_eq(g->dtype, b->dtype) || (bits != 8 && bits != 16)) NOT("'%s' is not an 8- or 16-bit copy of one dtype", b->name);
-  int64_t eb = bits / 8, A = 128 / eb, rows, cols, R, C;
+  int64_t eb = bits / 8, rows, cols, R, C;
   if (b->ndim != 2 || !tc_expr_const_int(b->shape[0], &rows) || !tc_expr_const_int(b->shape[1], &cols)) NOT("'%s' is not a 2-d tile", b->name);
-  if (rows % 8 || (cols * eb) % 128 || cols / A > 256 || rows / 8 > 256)
-    NOT("'%s' has rows of %lld bytes; a TMA box here needs whole 128-byte rows, a multiple of 8 of them", b->name, (long long)(cols * eb));
+  int64_t W = tc_tma_span(cols, (int)eb), A = W / eb; /* the panel, bytes and elements */
+  if (rows % 8 || !((cols * eb) % 128 == 0 || cols * eb == 64 || cols * eb == 32) || cols / A > 256 || rows / 8 > 256)
+    NOT("'%s' has rows of %lld bytes; a TMA box here needs rows of 32, 64 or whole 128-byte panels, a multiple of 8 of them", b->name,
+        (long long)(cols * eb));
   if (b->layout && !(b->layout->name && !strcmp(b->layout->name, "swizzle"))) NOT("'%s' has an annotated layout", b->name);
   if (tc_layout_on_global(g)) NOT("'%s' has its own layout (T.annotate_layout)", g->name);
   operand_ctx O = {b, false};
@@ -285,14 +287,16 @@ static int tma_param(tc_gpu_plan *P, tc_stmt *root, const tc_stmt *s, const tc_b
   /* rows not in whole 8-row groups: fewer than 8 (decode's M = 1) fit one group, the rest past R
    * arriving as zeros (the runtime's "short form"); more need a map over single rows (the
    * runtime's and the printer's "row form"), whose boxes land in the same layout only when the
-   * tile is one 128-byte panel */
-  if (!tc_expr_const_int(g->shape[nd - 2], &R) || !tc_expr_const_int(g->shape[nd - 1], &C) || C % A || (R % 8 && R > 8 && cols != A))
-    NOT("the last two dimensions of '%s' must be constants: columns a multiple of %lld, rows a multiple of 8 (or fewer than 8) "
-        "unless the tile is one 128-byte panel wide", g->name, (long long)A);
+   * tile is one panel */
+  if (!tc_expr_const_int(g->shape[nd - 2], &R) || !tc_expr_const_int(g->shape[nd - 1], &C))
+    NOT("the last two dimensions of '%s' are not constants", g->name);
+  if (C % A) NOT("'%s' has %lld columns, not a multiple of the tile's %lld-byte panel (%lld elements)", g->name, (long long)C, (long long)W, (long long)A);
+  if (R % 8 && R > 8 && cols != A)
+    NOT("'%s' has %lld rows, not a multiple of 8, and the tile is wider than one 128-byte panel", g->name, (long long)R);
   if (!tc_gpu_tma_leading_dims(src)) NOT("the leading dimensions of '%s' are not single indices of constant or symbolic dims", g->name);
   if (src->r[nd - 2].extent != rows || src->r[nd - 1].extent != cols || !tc_gpu_multiple_of(src->r[nd - 2].start, 8) ||
       !tc_gpu_multiple_of(src->r[nd - 1].start, A))
-    NOT("the tile of '%s' is not known to start on an 8-row group and a 128-byte panel", g->name);
+    NOT("the tile of '%s' is not known to start on an 8-row group and a %lld-byte panel", g->name, (long long)W);
 #undef NOT
   return param;
 }

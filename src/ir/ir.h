@@ -309,7 +309,7 @@ typedef struct tc_kernel_ir {
   const char *jit_args;   /* the jit decorator's keyword arguments, as written */
   /* TMA tensor maps the lowered kernel takes after its symbolic dims (cuda sm_90a; set by the
    * GPU lowering, docs/cuda.md "TMA"): map i describes parameter tma[i].param for boxes of
-   * rows x cols elements landing in the 128-byte-atom swizzled layout. split > 1: the blocks
+   * rows x cols elements landing in the swizzled layout (tc_tma_span). split > 1: the blocks
    * of a cluster (below) each load rows / split of the box, a whole number of 8-row groups, and
    * multicast it to every block of the cluster, so that each still receives the whole box */
   int ntma;
@@ -363,6 +363,15 @@ typedef struct tc_kernel_ir {
   tc_buffer **workspaces;
   int next_id;            /* id counter for vars and buffers */
 } tc_kernel_ir;
+
+/* The swizzle span, in bytes, of a TMA box (and of the shared tile it lands in) whose rows are
+ * `cols` elements of `eb` bytes: 128 for rows of whole 128-byte panels (8-row x 128-byte atoms
+ * side by side); a row of 64 or 32 bytes is one panel in the hardware's 64- or 32-byte swizzle
+ * (tc_gpu_swizzle_index's layouts). */
+static inline int tc_tma_span(int64_t cols, int eb) {
+  int64_t r = cols * eb;
+  return r >= 128 ? 128 : (int)r;
+}
 
 /* ---- builder (ir.c). Every constructor allocates from the arena and never fails: the arena
  * escapes on out-of-memory. Constructors do not fold or check types; tc_ir_verify does. ---- */

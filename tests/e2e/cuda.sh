@@ -72,9 +72,13 @@ grep -qx '// examples/gemm.py:44:17: T.gemm 128 x 128 x 32 (float16 x float16 ->
 grep -qx '// examples/gemm.py:44:17: T.gemm 64 x 64 x 32 (float16 x float16 -> float32): mma.sync over 1 x 2 warps; not wgmma: wgmma needs whole warpgroups and M a multiple of 16 rows per warp (64 threads: M a multiple of 32; the tile has 64)' "$D/out" &&
   ok "explain: why a gemm stays on mma.sync" || bad "explain: mma.sync reason"
 # the pipelined loop: TMA where its tiles qualify, else cp.async and why not TMA
-"$T" source examples/gemm.py --target cuda,arch=sm_90a --explain >"$D/out" 2>"$D/err"
-grep -qx "// T.Pipelined(num_stages=3): 2 tiles per stage by cp.async, producers 1 iteration ahead; not TMA: 'A_shared' has rows of 64 bytes; a TMA box here needs whole 128-byte rows, a multiple of 8 of them" "$D/out" &&
+"$T" source examples/gemm.py --target cuda,arch=sm_90a --explain -D K=250 >"$D/out" 2>"$D/err"
+grep -qx "// T.Pipelined(num_stages=3): 2 tiles per stage by cp.async, producers 1 iteration ahead; not TMA: 'A' has 250 columns, not a multiple of the tile's 64-byte panel (32 elements)" "$D/out" &&
   ok "explain: why a pipeline stays on cp.async" || bad "explain: cp.async reason"
+# the example's own 128 x 128 x 32 blocks: A's 64-byte rows load by TMA in the 64-byte swizzle
+"$T" source examples/gemm.py --target cuda,arch=sm_90a --explain >"$D/out" 2>"$D/err"
+grep -qx "// T.Pipelined(num_stages=3): warp-specialized: a producer warpgroup (threads 128..255) loads 2 tiles per stage by TMA up to 3 stages ahead; the 128 consumer threads wait on full mbarriers and free stages on empty ones" "$D/out" &&
+  ok "explain: 64-byte rows by TMA, warp-specialized" || bad "explain: 64-byte rows by TMA"
 "$T" source examples/gemm.py --target cuda,arch=sm_90a --explain -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=4 --kernel-only >"$D/out" 2>"$D/err"
 grep -qx '// T.Pipelined(num_stages=4): warp-specialized: a producer warpgroup (threads 256..383) loads 2 tiles per stage by TMA up to 4 stages ahead; the 256 consumer threads wait on full mbarriers and free stages on empty ones; setmaxnreg moves registers from the producers to the consumers' "$D/out" &&
   grep -q 'const __grid_constant__ tcg_tmap tcg_tm1, const __grid_constant__ tcg_tmap tcg_tm2)' "$D/out" && grep -q '__launch_bounds__(384, 1)' "$D/out" &&

@@ -52,7 +52,9 @@ if cuobj=$(find_cuobjdump); then
   sass e5m2 QGMMA.64x128x32.F32.E5M2.E5M2 UTMALDG a_dtype=float8_e5m2 b_dtype=float8_e5m2
   sass mixed QGMMA.64x128x32.F32.E4M3.E5M2 UTMALDG b_dtype=float8_e5m2
   sass bench_8192 QGMMA.64x256x32.F32.E4M3.E4M3 UTMALDG M=8192 N=8192 K=8192 block_N=256 threads=256 num_stages=4
-  sass k64_cp_async QGMMA.64x128x32.F32.E4M3.E4M3 LDGSTS block_K=64
+  # 64- and 32-byte rows: TMA in the 64/32-byte swizzles
+  sass k64_tma QGMMA.64x128x32.F32.E4M3.E4M3 UTMALDG block_K=64
+  sass k32_tma QGMMA.64x128x32.F32.E4M3.E4M3 UTMALDG block_K=32
   sass k256_partial QGMMA.64x128x32.F32.E4M3.E4M3 UTMALDG M=200 N=136 K=1024 block_K=256
   # K = 1000: rows of A not 16-byte aligned, so neither TMA nor cp.async: byte loads, still QGMMA
   sass ragged_k QGMMA.64x128x32.F32.E4M3.E4M3 LDG.E.U8 M=200 N=136 K=1000 block_K=256

@@ -134,12 +134,12 @@ TEST(meta_parsing) {
     tc_launch_args la = {0};
     la.grid[0] = 8, la.grid[1] = 4, la.grid[2] = 1;
     unsigned grid[3];
-    CHECK_INT(tc_cuda_launch_grid(&m, &la, 132, grid, &err), TILEC_OK);
+    tc_cuda_launch_grid(&m, &la, 132, grid);
     CHECK(grid[0] == 132 && grid[1] == 1 && grid[2] == 1);
     m.streamk = 0;
-    CHECK_INT(tc_cuda_launch_grid(&m, &la, 132, grid, &err), TILEC_OK);
+    tc_cuda_launch_grid(&m, &la, 132, grid);
     CHECK(grid[0] == 32);
-    CHECK_INT(tc_cuda_launch_grid(&m, &la, 20, grid, &err), TILEC_OK);
+    tc_cuda_launch_grid(&m, &la, 20, grid);
     CHECK(grid[0] == 20);
   }
   const char *maps = "entry=k\nblock=256,1,1\narch=sm_90a\ntmap=1,2,64,256,4096,4096,1\ntmap=0,1,128,128,512,256,8*s0*16\n"
@@ -150,6 +150,23 @@ TEST(meta_parsing) {
   CHECK(m.tmaps[0].param == 1 && m.tmaps[0].eb == 2 && m.tmaps[0].rows == 64 && m.tmaps[0].cols == 256 && m.tmaps[0].R == 4096 &&
         m.tmaps[0].C == 4096 && m.tmaps[0].nlead == 1 && m.tmaps[0].lead[0] == 1);
   CHECK(m.tmaps[1].eb == 1 && m.tmaps[1].nlead == 3 && m.tmaps[1].lead[0] == 8 && m.tmaps[1].lead[1] == -1 && m.tmaps[1].lead[2] == 16);
+  { /* the maps' five dimensions: 128-byte panels of a 256-column tile; the 64- and 32-byte rows of a
+     * 32- or 16-column f16 tile are one panel of their own width (tc_tma_span) */
+    static const struct { int64_t cols; uint64_t A, panels, panel_stride; unsigned box_panels; } geo[] = {
+        {256, 64, 64, 128, 4}, {32, 32, 128, 64, 1}, {16, 16, 256, 32, 1}};
+    static _Alignas(16) unsigned char data[64];
+    for (size_t i = 0; i < sizeof geo / sizeof *geo; i++) {
+      tc_cuda_tmap t = m.tmaps[0]; /* f16, 4096 x 4096, 64-row boxes */
+      t.cols = geo[i].cols;
+      uint64_t dims[5], strides[4];
+      unsigned box[5];
+      int64_t syms[1] = {0};
+      CHECK_INT(tc_cuda_tmap_geometry(&m, "A", &t, data, syms, dims, strides, box, &err), TILEC_OK);
+      CHECK(dims[0] == geo[i].A && dims[1] == 8 && dims[2] == geo[i].panels && dims[3] == 512 && dims[4] == 1);
+      CHECK(strides[0] == 8192 && strides[1] == geo[i].panel_stride && strides[2] == 8 * 8192);
+      CHECK(box[0] == geo[i].A && box[1] == 8 && box[2] == geo[i].box_panels && box[3] == 8 && box[4] == 1);
+    }
+  }
   static const char *const bad[] = {
       "block=1,1,1\narch=sm_80\n",                      /* no entry */
       "entry=k\narch=sm_80\n",                          /* no block */

@@ -517,12 +517,14 @@ static void expr(cg *g, tc_strbuf *sb, const tc_expr *e) {
 
 /* ---- statements ---- */
 /* The printed coordinates "(int)(panel), (int)(group), (int)(lead)" of the box at global address
- * `at` (&buf[starts]) in the map's five dimensions; *row_form when the tensor's rows are not
- * whole 8-row groups (the map counts single rows then, runtime.c). */
-static void tma_coords(cg *g, tc_strbuf *out, const tc_expr *at, bool *row_form) {
+ * `at` (&buf[starts]) in the five dimensions of map `map`, whose panels are tc_tma_span bytes
+ * wide; *row_form when the tensor's rows are not whole 8-row groups (the map counts single rows
+ * then, runtime.c). */
+static void tma_coords(cg *g, tc_strbuf *out, const tc_expr *at, int64_t map, bool *row_form) {
   const tc_buffer *b = at->buf;
-  int nd = at->nargs;
-  int64_t A = 128 / (tc_dtype_bits(b->dtype) / 8), R = 0;
+  int nd = at->nargs, eb = tc_dtype_bits(b->dtype) / 8;
+  int64_t cols = map >= 0 && map < g->k->ntma ? g->k->tma[map].cols : 128 / eb;
+  int64_t A = tc_tma_span(cols, eb) / eb, R = 0;
   tc_loc loc = at->loc;
   tc_expr *lead = tc_ir_int(g->a, 0, tc_index_dtype(), loc);
   for (int d = 0; d + 2 < nd; d++)
@@ -540,7 +542,7 @@ static void tma_coords(cg *g, tc_strbuf *out, const tc_expr *at, bool *row_form)
 }
 
 /* tma_load(&dst, &src[starts], &bar, rows, cols, map): the box's coordinates in the map's five
- * dimensions (tcg_tma.cuh): the 128-byte panel, the 8-row group (the row in the row form), the
+ * dimensions (tcg_tma.cuh): the panel, the 8-row group (the row in the row form), the
  * leading dimensions flattened; the lowering proved the starts are on a panel and a group. */
 static void tma_load(cg *g, tc_expr *const *args) {
   int64_t map = 0;
@@ -550,7 +552,7 @@ static void tma_load(cg *g, tc_expr *const *args) {
   tc_sb_init(&d), tc_sb_init(&bar), tc_sb_init(&c);
   expr(g, &d, args[0]);
   expr(g, &bar, args[2]);
-  tma_coords(g, &c, args[1], &row_form);
+  tma_coords(g, &c, args[1], map, &row_form);
   const struct tc_tma_map *m = map >= 0 && map < g->k->ntma ? &g->k->tma[map] : NULL;
   if (m && m->split > 1 && !row_form && g->in_producer) /* this block's share of the groups, to every block */
     line(g, "tcg_tma_load_multicast<%d, %lldu, %lld>(%s, &tcg_tm%lld, %s, %s);", m->split,
@@ -572,7 +574,7 @@ static void tma_store(cg *g, tc_expr *const *args) {
   tc_strbuf s, c;
   tc_sb_init(&s), tc_sb_init(&c);
   expr(g, &s, args[0]);
-  tma_coords(g, &c, args[1], &row_form);
+  tma_coords(g, &c, args[1], map, &row_form);
   line(g, "tcg_tma_store%s(%s, &tcg_tm%lld, %s);", row_form ? "_rows" : "", tc_sb_cstr(&s), (long long)map, tc_sb_cstr(&c));
   tc_sb_free(&s), tc_sb_free(&c);
 }

@@ -62,8 +62,9 @@ tilec_status tc_cuda_launch_check(const tc_cuda_meta *meta, int nparams, int nsy
  * check_grid hook for their loaded module. */
 tilec_status tc_cuda_check_grid(const tc_cuda_meta *meta, const int64_t grid[3], tilec_error *err);
 tilec_status tc_cuda_loaded_check_grid(const tc_loaded *m, const int64_t grid[3], tilec_error *err);
-tilec_status tc_cuda_launch_grid(const tc_cuda_meta *meta, const tc_launch_args *a, int64_t resident, unsigned grid[3],
-                                 tilec_error *err);
+/* The grid a launch of `a` takes (bounded by tc_cuda_check_grid): as given, folded into x, or
+ * the resident blocks of a tile walk. */
+void tc_cuda_launch_grid(const tc_cuda_meta *meta, const tc_launch_args *a, int64_t resident, unsigned grid[3]);
 /* Bytes a scalar parameter of dtype dt takes, and its value's bytes as the kernel reads them. */
 int tc_cuda_scalar_size(tc_dtype dt);
 void tc_cuda_scalar_bytes(tc_dtype dt, int64_t ival, double fval, unsigned char out[8]);

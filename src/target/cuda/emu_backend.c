@@ -159,14 +159,14 @@ static tilec_status emu_launch(const tc_backend_env *env, tc_loaded *m, const tc
     st = tc_cuda_tmap_geometry(&m->meta, m->names[t->param], t, a->data[t->param], a->syms, e.dims, e.strides, e.box, err);
     e.base = (unsigned long long)(uintptr_t)a->data[t->param];
     e.elem_bytes = (unsigned)t->eb;
-    e.swizzle = 128;
+    e.swizzle = (unsigned)tc_tma_span(t->cols, t->eb);
     memset(maps + 128 * (size_t)i, 0, 128);
     memcpy(maps + 128 * (size_t)i, &e, sizeof e);
     ptrs[L + nl + nk + nw + i] = maps + 128 * (size_t)i;
   }
   unsigned grid[3];
   int cluster = m->meta.cluster > 1 ? m->meta.cluster : 1;
-  if (st == TILEC_OK) st = tc_cuda_launch_grid(&m->meta, a, emu_resident(cluster), grid, err);
+  if (st == TILEC_OK) tc_cuda_launch_grid(&m->meta, a, emu_resident(cluster), grid);
   if (st == TILEC_OK && nk) {
     sk_ws = calloc((size_t)tc_cuda_streamk_bytes(&m->meta, grid[0]), 1);
     if (!sk_ws) {

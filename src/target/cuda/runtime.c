@@ -339,8 +339,9 @@ fail:
 /* ---- launch ---- */
 
 /* The TMA tensor map of meta line t for this launch's tensor (cuda.h, "tmap="; tcg_tma.cuh):
- * five dimensions, innermost first: a 128-byte row of an atom, the 8 rows of a group, the
- * 128-byte panels, the 8-row groups, the leading dimensions flattened. A tensor of fewer than 8
+ * five dimensions, innermost first: a panel's row (128 bytes of an atom, or the whole 64- or
+ * 32-byte row of a narrower tile: tc_tma_span), the 8 rows of a group, the panels, the 8-row
+ * groups, the leading dimensions flattened. A tensor of fewer than 8
  * rows is one group of R rows (the box's rows past R arrive as zeros; stores drop them); one of
  * more rows not in whole groups takes the row form, a map over single rows for one-panel tiles.
  * The driver encodes it (below); the emulator reads the same numbers (emu_backend.c). */
@@ -364,14 +365,15 @@ tilec_status tc_cuda_tmap_geometry(const tc_cuda_meta *meta, const char *name, c
              name, meta->entry, (unsigned long long)lead);
     return TILEC_ERROR_USAGE;
   }
-  uint64_t A = 128 / (uint64_t)t->eb, eb = (uint64_t)t->eb, C = (uint64_t)t->C, R = (uint64_t)t->R;
+  /* a panel: 128 bytes, or the whole 64- or 32-byte row of a narrower tile (tc_tma_span) */
+  uint64_t W = (uint64_t)tc_tma_span(t->cols, t->eb), eb = (uint64_t)t->eb, A = W / eb, C = (uint64_t)t->C, R = (uint64_t)t->R;
   uint64_t d[5] = {A, 8, C / A, R / 8, lead};
-  uint64_t s[4] = {C * eb, 128, 8 * C * eb, R * C * eb};
+  uint64_t s[4] = {C * eb, W, 8 * C * eb, R * C * eb};
   unsigned b[5] = {(unsigned)A, 8, (unsigned)(t->cols / (int64_t)A), (unsigned)(t->rows / 8), 1};
   if (R < 8) { /* the short form: one 8-row group of which R rows exist, zeros past them */
     d[1] = R, d[3] = 1;
   } else if (R % 8) { /* the row form (tcg_tma_load_rows; the tile is one panel): single rows, zeros past R */
-    uint64_t rd[5] = {A, R, C / A, lead, 1}, rs[4] = {C * eb, 128, R * C * eb, R * C * eb};
+    uint64_t rd[5] = {A, R, C / A, lead, 1}, rs[4] = {C * eb, W, R * C * eb, R * C * eb};
     unsigned rb[5] = {(unsigned)A, (unsigned)t->rows, 1, 1, 1};
     memcpy(d, rd, sizeof d), memcpy(s, rs, sizeof s), memcpy(b, rb, sizeof b);
   }
@@ -392,9 +394,11 @@ static tilec_status encode_tmap(const tc_cu_api *cu, const tc_loaded *m, const t
   tilec_status st = tc_cuda_tmap_geometry(&m->meta, name, t, a->data[t->param], a->syms, dims, strides, box, err);
   if (st != TILEC_OK) return st;
   unsigned es[5] = {1, 1, 1, 1, 1};
-  /* uint8 / uint16 / uint32 data, no interleave, 128-byte swizzle, 128-byte L2 promotion, zeros
-   * outside */
-  tc_cu_result r = cu->TensorMapEncodeTiled(map, t->eb == 1 ? 0 : t->eb == 2 ? 1 : 2, 5, a->data[t->param], dims, strides, box, es, 0, 3, 2, 0);
+  /* uint8 / uint16 / uint32 data, no interleave, the tile's swizzle (CU_TENSOR_MAP_SWIZZLE_32B,
+   * 64B, 128B: 1, 2, 3), 128-byte L2 promotion, zeros outside */
+  int span = tc_tma_span(t->cols, t->eb), swizzle = span == 128 ? 3 : span == 64 ? 2 : 1;
+  tc_cu_result r =
+      cu->TensorMapEncodeTiled(map, t->eb == 1 ? 0 : t->eb == 2 ? 1 : 2, 5, a->data[t->param], dims, strides, box, es, 0, swizzle, 2, 0);
   if (r != TC_CU_SUCCESS) {
     char what[640];
     snprintf(what, sizeof what, "making the TMA tensor map of '%s' for kernel '%s' (cuTensorMapEncodeTiled)", name, m->meta.entry);
@@ -458,22 +462,20 @@ tilec_status tc_cuda_loaded_check_grid(const tc_loaded *m, const int64_t grid[3]
   return tc_cuda_check_grid(&m->meta, grid, err);
 }
 
-tilec_status tc_cuda_launch_grid(const tc_cuda_meta *meta, const tc_launch_args *a, int64_t resident, unsigned grid[3],
-                                 tilec_error *err) {
-  (void)err; /* tc_cuda_launch_check bounded the grid */
+void tc_cuda_launch_grid(const tc_cuda_meta *meta, const tc_launch_args *a, int64_t resident, unsigned grid[3]) {
+  /* tc_cuda_launch_check bounded the grid */
   grid[0] = (unsigned)a->grid[0], grid[1] = (unsigned)a->grid[1], grid[2] = (unsigned)a->grid[2];
   if (meta->folds && (a->grid[1] > 65535 || a->grid[2] > 65535)) { /* the kernel unfolds it (codegen.c fold_grid) */
     grid[0] = (unsigned)(a->grid[0] * a->grid[1] * a->grid[2]); /* tc_cuda_check_grid bounded it */
     grid[1] = grid[2] = 1;
-    return TILEC_OK;
+    return;
   }
-  if (!meta->walks_tiles) return TILEC_OK;
+  if (!meta->walks_tiles) return;
   /* the blocks walk the logical grid's tiles themselves (no more than 2^31 - 1: tc_cuda_check_grid) */
   int64_t tiles = a->grid[0] * a->grid[1] * a->grid[2];
   /* stream-K spreads fewer tiles than blocks over every block (tcg_sk_schedule) */
   grid[0] = (unsigned)(meta->persistent && (tiles > resident || meta->streamk > 0) ? resident : tiles);
   grid[1] = grid[2] = 1;
-  return TILEC_OK;
 }
 
 tilec_status tc_cuda_launch(const tc_backend_env *env, tc_loaded *m, const tc_launch_args *a, tilec_error *err) {
@@ -549,7 +551,7 @@ tilec_status tc_cuda_launch(const tc_backend_env *env, tc_loaded *m, const tc_la
     ptrs[L + nl + nk + nw + i] = &maps[i];
   }
   unsigned grid[3];
-  if (st == TILEC_OK) st = tc_cuda_launch_grid(&m->meta, a, m->dev[d].resident, grid, err);
+  if (st == TILEC_OK) tc_cuda_launch_grid(&m->meta, a, m->dev[d].resident, grid);
   if (st == TILEC_OK) {
     device_slot *ds = &m->dev[d];
     tc_cu_stream stream = (tc_cu_stream)a->stream;
