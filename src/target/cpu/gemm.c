@@ -143,20 +143,26 @@ typedef struct g2 {
   char base[512];
 } g2;
 
-static bool region2(tc_cg *g, const tc_stmt *s, const tc_region *r, g2 *out, const char *what) {
-  int dims[2], n = 0;
+/* The two dims of region r a gemm multiplies over, in dims; the number of non-unit dims (2 when
+ * a 1-row or 1-column operand falls back to its last two dims, so the shape is still 2-D, as
+ * the front end reads a (1, K) tile). The scratch size and the code both take the dims here. */
+static int gemm_dims(const tc_region *r, int dims[2]) {
+  int n = 0;
   for (int j = 0; j < r->ndim; j++)
     if (r->r[j].extent != 1) {
       if (n < 2) dims[n] = j;
       n++;
     }
-  /* a 1-row or 1-column operand: use the last dims so the shape is still 2-D (as the front end
-   * reads a (1, K) tile) */
-  if (n == 1 && r->ndim >= 2) {
+  if (n < 2 && r->ndim >= 2) {
     dims[0] = r->ndim - 2;
     dims[1] = r->ndim - 1;
     n = 2;
   }
+  return n;
+}
+
+static bool region2(tc_cg *g, const tc_stmt *s, const tc_region *r, g2 *out, const char *what) {
+  int dims[2], n = gemm_dims(r, dims);
   if (n < 2) {
     tc_cf_fail(&g->cf, s->loc, "T.gemm operand %s must be a 2-D tile on cpu", what);
     return false;
@@ -204,9 +210,10 @@ static bool fast_operand(tc_dtype d) {
 }
 
 int64_t tc_cg_gemm_scratch_floats(const tc_stmt *s) {
-  int64_t ra[4], rb[4];
-  int na = tc_region_squeezed(&s->u.gemm.a, ra, 4), nb = tc_region_squeezed(&s->u.gemm.b, rb, 4);
-  if (na != 2 || nb != 2) return 0;
+  int da[2], db[2];
+  if (gemm_dims(&s->u.gemm.a, da) != 2 || gemm_dims(&s->u.gemm.b, db) != 2) return 0; /* refused by tc_cg_gemm */
+  int64_t ra[2] = {s->u.gemm.a.r[da[0]].extent, s->u.gemm.a.r[da[1]].extent};
+  int64_t rb[2] = {s->u.gemm.b.r[db[0]].extent, s->u.gemm.b.r[db[1]].extent};
   int64_t M = s->u.gemm.trans_a ? ra[1] : ra[0], K = s->u.gemm.trans_a ? ra[0] : ra[1];
   int64_t N = s->u.gemm.trans_b ? rb[0] : rb[1];
   int64_t n = (M + 16) * K + (N + 64) * K;
