@@ -82,8 +82,10 @@ typedef struct tilec_context_options {
 
 TILEC_API tilec_context *tilec_context_create(const tilec_context_options *opts, tilec_error *err);
 TILEC_API void tilec_context_destroy(tilec_context *ctx);
-/* One warning the context recorded but did not fail on (e.g. "disk cache disabled: ..."),
- * or NULL. Cleared by reading. The caller frees it with tilec_free. */
+/* One warning the context recorded but did not fail on, or NULL: a kernel that reads on-chip
+ * memory before anything writes it ("file:line:col: warning: ...", the source line and a
+ * caret), "disk cache disabled: ...". The first one is kept until read; reading clears it.
+ * The caller frees it with tilec_free. */
 TILEC_API char *tilec_context_take_warning(tilec_context *ctx);
 
 /* ---- programs ----------------------------------------------------------------------------- */

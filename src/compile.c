@@ -29,10 +29,35 @@ static const tc_pass tc_passes[] = {
 
 /* ---- the stages; each returns false with err filled ---- */
 
+/* A read of on-chip memory nothing has written (analysis/uninit.c) becomes the context's
+ * warning: the kernel compiles, but its GPU results are whatever the memory held. */
+static void warn_uninit_read(tilec_program *prog, const tc_kernel_ir *k) {
+  tc_uninit_read u;
+  /* explicit warp specialization: the reader has put the warp groups in the order the
+   * reference runs them, and checks their barriers there itself (front/eval_ws.c) */
+  if (k->warp_specialized || !tc_find_uninit_read(k, &u) || !u.stmt) return;
+  const tc_stmt *s = u.stmt;
+  const char *name = u.buf->name ? u.buf->name : "?";
+  const char *why = u.buf->scope == TC_SCOPE_SHARED ? "shared memory starts undefined on a GPU, while the cpu reference reads zeros"
+                                                     : "registers start undefined on a GPU, while the cpu reference reads zeros";
+  char loop[128] = "", msg[900], text[2048];
+  if (u.loop) snprintf(loop, sizeof loop, " on the first iteration of the loop at line %d, which writes it later", u.loop->loc.line);
+  if (s->kind == TC_ST_GEMM && tc_buffer_storage(s->u.gemm.c.buf) == u.buf)
+    snprintf(msg, sizeof msg, "T.gemm adds its product to '%s', which nothing has written yet%s (%s); clear it first with T.clear(%s), or pass clear_accum=True",
+             name, loop, why, name);
+  else
+    snprintf(msg, sizeof msg, "%s reads '%s' before anything writes it%s (%s)",
+             s->kind == TC_ST_STORE || s->kind == TC_ST_LET || s->kind == TC_ST_ASSIGN ? "this statement" : tc_stmt_kind_name(s->kind), name, loop, why);
+  tc_render_at(text, sizeof text, s->loc, "warning", msg);
+  tc_warn(&prog->ctx->warnings, "%s", text);
+}
+
 static bool evaluate(tilec_program *prog, const tilec_compile_options *opts, tc_arena *arena,
                      tc_kernel_ir **out, tilec_error *err) {
   *out = tc_front_eval(arena, &prog->src, prog->module, opts->kernel, opts->defines, opts->num_defines, err);
-  return *out && tc_ir_verify(*out, "evaluate", err);
+  if (!*out || !tc_ir_verify(*out, "evaluate", err)) return false;
+  warn_uninit_read(prog, *out);
+  return true;
 }
 
 static bool run_passes(tc_arena *arena, tc_kernel_ir *k, tilec_error *err) {

@@ -300,6 +300,7 @@ static int cmd_ir(const cli_options *o) {
     else fputs(text, stdout);
     tilec_free(text);
   }
+  cli_print_warning(ctx);
   tilec_program_destroy(prog);
   tilec_context_destroy(ctx);
   return rc;
@@ -330,7 +331,8 @@ static int cmd_source(const cli_options *o) {
 
 void cli_print_warning(tilec_context *ctx) {
   char *w = tilec_context_take_warning(ctx);
-  if (w) fprintf(stderr, "tilec: warning: %s\n", w);
+  if (w && strstr(w, ": warning: ")) fputs(w, stderr); /* located in the kernel's source, rendered with its line */
+  else if (w) fprintf(stderr, "tilec: warning: %s\n", w);
   tilec_free(w);
 }
 

@@ -242,6 +242,22 @@ def test_program_error_has_location_and_nothing_compiled():
     assert "undefined_name" in str(e.value)
 
 
+def test_uncleared_accumulator_warns_with_its_place():
+    src = ("import tilelang.language as T\n@T.prim_func\n"
+           "def f(A: T.Tensor((16, 16), 'float16'), C: T.Tensor((16, 16), 'float32')):\n"
+           "    with T.Kernel(1, threads=32) as bx:\n"
+           "        A_s = T.alloc_shared((16, 16), 'float16')\n"
+           "        acc = T.alloc_fragment((16, 16), 'float32')\n"
+           "        T.copy(A, A_s)\n"
+           "        T.gemm(A_s, A_s, acc)\n"
+           "        T.copy(acc, C)\n")
+    with pytest.warns(tilec.TilecWarning) as w:
+        tilec.compile(src)
+    text = str(w[0].message)
+    assert text.startswith("<string>:8:9: warning: T.gemm adds its product to 'acc', which nothing has written yet")
+    assert "T.gemm(A_s, A_s, acc)" in text and "clear_accum=True" in text
+
+
 def test_jit_program_error_points_into_this_file(tmp_path):
     p = tmp_path / "bad_kernel.py"
     p.write_text("import tilec\nimport tilec.language as T\n\n@tilec.jit(out_idx=[-1])\ndef bad(N=8):\n"

@@ -29,11 +29,11 @@ from . import language  # noqa: F401  (import tilec.language as T)
 from ._core import (Kernel, Tensor, VerifyReport, available_targets, backends, context, empty, tensor,  # noqa: F401
                     zeros)
 from ._lib import lib
-from .errors import ProgramError, TargetError, TilecError, UsageError, VerifyError  # noqa: F401
+from .errors import ProgramError, TargetError, TilecError, TilecWarning, UsageError, VerifyError  # noqa: F401
 from .language import PrimFunc
 
 __all__ = ["compile", "jit", "Kernel", "Tensor", "tensor", "empty", "zeros", "backends", "available_targets",
-           "version", "TilecError", "ProgramError", "UsageError", "VerifyError", "TargetError", "language"]
+           "version", "TilecError", "TilecWarning", "ProgramError", "UsageError", "VerifyError", "TargetError", "language"]
 
 
 def version():

@@ -3,6 +3,7 @@ import ctypes
 import os
 import threading
 import time
+import warnings
 
 import numpy as np
 
@@ -10,7 +11,7 @@ from . import _dtypes
 from ._lib import (DLTensor, TILEC_COPY_DEVICE_TO_HOST, TILEC_COPY_HOST_TO_DEVICE, kDLBool, kDLCPU, kDLCUDA,
                    kDLUInt, lib, take_string, tilec_backend_info, tilec_compare, tilec_compile_options, tilec_define,
                    tilec_error, tilec_param_info)
-from .errors import UsageError, VerifyError, from_c
+from .errors import TilecWarning, UsageError, VerifyError, from_c
 
 _PyCapsule_GetPointer = ctypes.pythonapi.PyCapsule_GetPointer
 _PyCapsule_GetPointer.restype = ctypes.c_void_p
@@ -65,6 +66,13 @@ def context():
             if _context is None:
                 _context = Context()
     return _context
+
+
+def _warn_from(ctx):
+    """The context's waiting warning, if any, as a TilecWarning."""
+    p = lib().tilec_context_take_warning(ctx.handle)
+    if p:
+        warnings.warn(take_string(p).rstrip("\n"), TilecWarning, stacklevel=4)
 
 
 class Program:
@@ -124,6 +132,7 @@ class Program:
         err = tilec_error()
         h = lib().tilec_compile(self.handle, ctypes.byref(opts), ctypes.byref(err))
         _check(h, err)
+        _warn_from(self.ctx)
         k = Kernel(self, h, kernel, defines, returns)
         with _cache_lock:
             _kernels[key] = k

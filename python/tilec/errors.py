@@ -59,3 +59,9 @@ def from_c(err):
         e.status, e.status_name = 6, "io"
         return e
     return cls(msg, err.file.decode(errors="replace"), err.line, err.col, rendered)
+
+
+class TilecWarning(UserWarning):
+    """Something tilec compiled but doubts: a kernel that reads on-chip memory before anything
+    writes it, or a kernel cache entry it had to rebuild. The message is the CLI's (file:line:col:
+    warning: message, the source line and a caret)."""

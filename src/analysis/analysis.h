@@ -71,6 +71,19 @@ void tc_expr_accesses(const tc_access_fns *f, const tc_expr *e);
  * tables indexed by id. */
 int tc_kernel_max_id(const tc_kernel_ir *k);
 
+/* ---- uninit.c: on-chip memory read before anything writes it ----
+ * The first statement, in program order (each loop's first iteration included), that reads a
+ * shared, fragment, local or var buffer no earlier statement writes, outside any `if`; loop:
+ * the outermost enclosing loop that writes it later (the read is undefined on its first
+ * iteration), or NULL. Optimistic: any write counts, an `if`'s writes count before its
+ * branches, buffers passed to intrinsics count as written. False when there is none. */
+typedef struct tc_uninit_read {
+  const tc_stmt *stmt;
+  const tc_buffer *buf;
+  const tc_stmt *loop;
+} tc_uninit_read;
+bool tc_find_uninit_read(const tc_kernel_ir *k, tc_uninit_read *out);
+
 /* ---- varying.c: uniform vs varying ----
  * A value is varying when it may differ between the threads of a block: a thread index, a LET
  * variable or a local/var buffer assigned a varying value or assigned under control flow whose

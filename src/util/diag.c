@@ -38,6 +38,16 @@ static void render_excerpt(char *out, size_t cap, tc_loc loc) {
   out[used] = 0;
 }
 
+void tc_render_at(char *out, size_t cap, tc_loc loc, const char *kind, const char *message) {
+  if (!cap) return;
+  if (loc.src) {
+    snprintf(out, cap, "%s:%d:%d: %s: %s\n", loc.src->name ? loc.src->name : "<input>", loc.line, loc.col, kind, message);
+    render_excerpt(out, cap, loc);
+  } else {
+    snprintf(out, cap, "%s: %s\n", kind, message);
+  }
+}
+
 void tc_verror_at(tilec_error *err, tilec_status st, tc_loc loc, const char *fmt, va_list ap) {
   if (!err || err->status != TILEC_OK) return;
   err->status = st;
@@ -46,9 +56,7 @@ void tc_verror_at(tilec_error *err, tilec_status st, tc_loc loc, const char *fmt
     copy_trunc(err->file, sizeof err->file, loc.src->name ? loc.src->name : "<input>");
     err->line = loc.line;
     err->col = loc.col;
-    snprintf(err->rendered, sizeof err->rendered, "%s:%d:%d: error: %s\n", err->file, loc.line,
-             loc.col, err->message);
-    render_excerpt(err->rendered, sizeof err->rendered, loc);
+    tc_render_at(err->rendered, sizeof err->rendered, loc, "error", err->message);
   } else {
     err->file[0] = 0;
     err->line = err->col = 0;

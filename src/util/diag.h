@@ -31,6 +31,9 @@ void tc_error(tilec_error *err, tilec_status st, const char *fmt, ...)
 void tc_error_note(tilec_error *err, tc_loc loc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void tc_error_clear(tilec_error *err);
+/* "file:line:col: KIND: message", the source line and a caret under the column, into out (as
+ * tilec_error.rendered is made); without a location, "KIND: message". */
+void tc_render_at(char *out, size_t cap, tc_loc loc, const char *kind, const char *message);
 
 /* Edit distance for "did you mean" suggestions (bounded: returns limit+1 when above). */
 int tc_edit_distance(const char *a, const char *b, int limit);

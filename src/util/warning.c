@@ -18,7 +18,7 @@ void tc_warning_destroy(tc_warning_slot *w) {
 }
 
 void tc_warn(tc_warning_slot *w, const char *fmt, ...) {
-  char buf[1024];
+  char buf[2048];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(buf, sizeof buf, fmt, ap);
