@@ -73,6 +73,7 @@ int cli_compile(const cli_options *o) {
     }
   }
   tilec_free(bytes);
+  cli_print_warning(ctx);
   tilec_program_destroy(prog);
   tilec_context_destroy(ctx);
   return rc;

@@ -102,3 +102,13 @@ printf 'import tilelang\nimport tilelang.language as T\ndef helper(n):\n    retu
 expect_exit "ir --list" 0 "$T" ir "$D/two.py" --list
 if [ "$(tr '\n' ' ' <"$D/out")" = "fa kb " ]; then echo "PASS cli: ir --list names the kernels alone"; else echo "FAIL cli: ir --list printed:"; cat "$D/out"; fi
 expect_exit "--list outside ir" 2 "$T" run "$D/two.py" --list
+# a read of on-chip memory before anything writes it: a located warning from every command that
+# compiles, exit status unchanged (docs/cli.md, "Warnings")
+U=tests/diag/uninit_gemm_accumulator.py
+for cmd in "compile $U -o $D/u.so" "run $U" "source $U --target cuda" "verify $U"; do
+  # shellcheck disable=SC2086
+  "$T" $cmd >"$D/out" 2>"$D/err"; rc=$?
+  if [ $rc -eq 0 ] && [ "$(grep -c "^$U:12:9: warning: T.gemm adds its product to 'acc'" "$D/err")" = 1 ]; then
+    echo "PASS cli: ${cmd%% *} warns once of the uncleared accumulator"
+  else echo "FAIL cli: ${cmd%% *} (exit $rc) did not warn once:"; cat "$D/err"; fi
+done
