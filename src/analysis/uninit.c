@@ -10,17 +10,17 @@
  * branches of a warp-specialized kernel), and reads under an `if` are not reported (they may
  * be guarded by the iteration, `if k > 0`); buffers handed to intrinsics by address count as
  * written. */
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "analysis/analysis.h"
 
+enum { MAX_LOOPS = 64 }; /* enclosing loops remembered for the message; deeper ones go unnamed */
 typedef struct uninit_walk {
   bool *written; /* by storage buffer id */
   int nids;
   int guarded;   /* how many `if`s enclose the statement */
-  const tc_stmt *loops[64];
-  int nloops;
+  const tc_stmt *loops[MAX_LOOPS];
+  int nloops;    /* the nesting depth, which may pass MAX_LOOPS */
   bool found;
   tc_uninit_read *out;
 } uninit_walk;
@@ -91,7 +91,7 @@ static void report(uninit_walk *w, const tc_stmt *s, const tc_buffer *b) {
   w->out->stmt = s;
   w->out->buf = root;
   w->out->loop = NULL;
-  for (int i = 0; i < w->nloops; i++) { /* the outermost loop that writes it later: its first iteration */
+  for (int i = 0; i < w->nloops && i < MAX_LOOPS; i++) { /* the outermost loop that writes it later: its first iteration */
     writes_ctx c = {root, false};
     tc_access_fns f = {NULL, writes_cb, &c};
     tc_stmt_accesses(&f, w->loops[i], true);
@@ -126,7 +126,7 @@ static void walk(uninit_walk *w, const tc_stmt *s) {
   case TC_ST_FOR:
   case TC_ST_WHILE: {
     const tc_stmt *body = s->kind == TC_ST_FOR ? s->u.loop.body : s->u.while_.body;
-    if (w->nloops < (int)(sizeof w->loops / sizeof w->loops[0])) w->loops[w->nloops] = s;
+    if (w->nloops < MAX_LOOPS) w->loops[w->nloops] = s;
     w->nloops++;
     walk(w, body); /* its first iteration, in order */
     w->nloops--;
