@@ -50,6 +50,92 @@ static tilec_kernel *cpu_reference_kernel(const cli_options *o, tilec_program *p
   return tilec_compile(prog, &co, err);
 }
 
+/* A second opinion when a non-cpu target fails its check against the reference: the other of
+ * the two independent references (the cpu backend for an emulated target, checked against the
+ * interpreter; the interpreter for a device, checked against the cpu backend), run on the same
+ * inputs (`pristine`) and compared with the reference's results (`after`). 1: it matches them
+ * on every output, so the target is the odd one out; 0: it does not; -1: it could not run. */
+static int second_opinion_agrees(const cli_options *o, tilec_program *prog, const tilec_kernel *k, tilec_kernel *ref_k,
+                                 const host_tensor *ts, const host_tensor *after, void *const *pristine, size_t np) {
+  tilec_error err = {0};
+  tilec_kernel *cpu = ref_k ? NULL : cpu_reference_kernel(o, prog, &err);
+  DLTensor *t = calloc(np ? np : 1, sizeof *t);
+  DLTensor **a = calloc(np ? np : 1, sizeof *a);
+  int agrees = -1;
+  if ((cpu || ref_k) && t && a) {
+    for (size_t i = 0; i < np; i++) t[i] = ts[i].t, t[i].data = pristine[i], a[i] = &t[i];
+    tilec_status st = ref_k ? tilec_kernel_run_reference(ref_k, a, np, &err) : tilec_kernel_launch(cpu, a, np, &err);
+    if (st == TILEC_OK) {
+      agrees = 1;
+      for (size_t i = 0; i < np && agrees == 1; i++) {
+        tilec_param_info pi;
+        tilec_kernel_param(k, i, &pi);
+        if (!pi.is_output) continue;
+        tc_dtype through = tc_dt(TC_DT_INVALID);
+        if (pi.rounds_through) tc_dtype_lookup(pi.rounds_through, &through, NULL, 0);
+        tilec_compare c;
+        if (!tc_compare_buffers_unordered(ts[i].dt, through, false, pristine[i], after[i].t.data, ts[i].t.ndim, ts[i].shape,
+                                          pi.unordered_dims, &c))
+          agrees = -1;
+        else if (!c.ok)
+          agrees = 0;
+      }
+    }
+  }
+  tilec_kernel_destroy(cpu);
+  free(t);
+  free(a);
+  return agrees;
+}
+
+/* What a failed check most likely means, said once after the error. Random inputs put a kernel
+ * that reads an integer tensor (indices, bounds) outside what it assumes, and a kernel whose
+ * result depends on its inputs' range (a chaotic recurrence, a convergence) far from the
+ * reference through rounding alone: the two references then disagree with each other too. A
+ * target that differs where the two references agree is tilec's fault, and the note says so
+ * rather than blaming the inputs. */
+static void verify_failure_note(const cli_options *o, const tilec_kernel *k, const host_tensor *ts, const tilec_compare *cmp,
+                                size_t np, int references_agree) {
+  const char *index_input = NULL, *bad = NULL, *far = NULL;
+  double cosine = 1, far_cosine = 1;
+  for (size_t i = 0; i < np; i++) {
+    tilec_param_info pi;
+    tilec_kernel_param(k, i, &pi);
+    if (!pi.is_output && pi.ndim > 0 && !tc_dtype_is_float(ts[i].dt) && !index_input) index_input = pi.name;
+    if (pi.is_output && !cmp[i].ok && !bad) bad = pi.name, cosine = cmp[i].cosine;
+    if (pi.is_output && !cmp[i].ok && !far && tc_dtype_is_float(ts[i].dt) && cmp[i].cosine < 0.99)
+      far = pi.name, far_cosine = cmp[i].cosine;
+  }
+  if (!bad) return;
+  const char *target = tilec_kernel_target(k), *backend = tilec_kernel_backend(k);
+  bool on_cpu = strcmp(target, "cpu") == 0;
+  if (!on_cpu && references_agree == 1) {
+    fprintf(stderr,
+            "tilec: note: '%s' on %s/%s differs from the reference (cosine %.3f), and the cpu backend and tilec's "
+            "reference interpreter agree with each other on the same inputs: that is a bug in tilec's %s code, not in the "
+            "kernel or its inputs; please report it with this kernel and command ('tilec source FILE --target %s' shows "
+            "the generated code)\n",
+            bad, target, backend, cosine, target, target);
+    if (index_input && !o->load_dir)
+      fprintf(stderr, "tilec: note: unless the integer tensor '%s' must hold valid indices or bounds, which random inputs "
+                      "do not: then give such with --load DIR (DIR/NAME.npy for each) and run again\n", index_input);
+    return;
+  }
+  if (o->load_dir) return;
+  if (index_input) {
+    fprintf(stderr,
+            "tilec: note: the kernel reads the integer tensor '%s', which random inputs fill with values it may not "
+            "expect as indices or bounds; give valid ones with --load DIR (DIR/NAME.npy for each)\n", index_input);
+    return;
+  }
+  if (far && (on_cpu || references_agree == 0))
+    fprintf(stderr,
+            "tilec: note: '%s' is far from the reference (cosine %.3f), not just rounding apart%s; a kernel whose result "
+            "depends on its inputs' range (positive values, normalized rows, an iteration that converges) needs such "
+            "inputs: give them with --load DIR (DIR/NAME.npy for each)\n",
+            far, far_cosine, on_cpu ? "" : ", and the cpu backend and tilec's reference interpreter differ as much");
+}
+
 static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -270,6 +356,8 @@ int cli_run(const cli_options *o) {
   cli_gpu *gpu = NULL;
   cli_mtl *mtl = NULL; /* metal kernels on a device (not the emulator) */
   tilec_kernel *ref_k = NULL;
+  void **pristine = NULL;    /* non-cpu targets: the inputs before the reference ran */
+  int references_agree = -1; /* on a failed check of a non-cpu target: second_opinion_agrees */
 
   prog = tilec_program_from_file(ctx, o->file, &err);
   if (!prog) goto report;
@@ -407,7 +495,11 @@ int cli_run(const cli_options *o) {
   int verify_ok = 1;
   if (o->verify) {
     host_tensor *after = calloc(np ? np : 1, sizeof *after);
-    if (!after) goto nomem;
+    pristine = calloc(np ? np : 1, sizeof *pristine);
+    if (!after || !pristine) {
+      free(after);
+      goto nomem;
+    }
     /* The kernel may have run several times under --bench; the comparison needs one run from
      * the initial state, so rerun once if we benchmarked. */
     if (o->bench) {
@@ -418,6 +510,14 @@ int cli_run(const cli_options *o) {
         if (rc) goto done;
         goto report;
       }
+    }
+    /* the inputs as they were, for a second opinion if this check fails */
+    for (size_t i = 0; i < np && strcmp(tilec_kernel_target(k), "cpu") != 0; i++) {
+      if (!(pristine[i] = malloc(ts[i].nbytes ? ts[i].nbytes : 1))) {
+        free(after);
+        goto nomem;
+      }
+      memcpy(pristine[i], ts[i].initial, ts[i].nbytes);
     }
     for (size_t i = 0; i < np; i++) {
       after[i] = ts[i];
@@ -455,6 +555,8 @@ int cli_run(const cli_options *o) {
       }
       if (!cmp[i].ok) verify_ok = 0;
     }
+    if (!verify_ok && np && pristine[0])
+      references_agree = second_opinion_agrees(o, prog, k, ref_k, ts, after, pristine, np);
     free(after);
   }
 
@@ -577,20 +679,7 @@ int cli_run(const cli_options *o) {
   }
   if (o->verify && !verify_ok) {
     fprintf(stderr, "tilec: error: verification failed: results differ from the reference beyond tolerance\n");
-    /* far apart, not rounding apart, on the cpu (against the reference): the random inputs are
-     * often outside what the kernel assumes (on a GPU the cpu backend is the peer, and a far-off
-     * result there points at the GPU code instead) */
-    for (size_t i = 0; i < np && !o->load_dir && !gpu && !mtl; i++) {
-      tilec_param_info pi;
-      tilec_kernel_param(k, i, &pi);
-      if (!pi.is_output || cmp[i].ok || !tc_dtype_is_float(ts[i].dt) || cmp[i].cosine >= 0.99) continue;
-      fprintf(stderr,
-              "tilec: note: '%s' is far from the reference (cosine %.3f), not just rounding apart; a kernel whose result "
-              "depends on its inputs' range (positive values, normalized rows, valid indices, an iteration that "
-              "converges) needs such inputs: give them with --load DIR (DIR/NAME.npy for each)\n",
-              pi.name, cmp[i].cosine);
-      break;
-    }
+    verify_failure_note(o, k, ts, cmp, np, references_agree);
     rc = CLI_EXIT_VERIFY;
   }
   goto done;
@@ -610,6 +699,9 @@ done:
       free(ts[i].initial);
     }
   free(ts);
+  if (pristine)
+    for (size_t i = 0; i < np; i++) free(pristine[i]);
+  free(pristine);
   free(args);
   free(ref_args);
   free(cmp);

@@ -13,6 +13,29 @@ typedef struct par_nest {
 } par_nest;
 bool tc_gpu_parallel_nest(const tc_stmt *s, par_nest *out);
 
+/* How a fragment access in a T.Parallel nest maps iterations onto the fragment's elements, when
+ * it is a bijection of mixed-radix form: the flattened (row-major) element index is
+ * offset + sum_d stride[d] * var[d], and the |stride|s, sorted, are 1, ext[a], ext[a] * ext[b],
+ * ... over the nest's extents (a reshape, a transpose, reversed dims, or any mix). Its inverse
+ * is then a closed form: var[d] = digit, or ext[d] - 1 - digit where stride[d] < 0, with digit
+ * = (flat / |stride[d]|) % ext[d]. `i * npt + j` over (threads, npt) is one. */
+typedef struct par_map {
+  int64_t stride[TC_GL_MAXDIM];
+  int64_t offset;
+} par_map;
+/* Integer variables a nest's body binds once (`e = i * npt + j`) and never assigns again: an
+ * index through one is read as its value. */
+typedef struct par_lets {
+  int n;
+  const tc_var *var[64];
+  const tc_expr *value[64];
+} par_lets;
+void tc_gpu_collect_lets(const tc_stmt *body, par_lets *out);
+const tc_expr *tc_gpu_let_value(const par_lets *L, const tc_var *v);
+bool tc_gpu_bijective_access(const par_nest *N, const par_lets *lets, int ndim, const int64_t *shape, int nidx,
+                             tc_expr *const *idx, par_map *m);
+bool tc_gpu_map_equal(const par_nest *N, const par_map *x, const par_map *y);
+
 /* Fragment accesses in a T.Parallel body, classified by how they are indexed. */
 typedef struct access_scan {
   const par_nest *N;
@@ -21,6 +44,13 @@ typedef struct access_scan {
   const tc_buffer *rows[64];  /* 1-D, indexed by the nest's first var */
   int nrows;
   const tc_buffer *exact_written; /* the first of `exact` that is written */
+  /* indexed otherwise, by a bijection of the nest onto the whole fragment (par_map); one entry
+   * per fragment, the first access's map, `bij_mixed` when its accesses use different maps */
+  const tc_buffer *bij[64];
+  par_map bij_map[64];
+  bool bij_written[64], bij_mixed[64];
+  int nbij;
+  par_lets lets;
 } access_scan;
 void tc_gpu_scan_nest(access_scan *A, const par_nest *N);
 

@@ -513,6 +513,126 @@ static int nest_var_of(const par_nest *N, const tc_expr *e) {
   return -1;
 }
 
+typedef struct lets_scan {
+  par_lets *L;
+  const tc_var *assigned[64];
+  int nassigned;
+  bool overflow;
+} lets_scan;
+
+static bool lets_cb(void *ctx, tc_stmt *s) {
+  lets_scan *S = ctx;
+  if (s->kind == TC_ST_LET && tc_dtype_is_int(s->u.let.var->dtype)) {
+    if (S->L->n < 64) S->L->var[S->L->n] = s->u.let.var, S->L->value[S->L->n++] = s->u.let.value;
+  } else if (s->kind == TC_ST_ASSIGN) {
+    if (S->nassigned < 64) S->assigned[S->nassigned++] = s->u.let.var;
+    else S->overflow = true;
+  }
+  return true;
+}
+
+void tc_gpu_collect_lets(const tc_stmt *body, par_lets *out) {
+  lets_scan S = {.L = out};
+  out->n = 0;
+  tc_visit_stmts((tc_stmt *)body, lets_cb, &S);
+  int k = 0;
+  for (int i = 0; i < out->n; i++) {
+    bool again = S.overflow;
+    for (int j = 0; j < S.nassigned && !again; j++) again = S.assigned[j] == out->var[i];
+    if (!again) out->var[k] = out->var[i], out->value[k++] = out->value[i];
+  }
+  out->n = k;
+}
+
+const tc_expr *tc_gpu_let_value(const par_lets *L, const tc_var *v) {
+  for (int i = 0; L && i < L->n; i++)
+    if (L->var[i] == v) return L->value[i];
+  return NULL;
+}
+
+/* e as c + sum coef[d] * var[d] over the nest's vars, with every other leaf a constant. */
+static bool nest_affine(const par_nest *N, const par_lets *lets, const tc_expr *e, int64_t scale, int64_t *coef, int64_t *c,
+                        int depth) {
+  if (depth > 64) return false;
+  switch (e->op) {
+  case TC_OP_CONST_INT: *c += scale * e->ival; return true;
+  case TC_OP_VAR: {
+    int d = nest_var_of(N, e);
+    const tc_expr *v;
+    if (d < 0) return (v = tc_gpu_let_value(lets, e->var)) && nest_affine(N, lets, v, scale, coef, c, depth + 1);
+    coef[d] += scale;
+    return true;
+  }
+  case TC_OP_ADD:
+    return nest_affine(N, lets, e->args[0], scale, coef, c, depth + 1) && nest_affine(N, lets, e->args[1], scale, coef, c, depth + 1);
+  case TC_OP_SUB:
+    return nest_affine(N, lets, e->args[0], scale, coef, c, depth + 1) && nest_affine(N, lets, e->args[1], -scale, coef, c, depth + 1);
+  case TC_OP_NEG: return nest_affine(N, lets, e->args[0], -scale, coef, c, depth + 1);
+  case TC_OP_CAST:
+    return tc_dtype_is_int(e->dtype) && tc_dtype_is_int(e->args[0]->dtype) && nest_affine(N, lets, e->args[0], scale, coef, c, depth + 1);
+  case TC_OP_MUL:
+    if (e->args[0]->op == TC_OP_CONST_INT) return nest_affine(N, lets, e->args[1], scale * e->args[0]->ival, coef, c, depth + 1);
+    if (e->args[1]->op == TC_OP_CONST_INT) return nest_affine(N, lets, e->args[0], scale * e->args[1]->ival, coef, c, depth + 1);
+    return false;
+  default: return false;
+  }
+}
+
+bool tc_gpu_bijective_access(const par_nest *N, const par_lets *lets, int ndim, const int64_t *shape, int nidx,
+                             tc_expr *const *idx, par_map *m) {
+  if (nidx != ndim || ndim < 1 || N->n < 1) return false;
+  memset(m, 0, sizeof *m);
+  int64_t numel = 1, total = 1;
+  for (int k = ndim - 1; k >= 0; k--) {
+    int64_t coef[TC_GL_MAXDIM] = {0}, c = 0;
+    if (!nest_affine(N, lets, idx[k], 1, coef, &c, 0)) return false;
+    for (int d = 0; d < N->n; d++) m->stride[d] += coef[d] * numel;
+    m->offset += c * numel;
+    numel *= shape[k];
+  }
+  for (int d = 0; d < N->n; d++) total *= N->ext[d];
+  if (total != numel) return false;
+  /* mixed radix: take the dims in increasing |stride|; each must be the product of the
+   * extents before it (dims of extent 1 have no say and must have stride 0) */
+  bool used[TC_GL_MAXDIM] = {false};
+  int64_t expect = 1, low = 0; /* the smallest element index the map reaches */
+  for (int d = 0; d < N->n; d++)
+    if (N->ext[d] == 1) {
+      if (m->stride[d]) return false;
+      used[d] = true;
+    }
+  for (;;) {
+    int pick = -1;
+    for (int d = 0; d < N->n; d++)
+      if (!used[d] && (m->stride[d] == expect || m->stride[d] == -expect)) pick = d;
+    if (pick < 0) break;
+    used[pick] = true;
+    if (m->stride[pick] < 0) low += m->stride[pick] * (N->ext[pick] - 1);
+    expect *= N->ext[pick];
+  }
+  for (int d = 0; d < N->n; d++)
+    if (!used[d]) return false;
+  return expect == numel && m->offset + low == 0;
+}
+
+bool tc_gpu_map_equal(const par_nest *N, const par_map *x, const par_map *y) {
+  for (int d = 0; d < N->n; d++)
+    if (x->stride[d] != y->stride[d]) return false;
+  return x->offset == y->offset;
+}
+
+static void note_bijective(access_scan *A, const tc_buffer *b, const par_map *m, bool write) {
+  int i = 0;
+  while (i < A->nbij && A->bij[i] != b) i++;
+  if (i == A->nbij) {
+    if (A->nbij == 64) return;
+    A->bij[A->nbij] = b, A->bij_map[A->nbij] = *m, A->nbij++;
+  } else if (!tc_gpu_map_equal(A->N, &A->bij_map[i], m)) {
+    A->bij_mixed[i] = true;
+  }
+  if (write) A->bij_written[i] = true;
+}
+
 static void note_access(access_scan *A, const tc_buffer *b, int nidx, tc_expr *const *idx, bool write) {
   if (!is_frag(b)) return;
   int64_t shape[TC_GL_MAXDIM];
@@ -523,6 +643,11 @@ static void note_access(access_scan *A, const tc_buffer *b, int nidx, tc_expr *c
   if (exact) {
     if (A->nexact < 64) A->exact[A->nexact++] = b;
     if (write && !A->exact_written) A->exact_written = b;
+    return;
+  }
+  par_map m;
+  if (tc_gpu_bijective_access(N, &A->lets, b->ndim, shape, nidx, idx, &m)) {
+    note_bijective(A, b, &m, write);
     return;
   }
   if (nidx == 1 && N->n >= 2 && nest_var_of(N, idx[0]) == 0 && shape[0] == N->ext[0] && A->nrows < 64)
@@ -561,6 +686,7 @@ static bool scan_stmt_cb(void *ctx, tc_stmt *s) {
 void tc_gpu_scan_nest(access_scan *A, const par_nest *N) {
   memset(A, 0, sizeof *A);
   A->N = N;
+  tc_gpu_collect_lets(N->body, &A->lets);
   tc_visit_stmts(N->body, scan_stmt_cb, A);
 }
 
@@ -598,6 +724,48 @@ static void infer_gemm(infer_ctx *C, tc_stmt *s) {
   assign(C, cb, &L);
 }
 
+/* L over another shape of as many elements, when each element keeps its (thread, register):
+ * the cyclic deal depends on the flat index alone, so a reshape keeps it if its chunks stay
+ * within the new shape's rows. */
+static bool reshaped(const tc_gpu_layout *L, int ndim, const int64_t *shape, tc_gpu_layout *out) {
+  if (L->kind != TC_GL_CYCLIC || L->group || ndim > TC_GL_MAXDIM || numel_of(ndim, shape) != L->numel) return false;
+  if (shape[ndim - 1] % L->vec) return false;
+  *out = *L;
+  out->ndim = ndim;
+  for (int i = 0; i < TC_GL_MAXDIM; i++) out->shape[i] = i < ndim ? shape[i] : 0;
+  return true;
+}
+
+/* Fragments a nest indexes by the same bijection take one layout (over their own shapes). */
+static void propagate_bijections(infer_ctx *C, const par_nest *N, const access_scan *A) {
+  tc_gpu_plan *P = C->P;
+  int n = 0;
+  const tc_buffer *buf[128];
+  par_map map[128];
+  for (int i = 0; i < A->nexact && n < 128; i++) {
+    par_map m = {{0}, 0};
+    int64_t stride = 1;
+    for (int d = N->n - 1; d >= 0; d--) m.stride[d] = stride, stride *= N->ext[d];
+    buf[n] = A->exact[i], map[n++] = m;
+  }
+  for (int i = 0; i < A->nbij && n < 128; i++)
+    if (!A->bij_mixed[i]) buf[n] = A->bij[i], map[n++] = A->bij_map[i];
+  for (int i = 0; i < n; i++) {
+    const tc_gpu_layout *L = P->frag[buf[i]->id];
+    if (!L) continue;
+    for (int j = 0; j < n; j++) {
+      int64_t shape[TC_GL_MAXDIM];
+      if (P->frag[buf[j]->id] || !tc_gpu_map_equal(N, &map[i], &map[j]) || !const_shape(buf[j], shape)) continue;
+      tc_gpu_layout R;
+      if (buf[j]->ndim == L->ndim && numel_of(L->ndim, L->shape) == numel_of(buf[j]->ndim, shape) &&
+          memcmp(shape, L->shape, sizeof(int64_t) * (size_t)L->ndim) == 0)
+        assign(C, buf[j], L);
+      else if (reshaped(L, buf[j]->ndim, shape, &R))
+        assign(C, buf[j], &R);
+    }
+  }
+}
+
 static void infer_parallel(infer_ctx *C, tc_stmt *s) {
   tc_gpu_plan *P = C->P;
   par_nest N;
@@ -614,6 +782,7 @@ static void infer_parallel(infer_ctx *C, tc_stmt *s) {
       for (int i = 0; i < A.nrows; i++) assign(C, A.rows[i], &rows);
     }
   }
+  propagate_bijections(C, &N, &A);
 }
 
 static void infer_copy(infer_ctx *C, tc_stmt *s) {
@@ -698,6 +867,21 @@ static bool seed_cb(void *ctx, tc_stmt *s) {
     if (N.n == 1) tc_gl_make_repl(&L, 1, N.ext, P->threads);
     else tc_gl_make_cyclic(&L, N.n, N.ext, P->threads, (tc_dtype_bits(b->dtype) + 7) / 8, rows_reduced(P, N.n, N.ext));
     assign(C, b, &L);
+    return false;
+  }
+  if (b) return false;
+  /* no fragment at the nest's own indices: one it reaches through a bijection (`x[i * n + j]`),
+   * the first written, is dealt over its own shape, and the nest runs over that fragment */
+  int pick = -1;
+  for (int i = 0; i < A.nbij; i++)
+    if (!A.bij_mixed[i] && (pick < 0 || (A.bij_written[i] && !A.bij_written[pick]))) pick = i;
+  int64_t shape[TC_GL_MAXDIM];
+  if (pick >= 0 && !P->frag[A.bij[pick]->id] && const_shape(A.bij[pick], shape)) {
+    const tc_buffer *f = A.bij[pick];
+    tc_gpu_layout L;
+    if (N.n == 1) tc_gl_make_repl(&L, f->ndim, shape, P->threads);
+    else tc_gl_make_cyclic(&L, f->ndim, shape, P->threads, (tc_dtype_bits(f->dtype) + 7) / 8, false);
+    assign(C, f, &L);
   }
   return false;
 }

@@ -95,16 +95,23 @@ typedef struct binding {
   int n;
   tc_var *const *vars;
   const int64_t *vals;
+  const par_lets *lets; /* variables the body binds once, read as their values */
+  int depth;
 } binding;
 
 static bool eval_int(const tc_expr *e, const binding *B, int64_t *out) {
   int64_t x, y;
   switch (e->op) {
   case TC_OP_CONST_INT: *out = e->ival; return true;
-  case TC_OP_VAR:
+  case TC_OP_VAR: {
     for (int i = 0; i < B->n; i++)
       if (B->vars[i] == e->var) return *out = B->vals[i], true;
-    return false;
+    const tc_expr *v = tc_gpu_let_value(B->lets, e->var);
+    if (!v || B->depth > 64) return false;
+    binding inner = *B;
+    inner.depth++;
+    return eval_int(v, &inner, out);
+  }
   case TC_OP_CAST: return tc_dtype_is_int(e->dtype) && eval_int(e->args[0], B, out);
   case TC_OP_NEG: if (!eval_int(e->args[0], B, &x)) return false; *out = -x; return true;
   default: break;
@@ -145,6 +152,13 @@ typedef struct iter_ctx {
   int nren, capren;
   tc_var **ren_from, **ren_to;
   bool runtime;         /* iterations are not tied to registers: fragments must be replicated */
+  bool every;           /* with runtime: each thread runs every iteration (its replicas all see each write) */
+  bool once;            /* only replica 0 of the driver runs the body */
+  tc_expr *every_owner; /* with every: true in the one thread that performs the iteration's side effects */
+  /* the loop vars from the driver's element through a bijection (lower_parallel); NULL: its indices */
+  const par_map *map;
+  const int64_t *map_ext;
+  const par_lets *lets; /* the body's variables bound once (drive()) */
   /* per-thread cells the body allocates (T.alloc_var, T.alloc_local) get a new buffer in each
    * copy of it, as LET variables do */
   int nbren, capbren;
@@ -228,17 +242,17 @@ static tc_expr *fitted(iter_ctx *I, const access_rec *a, tc_loc loc) {
   return v;
 }
 
-static int64_t frag_reg_at(iter_ctx *I, const tc_buffer *b, int nidx, tc_expr *const *idx, tc_loc loc);
+static int64_t frag_reg_at(iter_ctx *I, const tc_buffer *b, int nidx, tc_expr *const *idx, tc_loc loc, bool store);
 /* Record or look up: in loop mode returns -4 and the register expression in *out. */
 static int64_t frag_reg(iter_ctx *I, const tc_buffer *b, int nidx, tc_expr *const *idx, tc_loc loc, const void *node,
-                        tc_expr **out) {
+                        bool store, tc_expr **out) {
   if (I->loop_r) {
     access_rec *a = rec_of(I, node);
     if (a->runtime) return -3;
     *out = fitted(I, a, loc);
     return -4;
   }
-  int64_t r = frag_reg_at(I, b, nidx, idx, loc);
+  int64_t r = frag_reg_at(I, b, nidx, idx, loc, store);
   if (I->nregs && r >= 0) rec_of(I, node)->reg[I->cur_r] = r;
   if (I->nregs && r == -3) rec_of(I, node)->runtime = true;
   return r;
@@ -246,6 +260,31 @@ static int64_t frag_reg(iter_ctx *I, const tc_buffer *b, int nidx, tc_expr *cons
 
 /* Every thread's iteration values for driver register r (has[t]: t runs one inside the region);
  * whether any thread does. */
+/* The iteration a bijection (par_map) maps onto flat element f: its digits in |stride| order. */
+static void map_inverse(const par_map *m, const int64_t *ext, int n, int64_t f, int64_t *vals) {
+  for (int d = 0; d < n; d++) {
+    int64_t st = m->stride[d] < 0 ? -m->stride[d] : m->stride[d];
+    if (!st) { vals[d] = 0; continue; }
+    int64_t digit = (f / st) % ext[d];
+    vals[d] = m->stride[d] < 0 ? ext[d] - 1 - digit : digit;
+  }
+}
+
+static void map_inverse_exprs(tc_gpu_plan *P, const par_map *m, const int64_t *ext, int n, const tc_gpu_layout *D,
+                              tc_expr *const *idx, tc_expr **out, tc_loc loc) {
+  tc_expr *f = NULL;
+  for (int k = 0; k < D->ndim; k++)
+    f = f ? bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, f, ci(P, D->shape[k], loc), loc), tc_ir_clone_expr(P->a, idx[k]), loc)
+          : tc_ir_clone_expr(P->a, idx[k]);
+  for (int d = 0; d < n; d++) {
+    int64_t st = m->stride[d] < 0 ? -m->stride[d] : m->stride[d];
+    if (!st) { out[d] = ci(P, 0, loc); continue; }
+    tc_expr *q = st == 1 ? tc_ir_clone_expr(P->a, f) : bin(P, TC_OP_FLOORDIV, tc_ir_clone_expr(P->a, f), ci(P, st, loc), loc);
+    tc_expr *digit = st * ext[d] >= D->numel ? q : bin(P, TC_OP_FLOORMOD, q, ci(P, ext[d], loc), loc);
+    out[d] = m->stride[d] < 0 ? bin(P, TC_OP_SUB, ci(P, ext[d] - 1, loc), digit, loc) : digit;
+  }
+}
+
 static bool thread_values(iter_ctx *I, int64_t r) {
   const tc_gpu_layout *D = I->drv;
   bool any = false;
@@ -261,8 +300,9 @@ static bool thread_values(iter_ctx *I, int64_t r) {
       if (!I->region) I->vals[(size_t)t * (size_t)I->nvars + (size_t)d] = fi[d];
       else if (I->exts[d] != 1 && k < I->nvars) I->vals[(size_t)t * (size_t)I->nvars + (size_t)k++] = fi[d] - I->starts[d];
     }
-    I->has[t] = in;
-    any |= in;
+    if (I->map) map_inverse(I->map, I->map_ext, I->nvars, e, I->vals + (size_t)t * (size_t)I->nvars);
+    I->has[t] = in && (!I->once || rep == 0);
+    any |= I->has[t];
   }
   I->vals_r = r;
   return any;
@@ -292,16 +332,46 @@ static int64_t frag_reg_direct(iter_ctx *I, const tc_gpu_layout *F, int nidx, tc
   return -2;
 }
 
-static int64_t frag_reg_at(iter_ctx *I, const tc_buffer *b, int nidx, tc_expr *const *idx, tc_loc loc) {
+static bool is_combining(const tc_gpu_plan *P, const tc_buffer *b) {
+  for (int i = 0; i < P->ncombining; i++)
+    if (P->combining[i] == b) return true;
+  return false;
+}
+
+/* A store to a fragment held in several threads (replicas) writes each replica only in the
+ * thread that runs the iteration, so every replica of an element this driver register writes
+ * must be in a thread that writes that same element now; otherwise the copies diverge and a
+ * later reader (a copy out, another loop) sees a stale one. The written elements are elem[t]. */
+static bool replicas_all_written(const iter_ctx *I, const tc_gpu_layout *F, const int64_t *elem) {
+  for (int t = 0; t < I->P->threads; t++) {
+    if (!I->has[t]) continue;
+    if (F->kind == TC_GL_REPL) { /* every thread holds every element: all must write it */
+      for (int u = 0; u < I->P->threads; u++)
+        if (!I->has[u] || elem[u] != elem[t]) return false;
+      continue;
+    }
+    for (int64_t rep = 0; rep < F->reps; rep++) {
+      int64_t thr, reg;
+      tc_gl_owner(F, elem[t], rep, &thr, &reg);
+      if (thr < 0 || thr >= I->P->threads || !I->has[thr] || elem[thr] != elem[t]) return false;
+    }
+  }
+  return true;
+}
+
+static int64_t frag_reg_at(iter_ctx *I, const tc_buffer *b, int nidx, tc_expr *const *idx, tc_loc loc, bool store) {
   tc_gpu_plan *P = I->P;
   const tc_gpu_layout *F = P->frag[b->id];
+  bool check_replicas = store && F->reps > 1 && !is_combining(P, b);
   int64_t direct = frag_reg_direct(I, F, nidx, idx);
-  if (direct >= 0) return direct;
+  /* only replica 0 of the driver runs: a replicated fragment's other copies need the check */
+  if (direct >= 0 && !(check_replicas && I->once)) return direct;
   need_values(I);
   int64_t reg = -2;
+  int64_t *elem = check_replicas ? TC_NEW_ARRAY(P->a, int64_t, P->threads) : NULL;
   for (int t = 0; t < P->threads; t++) {
     if (!I->has[t]) continue;
-    binding B = {I->nvars, I->vars, I->vals + (size_t)t * (size_t)I->nvars};
+    binding B = {I->nvars, I->vars, I->vals + (size_t)t * (size_t)I->nvars, I->lets, 0};
     int64_t iv[TC_GL_MAXDIM];
     for (int d = 0; d < nidx; d++) {
       if (!eval_int(idx[d], &B, &iv[d])) {
@@ -318,6 +388,11 @@ static int64_t frag_reg_at(iter_ctx *I, const tc_buffer *b, int nidx, tc_expr *c
       }
     }
     int64_t r = reg_in_thread(F, lin_of(F, iv), t);
+    if (elem) elem[t] = lin_of(F, iv);
+    if (F->kind == TC_GL_REPL && check_replicas) { /* replicas_all_written below */
+      reg = r;
+      continue;
+    }
     if (F->kind == TC_GL_REPL && reg != -2 && r != reg) return -3; /* every thread holds it: index at run time */
     if (r < 0 || (reg != -2 && r != reg)) {
       char ld[96];
@@ -330,6 +405,16 @@ static int64_t frag_reg_at(iter_ctx *I, const tc_buffer *b, int nidx, tc_expr *c
       return -1;
     }
     reg = r;
+  }
+  if (check_replicas && !replicas_all_written(I, F, elem)) {
+    char ld[96];
+    tc_gl_describe(F, ld, sizeof ld);
+    P->redemote = b->id, P->redemote_at = P->parallel ? P->parallel->loc : loc; /* in shared memory one write serves all */
+    tc_gpu_fail(P, loc,
+                "fragment '%s' (layout %s) is held by several threads, and this T.Parallel loop writes an element of it "
+                "from only some of them; copy it through shared memory",
+                b->name, ld);
+    return -1;
   }
   return reg < 0 ? 0 : reg;
 }
@@ -352,7 +437,7 @@ static tc_expr *xform_expr(iter_ctx *I, const tc_expr *e) {
   }
   if (e->op == TC_OP_LOAD && is_frag(e->buf)) {
     tc_expr *rx = NULL;
-    int64_t r = I->runtime ? -3 : frag_reg(I, e->buf, e->nargs, e->args, e->loc, e, &rx);
+    int64_t r = I->runtime ? -3 : frag_reg(I, e->buf, e->nargs, e->args, e->loc, e, false, &rx);
     if (r == -4) return tc_ir_load(P->a, P->regs[e->buf->id], 1, idx1(P, rx), e->loc);
     if (r == -3 && P->frag[e->buf->id]->kind != TC_GL_REPL) {
       char ld[96];
@@ -402,6 +487,13 @@ static tc_var *fresh_var(iter_ctx *I, const tc_var *v) {
   return nv;
 }
 
+/* Where every thread runs every iteration (to keep its copy of a replicated fragment), an
+ * atomic or a print happens once per iteration all the same: in the thread the deal gives it. */
+static tc_stmt *once_per_iteration(iter_ctx *I, tc_stmt *effect) {
+  if (!I->every_owner) return effect;
+  return if_then(I->P, tc_ir_clone_expr(I->P->a, I->every_owner), effect, effect->loc);
+}
+
 static tc_stmt *xform_stmt(iter_ctx *I, const tc_stmt *s) {
   tc_gpu_plan *P = I->P;
   if (!s || I->failed) return NULL;
@@ -416,13 +508,20 @@ static tc_stmt *xform_stmt(iter_ctx *I, const tc_stmt *s) {
     tc_expr **idx = TC_NEW_ARRAY(P->a, tc_expr *, s->u.store.nidx > 0 ? s->u.store.nidx : 1);
     c->u.store.value = xform_expr(I, s->u.store.value);
     if (is_frag(s->u.store.buf) && I->runtime && P->frag[s->u.store.buf->id]->kind == TC_GL_REPL) {
+      if (!I->every && !is_combining(P, s->u.store.buf)) { /* dealt: only this thread's copy would get the value */
+        P->redemote = s->u.store.buf->id, P->redemote_at = P->parallel ? P->parallel->loc : s->loc;
+        tc_gpu_fail(P, s->loc, "fragment '%s' is replicated in every thread, and this T.Parallel loop writes each element "
+                               "from one thread; copy it through shared memory", s->u.store.buf->name);
+        I->failed = true;
+        return c;
+      }
       for (int i = 0; i < s->u.store.nidx; i++) idx[i] = xform_expr(I, s->u.store.idx[i]);
       return store(P, P->regs[s->u.store.buf->id], 1, idx1(P, repl_index(P, s->u.store.buf, s->u.store.nidx, idx, s->loc)),
                    c->u.store.value, s->loc);
     }
     if (is_frag(s->u.store.buf)) {
       tc_expr *rx = NULL;
-      int64_t r = I->runtime ? -3 : frag_reg(I, s->u.store.buf, s->u.store.nidx, s->u.store.idx, s->loc, s, &rx);
+      int64_t r = I->runtime ? -3 : frag_reg(I, s->u.store.buf, s->u.store.nidx, s->u.store.idx, s->loc, s, true, &rx);
       if (r == -4) return store(P, P->regs[s->u.store.buf->id], 1, idx1(P, rx), c->u.store.value, s->loc);
       bool combining = false;
       for (int i = 0; i < P->ncombining; i++) combining |= P->combining[i] == s->u.store.buf;
@@ -496,7 +595,13 @@ static tc_stmt *xform_stmt(iter_ctx *I, const tc_stmt *s) {
       c->u.atomic.value = xform_expr(I, s->u.atomic.value);
       c->u.atomic.buf = renamed_buf(I, c->u.atomic.buf);
       if (c->u.atomic.prev) c->u.atomic.prev = renamed_buf(I, c->u.atomic.prev);
-      return c;
+      if (I->every_owner && c->u.atomic.prev) {
+        tc_gpu_fail(P, s->loc, "T.atomic_add(..., return_prev=True) in a T.Parallel loop that writes the replicated fragment "
+                               "of every thread is not supported on %s (split the loop)", P->desc->target);
+        I->failed = true;
+        return c;
+      }
+      return once_per_iteration(I, c);
     }
     break;
   case TC_ST_EVALUATE:
@@ -511,7 +616,7 @@ static tc_stmt *xform_stmt(iter_ctx *I, const tc_stmt *s) {
     return c;
   case TC_ST_PRINT:
     c->u.print.value = xform_expr(I, s->u.print.value);
-    return c;
+    return once_per_iteration(I, c);
   default:
     break;
   }
@@ -541,6 +646,8 @@ typedef struct driven {
   const tc_range *region; /* iteration = fragment index - region start over the region's dims; NULL: identity */
   int region_ndim;
   bool once;              /* replicas other than 0 skip the body */
+  const par_map *map;     /* without region: the loop vars from the driver's element (its indices: NULL) */
+  const int64_t *map_ext;
 } driven;
 
 static tc_stmt *drive(tc_gpu_plan *P, const driven *dv, const tc_stmt *body, tc_loc loc) {
@@ -562,7 +669,12 @@ static tc_stmt *drive(tc_gpu_plan *P, const driven *dv, const tc_stmt *body, tc_
     }
   }
   I.drv = D, I.starts = starts, I.exts = exts, I.region = dv->region != NULL, I.vals_r = -1;
-  I.ident = D;
+  I.once = dv->once && D->reps > 1;
+  par_lets *lets = TC_NEW(P->a, par_lets);
+  tc_gpu_collect_lets(body, lets);
+  I.lets = lets;
+  I.map = dv->region ? NULL : dv->map, I.map_ext = dv->map_ext;
+  I.ident = I.map ? NULL : D;
   if (dv->region) {
     if (dv->nvars != D->ndim) I.ident = NULL;
     for (int d = 0; d < D->ndim; d++)
@@ -593,6 +705,7 @@ static tc_stmt *drive(tc_gpu_plan *P, const driven *dv, const tc_stmt *body, tc_
         if (!dv->region) I.subst[d] = idx[d];
         else if (exts[d] != 1 && k < dv->nvars) I.subst[k++] = starts[d] ? bin(P, TC_OP_SUB, idx[d], ci(P, starts[d], loc), loc) : idx[d];
       }
+      if (I.map) map_inverse_exprs(P, I.map, I.map_ext, dv->nvars, D, idx, I.subst, loc);
       I.nren = 0;
       tc_stmt *b = xform_stmt(&I, body);
       if (I.failed || !b) return NULL;
@@ -628,6 +741,7 @@ static tc_stmt *drive(tc_gpu_plan *P, const driven *dv, const tc_stmt *body, tc_
       if (!dv->region) I.subst[d] = idx[d];
       else if (exts[d] != 1 && k < dv->nvars) I.subst[k++] = starts[d] ? bin(P, TC_OP_SUB, idx[d], ci(P, starts[d], loc), loc) : idx[d];
     }
+    if (I.map) map_inverse_exprs(P, I.map, I.map_ext, dv->nvars, D, idx, I.subst, loc);
     tc_stmt *b = xform_stmt(&I, body);
     if (I.failed || !b) return NULL;
     if (dv->once && D->reps > 1)
@@ -654,10 +768,13 @@ static tc_stmt *deal_ex(tc_gpu_plan *P, int n, tc_var **vars, const int64_t *ext
   tc_var *c = new_var(P, "it", tc_index_dtype(), TC_VAR_LOOP, loc);
   tc_var *ev = new_var(P, "e", tc_index_dtype(), TC_VAR_LOCAL, loc);
   tc_expr *e = tc_ir_var_ref(P->a, ev, loc);
-  iter_ctx I = {.P = P, .nvars = n, .vars = vars, .runtime = true};
+  iter_ctx I = {.P = P, .nvars = n, .vars = vars, .runtime = true, .every = every};
   I.subst = TC_NEW_ARRAY(P->a, tc_expr *, n > 0 ? n : 1);
   I.vals = TC_NEW_ARRAY(P->a, int64_t, 1);
   I.has = TC_NEW_ARRAY(P->a, bool, P->threads); /* no thread enumerates: fragments need REPL */
+  if (every && P->threads > 1)
+    I.every_owner = bin(P, TC_OP_EQ, bin(P, TC_OP_FLOORMOD, tc_ir_var_ref(P->a, ev, loc), ci(P, P->threads, loc), loc),
+                        tid_ref(P, loc), loc);
   int64_t stride = 1;
   for (int d = n - 1; d >= 0; d--) {
     tc_expr *q = stride == 1 ? e : bin(P, TC_OP_FLOORDIV, e, ci(P, stride, loc), loc);
@@ -1148,11 +1265,26 @@ static tc_stmt *lower_parallel(tc_gpu_plan *P, tc_stmt *s) {
   access_scan A;
   tc_gpu_scan_nest(&A, &N);
   const tc_buffer *driver = A.exact_written ? A.exact_written : A.nexact ? A.exact[0] : NULL;
+  bool driver_written = driver && A.exact_written == driver;
+  const par_map *map = NULL;
+  /* no fragment at the nest's own indices, or only a replicated one: a fragment the nest reaches
+   * through a bijection (`x[i * n + j]`) can drive it, the loop vars following from its element */
+  if (!driver || P->frag[driver->id]->kind == TC_GL_REPL) {
+    int pick = -1;
+    for (int i = 0; i < A.nbij; i++) {
+      const tc_gpu_layout *L = P->frag[A.bij[i]->id];
+      if (A.bij_mixed[i] || !L || (driver && L->kind == TC_GL_REPL)) continue;
+      if (pick < 0 || (A.bij_written[i] && !A.bij_written[pick]) ||
+          (P->frag[A.bij[pick]->id]->kind == TC_GL_REPL && L->kind != TC_GL_REPL))
+        pick = i;
+    }
+    if (pick >= 0) driver = A.bij[pick], driver_written = A.bij_written[pick], map = &A.bij_map[pick];
+  }
   tc_stmt *body = N.body;
   bool dealt = !(driver && P->frag[driver->id]->kind != TC_GL_REPL);
   /* a loop that writes a replicated fragment whole runs every iteration in every thread, so
    * that each thread's copy is updated */
-  bool every = dealt && driver && A.exact_written == driver;
+  bool every = dealt && driver && driver_written;
   red_scan R = {.P = P, .N = &N};
   if (!every) {
     tc_visit_stmts(body, red_scan_cb, &R);
@@ -1173,14 +1305,14 @@ static tc_stmt *lower_parallel(tc_gpu_plan *P, tc_stmt *s) {
     bool effects = false;
     tc_visit_stmts(body, has_side_effects_cb, &effects);
     const tc_gpu_layout *D = P->frag[driver->id];
-    if (R.n && D->reps > 1 && A.exact_written) {
+    if (R.n && D->reps > 1 && driver_written) {
       tc_gpu_fail(P, s->loc, "fragment '%s' is combined into from a T.Parallel loop that also writes the replicated fragment '%s'; %s "
                   "does not lower that (split the loop)", R.r[0].buf->name, driver->name, P->desc->target);
       return NULL;
     }
     /* with combined fragments, each iteration must contribute once: only replica 0 of a
      * replicated driver runs it */
-    driven dv = {.D = D, .nvars = N.n, .vars = N.var, .once = effects || R.n > 0};
+    driven dv = {.D = D, .nvars = N.n, .vars = N.var, .once = effects || R.n > 0, .map = map, .map_ext = N.ext};
     const tc_buffer *comb[16];
     for (int i = 0; i < R.n; i++) comb[i] = R.r[i].buf;
     P->combining = comb, P->ncombining = R.n;

@@ -86,6 +86,19 @@ grep -q "^  \[$D/fakebuild\] $D/fakebuild/tests/test_fake: 2 passed, 0 failed ([
 # a result far from the reference, not rounding apart: the note points at the inputs' range and
 # --load; with loaded inputs it is not repeated
 expect "verify far off: a note on the inputs' range" 3 "give them with --load DIR" "$T" run tests/e2e/data/chaotic_map.py --verify
+# on an emulated GPU the cpu backend and the interpreter are asked too: when they agree with each
+# other the note blames tilec's GPU code, never the inputs; when they differ as much, the inputs
+expect "verify of a GPU target that alone is wrong: the note blames tilec" 3 "that is a bug in tilec's cuda code, not in the kernel or its inputs" \
+  "$T" run tests/e2e/data/register_tiles/flat.py -D N=64 -D threads=32 -D npt=2 --target cuda --backend emu --verify --perturb y
+"$T" run tests/e2e/data/register_tiles/flat.py -D N=64 -D threads=32 -D npt=2 --target cuda --backend emu --verify --perturb y \
+  >/dev/null 2>"$D/err"
+if ! grep -q "load DIR" "$D/err"; then pass "verify of a GPU target that alone is wrong: no word on the inputs"
+else fail "verify of a GPU target that alone is wrong: no word on the inputs"; cat "$D/err"; fi
+expect "verify far off on a GPU target where the references differ too: the inputs' range" 3 \
+  "the cpu backend and tilec's reference interpreter differ as much" \
+  "$T" run tests/e2e/data/chaotic_map.py --target cuda --backend emu --verify
+expect "verify of a GPU target reading an integer input: the note names it" 3 "unless the integer tensor 'Idx' must hold valid" \
+  "$T" run tests/e2e/data/gather_rows.py --target cuda --backend emu --verify --perturb Out
 mkdir -p "$D/in"
 "$T" run tests/e2e/data/chaotic_map.py --save "$D/in" >/dev/null 2>&1
 "$T" run tests/e2e/data/chaotic_map.py --verify --load "$D/in" >"$D/out" 2>"$D/err"
