@@ -211,10 +211,11 @@ bool tc_compile_cached(tilec_kernel *kern, const tilec_compile_options *opts, ti
     goto done;
   }
   tc_cache_key key;
-  /* the arch, and the target options that change the generated code */
-  char arch_id[64];
-  snprintf(arch_id, sizeof arch_id, "%s%s%s", kern->env.desc.arch, kern->env.desc.clusters == 1 ? "+clusters" : "",
-           kern->env.desc.streamk == 1 ? "+streamk" : "");
+  /* the arch, and every target option that changes the generated code (a planted bug too: a
+   * kernel built with one must never be served to a compile without it) */
+  char arch_id[80];
+  snprintf(arch_id, sizeof arch_id, "%s%s%s+plant%d", kern->env.desc.arch, kern->env.desc.clusters == 1 ? "+clusters" : "",
+           kern->env.desc.streamk == 1 ? "+streamk" : "", kern->env.desc.plant);
   tc_cache_key_input in = {TILEC_VERSION_STRING "+" TILEC_BUILD_ID, ir_text, dtext, be->target, arch_id, be->name, tool};
   tc_cache_key_compute(&in, &key);
 

@@ -34,6 +34,7 @@ int cli_cache(int argc, char **argv);
 int cli_compile(const cli_options *o);
 int cli_verify(const cli_options *o);
 int cli_tune(const cli_options *o);
+int cli_fuzz(int argc, char **argv); /* its own options: tilec fuzz --help */
 /* A kernel with @autotune whose tuned names the command line leaves unbound gets the
  * configuration `tilec tune` stored for these options, else the first one (a note on stderr
  * says which). Returns 0, or an exit code. */

@@ -36,6 +36,8 @@ static const char usage_text[] =
     "  backends       list execution backends and whether they are available here\n"
     "  cache ls|stats|clear\n"
     "                 inspect or empty the kernel cache\n"
+    "  fuzz           run random programs on every target against the reference; minimize\n"
+    "                 what disagrees into regression tests (tilec fuzz --help)\n"
     "\n"
     "options:\n"
     "  --kernel NAME      the kernel to use when FILE defines several\n"
@@ -370,6 +372,7 @@ int main(int argc, char **argv) {
     return cli_backends(target, json);
   }
   if (strcmp(cmd, "cache") == 0) return cli_cache(argc - 2, argv + 2);
+  if (strcmp(cmd, "fuzz") == 0) return cli_fuzz(argc - 2, argv + 2);
   cli_options o;
   int is_ir = strcmp(cmd, "ir") == 0, is_run = strcmp(cmd, "run") == 0, is_source = strcmp(cmd, "source") == 0;
   int is_compile = strcmp(cmd, "compile") == 0, is_verify = strcmp(cmd, "verify") == 0, is_tune = strcmp(cmd, "tune") == 0;

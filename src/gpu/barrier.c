@@ -248,7 +248,7 @@ static tc_stmt *place(bctx *C, tc_stmt *st, bset *state) {
   }
   bset acc = bs_new(C);
   acc_stmt(C, &acc, st);
-  if (bs_conflict(state, &acc)) {
+  if (bs_conflict(state, &acc) && !(P->desc->plant == TC_PLANT_BARRIER && st->kind == TC_ST_FOR)) {
     tc_stmt_list two = {0};
     tc_stmt_list_push(P->a, &two, tc_ir_stmt(P->a, TC_ST_BARRIER, st->loc));
     tc_stmt_list_push(P->a, &two, st);

@@ -49,7 +49,21 @@ typedef struct tc_gpu_desc {
                              one launch after another, passing the launch's number */
   bool workspaces;        /* the runtime gives the kernel its T.alloc_global workspaces (zeroed device
                              memory, after the parameters: tc_launch_args.ws_bytes) */
+  int plant;              /* tc_gpu_plant: a bug planted on purpose, to show that the program
+                             generator finds it (target option plant=NAME; docs/testing.md) */
 } tc_gpu_desc;
+
+/* Bugs the GPU lowering plants on request (target option plant=NAME, cuda and metal), so that
+ * `tilec fuzz` can be shown to find each (docs/testing.md); never on by default. */
+typedef enum tc_gpu_plant {
+  TC_PLANT_NONE,
+  TC_PLANT_LAYOUT_THREAD,  /* the cyclic layout's register -> element map reads thread tid + 1's */
+  TC_PLANT_BARRIER,        /* no barrier before a loop that reads shared memory written before it */
+  TC_PLANT_BOUNDS,         /* a copy's in-bounds test lets a tile one past the tensor's end through */
+  TC_PLANT_REDUCE_INIT,    /* max reductions start from 0, not -inf */
+} tc_gpu_plant;
+/* The plant option's value: true and *out set for a known name, else false. */
+bool tc_gpu_plant_parse(const char *name, int *out);
 
 /* ---- fragment layouts (layout.c) ----
  * Where each element of a block-wide fragment lives: which thread holds it, in which of that
@@ -91,6 +105,7 @@ typedef struct tc_gpu_layout {
    * ROWS_CYCLIC: vec and row length N of the source tile, group size */
   int vec;
   int64_t group;
+  bool planted; /* TC_PLANT_LAYOUT_THREAD: its code takes thread tid + 1's elements (a test's bug) */
 } tc_gpu_layout;
 
 /* Registers per thread and element placement. Indices are linear (row-major) element numbers. */

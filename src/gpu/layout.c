@@ -20,6 +20,13 @@
 #include "gpu/gpu_internal.h"
 #include "ir/walk.h"
 
+bool tc_gpu_plant_parse(const char *name, int *out) {
+  static const char *const names[] = {"none", "layout-thread", "barrier", "bounds", "reduce-init"};
+  for (int i = 0; i < (int)(sizeof names / sizeof *names); i++)
+    if (strcmp(names[i], name) == 0) return *out = i, true;
+  return false;
+}
+
 bool tc_gpu_fail(tc_gpu_plan *P, tc_loc loc, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -367,6 +374,7 @@ void tc_gl_index_exprs_at(tc_arena *a, const tc_gpu_layout *L, tc_expr *tid, tc_
       return;
     }
     /* e = ((r / vec) * threads + tid) * vec + r % vec */
+    if (L->planted) tid = modc(a, bin(a, TC_OP_ADD, tid, ci(a, 1, loc), loc), L->threads, loc);
     tc_expr *e = bin(a, TC_OP_ADD, mulc(a, bin(a, TC_OP_ADD, mulc(a, divc(a, r, L->vec, loc), L->threads, loc), tid, loc), L->vec, loc),
                      modc(a, r, L->vec, loc), loc);
     split_linear(a, L, e, idx, loc);
@@ -484,6 +492,7 @@ static bool assign(infer_ctx *C, const tc_buffer *b, const tc_gpu_layout *L) {
     if (shape[i] != L->shape[i]) return true;
   P->frag[b->id] = TC_NEW(P->a, tc_gpu_layout);
   *P->frag[b->id] = *L;
+  P->frag[b->id]->planted = P->desc->plant == TC_PLANT_LAYOUT_THREAD && L->kind == TC_GL_CYCLIC && !L->group;
   C->changed = true;
   return true;
 }
@@ -585,6 +594,21 @@ bool tc_gpu_bijective_access(const par_nest *N, const par_lets *lets, int ndim, 
   int64_t numel = 1, total = 1;
   for (int k = ndim - 1; k >= 0; k--) {
     int64_t coef[TC_GL_MAXDIM] = {0}, c = 0;
+    /* [x // n, x % n] over dims of extents (_, n) is element x of the two as one: (x // n) * n
+     * + x % n == x for floor division, whatever x is */
+    const tc_expr *q = idx[k - (k > 0)], *r = idx[k];
+    if (k > 0 && r->op == TC_OP_FLOORMOD && q->op == TC_OP_FLOORDIV && r->args[1]->op == TC_OP_CONST_INT &&
+        q->args[1]->op == TC_OP_CONST_INT && r->args[1]->ival == shape[k] && q->args[1]->ival == shape[k]) {
+      int64_t qc[TC_GL_MAXDIM] = {0}, qk = 0;
+      if (!nest_affine(N, lets, r->args[0], 1, coef, &c, 0) || !nest_affine(N, lets, q->args[0], 1, qc, &qk, 0) || qk != c ||
+          memcmp(qc, coef, sizeof qc) != 0)
+        return false;
+      for (int d = 0; d < N->n; d++) m->stride[d] += coef[d] * numel;
+      m->offset += c * numel;
+      numel *= shape[k] * shape[k - 1];
+      k--;
+      continue;
+    }
     if (!nest_affine(N, lets, idx[k], 1, coef, &c, 0)) return false;
     for (int d = 0; d < N->n; d++) m->stride[d] += coef[d] * numel;
     m->offset += c * numel;

@@ -908,7 +908,9 @@ tc_expr *tc_gpu_global_in_bounds(tc_gpu_plan *P, const tc_region *g, tc_loc loc)
     tc_expr *end = bin(P, TC_OP_ADD, st, ci(P, g->r[d].extent, loc), loc);
     int64_t c0;
     if (!tc_expr_const_int(st, &c0) || c0 < 0) cond = and_expr(P, cond, bin(P, TC_OP_GE, st, ci(P, 0, loc), loc), loc);
-    cond = and_expr(P, cond, bin(P, TC_OP_LE, end, g->buf->shape[d], loc), loc);
+    tc_expr *limit = g->buf->shape[d];
+    if (P->desc->plant == TC_PLANT_BOUNDS) limit = bin(P, TC_OP_ADD, limit, ci(P, 1, loc), loc);
+    cond = and_expr(P, cond, bin(P, TC_OP_LE, end, limit, loc), loc);
   }
   return cond;
 }
@@ -1335,6 +1337,7 @@ static tc_expr *red_identity(tc_gpu_plan *P, tc_reduce_kind op, tc_dtype dt, tc_
   bool fl = tc_dtype_is_float(dt);
   switch (op) {
   case TC_RED_MAX:
+    if (fl && P->desc->plant == TC_PLANT_REDUCE_INIT) return tc_ir_float(P->a, 0.0, dt, loc);
     if (fl) return tc_ir_float(P->a, -__builtin_inf(), dt, loc);
     return tc_ir_int(P->a, tc_dtype_is_signed(dt) ? (tc_dtype_bits(dt) >= 64 ? INT64_MIN : -(1ll << (tc_dtype_bits(dt) - 1))) : 0, dt, loc);
   case TC_RED_MIN:

@@ -46,6 +46,8 @@ typedef struct tc_target_desc {
                                  tc_mtl_storage, target/metal/runtime.h); 0 when not given */
   int clusters;               /* cuda: the clusters option (1 on, 2 off); 0 when not given (off) */
   int streamk;                /* cuda: the streamk option (1 on, 2 off); 0 when not given (off) */
+  int plant;                  /* cuda, metal: a bug planted in the GPU lowering on purpose (the plant
+                                 option, tc_gpu_plant): 0, none, unless a test of the tests asks */
 } tc_target_desc;
 
 /* Environment a backend works in. The context owns one (the cpu description in `desc`);

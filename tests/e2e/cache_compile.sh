@@ -27,6 +27,11 @@ sed 's/^"""/""" edited comment./' examples/elementwise.py >"$D/k.py"
 echo "# another comment" >>"$D/k.py"
 check "comment edit still hits" hit "$("$T" run "$D/k.py" --json | status)"
 check "another binding misses" miss "$("$T" run "$D/k.py" -D M=40 --json | status)"
+# every target option that changes the code is part of the key: a kernel built with a planted bug
+# (plant=, docs/testing.md) is never served to a compile without it, and the other way round
+check "emu kernel first compile misses" miss "$("$T" run "$D/k.py" --target cuda --backend emu --json | status)"
+check "a planted bug misses" miss "$("$T" run "$D/k.py" --target cuda,plant=layout-thread --backend emu --json | status)"
+check "without the planted bug hits the first" hit "$("$T" run "$D/k.py" --target cuda --backend emu --json | status)"
 check "symbolic example first size misses" miss "$("$T" run examples/symbolic_dim.py -D m=100 --json | status)"
 check "symbolic example other size hits" hit "$("$T" run examples/symbolic_dim.py -D m=37 --json | status)"
 check "TILEC_DISABLE_CACHE=1 is off" off "$(TILEC_DISABLE_CACHE=1 "$T" run "$D/k.py" --json | status)"

@@ -126,6 +126,15 @@ C=../tests/e2e/data/compat
   # 70000 blocks along y: the grid launches folded into x (meta fold=1), plain and swizzled
   echo "../tests/e2e/data/grid_limit.py --kernel rows -D N=70000 -D M=3"
   echo "../tests/e2e/data/grid_limit.py --kernel rows_swizzled -D N=70000 -D M=3"
+  # register tiles written through an index map (the leaky_relu class; tests/e2e/register_tiles.sh)
+  R=../tests/e2e/data/register_tiles
+  for o in 0 1 2; do
+    echo "$R/flat.py -D order=$o"
+    echo "$R/flat.py -D order=$o -D N=2088 -D threads=256 -D npt=8 -D dtype=bfloat16"
+    echo "$R/flat.py -D order=$o -D N=100 -D threads=32 -D npt=1 -D dtype=float32 -D select=0"
+  done
+  for o in 0 1 2 3; do echo "$R/tile2d.py -D order=$o"; echo "$R/tile2d.py -D order=$o -D M=520 -D threads=256 -D npt=8"; done
+  echo "$R/every_atomic.py"
 } | timeout 170 xargs -P "$J" -d '\n' -I{} bash -c 'run_line "$1"' _ {} >"$OUT/examples.log" 2>&1
 # A planted wrong result must be caught: exit 3.
 timeout 60 "$T" run examples/gemm.py --target cuda --verify --perturb C >>"$OUT/examples.log" 2>&1
@@ -159,6 +168,13 @@ elif command -v python3 >/dev/null 2>&1; then
   export -f diff_one
   ls -d "$D"/*/ | sed 's:/$::' | timeout 120 xargs -P "$J" -I{} bash -c 'diff_one "$1"' _ {} >"$OUT/differential.log" 2>&1
   say "differential: $(count "$OUT/differential.log") ($(elapsed) s)"
+  # the program generator on the GPU (docs/testing.md): its findings, minimized, go to the log
+  timeout "${FUZZ_SECONDS:-150}" "$T" fuzz --targets cuda --seed "${FUZZ_SEED:-1}" --count "${FUZZ_COUNT:-400}" --jobs "$J" \
+    --out "$D/found" --verbose >"$D/fuzz.log" 2>&1
+  grep -E '^(PASS|FAIL)' "$D/fuzz.log" | sed 's/^PASS fuzz/PASS fuzz cuda/' >>"$OUT/differential.log"
+  grep -v -E '^(PASS|FAIL)' "$D/fuzz.log" >>"$OUT/differential.log"
+  for f in "$D"/found/*.py; do [ -f "$f" ] && { echo "== $f"; cat "$f"; } >>"$OUT/differential.log"; done
+  say "fuzz: $(grep -c '^PASS' "$D/fuzz.log") programs agree, $(grep -c '^FAIL' "$D/fuzz.log") findings ($(elapsed) s)"
 else
   say "differential: skipped (no python3)"
 fi

@@ -33,6 +33,7 @@ tilec_status tc_nvcc_compile(const char *src, const char *arch, void **cubin, si
 typedef struct tc_cuda_opts {
   bool clusters; /* clusters=on: thread-block clusters with TMA multicast where they suit */
   bool streamk;  /* streamk=on: persistent GEMMs cut their last waves' tiles along k (streamk.c) */
+  int plant;     /* plant=NAME: a bug planted on purpose (tc_gpu_plant) */
 } tc_cuda_opts;
 tilec_status tc_cuda_generate_for(const tc_kernel_ir *k, const char *arch, tc_cuda_opts opts, tc_generated *out, char *entry,
                                   size_t entry_cap, int64_t *smem_bytes, int block[3], tilec_error *err);

@@ -40,6 +40,7 @@ tilec_status tc_cuda_generate_for(const tc_kernel_ir *k, const char *arch, tc_cu
     return err->status;
   }
   desc.clusters = opts.clusters && desc.wgmma;
+  desc.plant = opts.plant;
   tc_arena a;
   tc_arena_init(&a);
   jmp_buf oom;

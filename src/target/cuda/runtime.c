@@ -25,7 +25,7 @@ tilec_status tc_cuda_emit(const tc_lowered *lw, tc_generated *out, tilec_error *
   char entry[256] = "";
   int64_t smem = 0;
   int block[3] = {0, 0, 0};
-  tilec_status st = tc_cuda_generate_for(lw->k, arch, (tc_cuda_opts){lw->desc->clusters == 1, lw->desc->streamk == 1}, out, entry, sizeof entry, &smem, block, err);
+  tilec_status st = tc_cuda_generate_for(lw->k, arch, (tc_cuda_opts){lw->desc->clusters == 1, lw->desc->streamk == 1, lw->desc->plant}, out, entry, sizeof entry, &smem, block, err);
   if (st != TILEC_OK) {
     tc_generated_free(out);
     return st;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu/gpu.h"
 #include "target/cuda/cuda_internal.h"
 #include "util/diag.h"
 
@@ -126,10 +127,14 @@ static bool on_off(const char *key, const char *v, int *out, tilec_error *err) {
 
 static bool cuda_describe(const tc_target_spec *spec, tc_target_desc *out, tilec_error *err) {
   const char *arch = NULL, *from = NULL;
-  int clusters = 0, streamk = 0;
+  int clusters = 0, streamk = 0, plant = 0;
   for (int i = 0; i < spec->nopts; i++) {
     const char *k = spec->opts[i].key, *v = spec->opts[i].value;
     if (strcmp(k, "arch") == 0) arch = v;
+    else if (strcmp(k, "plant") == 0 && !tc_gpu_plant_parse(v, &plant)) {
+      tc_error(err, TILEC_ERROR_USAGE, "plant=%s: expected plant=layout-thread, barrier, bounds or reduce-init", v);
+      return false;
+    }
     else if (strcmp(k, "clusters") == 0 && !on_off(k, v, &clusters, err)) return false;
     else if (strcmp(k, "streamk") == 0 && !on_off(k, v, &streamk, err)) return false;
   }
@@ -141,17 +146,19 @@ static bool cuda_describe(const tc_target_spec *spec, tc_target_desc *out, tilec
   if (!describe_arch(arch, from, out, err)) return false;
   out->clusters = clusters;
   out->streamk = streamk;
+  out->plant = plant;
   return true;
 }
 
-static const char *const k_cuda_keys[] = {"arch", "clusters", "streamk"};
+/* plant=NAME: a bug planted in the lowering on purpose (tc_gpu_plant; docs/testing.md) */
+static const char *const k_cuda_keys[] = {"arch", "clusters", "streamk", "plant"};
 
 /* The GPU lowering (src/gpu/: thread mapping, layouts, barriers, pipelining) adds its passes
  * here as it lands; until then the list is empty and no backend emits. */
 const tc_target tc_cuda_target = {
     .name = "cuda",
     .option_keys = k_cuda_keys,
-    .noption_keys = 3,
+    .noption_keys = 4,
     .describe = cuda_describe,
     .passes = NULL,
     .npasses = 0,

@@ -150,6 +150,7 @@ tilec_status tc_metal_emit(const tc_lowered *lw, tc_generated *out, tilec_error 
   tc_gpu_desc desc;
   metal_gpu_desc(&desc, msl);
   desc.matmul2d = metal4; /* gemm accumulators that suit it are laid out for matmul2d (src/gpu/gemm.c) */
+  desc.plant = lw->desc->plant;
   tc_arena a;
   tc_arena_init(&a);
   tc_strbuf notes; /* the lowering's decisions: why a matmul2d gemm is not direct-global */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gpu/gpu.h"
 #include "target/metal/metal.h"
 #include "target/metal/runtime.h"
 #include "util/diag.h"
@@ -46,6 +47,11 @@ static bool metal_describe(const tc_target_spec *spec, tc_target_desc *out, tile
         return false;
       }
       metal4 = v[0] == '1';
+    } else if (!strcmp(k, "plant")) { /* a bug planted on purpose (tc_gpu_plant; docs/testing.md) */
+      if (!tc_gpu_plant_parse(v, &out->plant)) {
+        tc_error(err, TILEC_ERROR_USAGE, "plant=%s: expected plant=layout-thread, barrier, bounds or reduce-init", v);
+        return false;
+      }
     } else if (!strcmp(k, "storage_mode")) {
       /* the runtime's, not the code's: buffers tilec allocates for this kernel (docs/metal-runtime.md) */
       tc_mtl_storage m;
@@ -71,7 +77,7 @@ static bool metal_describe(const tc_target_spec *spec, tc_target_desc *out, tile
   return true;
 }
 
-static const char *const k_metal_keys[] = {"msl", "metal4", "storage_mode"};
+static const char *const k_metal_keys[] = {"msl", "metal4", "storage_mode", "plant"};
 
 /* On tile IR: gemm accumulators move to the scope of the instruction that holds them
  * (simdgroup_scope.c). The GPU lowering then runs inside the backends' generate (generate.c),
@@ -81,7 +87,7 @@ static const tc_target_pass k_metal_passes[] = {{"metal-accumulator-scope", tc_m
 const tc_target tc_metal_target = {
     .name = "metal",
     .option_keys = k_metal_keys,
-    .noption_keys = 3,
+    .noption_keys = 4,
     .describe = metal_describe,
     .passes = k_metal_passes,
     .npasses = 1,
