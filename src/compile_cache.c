@@ -236,10 +236,27 @@ bool tc_compile_cached(tilec_kernel *kern, const tilec_compile_options *opts, ti
       if (kern->module) kern->cache_status = "hit";
       else snprintf(why, sizeof why, "its code does not load");
     }
-    /* A damaged entry is removed and rebuilt; say so (the context keeps the first warning). */
-    if (r == TC_CACHE_INVALID || (r == TC_CACHE_HIT && !kern->module))
+    if (r == TC_CACHE_HIT && !kern->module) { /* a valid file whose code does not load: damaged too */
+      char unlink_why[128];
+      if (!tc_disk_cache_remove_why(c->disk, &key, unlink_why, sizeof unlink_why)) {
+        size_t n = strlen(why);
+        snprintf(why + n, sizeof why - n, "; removing it failed: %s", unlink_why);
+        r = TC_CACHE_INVALID_KEPT;
+      } else {
+        r = TC_CACHE_INVALID;
+      }
+    }
+    /* A damaged entry is removed and rebuilt; say so, and say when it could not be removed (a
+     * read-only directory): it then stays, and every run rebuilds the kernel. The context keeps
+     * the first warning. */
+    if (r == TC_CACHE_INVALID)
       tc_warn(&ctx->warnings, "kernel cache: the entry for '%s' in %s was damaged (%s); it was removed and is rebuilt",
-                      kern->ir->name, tc_disk_cache_dir(c->disk), why[0] ? why : "invalid");
+              kern->ir->name, tc_disk_cache_dir(c->disk), why[0] ? why : "invalid");
+    else if (r == TC_CACHE_INVALID_KEPT)
+      tc_warn(&ctx->warnings,
+              "kernel cache: the entry for '%s' in %s is damaged (%s), so it is still there; the kernel is "
+              "rebuilt now, and on every run until the entry is deleted from a writable directory",
+              kern->ir->name, tc_disk_cache_dir(c->disk), why);
   }
   /* 3. compile, and store */
   if (!kern->module) {

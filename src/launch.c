@@ -210,6 +210,41 @@ static bool check_computed_dims(const tilec_kernel *k, DLTensor *const *args, co
   return true;
 }
 
+/* No 64-bit platform tilec runs on gives user memory above 2^56 (x86-64 with 5-level paging; arm64
+ * stops at 2^52, and CUDA's unified addresses lie in the same range), so a tensor reaching past it
+ * came from a wrong byte_offset and would fault inside the kernel. */
+#define TC_ADDRESS_LIMIT (UINTPTR_MAX > (UINT64_C(1) << 56) ? (UINT64_C(1) << 56) : (uint64_t)UINTPTR_MAX)
+
+/* DLPack's byte_offset moves the first element within the allocation `data` points to. An offset
+ * that splits an element would read every value from the wrong bytes, and one that moves the
+ * tensor off the address space would fault in the generated code: both are usage errors here.
+ * A Metal tensor's data is its buffer object, so only the offset and size are checked. */
+static bool check_byte_offset(const char *pn, const DLTensor *t, int64_t numel, bool data_is_handle, tilec_error *err) {
+  uint64_t off = t->byte_offset, bits = (uint64_t)t->dtype.bits * (t->dtype.lanes ? t->dtype.lanes : 1);
+  uint64_t elem_bytes = bits >= 8 ? bits / 8 : 1; /* sub-byte types are packed into bytes */
+  if (off % elem_bytes != 0) {
+    tc_error(err, TILEC_ERROR_USAGE,
+             "argument '%s': byte_offset %" PRIu64 " is not a multiple of its element size (%" PRIu64
+             " bytes), so every element would be read from the wrong bytes",
+             pn, off, elem_bytes);
+    return false;
+  }
+  uint64_t limit = TC_ADDRESS_LIMIT, nbytes = 0;
+  bool fits = bits == 0 || (uint64_t)numel <= (limit - 7) / bits;
+  if (fits) nbytes = ((uint64_t)numel * bits + 7) / 8;
+  uint64_t base = data_is_handle || !t->data ? 0 : (uint64_t)(uintptr_t)t->data;
+  fits = fits && off <= limit && nbytes <= limit - off && base <= limit - off - nbytes;
+  if (!fits) {
+    tc_error(err, TILEC_ERROR_USAGE,
+             "argument '%s': byte_offset %" PRIu64 " puts its %" PRId64
+             " elements past the end of the address space (byte_offset is the distance in bytes from data to the first "
+             "element)",
+             pn, off, numel);
+    return false;
+  }
+  return true;
+}
+
 static tilec_status check_args(tilec_kernel *k, DLTensor *const *args, size_t nargs, int32_t device,
                                launch_state *st, tilec_error *err) {
   tc_kernel_ir *ir = k->ir;
@@ -312,6 +347,7 @@ static tilec_status check_args(tilec_kernel *k, DLTensor *const *args, size_t na
       tc_error(err, TILEC_ERROR_USAGE, "argument '%s' has no data", pn);
       goto bad;
     }
+    if (!check_byte_offset(pn, t, numel, device == kDLMetal && !scalar, err)) goto bad;
     void *p = t->data ? (char *)t->data + t->byte_offset : NULL;
     st->data[i] = p;
     if (!scalar && device == kDLMetal) { /* kDLMetal: data is the id<MTLBuffer>, the offset apart */
@@ -398,7 +434,8 @@ tilec_status tilec_kernel_synchronize(tilec_kernel *k, void *stream, tilec_error
   return k->backend->synchronize(&k->env, stream, err);
 }
 
-tilec_status tilec_kernel_run_reference(tilec_kernel *k, DLTensor *const *args, size_t nargs, tilec_error *err) {
+tilec_status tc_kernel_run_reference_within(tilec_kernel *k, DLTensor *const *args, size_t nargs, double seconds,
+                                            tilec_error *err) {
   if (!k) {
     tc_error(err, TILEC_ERROR_USAGE, "tilec_kernel_run_reference: kernel is NULL");
     return TILEC_ERROR_USAGE;
@@ -406,9 +443,14 @@ tilec_status tilec_kernel_run_reference(tilec_kernel *k, DLTensor *const *args, 
   launch_state st;
   tilec_status rc = check_args(k, args, nargs, kDLCPU, &st, err);
   if (rc != TILEC_OK) return rc;
-  rc = tc_interp_run(k->ir, st.data, st.scalars, st.fscalars, st.syms, err);
+  tc_interp_budget budget = {0, seconds > 0 ? seconds : 0};
+  rc = tc_interp_run_budget(k->ir, st.data, st.scalars, st.fscalars, st.syms, &budget, err);
   launch_state_free(&st);
   return rc;
+}
+
+tilec_status tilec_kernel_run_reference(tilec_kernel *k, DLTensor *const *args, size_t nargs, tilec_error *err) {
+  return tc_kernel_run_reference_within(k, args, nargs, 0, err);
 }
 
 /* ---- parameter shapes from symbolic sizes, before any tensor exists ---- */

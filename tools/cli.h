@@ -22,10 +22,30 @@ typedef struct cli_options {
   int nconfigs, jobs;
   const char *configs[CLI_MAX_CONFIGS]; /* --config "NAME=VALUE ..." */
   double *measured_ms; /* run: measure only (no report): the median time goes here */
+  double timeout;      /* run, verify: --timeout SECONDS for each run and the reference; 0: none */
 } cli_options;
 
 int cli_exit_code(tilec_status st);
 int cli_report(const tilec_error *err); /* prints the diagnostic, returns the exit code */
+/* The library's rendered diagnostic on stderr, an unlocated "error: ..." as "tilec: error: ...". */
+void cli_print_rendered(const tilec_error *err);
+/* "tilec: error: ..." and "tilec: note: ..." lines on stderr. Standard output is flushed first, so
+ * where both streams share a pipe, a table comes before the error that sums it up. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* --timeout for code that cannot be stopped from inside (the cpu backend's native code, the
+ * emulators, a device): a thread that, when an armed run has not finished within `seconds`,
+ * prints why (located at the kernel's runtime `while`, when it has one) and ends the process
+ * with exit 4. The reference interpreter stops itself (tc_kernel_run_reference_within).
+ * cli_watchdog_start returns NULL (and arming it does nothing) when seconds <= 0. */
+typedef struct cli_watchdog cli_watchdog;
+cli_watchdog *cli_watchdog_start(double seconds);
+void cli_watchdog_arm(cli_watchdog *w, const tilec_kernel *k, const char *where); /* where: "on cpu/cc" */
+void cli_watchdog_disarm(cli_watchdog *w);
+void cli_watchdog_stop(cli_watchdog *w); /* NULL is fine */
+/* The reference interpreter's run of k within o->timeout (none when 0). */
+tilec_status cli_run_reference(const cli_options *o, tilec_kernel *k, DLTensor *const *args, size_t n,
+                               tilec_error *err);
 void cli_compile_options(const cli_options *o, tilec_compile_options *co);
 void cli_print_warning(tilec_context *ctx);
 int cli_run(const cli_options *o);

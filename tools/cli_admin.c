@@ -22,7 +22,7 @@ int cli_backends(const char *target, int json) {
 
 int cli_cache(int argc, char **argv) {
   if (argc != 1 || (strcmp(argv[0], "ls") && strcmp(argv[0], "stats") && strcmp(argv[0], "clear"))) {
-    fprintf(stderr, "tilec: error: usage: tilec cache ls|stats|clear\n");
+    cli_error("usage: tilec cache ls|stats|clear");
     return CLI_EXIT_USAGE;
   }
   tilec_error err = {0};
@@ -67,7 +67,7 @@ int cli_compile(const cli_options *o) {
     if (f && fclose(f) != 0) ok = false;
     if (ok && rename(tmp, o->output) != 0) ok = false;
     if (!ok) {
-      fprintf(stderr, "tilec: error: cannot write '%s': %s\n", o->output, strerror(errno));
+      cli_error("cannot write '%s': %s", o->output, strerror(errno));
       remove(tmp);
       rc = CLI_EXIT_USAGE;
     }

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "dtype/dtype.h"
 #include "npy.h"
+#include "target/target.h"
 #include "verify/compare.h"
 
 typedef struct host_tensor {
@@ -33,7 +34,7 @@ static int sync_device(cli_gpu *g, cli_mtl *mtl, host_tensor *ts, size_t np, int
                 : cli_gpu_copy(g, to_device ? ts[i].dev.data : ts[i].t.data, to_device ? ts[i].t.data : ts[i].dev.data,
                                ts[i].nbytes, to_device, why, sizeof why);
     if (r != 0) {
-      fprintf(stderr, "tilec: error: %s\n", why);
+      cli_error("%s", why);
       return CLI_EXIT_TARGET;
     }
   }
@@ -136,6 +137,24 @@ static void verify_failure_note(const cli_options *o, const tilec_kernel *k, con
             far, far_cosine, on_cpu ? "" : ", and the cpu backend and tilec's reference interpreter differ as much");
 }
 
+static const char emulator_timing_note[] =
+    "timed on the emulator, on this machine's CPU: these figures say nothing about the GPU's speed";
+
+/* Target options the backend that runs the kernel does not act on: the metal emulator's tensors
+ * are host memory, so storage_mode (the device's buffer placement) changes nothing there. */
+static void note_ignored_target_options(const cli_options *o, const tilec_kernel *k) {
+  tc_target_spec spec;
+  tilec_error err = {0};
+  if (strcmp(tilec_kernel_target(k), "metal") != 0 || strcmp(tilec_kernel_backend(k), "emu") != 0 ||
+      !tc_target_spec_parse(o->target, &spec, &err))
+    return;
+  for (int i = 0; i < spec.nopts; i++)
+    if (strcmp(spec.opts[i].key, "storage_mode") == 0)
+      cli_note("storage_mode=%s is ignored on the metal emulator (backend emu), whose tensors are host memory; it "
+               "applies to the Metal device (--backend metal)",
+               spec.opts[i].value);
+}
+
 static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -204,6 +223,14 @@ static const char *npy_descr(tc_dtype dt) {
 
 static int packed4(tc_dtype dt) { return tc_dtype_bits(dt) == 4; }
 
+/* A shape as numpy prints it: (3, 4), (5,), (). */
+static void shape_text(const int64_t *shape, int ndim, char *buf, size_t cap) {
+  size_t n = (size_t)snprintf(buf, cap, "(");
+  for (int d = 0; d < ndim && n < cap; d++)
+    n += (size_t)snprintf(buf + n, cap - n, "%s%lld", d ? ", " : "", (long long)shape[d]);
+  if (n < cap) snprintf(buf + n, cap - n, ndim == 1 ? ",)" : ")");
+}
+
 static int load_npy(host_tensor *h, const char *dir, const char *name, int *loaded) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s.npy", dir, name);
@@ -213,7 +240,7 @@ static int load_npy(host_tensor *h, const char *dir, const char *name, int *load
   npy_array a;
   char msg[512];
   if (npy_read(path, &a, msg, sizeof msg) != 0) {
-    fprintf(stderr, "tilec: error: %s\n", msg);
+    cli_error("%s", msg);
     return CLI_EXIT_USAGE;
   }
   int ok = strcmp(a.descr, npy_descr(h->dt)) == 0 && a.nbytes == h->nbytes;
@@ -222,9 +249,12 @@ static int load_npy(host_tensor *h, const char *dir, const char *name, int *load
     for (int d = 0; ok && d < a.ndim; d++) ok = a.shape[d] == h->shape[d];
   }
   if (!ok) {
-    char dn[32];
-    fprintf(stderr, "tilec: error: %s: expected dtype '%s' (%s) and the parameter's shape\n", path, npy_descr(h->dt),
-            tc_dtype_name(h->dt, dn, sizeof dn));
+    char dn[32], got[200], want[200];
+    int64_t packed_shape[1] = {(int64_t)h->nbytes}; /* 4-bit types are saved as their packed bytes */
+    shape_text(a.shape, a.ndim, got, sizeof got);
+    shape_text(packed4(h->dt) ? packed_shape : h->shape, packed4(h->dt) ? 1 : h->t.ndim, want, sizeof want);
+    cli_error("%s: the file holds dtype '%s' and shape %s, but parameter '%s' needs dtype '%s' (%s) and shape %s", path,
+              a.descr, got, name, npy_descr(h->dt), tc_dtype_name(h->dt, dn, sizeof dn), want);
     npy_free(&a);
     return CLI_EXIT_USAGE;
   }
@@ -240,7 +270,7 @@ static int save_npy(const host_tensor *h, const char *dir, const char *name) {
   int64_t packed_shape[1] = {(int64_t)h->nbytes};
   int rc = packed4(h->dt) ? npy_write(path, npy_descr(h->dt), 1, packed_shape, h->t.data, h->nbytes, msg, sizeof msg)
                           : npy_write(path, npy_descr(h->dt), h->t.ndim, h->shape, h->t.data, h->nbytes, msg, sizeof msg);
-  if (rc != 0) fprintf(stderr, "tilec: error: %s\n", msg);
+  if (rc != 0) cli_error("%s", msg);
   return rc;
 }
 
@@ -264,7 +294,7 @@ static int64_t *defined_sizes(const cli_options *o, const tilec_kernel *k, size_
   *nsyms = tilec_kernel_num_syms(k);
   int64_t *sizes = malloc((*nsyms ? *nsyms : 1) * sizeof *sizes);
   if (!sizes) {
-    fprintf(stderr, "tilec: error: out of memory\n");
+    cli_error("out of memory");
     return NULL;
   }
   for (size_t s = 0; s < *nsyms; s++) sizes[s] = defined_size(o, tilec_kernel_sym_name(k, s));
@@ -279,7 +309,7 @@ bool cli_param_shape(const cli_options *o, const tilec_kernel *k, size_t i, cons
   bool ok = true;
   for (int d = 0; d < pi->ndim && ok; d++)
     if (pi->shape[d] < 0 && pi->dims[d] && strcmp(pi->dims[d], "?") != 0 && defined_size(o, pi->dims[d]) < 0) {
-      fprintf(stderr, "tilec: error: dimension %d of '%s' is symbolic ('%s'); give its size with -D %s=N\n", d, pi->name,
+      cli_error("dimension %d of '%s' is symbolic ('%s'); give its size with -D %s=N", d, pi->name,
               pi->dims[d], pi->dims[d]);
       ok = false;
     }
@@ -287,9 +317,9 @@ bool cli_param_shape(const cli_options *o, const tilec_kernel *k, size_t i, cons
   int missing = -1;
   if (ok && tilec_kernel_param_shape(k, i, sizes, nsyms, shape, &missing, &err) != TILEC_OK) {
     if (missing >= 0) /* a dimension computed from sizes, one of which no -D gives */
-      fprintf(stderr, "tilec: error: %s; give its size with -D %s=N\n", err.message, tilec_kernel_sym_name(k, (size_t)missing));
+      cli_error("%s; give its size with -D %s=N", err.message, tilec_kernel_sym_name(k, (size_t)missing));
     else
-      fprintf(stderr, "tilec: error: %s\n", err.message);
+      cli_error("%s", err.message);
     ok = false;
   }
   free(sizes);
@@ -304,7 +334,7 @@ static bool cli_check_sizes(const cli_options *o, const tilec_kernel *k) {
   if (!sizes) return false;
   tilec_error err = {0};
   bool ok = tilec_kernel_check_sizes(k, sizes, nsyms, &err) == TILEC_OK;
-  if (!ok) fprintf(stderr, "tilec: error: %s\n", err.message);
+  if (!ok) cli_error("%s", err.message);
   free(sizes);
   return ok;
 }
@@ -358,6 +388,8 @@ int cli_run(const cli_options *o) {
   tilec_kernel *ref_k = NULL;
   void **pristine = NULL;    /* non-cpu targets: the inputs before the reference ran */
   int references_agree = -1; /* on a failed check of a non-cpu target: second_opinion_agrees */
+  cli_watchdog *watchdog = cli_watchdog_start(o->timeout);
+  char where[160] = "";
 
   prog = tilec_program_from_file(ctx, o->file, &err);
   if (!prog) goto report;
@@ -366,6 +398,8 @@ int cli_run(const cli_options *o) {
   k = tilec_compile(prog, &co, &err);
   if (!k) goto report;
   cli_print_warning(ctx);
+  snprintf(where, sizeof where, "on %s/%s", tilec_kernel_target(k), tilec_kernel_backend(k));
+  note_ignored_target_options(o, k);
   if (!cli_check_sizes(o, k)) {
     rc = CLI_EXIT_USAGE;
     goto done;
@@ -374,7 +408,7 @@ int cli_run(const cli_options *o) {
     char why[512];
     gpu = cli_gpu_open(0, why, sizeof why);
     if (!gpu) {
-      fprintf(stderr, "tilec: error: cannot use the GPU: %s\n", why);
+      cli_error("cannot use the GPU: %s", why);
       rc = CLI_EXIT_TARGET;
       goto done;
     }
@@ -384,7 +418,7 @@ int cli_run(const cli_options *o) {
     int code;
     mtl = cli_mtl_open(o->target, &code, why, sizeof why);
     if (!mtl) {
-      fprintf(stderr, "tilec: error: cannot use the Metal device: %s\n", why);
+      cli_error("cannot use the Metal device: %s", why);
       rc = code;
       goto done;
     }
@@ -431,7 +465,7 @@ int cli_run(const cli_options *o) {
       h->dev.device.device_id = 0;
       h->dev.data = mtl ? cli_mtl_alloc(mtl, h->nbytes, why, sizeof why) : cli_gpu_alloc(gpu, h->nbytes, why, sizeof why);
       if (!h->dev.data) {
-        fprintf(stderr, "tilec: error: %s\n", why);
+        cli_error("%s", why);
         rc = CLI_EXIT_TARGET;
         goto done;
       }
@@ -452,18 +486,21 @@ int cli_run(const cli_options *o) {
       found |= pi.is_output && strcmp(pi.name, o->perturb) == 0;
     }
     if (!found || !o->verify) {
-      fprintf(stderr, "tilec: error: --perturb needs --verify and the name of an output of '%s'\n", tilec_kernel_name(k));
+      cli_error("--perturb needs --verify and the name of an output of '%s'", tilec_kernel_name(k));
       rc = CLI_EXIT_USAGE;
       goto done;
     }
   }
 
   /* run */
+  /* --timeout covers the first run; the timed runs repeat it on the same inputs. */
+  cli_watchdog_arm(watchdog, k, where);
   if ((rc = sync_device(gpu, mtl, ts, np, 1)) != 0) goto done;
   double t0 = now_ms();
   if (tilec_kernel_launch(k, args, np, &err) != TILEC_OK) goto report;
   double first_ms = now_ms() - t0;
   if ((rc = sync_device(gpu, mtl, ts, np, 0)) != 0) goto done;
+  cli_watchdog_disarm(watchdog);
   if (o->bench && gpu) {
     int cap = 500;
     times = malloc(sizeof(double) * (size_t)cap);
@@ -504,12 +541,14 @@ int cli_run(const cli_options *o) {
      * the initial state, so rerun once if we benchmarked. */
     if (o->bench) {
       for (size_t i = 0; i < np; i++) memcpy(ts[i].t.data, ts[i].initial, ts[i].nbytes);
+      cli_watchdog_arm(watchdog, k, where);
       if ((rc = sync_device(gpu, mtl, ts, np, 1)) != 0 || tilec_kernel_launch(k, args, np, &err) != TILEC_OK ||
           (rc = sync_device(gpu, mtl, ts, np, 0)) != 0) {
         free(after);
         if (rc) goto done;
         goto report;
       }
+      cli_watchdog_disarm(watchdog);
     }
     /* the inputs as they were, for a second opinion if this check fails */
     for (size_t i = 0; i < np && strcmp(tilec_kernel_target(k), "cpu") != 0; i++) {
@@ -530,9 +569,11 @@ int cli_run(const cli_options *o) {
     tilec_status st;
     if (gpu || mtl) {
       ref_k = cpu_reference_kernel(o, prog, &err);
+      cli_watchdog_arm(watchdog, ref_k, "on cpu/cc (the reference)");
       st = ref_k ? tilec_kernel_launch(ref_k, ref_args, np, &err) : err.status;
+      cli_watchdog_disarm(watchdog);
     } else {
-      st = tilec_kernel_run_reference(k, ref_args, np, &err);
+      st = cli_run_reference(o, k, ref_args, np, &err);
     }
     if (st != TILEC_OK) {
       free(after);
@@ -550,13 +591,16 @@ int cli_run(const cli_options *o) {
       if (pi.rounds_through) tc_dtype_lookup(pi.rounds_through, &through, NULL, 0);
       if (!tc_compare_buffers_unordered(ts[i].dt, through, fp8_products, ts[i].t.data, ts[i].initial, ts[i].t.ndim, ts[i].shape,
                                         pi.unordered_dims, &cmp[i])) {
-        fprintf(stderr, "tilec: error: out of memory comparing '%s'\n", pi.name);
+        cli_error("out of memory comparing '%s'", pi.name);
         cmp[i].ok = 0;
       }
       if (!cmp[i].ok) verify_ok = 0;
     }
-    if (!verify_ok && np && pristine[0])
+    if (!verify_ok && np && pristine[0]) {
+      cli_watchdog_arm(watchdog, k, "in the second reference");
       references_agree = second_opinion_agrees(o, prog, k, ref_k, ts, after, pristine, np);
+      cli_watchdog_disarm(watchdog);
+    }
     free(after);
   }
 
@@ -574,6 +618,7 @@ int cli_run(const cli_options *o) {
 
   /* report */
   double flops = tilec_kernel_flops(k, args, np), bytes = tilec_kernel_bytes(k, args, np);
+  bool emulated = strcmp(tilec_kernel_backend(k), "emu") == 0;
   double med = nruns ? times[nruns / 2] : first_ms;
   if (o->measured_ms) { /* tilec tune: the time, no report */
     *o->measured_ms = med;
@@ -608,6 +653,7 @@ int cli_run(const cli_options *o) {
       printf(", \"runs\": %d}", nruns);
       if (flops > 0) printf(", \"gflops\": "), cli_json_number(flops / (med * 1e6));
       if (bytes > 0) printf(", \"gbps\": "), cli_json_number(bytes / (med * 1e6));
+      if (emulated) printf(", \"timing_note\": "), cli_json_string(emulator_timing_note);
     }
     if (o->verify) {
       printf(", \"verify\": {\"ok\": %s, \"tensors\": [", verify_ok ? "true" : "false");
@@ -657,6 +703,7 @@ int cli_run(const cli_options *o) {
         printf(" (GPU timestamps of the command buffer)");
       } else if (flops > 0) printf(", %.2f GFLOP/s", flops / (med * 1e6));
       else if (bytes > 0) printf(", %.2f GB/s", bytes / (med * 1e6));
+      if (emulated) printf(" (%s)", emulator_timing_note);
       printf("\n");
     }
     if (o->verify) {
@@ -678,14 +725,14 @@ int cli_run(const cli_options *o) {
     }
   }
   if (o->verify && !verify_ok) {
-    fprintf(stderr, "tilec: error: verification failed: results differ from the reference beyond tolerance\n");
+    cli_error("verification failed: results differ from the reference beyond tolerance");
     verify_failure_note(o, k, ts, cmp, np, references_agree);
     rc = CLI_EXIT_VERIFY;
   }
   goto done;
 
 nomem:
-  fprintf(stderr, "tilec: error: out of memory\n");
+  cli_error("out of memory");
   rc = CLI_EXIT_TARGET;
   goto done;
 report:
@@ -712,5 +759,6 @@ done:
   cli_mtl_close(mtl);
   tilec_program_destroy(prog);
   tilec_context_destroy(ctx);
+  cli_watchdog_stop(watchdog);
   return rc;
 }

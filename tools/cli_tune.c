@@ -16,7 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api.h"
 #include "cli.h"
+#include "target/target.h"
 
 /* Append the bindings of one configuration line ("NAME=VALUE NAME=VALUE") to o. */
 static int add_config(cli_options *o, const char *line, char *why, size_t cap) {
@@ -67,6 +69,26 @@ static uint64_t fnv(uint64_t h, const void *data, size_t n) {
 }
 static uint64_t fnv_str(uint64_t h, const char *s) { return fnv(h, s ? s : "", (s ? strlen(s) : 0) + 1); }
 
+/* The target and backend as they resolve ("auto" and no --target: cpu; no --backend: the target's
+ * default), with the target's options: a choice tuned with --target cpu is the one a run whose
+ * "auto" resolves to cpu uses. The strings as given when they do not parse (the compile then
+ * reports them). */
+static void canonical_target(const cli_options *o, char *target, size_t tcap, char *backend, size_t bcap) {
+  snprintf(target, tcap, "%s", o->target ? o->target : "auto");
+  snprintf(backend, bcap, "%s", o->backend ? o->backend : "");
+  tc_target_spec spec;
+  tilec_error err = {0};
+  const tc_target *t = tc_target_spec_parse(o->target, &spec, &err) ? tc_target_find(spec.kind, &err) : NULL;
+  if (!t) return;
+  size_t n = (size_t)snprintf(target, tcap, "%s", t->name);
+  for (int i = 0; i < spec.nopts && n < tcap; i++)
+    n += (size_t)snprintf(target + n, tcap - n, ",%s=%s", spec.opts[i].key, spec.opts[i].value);
+  if (!o->backend || !*o->backend || strcmp(o->backend, "auto") == 0) {
+    const char *def = tc_target_default_backend(t->name);
+    snprintf(backend, bcap, "%s", def ? def : "");
+  }
+}
+
 /* <cache dir>/tune/<key>.txt for o's file, kernel, target, backend and bindings; NULL (nothing
  * stored) when there is no cache directory or the file cannot be read. */
 static char *store_path(tilec_context *ctx, const cli_options *o) {
@@ -77,7 +99,9 @@ static char *store_path(tilec_context *ctx, const cli_options *o) {
   size_t n;
   while ((n = fread(buf, 1, sizeof buf, f)) > 0) h = fnv(h, buf, n);
   fclose(f);
-  h = fnv_str(fnv_str(fnv_str(h, o->kernel), o->target), o->backend);
+  char target[512], backend[64];
+  canonical_target(o, target, sizeof target, backend, sizeof backend);
+  h = fnv_str(fnv_str(fnv_str(h, o->kernel), target), backend);
   for (int i = 0; i < o->ndefines; i++) h = fnv_str(fnv_str(h, o->defines[i].name), o->defines[i].value);
   tilec_error err = {0};
   char *dir = tilec_cache_dir(ctx, &err);
@@ -150,7 +174,30 @@ static int split_lines(char *text, char **lines, int cap) {
   return n;
 }
 
+/* Whether the file mentions autotune at all: a kernel without @autotune has no configurations,
+ * and reading (parsing) the program twice would double the time of every command on a large file.
+ * True when the file cannot be read: the command reports that. */
+static bool mentions_autotune(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return true;
+  static const char word[] = "autotune";
+  const size_t len = sizeof word - 1;
+  char buf[65536];
+  size_t have = 0, n;
+  bool found = false;
+  while (!found && (n = fread(buf + have, 1, sizeof buf - have, f)) > 0) {
+    have += n;
+    found = memmem(buf, have, word, len) != NULL;
+    size_t tail = have < len - 1 ? have : len - 1; /* the word may straddle two reads */
+    memmove(buf, buf + have - tail, tail);
+    have = tail;
+  }
+  fclose(f);
+  return found;
+}
+
 int cli_apply_autotune(cli_options *o, int quiet) {
+  if (!mentions_autotune(o->file)) return 0;
   tilec_error err = {0};
   tilec_context *ctx = tilec_context_create(NULL, &err);
   if (!ctx) return 0; /* the command reports it */
@@ -162,8 +209,8 @@ int cli_apply_autotune(cli_options *o, int quiet) {
    * the kernel may still have every value from -D, so it is a note: the compile names any
    * parameter that is then missing. */
   if (prog && !text && err.status != TILEC_ERROR_USAGE && !quiet && tilec_program_num_kernels(prog) > 0) {
-    fprintf(stderr, "tilec: note: @autotune's configurations are not used; evaluating them failed:\n");
-    fputs(err.rendered[0] ? err.rendered : "error: unknown failure\n", stderr);
+    cli_note("@autotune's configurations are not used; evaluating them failed:");
+    cli_print_rendered(&err);
   }
   char *lines[CLI_MAX_CONFIGS];
   int n = text ? split_lines(text, lines, CLI_MAX_CONFIGS) : 0;
@@ -174,13 +221,13 @@ int cli_apply_autotune(cli_options *o, int quiet) {
     free(path);
     if (!stored) snprintf(chosen, sizeof chosen, "%s", lines[0]);
     if (!quiet) {
-      if (stored) fprintf(stderr, "tilec: note: using the configuration 'tilec tune' chose for these options: %s\n", chosen);
+      if (stored) cli_note("using the configuration 'tilec tune' chose for these options: %s", chosen);
       else
-        fprintf(stderr, "tilec: note: @autotune lists %d configuration%s; using the first (%s); 'tilec tune %s' times them "
-                        "and keeps the fastest\n", n, n == 1 ? "" : "s", chosen, o->file);
+        cli_note("@autotune lists %d configuration%s; using the first (%s); 'tilec tune %s' times them "
+                        "and keeps the fastest", n, n == 1 ? "" : "s", chosen, o->file);
     }
     if (add_config(o, chosen, why, sizeof why) != 0) {
-      fprintf(stderr, "tilec: error: %s\n", why);
+      cli_error("%s", why);
       rc = CLI_EXIT_USAGE;
     }
   }
@@ -241,6 +288,36 @@ static void *compile_worker(void *arg) {
   }
 }
 
+/* Whether the target and backend can run kernels here at all, asked once before any configuration
+ * is compiled: a missing driver or device is the same for every configuration. 0, or the exit
+ * code after saying why. */
+static int check_target_usable(tilec_context *ctx, const cli_options *o) {
+  tilec_error err = {0};
+  tc_target_spec spec;
+  if (!tc_target_spec_parse(o->target, &spec, &err) || !tc_target_find(spec.kind, &err)) return cli_report(&err);
+  const tc_backend *b = tc_backend_resolve(&ctx->env, spec.kind, o->backend, &err);
+  if (!b) return cli_report(&err);
+  char why[1024];
+  if (strcmp(b->target, "cuda") == 0 && strcmp(b->name, "emu") != 0) { /* it compiles without a GPU, but runs on one */
+    cli_gpu *g = cli_gpu_open(0, why, sizeof why);
+    if (!g) {
+      cli_error("cannot use the GPU: %s", why);
+      return CLI_EXIT_TARGET;
+    }
+    cli_gpu_close(g);
+  }
+  if (strcmp(b->target, "metal") == 0 && strcmp(b->name, "emu") != 0) {
+    int code;
+    cli_mtl *m = cli_mtl_open(o->target, &code, why, sizeof why);
+    if (!m) {
+      cli_error("cannot use the Metal device: %s", why);
+      return code;
+    }
+    cli_mtl_close(m);
+  }
+  return 0;
+}
+
 int cli_tune(const cli_options *o) {
   tilec_error err = {0};
   tilec_context *ctx = tilec_context_create(NULL, &err);
@@ -254,16 +331,17 @@ int cli_tune(const cli_options *o) {
   if (!text) goto report;
   int n = split_lines(text, lines, CLI_MAX_CONFIGS);
   if (n == 0) {
-    fprintf(stderr, "tilec: error: nothing to tune: the kernel has no @autotune(configs=[...]) and no --config was given\n");
+    cli_error("nothing to tune: the kernel has no @autotune(configs=[...]) and no --config was given");
     rc = CLI_EXIT_USAGE;
     goto done;
   }
+  if ((rc = check_target_usable(ctx, o)) != 0) goto done;
   items = calloc((size_t)n, sizeof *items);
   if (!items) goto nomem;
   for (int i = 0; i < n; i++) {
     char name[128], why[512];
     if (bound_name(o, lines[i], name, sizeof name)) {
-      fprintf(stderr, "tilec: error: -D %s fixes a name the configurations tune (configuration %d: %s); drop one of them\n",
+      cli_error("-D %s fixes a name the configurations tune (configuration %d: %s); drop one of them",
               name, i + 1, lines[i]);
       rc = CLI_EXIT_USAGE;
       goto done;
@@ -271,7 +349,7 @@ int cli_tune(const cli_options *o) {
     items[i].o = *o;
     items[i].line = lines[i];
     if (add_config(&items[i].o, lines[i], why, sizeof why) != 0) {
-      fprintf(stderr, "tilec: error: %s\n", why);
+      cli_error("%s", why);
       rc = CLI_EXIT_USAGE;
       goto done;
     }
@@ -351,12 +429,12 @@ int cli_tune(const cli_options *o) {
   }
   free(path);
   if (best < 0) {
-    fprintf(stderr, "tilec: error: no configuration compiled and ran\n");
+    cli_error("no configuration compiled and ran");
     rc = CLI_EXIT_PROGRAM;
   }
   goto done;
 nomem:
-  fprintf(stderr, "tilec: error: out of memory\n");
+  cli_error("out of memory");
   rc = CLI_EXIT_TARGET;
   goto done;
 report:

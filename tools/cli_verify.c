@@ -116,11 +116,11 @@ static void one_line(char *dst, size_t cap, const char *text) {
 int cli_verify(const cli_options *o) {
   const char *refname = o->reference ? o->reference : "interp";
   if (strcmp(refname, "interp") != 0 && strcmp(refname, "cpu") != 0) {
-    fprintf(stderr, "tilec: error: --reference takes interp or cpu, got '%s'\n(see 'tilec --help')\n", refname);
+    cli_error("--reference takes interp or cpu, got '%s'\n(see 'tilec --help')", refname);
     return CLI_EXIT_USAGE;
   }
   if (o->target && strcmp(o->target, "auto") != 0) {
-    fprintf(stderr, "tilec: error: 'verify' runs every available backend; --target does not apply\n");
+    cli_error("'verify' runs every available backend; --target does not apply");
     return CLI_EXIT_USAGE;
   }
   tilec_error err = {0};
@@ -128,6 +128,7 @@ int cli_verify(const cli_options *o) {
   if (!ctx) return cli_report(&err);
   int rc = 0;
   tilec_kernel *cpu = NULL;
+  cli_watchdog *watchdog = cli_watchdog_start(o->timeout);
 
   vtensor *ts = NULL;
   vrow *rows = NULL;
@@ -157,7 +158,7 @@ int cli_verify(const cli_options *o) {
     int found = 0;
     for (size_t i = 0; i < np; i++) found |= ts[i].is_output && strcmp(ts[i].name, o->perturb) == 0;
     if (!found) {
-      fprintf(stderr, "tilec: error: --perturb needs the name of an output of '%s'\n", tilec_kernel_name(cpu));
+      cli_error("--perturb needs the name of an output of '%s'", tilec_kernel_name(cpu));
       rc = CLI_EXIT_USAGE;
       goto done;
     }
@@ -173,8 +174,14 @@ int cli_verify(const cli_options *o) {
       goto nomem;
     }
     for (size_t i = 0; i < np; i++) dl[i] = host_view(&ts[i], ts[i].reference), args[i] = &dl[i];
-    tilec_status st = strcmp(refname, "cpu") == 0 ? tilec_kernel_launch(cpu, args, np, &err)
-                                                  : tilec_kernel_run_reference(cpu, args, np, &err);
+    tilec_status st;
+    if (strcmp(refname, "cpu") == 0) {
+      cli_watchdog_arm(watchdog, cpu, "on cpu/cc (the reference)");
+      st = tilec_kernel_launch(cpu, args, np, &err);
+      cli_watchdog_disarm(watchdog);
+    } else {
+      st = cli_run_reference(o, cpu, args, np, &err);
+    }
     free(dl);
     free(args);
     if (st != TILEC_OK) goto report;
@@ -204,7 +211,11 @@ int cli_verify(const cli_options *o) {
     bo.backend = bi.name;
     tilec_error e = {0};
     tilec_kernel *k = tilec_compile(prog, &bo, &e);
+    char where[160];
+    snprintf(where, sizeof where, "on %s", r->backend);
+    cli_watchdog_arm(watchdog, k, where);
     tilec_status st = k ? run_on(ctx, k, &bi, ts, np, out, &e) : e.status;
+    cli_watchdog_disarm(watchdog);
     tilec_kernel_destroy(k);
     if (st != TILEC_OK) {
       r->status = 2;
@@ -220,7 +231,7 @@ int cli_verify(const cli_options *o) {
         tc_dtype_store_f64(ts[i].dt, out[i], 0, tc_dtype_load_f64(ts[i].dt, out[i], 0) + 1.0);
       if (!tc_compare_buffers_unordered(ts[i].dt, ts[i].through, fp8_products, out[i], ts[i].reference, ts[i].ndim, ts[i].shape,
                                         ts[i].unordered, &r->cmp[i])) {
-        fprintf(stderr, "tilec: error: out of memory comparing '%s'\n", ts[i].name);
+        cli_error("out of memory comparing '%s'", ts[i].name);
         r->cmp[i].ok = 0;
       }
       if (!r->cmp[i].ok) disagree = 1;
@@ -302,17 +313,17 @@ int cli_verify(const cli_options *o) {
     }
   }
   if (disagree) {
-    fprintf(stderr, "tilec: error: verification failed: a backend's results differ from %s beyond tolerance\n",
+    cli_error("verification failed: a backend's results differ from %s beyond tolerance",
             refdesc);
     rc = CLI_EXIT_VERIFY;
   } else if (failed) {
-    fprintf(stderr, "tilec: error: a backend that is available here failed to compile or run the kernel\n");
+    cli_error("a backend that is available here failed to compile or run the kernel");
     rc = CLI_EXIT_TARGET;
   }
   goto done;
 
 nomem:
-  fprintf(stderr, "tilec: error: out of memory\n");
+  cli_error("out of memory");
   rc = CLI_EXIT_TARGET;
   goto done;
 report:
@@ -330,5 +341,6 @@ done:
   tilec_kernel_destroy(cpu);
   tilec_program_destroy(prog);
   tilec_context_destroy(ctx);
+  cli_watchdog_stop(watchdog);
   return rc;
 }

@@ -107,13 +107,15 @@ static bool gen_op(fz_rng *r, fz_kernel *k, fz_op *op) {
     if (op->dst < 0) return false;
     fz_form f = k->tiles[op->dst].form;
     op->nest = (f == FZ_TILE || f == FZ_FLAT) && chance(r, 25);
-    op->map = below(r, dst_maps(k, f, op->nest));
+    op->map = chance(r, 50) ? 0 : below(r, dst_maps(k, f, op->nest));
+    if (k->disciplined && k->tiles[op->dst].scope == FZ_FRAGMENT) op->map = 0, op->nest = 0;
     /* not the destination: another iteration may be writing the element read (a race); the
      * accumulating form reads it at the written element only */
     for (int i = 0; i < 2; i++) op->src[i] = chance(r, 85) ? find_tile(r, k, ANY_FORM, ANY_SCOPE, op->dst, false) : -1;
     if (chance(r, 30)) op->global = input_global(r, k, random_dt(r));
     op->param[0] = chance(r, 20); /* masked by an index condition */
     op->param[1] = chance(r, 20); /* accumulate: dst[map] = dst[map] + expr */
+    op->param[2] = chance(r, 15) ? 1 + below(r, 2) : 0; /* all values shifted below (1) or above (2) zero */
     return true;
   }
   if (x < 62) { /* REDUCE */
@@ -167,9 +169,10 @@ static bool gen_op(fz_rng *r, fz_kernel *k, fz_op *op) {
     op->kind = FZ_OP_VARLOOP;
     op->dst = find_tile(r, k, FORM(FZ_TILE) | FORM(FZ_FLAT), ANY_SCOPE, -1, true);
     if (op->dst < 0) return false;
-    op->map = below(r, dst_maps(k, k->tiles[op->dst].form, 0));
+    op->map = k->disciplined && k->tiles[op->dst].scope == FZ_FRAGMENT ? 0 : below(r, dst_maps(k, k->tiles[op->dst].form, 0));
     op->src[0] = find_tile(r, k, ANY_FORM, ANY_SCOPE, op->dst, false);
     op->param[0] = 1 + below(r, 4);
+    op->param[1] = chance(r, 40); /* a T.alloc_local pair of cells instead of a T.alloc_var */
     return true;
   }
   /* STORE */
@@ -180,6 +183,7 @@ static bool gen_op(fz_rng *r, fz_kernel *k, fz_op *op) {
   op->global = add_global(k, f == FZ_ROWS ? FZ_G_OUT_ROWS : f == FZ_COLS ? FZ_G_OUT_ROWS : FZ_G_OUT,
                           chance(r, 70) ? k->tiles[op->dst].dt : random_dt(r), f == FZ_COLS);
   op->map = f == FZ_TILE ? below(r, 3) : below(r, 2); /* T.copy, or element stores at a map */
+  if (k->disciplined && k->tiles[op->dst].scope == FZ_FRAGMENT) op->map = 0;
   return op->global >= 0;
 }
 
@@ -190,9 +194,41 @@ static bool keeps_exact(const fz_kernel *k, const fz_op *op) {
   return false;
 }
 
+/* The chain kernels are made of (softmax, norms, attention's rows): a T.Parallel nest writes a
+ * fragment tile at its own indices, a reduction along its rows, then a nest that reads the tile
+ * beside the row values. Three ordinary operations, so minimization can take any of them out. */
+static int gen_row_chain(fz_rng *r, fz_kernel *k, fz_op *ops, int room) {
+  if (room < 4) return 0;
+  int tile = find_tile(r, k, FORM(FZ_TILE), SCOPE(FZ_FRAGMENT), -1, true);
+  int rows = find_tile(r, k, FORM(FZ_ROWS), SCOPE(FZ_FRAGMENT), -1, true);
+  int out = find_tile(r, k, FORM(FZ_TILE), ANY_SCOPE, tile, false);
+  if (tile < 0 || rows < 0 || out < 0) return 0;
+  for (int i = 0; i < 4; i++) {
+    memset(&ops[i], 0, sizeof ops[i]);
+    ops[i].src[0] = ops[i].src[1] = ops[i].src[2] = -1;
+    ops[i].global = ops[i].global2 = -1;
+    ops[i].seed = next_u64(r);
+  }
+  ops[0].kind = FZ_OP_PAR, ops[0].dst = tile, ops[0].global = input_global(r, k, random_dt(r));
+  ops[0].src[0] = find_tile(r, k, ANY_FORM, ANY_SCOPE, tile, false);
+  ops[1].kind = FZ_OP_REDUCE, ops[1].src[0] = tile, ops[1].dst = rows, ops[1].param[0] = 1;
+  ops[1].param[1] = below(r, 5), ops[1].param[2] = chance(r, 70);
+  /* rows of one sign half of the time, the sign a max (min) meets its identity with: all below
+   * (above) zero, where a wrong starting value shows */
+  if (chance(r, 50)) ops[0].param[2] = ops[1].param[1] == 2 ? 2 : 1;
+  ops[2].kind = FZ_OP_PAR, ops[2].dst = out, ops[2].src[0] = tile, ops[2].src[1] = rows;
+  ops[3].kind = FZ_OP_STORE, ops[3].dst = out, ops[3].global = add_global(k, FZ_G_OUT, k->tiles[out].dt, false);
+  return ops[0].global >= 0 && ops[3].global >= 0 ? 4 : 0;
+}
+
+/* A size for blocks of b: a whole number of them, one more or one less than that (the edges where
+ * bounds checks go wrong), or anything up to three blocks. */
 static int64_t ragged(fz_rng *r, int b) {
-  int64_t n = chance(r, 40) ? (int64_t)b * (1 + below(r, 3)) : 1 + below(r, 3 * b);
-  return n;
+  int x = below(r, 100);
+  int64_t whole = (int64_t)b * (1 + below(r, 3));
+  if (x < 35) return whole;
+  if (x < 65) return chance(r, 50) ? whole + 1 : whole - 1 > 0 ? whole - 1 : 1;
+  return 1 + below(r, 3 * b);
 }
 
 static void gen_kernel(fz_rng *r, fz_kernel *k) {
@@ -206,6 +242,7 @@ static void gen_kernel(fz_rng *r, fz_kernel *k) {
   k->BK = chance(r, 50) ? 16 : 32;
   k->threads = pick(r, threads, 5);
   k->M = ragged(r, k->BM), k->N = ragged(r, k->BN), k->K = ragged(r, k->BK);
+  k->disciplined = chance(r, 50);
   k->ntiles = 3 + below(r, 5);
   for (int t = 0; t < k->ntiles; t++) {
     fz_tile *x = &k->tiles[t];
@@ -221,6 +258,16 @@ static void gen_kernel(fz_rng *r, fz_kernel *k) {
   for (int tries = 0; k->nops < want && tries < 200; tries++) {
     fz_op op;
     int saved_globals = k->nglobals;
+    int chained = chance(r, 20) ? gen_row_chain(r, k, &k->ops[k->nops], FZ_MAX_OPS - k->nops) : 0;
+    if (chained) {
+      for (int i = 0; i < chained; i++, k->nops++) {
+        fz_op *c = &k->ops[k->nops];
+        k->tiles[c->dst].exact = false;
+        k->tiles[c->dst].written = k->nops + 1;
+      }
+      continue;
+    }
+    k->nglobals = saved_globals;
     if (!gen_op(r, k, &op)) {
       k->nglobals = saved_globals; /* globals the failed try added go */
       continue;
@@ -336,7 +383,17 @@ static void leaf(sb *b, nest_ctx *c, const int *srcs, int nsrc, const char *cdt,
   if (x < 60 && nsrc) {
     int t = srcs[below(&c->r, nsrc)];
     const fz_tile *tl = &k->tiles[t];
-    int map = below(&c->r, 4);
+    /* mostly the loop's own indices: fragments then stay in registers, where layouts matter */
+    int map = chance(&c->r, 60) ? 0 : below(&c->r, 4);
+    if (k->disciplined && tl->scope == FZ_FRAGMENT) {
+      /* a vector nest reads no tile fragment (its element is in another thread's registers) */
+      bool vector_nest = strcmp(c->I, "0") == 0 || strcmp(c->J, "0") == 0;
+      if (vector_nest && (tl->form == FZ_TILE || tl->form == FZ_FLAT)) {
+        put(b, want_int ? "%d" : "T.cast(%d, \"%s\")", 1 + below(&c->r, 3), cdt);
+        return;
+      }
+      map = 0;
+    }
     if (want_int && dt_float(tl->dt)) { /* only an exact value floors the same everywhere */
       if (!tl->exact) {
         put(b, "%d", 1 + below(&c->r, 5));
@@ -498,6 +555,7 @@ static void render_par(sb *b, const fz_kernel *k, const fz_op *op, int ind) {
   }
   put(b, "T.cast(");
   expr(b, &c, srcs, nsrc, cdt, want_int, 3);
+  if (op->param[2] && !want_int) put(b, " %s T.cast(16.0, \"%s\")", op->param[2] == 1 ? "-" : "+", cdt);
   put(b, ", \"%s\")\n", dt_name(d->dt));
 }
 
@@ -507,6 +565,24 @@ static void render_varloop(sb *b, const fz_kernel *k, int opi, const fz_op *op, 
   int srcs[1] = {op->src[0]}, nsrc = op->src[0] >= 0;
   int in = open_nest(b, &c, d->form, 0, ind);
   const char *cdt = compute_dt(d->dt);
+  if (op->param[1]) { /* per-thread cells: l[0] runs, l[1] holds what it adds */
+    indent(b, in);
+    put(b, "l%d = T.alloc_local((2,), \"%s\")\n", opi, cdt);
+    for (int cell = 0; cell < 2; cell++) {
+      indent(b, in);
+      put(b, "l%d[%d] = ", opi, cell);
+      expr(b, &c, srcs, nsrc, cdt, false, 1);
+      put(b, "\n");
+    }
+    indent(b, in);
+    put(b, "for s%d in T.serial(%d):\n", opi, op->param[0]);
+    indent(b, in + 4);
+    put(b, "l%d[0] = l%d[0] * T.cast(0.5, \"%s\") + l%d[1]\n", opi, opi, cdt, opi);
+    indent(b, in);
+    dst_at(b, &c, op->dst, op->map, 0);
+    put(b, " = l%d[0]\n", opi);
+    return;
+  }
   indent(b, in);
   put(b, "v%d = T.alloc_var(\"%s\")\n", opi, cdt);
   indent(b, in);
@@ -680,13 +756,24 @@ static void render_kernel(sb *b, const fz_kernel *k, int idx) {
   put(b, "):\n");
   put(b, "    with T.Kernel(%lld, %lld, threads=%d) as (bx, by):\n", (k->N + k->BN - 1) / k->BN, (k->M + k->BM - 1) / k->BM,
       k->threads);
+  /* tiles no live operation touches are left out (a minimized program shows only what matters) */
+  bool live[FZ_MAX_TILES] = {false};
+  for (int i = 0; i < k->nops; i++) {
+    if (k->dropped[i]) continue;
+    const fz_op *op = &k->ops[i];
+    if (op->dst >= 0) live[op->dst] = true;
+    for (int s = 0; s < 3; s++)
+      if (op->src[s] >= 0) live[op->src[s]] = true;
+  }
   for (int t = 0; t < k->ntiles; t++) {
     const fz_tile *x = &k->tiles[t];
+    if (!live[t]) continue;
     const char *shape = x->form == FZ_TILE ? "(BM_, BN_)" : x->form == FZ_FLAT ? "(BM_ * BN_,)" : x->form == FZ_ROWS ? "(BM_,)" : "(BN_,)";
     put(b, "        t%d = T.alloc_%s(%s, \"%s\")\n", t, x->scope == FZ_SHARED ? "shared" : "fragment", shape, dt_name(x->dt));
   }
   for (int t = 0; t < k->ntiles; t++) {
     const fz_tile *x = &k->tiles[t];
+    if (!live[t]) continue;
     if (x->dt == FZ_I32) put(b, "        T.fill(t%d, %d)\n", t, (int)x->fill);
     else put(b, "        T.fill(t%d, %g)\n", t, (double)x->fill);
   }

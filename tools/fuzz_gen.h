@@ -74,6 +74,10 @@ typedef struct fz_kernel {
   int BM, BN, BK, threads;
   int64_t M, N, K;
   int ntiles, nglobals, nops;
+  /* fragments are read and written only at the nests' own indices, as most real kernels do: they
+   * then stay in registers (elsewhere tilec moves a fragment a nest reads across threads to shared
+   * memory), so the register layouts and their code are what the program exercises */
+  bool disciplined;
   fz_tile tiles[FZ_MAX_TILES];
   fz_global globals[FZ_MAX_GLOBALS];
   fz_op ops[FZ_MAX_OPS];

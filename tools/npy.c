@@ -1,6 +1,7 @@
 #include "npy.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,34 @@ static const char *find_key(const char *h, const char *key) {
   if (!p) return NULL;
   p = strchr(p + strlen(key), ':');
   return p ? p + 1 : NULL;
+}
+
+/* A Fortran-order array (first index fastest, as numpy.asfortranarray or a transposed view saves
+ * it) rearranged into C order in place of its data: the C-order index runs as an odometer, last
+ * dimension fastest, while the Fortran offset follows it through the per-dimension strides. */
+static int to_c_order(npy_array *a, size_t item) {
+  unsigned char *c = malloc(a->nbytes ? a->nbytes : 1);
+  if (!c) return -1;
+  size_t fstride[16], idx[16] = {0}, off = 0, numel = a->nbytes / item;
+  size_t stride = 1;
+  for (int d = 0; d < a->ndim; d++) {
+    fstride[d] = stride;
+    stride *= (size_t)a->shape[d];
+  }
+  for (size_t i = 0; i < numel; i++) {
+    memcpy(c + i * item, (unsigned char *)a->data + off * item, item);
+    for (int d = a->ndim - 1; d >= 0; d--) { /* next C-order index */
+      if (++idx[d] < (size_t)a->shape[d]) {
+        off += fstride[d];
+        break;
+      }
+      off -= fstride[d] * (idx[d] - 1);
+      idx[d] = 0;
+    }
+  }
+  free(a->data);
+  a->data = c;
+  return 0;
 }
 
 int npy_read(const char *path, npy_array *out, char *msg, size_t cap) {
@@ -73,10 +102,11 @@ int npy_read(const char *path, npy_array *out, char *msg, size_t cap) {
   }
   memcpy(out->descr, d + 1, (size_t)(strchr(d + 1, '\'') - d - 1));
   while (*fo == ' ') fo++;
-  if (strncmp(fo, "False", 5) != 0) {
+  bool fortran = strncmp(fo, "True", 4) == 0;
+  if (!fortran && strncmp(fo, "False", 5) != 0) {
     free(h);
     fclose(f);
-    return fail(msg, cap, path, "Fortran-order arrays are not supported");
+    return fail(msg, cap, path, "malformed fortran_order");
   }
   while (*sh == ' ') sh++;
   if (*sh != '(') {
@@ -118,6 +148,10 @@ int npy_read(const char *path, npy_array *out, char *msg, size_t cap) {
     return fail(msg, cap, path, "truncated data");
   }
   fclose(f);
+  if (fortran && out->ndim > 1 && numel > 1 && to_c_order(out, (size_t)item) != 0) {
+    npy_free(out);
+    return fail(msg, cap, path, "out of memory");
+  }
   return 0;
 }
 

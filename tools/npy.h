@@ -1,5 +1,6 @@
-/* npy.h: reading and writing NumPy .npy files (format versions 1.0-3.0, little-endian,
- * C order) for `tilec run --load/--save`. */
+/* npy.h: reading and writing NumPy .npy files (format versions 1.0-3.0, little-endian) for
+ * `tilec run --load/--save`. Files in Fortran order are read into C order; files are written in
+ * C order. */
 #ifndef TILEC_NPY_H
 #define TILEC_NPY_H
 #include <stddef.h>

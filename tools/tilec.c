@@ -2,7 +2,7 @@
  *
  *   tilec ir FILE [--kernel NAME] [-D NAME=VALUE]... [--lowered] [--list]
  *   tilec run FILE [--kernel NAME] [-D NAME=VALUE]... [--target T] [--backend B] [--verify]
- *             [--bench] [--seed N] [--load DIR] [--save DIR] [--json]
+ *             [--bench] [--seed N] [--load DIR] [--save DIR] [--json] [--timeout SECONDS]
  *   tilec source FILE [...] [--target T] [--backend B] [--kernel-only]
  *   tilec compile FILE -o OUT [...] [--target T] [--backend B]
  *   tilec backends [--json] [--target T]
@@ -56,6 +56,8 @@ static const char usage_text[] =
     "  -o OUT             (compile) where the artifact goes\n"
     "  --reference R      (verify) interp (the reference interpreter, default) or cpu\n"
     "  --seed N           (run) seed of the random inputs (default 0)\n"
+    "  --timeout SECONDS  (run, verify) stop with exit 4 when one run of the kernel, or the\n"
+    "                     reference, takes longer\n"
     "  --load DIR         (run) read inputs from DIR/NAME.npy where present\n"
     "  --save DIR         (run) write every tensor after the run to DIR/NAME.npy\n"
     "  --json             (run) print one JSON object on stdout\n"
@@ -85,6 +87,7 @@ static const struct {
            "                  @T.prim_func functions), one a line, and nothing else\n"},
     {"run", "usage: tilec run FILE [--kernel NAME] [-D NAME=VALUE]... [--target T] [--backend B]\n"
             "                 [--verify] [--bench] [--seed N] [--load DIR] [--save DIR] [--json]\n"
+            "                 [--timeout SECONDS]\n"
             "\n"
             "Compile one kernel, run it on seeded random inputs and report.\n"
             "\n"
@@ -100,7 +103,11 @@ static const struct {
             "  --load DIR      read inputs from DIR/NAME.npy where present\n"
             "  --save DIR      write every tensor after the run to DIR/NAME.npy\n"
             "  --json          print one JSON object on stdout\n"
-            "  --perturb NAME  testing aid: add 1 to element 0 of output NAME before verification\n"},
+            "  --timeout SECONDS\n"
+            "                  stop with exit 4 when the run (the first, not each --bench run) or the\n"
+            "                  reference takes longer, naming the kernel's runtime `while` if it has one\n"
+            "  --perturb NAME  testing aid: add 1 to element 0 of output NAME before verification\n"
+            "Every option that takes a value may also be written --name=VALUE.\n"},
     {"source", "usage: tilec source FILE [--kernel NAME] [-D NAME=VALUE]... [--target T] [--backend B]\n"
                "                    [--kernel-only] [--explain]\n"
                "\n"
@@ -124,6 +131,7 @@ static const struct {
                 "  --target T      cpu, cuda[,arch=sm_XX], metal or auto\n"
                 "  --backend B     execution backend of the target\n"},
     {"verify", "usage: tilec verify FILE [--kernel NAME] [-D NAME=VALUE]... [--seed N] [--reference interp|cpu] [--json]\n"
+               "                    [--timeout SECONDS]\n"
                "\n"
                "Run one kernel on every execution backend available here (from the library's registry),\n"
                "from the same seeded inputs, and compare every output with one reference: the reference\n"
@@ -137,6 +145,8 @@ static const struct {
                "  --seed N        seed of the random inputs (default 0)\n"
                "  --reference R   interp (default) or cpu\n"
                "  --json          print one JSON object on stdout\n"
+               "  --timeout SECONDS\n"
+               "                  stop with exit 4 when one backend's run or the reference takes longer\n"
                "  --perturb NAME  testing aid: add 1 to element 0 of output NAME of every backend\n"},
     {"tune", "usage: tilec tune FILE [--kernel NAME] [-D NAME=VALUE]... [--target T] [--backend B]\n"
              "                  [--config \"NAME=VALUE ...\"]... [--jobs N] [--verify] [--seed N] [--json]\n"
@@ -178,6 +188,7 @@ static const char *help_of(const char *cmd) {
 static bool is_help_flag(const char *a) { return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0; }
 
 static int usage_error(const char *fmt, const char *arg) {
+  fflush(stdout);
   fprintf(stderr, "tilec: error: ");
   fprintf(stderr, fmt, arg);
   fprintf(stderr, "\n(see 'tilec --help')\n");
@@ -196,8 +207,79 @@ int cli_exit_code(tilec_status st) {
 }
 
 int cli_report(const tilec_error *err) {
-  fputs(err->rendered[0] ? err->rendered : "error: unknown failure\n", stderr);
+  cli_print_rendered(err);
   return cli_exit_code(err->status);
+}
+
+/* Options that take a value, written "--name VALUE" or "--name=VALUE" (getopt_long's two forms). */
+static const char *const valued_options[] = {"--kernel", "--target",    "--backend", "--load", "--save", "--perturb",
+                                             "--reference", "--config", "--jobs",    "--seed", "--timeout", "-o"};
+static const char *const flag_options[] = {"--verify", "--bench", "--json", "--kernel-only", "--explain", "--lowered",
+                                           "--list"};
+
+static bool is_one_of(const char *name, const char *const *names, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(name, names[i]) == 0) return true;
+  return false;
+}
+
+/* Stores one option's value; 0, or the exit code of a bad value. */
+static int set_valued_option(cli_options *o, const char *name, const char *v) {
+  if (strcmp(name, "--kernel") == 0) o->kernel = v;
+  else if (strcmp(name, "--target") == 0) o->target = v;
+  else if (strcmp(name, "--backend") == 0) o->backend = v;
+  else if (strcmp(name, "--load") == 0) o->load_dir = v;
+  else if (strcmp(name, "--save") == 0) o->save_dir = v;
+  else if (strcmp(name, "--perturb") == 0) o->perturb = v;
+  else if (strcmp(name, "-o") == 0) o->output = v;
+  else if (strcmp(name, "--reference") == 0) o->reference = v;
+  else if (strcmp(name, "--config") == 0) {
+    if (o->nconfigs == CLI_MAX_CONFIGS) return usage_error("too many --config options (at most %s)", "256");
+    o->configs[o->nconfigs++] = v;
+  } else if (strcmp(name, "--jobs") == 0) {
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (!*v || *end || n < 1 || n > 64) return usage_error("--jobs needs a number from 1 to 64, got '%s'", v);
+    o->jobs = (int)n;
+  } else if (strcmp(name, "--seed") == 0) {
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 0);
+    if (!*v || *end || errno || v[0] == '-') return usage_error("--seed needs a non-negative integer, got '%s'", v);
+    o->seed = n;
+  } else if (strcmp(name, "--timeout") == 0) {
+    char *end;
+    double t = strtod(v, &end);
+    if (!*v || *end || !(t > 0) || t > 1e6)
+      return usage_error("--timeout needs a number of seconds above 0, got '%s'", v);
+    o->timeout = t;
+  }
+  return 0;
+}
+
+static void set_flag_option(cli_options *o, const char *name) {
+  if (strcmp(name, "--verify") == 0) o->verify = 1;
+  else if (strcmp(name, "--bench") == 0) o->bench = 1;
+  else if (strcmp(name, "--json") == 0) o->json = 1;
+  else if (strcmp(name, "--kernel-only") == 0) o->kernel_only = 1;
+  else if (strcmp(name, "--explain") == 0) o->explain = 1;
+  else if (strcmp(name, "--lowered") == 0) o->lowered = 1;
+  else if (strcmp(name, "--list") == 0) o->list = 1;
+}
+
+/* -D NAME=VALUE (also -DNAME=VALUE): one binding. */
+static int add_define(cli_options *o, const char *def) {
+  const char *eq = strchr(def, '=');
+  if (!eq || eq == def) return usage_error("-D needs NAME=VALUE, got '%s'", def);
+  if (o->ndefines == CLI_MAX_DEFINES) return usage_error("too many -D options (at most %s)", "64");
+  size_t n = (size_t)(eq - def);
+  if (n >= sizeof o->define_names[0]) return usage_error("-D name too long: '%s'", def);
+  memcpy(o->define_names[o->ndefines], def, n);
+  o->define_names[o->ndefines][n] = 0;
+  o->defines[o->ndefines].name = o->define_names[o->ndefines];
+  o->defines[o->ndefines].value = eq + 1;
+  o->ndefines++;
+  return 0;
 }
 
 static int parse_options(int argc, char **argv, int first, cli_options *o) {
@@ -205,67 +287,33 @@ static int parse_options(int argc, char **argv, int first, cli_options *o) {
   o->target = "auto";
   for (int i = first; i < argc; i++) {
     const char *a = argv[i];
-#define NEED_VALUE()                                                   \
-  do {                                                                 \
-    if (i + 1 >= argc) return usage_error("option '%s' needs a value", a); \
-  } while (0)
-    if (strcmp(a, "--kernel") == 0) { NEED_VALUE(); o->kernel = argv[++i]; }
-    else if (strcmp(a, "--target") == 0) { NEED_VALUE(); o->target = argv[++i]; }
-    else if (strcmp(a, "--backend") == 0) { NEED_VALUE(); o->backend = argv[++i]; }
-    else if (strcmp(a, "--load") == 0) { NEED_VALUE(); o->load_dir = argv[++i]; }
-    else if (strcmp(a, "--save") == 0) { NEED_VALUE(); o->save_dir = argv[++i]; }
-    else if (strcmp(a, "--perturb") == 0) { NEED_VALUE(); o->perturb = argv[++i]; }
-    else if (strcmp(a, "-o") == 0) { NEED_VALUE(); o->output = argv[++i]; }
-    else if (strcmp(a, "--reference") == 0) { NEED_VALUE(); o->reference = argv[++i]; }
-    else if (strcmp(a, "--config") == 0) {
-      NEED_VALUE();
-      if (o->nconfigs == CLI_MAX_CONFIGS) return usage_error("too many --config options (at most %s)", "256");
-      o->configs[o->nconfigs++] = argv[++i];
-    } else if (strcmp(a, "--jobs") == 0) {
-      NEED_VALUE();
-      char *end;
-      long v = strtol(argv[++i], &end, 10);
-      if (*end || v < 1 || v > 64) return usage_error("--jobs needs a number from 1 to 64, got '%s'", argv[i]);
-      o->jobs = (int)v;
+    /* "--name=value": the option's name apart, its value inline */
+    char name[64];
+    const char *inline_value = NULL, *eq = strchr(a, '=');
+    if (strncmp(a, "--", 2) == 0 && eq && (size_t)(eq - a) < sizeof name) {
+      memcpy(name, a, (size_t)(eq - a));
+      name[eq - a] = 0;
+      inline_value = eq + 1;
+      a = name;
     }
-    else if (strcmp(a, "--seed") == 0) {
-      NEED_VALUE();
-      char *end;
-      errno = 0;
-      unsigned long long v = strtoull(argv[++i], &end, 0);
-      if (*end || errno || argv[i][0] == '-') return usage_error("--seed needs a non-negative integer, got '%s'", argv[i]);
-      o->seed = v;
-    } else if (strcmp(a, "--verify") == 0) o->verify = 1;
-    else if (strcmp(a, "--bench") == 0) o->bench = 1;
-    else if (strcmp(a, "--json") == 0) o->json = 1;
-    else if (strcmp(a, "--kernel-only") == 0) o->kernel_only = 1;
-    else if (strcmp(a, "--explain") == 0) o->explain = 1;
-    else if (strcmp(a, "--lowered") == 0) o->lowered = 1;
-    else if (strcmp(a, "--list") == 0) o->list = 1;
-    else if (strncmp(a, "-D", 2) == 0) {
-      const char *def = a[2] ? a + 2 : NULL;
-      if (!def) {
-        NEED_VALUE();
-        def = argv[++i];
-      }
-      const char *eq = strchr(def, '=');
-      if (!eq || eq == def) return usage_error("-D needs NAME=VALUE, got '%s'", def);
-      if (o->ndefines == CLI_MAX_DEFINES) return usage_error("too many -D options (at most %s)", "64");
-      size_t n = (size_t)(eq - def);
-      if (n >= sizeof o->define_names[0]) return usage_error("-D name too long: '%s'", def);
-      memcpy(o->define_names[o->ndefines], def, n);
-      o->define_names[o->ndefines][n] = 0;
-      o->defines[o->ndefines].name = o->define_names[o->ndefines];
-      o->defines[o->ndefines].value = eq + 1;
-      o->ndefines++;
+    int rc = 0;
+    if (is_one_of(a, valued_options, sizeof valued_options / sizeof *valued_options)) {
+      if (!inline_value && i + 1 >= argc) return usage_error("option '%s' needs a value", a);
+      rc = set_valued_option(o, a, inline_value ? inline_value : argv[++i]);
+    } else if (is_one_of(a, flag_options, sizeof flag_options / sizeof *flag_options)) {
+      if (inline_value) return usage_error("option '%s' takes no value", a);
+      set_flag_option(o, a);
+    } else if (strncmp(a, "-D", 2) == 0) {
+      if (!a[2] && i + 1 >= argc) return usage_error("option '%s' needs a value", a);
+      rc = add_define(o, a[2] ? a + 2 : argv[++i]);
     } else if (a[0] == '-' && a[1]) {
-      return usage_error("unknown option '%s'", a);
+      return usage_error("unknown option '%s'", argv[i]);
     } else if (!o->file) {
       o->file = a;
     } else {
       return usage_error("unexpected argument '%s'", a);
     }
-#undef NEED_VALUE
+    if (rc) return rc;
   }
   return 0;
 }
@@ -333,6 +381,7 @@ static int cmd_source(const cli_options *o) {
 
 void cli_print_warning(tilec_context *ctx) {
   char *w = tilec_context_take_warning(ctx);
+  fflush(stdout);
   if (w && strstr(w, ": warning: ")) fputs(w, stderr); /* located in the kernel's source, rendered with its line */
   else if (w) fprintf(stderr, "tilec: warning: %s\n", w);
   tilec_free(w);
@@ -382,6 +431,8 @@ int main(int argc, char **argv) {
   if (!o.file) return usage_error("'%s' needs a FILE", cmd);
   if (o.list && !is_ir) return usage_error("--list is an option of 'tilec ir', not of '%s'", cmd);
   if ((o.nconfigs || o.jobs) && !is_tune) return usage_error("--config and --jobs are options of 'tilec tune', not of '%s'", cmd);
+  if (o.timeout > 0 && !is_run && !is_verify && !is_tune)
+    return usage_error("--timeout is an option of 'tilec run', 'verify' and 'tune', not of '%s'", cmd);
   if (is_tune) return cli_tune(&o);
   if (o.list) return cmd_ir(&o); /* names only: no @autotune configuration is evaluated */
   if ((rc = cli_apply_autotune(&o, 0)) != 0) return rc;

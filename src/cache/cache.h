@@ -134,14 +134,16 @@ typedef enum tc_cache_result {
   TC_CACHE_HIT = 0,
   TC_CACHE_ABSENT,  /* no entry */
   TC_CACHE_INVALID, /* an entry existed but failed validation; it was removed */
+  TC_CACHE_INVALID_KEPT, /* ... and could not be removed (a read-only directory): it is still there */
   TC_CACHE_OFF      /* cache disabled, switched off, or the backend may not use the disk */
 } tc_cache_result;
-const char *tc_cache_result_name(tc_cache_result r); /* "hit", "absent", "invalid", "off" */
+const char *tc_cache_result_name(tc_cache_result r); /* "hit", "absent", "invalid", "invalid-kept", "off" */
 
 /* Look up key. On TC_CACHE_HIT *out holds the entry (release it) and the file's last-use time
  * is set to now (for LRU). Otherwise *out is zeroed. For TC_CACHE_INVALID, `why` (if non-NULL)
- * receives the reason ("checksum mismatch", "truncated: ...", ...). Read errors other than
- * ENOENT are treated as invalid entries too. */
+ * receives the reason ("checksum mismatch", "truncated: ...", ...); for TC_CACHE_INVALID_KEPT it
+ * ends with why the file could not be removed. Read errors other than ENOENT are treated as
+ * invalid entries too. */
 tc_cache_result tc_disk_cache_get(tc_disk_cache *c, const tc_backend *b, const tc_cache_key *key,
                                   tc_cache_entry *out, char *why, size_t why_cap);
 
@@ -153,8 +155,10 @@ tc_cache_result tc_disk_cache_get(tc_disk_cache *c, const tc_backend *b, const t
 tilec_status tc_disk_cache_put(tc_disk_cache *c, const tc_backend *b, const tc_cache_key *key,
                                const tc_cache_entry *e, tilec_error *err);
 
-/* Remove the entry for key if present (true if a file was removed). */
+/* Remove the entry for key if present (true if a file was removed; otherwise, with why, the
+ * reason: "No such file or directory", "Read-only file system"). */
 bool tc_disk_cache_remove(tc_disk_cache *c, const tc_cache_key *key);
+bool tc_disk_cache_remove_why(tc_disk_cache *c, const tc_cache_key *key, char *why, size_t why_cap);
 
 /* Listing for `tilec cache ls|stats`. Works on a disabled cache too (it reads the directory).
  * Entries are sorted by last use, most recent first. */

@@ -223,6 +223,7 @@ const char *tc_cache_result_name(tc_cache_result r) {
   case TC_CACHE_HIT: return "hit";
   case TC_CACHE_ABSENT: return "absent";
   case TC_CACHE_INVALID: return "invalid";
+  case TC_CACHE_INVALID_KEPT: return "invalid-kept";
   case TC_CACHE_OFF: return "off";
   }
   return "?";
@@ -311,11 +312,14 @@ static read_status read_entry(const char *path, const tc_cache_key *key, bool to
 }
 
 /* Remove path if it is still the file described by st (a concurrent writer may have renamed
- * a good entry onto the name since we read the bad one). */
-static void remove_if_same(const char *path, const struct stat *st) {
+ * a good entry onto the name since we read the bad one). 0 when the bad file is gone, else the
+ * errno of the failed unlink (a read-only directory). */
+static int remove_if_same(const char *path, const struct stat *st) {
   struct stat now;
-  if (lstat(path, &now) == 0 && now.st_dev == st->st_dev && now.st_ino == st->st_ino)
-    (void)unlink(path);
+  if (lstat(path, &now) == 0 && now.st_dev == st->st_dev && now.st_ino == st->st_ino && unlink(path) != 0 &&
+      errno != ENOENT)
+    return errno;
+  return 0;
 }
 
 tc_cache_result tc_disk_cache_get(tc_disk_cache *c, const tc_backend *b, const tc_cache_key *key,
@@ -330,15 +334,25 @@ tc_cache_result tc_disk_cache_get(tc_disk_cache *c, const tc_backend *b, const t
   read_status r = read_entry(path, key, true, out, &st, &have_st, why, why_cap);
   if (r == READ_OK) return TC_CACHE_HIT;
   if (r == READ_ABSENT) return TC_CACHE_ABSENT;
-  if (have_st) remove_if_same(path, &st);
-  return TC_CACHE_INVALID;
+  int kept = have_st ? remove_if_same(path, &st) : 0;
+  if (kept && why && why_cap) {
+    size_t n = strlen(why);
+    snprintf(why + n, why_cap - n, "%sremoving it failed: %s", n ? "; " : "", strerror(kept));
+  }
+  return kept ? TC_CACHE_INVALID_KEPT : TC_CACHE_INVALID;
 }
 
 bool tc_disk_cache_remove(tc_disk_cache *c, const tc_cache_key *key) {
+  return tc_disk_cache_remove_why(c, key, NULL, 0);
+}
+
+bool tc_disk_cache_remove_why(tc_disk_cache *c, const tc_cache_key *key, char *why, size_t why_cap) {
   if (!*c->dir) return false;
   char path[PATH_MAX];
   entry_path(c, key, path, sizeof path);
-  return unlink(path) == 0;
+  if (unlink(path) == 0) return true;
+  if (why && why_cap) snprintf(why, why_cap, "%s", strerror(errno));
+  return false;
 }
 
 /* ---- writing ---- */

@@ -6,6 +6,7 @@
  * (head child...), where head is the operator or the statement keyword. Statement bodies are
  * (body ...), absent branches are left out, absent optional children are _. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "front/ast.h"
@@ -109,9 +110,37 @@ static const char *cmp_spelling(tc_cmp_op op) {
   return (unsigned)op < sizeof s / sizeof s[0] ? s[op] : "?";
 }
 
+/* (op (op (op a b) c) d) for a flat chain a op b op c op d: its left spine is walked with a loop
+ * (a chain of 10,000 terms is a tree 10,000 deep), its right operands by dump. */
+static void dump_binop_chain(tc_strbuf *sb, const tc_ast *n) {
+  size_t depth = 0;
+  for (const tc_ast *x = n; x && x->kind == TC_AST_BINOP; x = x->a) depth++;
+  const tc_ast **spine = malloc(depth * sizeof *spine);
+  if (!spine) {
+    sb->failed = 1;
+    return;
+  }
+  size_t i = depth;
+  for (const tc_ast *x = n; x && x->kind == TC_AST_BINOP; x = x->a) {
+    spine[--i] = x; /* spine[0]: the innermost */
+    tc_sb_printf(sb, "(%s ", tc_punct_spelling((tc_punct)x->op));
+  }
+  dump(sb, spine[0]->a);
+  for (i = 0; i < depth; i++) {
+    tc_sb_putc(sb, ' ');
+    dump(sb, spine[i]->b);
+    tc_sb_putc(sb, ')');
+  }
+  free(spine);
+}
+
 static void dump(tc_strbuf *sb, const tc_ast *n) {
   if (!n) {
     tc_sb_putc(sb, '_');
+    return;
+  }
+  if (n->kind == TC_AST_BINOP) {
+    dump_binop_chain(sb, n);
     return;
   }
   switch (n->kind) {
@@ -170,12 +199,6 @@ static void dump(tc_strbuf *sb, const tc_ast *n) {
     if (n->str) tc_sb_printf(sb, "kw %s ", n->str);
     else tc_sb_puts(sb, "** ");
     dump(sb, n->a);
-    break;
-  case TC_AST_BINOP:
-    tc_sb_printf(sb, "%s ", tc_punct_spelling((tc_punct)n->op));
-    dump(sb, n->a);
-    tc_sb_putc(sb, ' ');
-    dump(sb, n->b);
     break;
   case TC_AST_UNARYOP:
     tc_sb_puts(sb, n->op == TC_AST_NOT_OP ? "not"

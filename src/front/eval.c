@@ -33,8 +33,32 @@ _Noreturn void ev_unsupported(tc_ev *ev, tc_loc loc, const char *what) {
 
 /* ---------------------------------------------------------------- values */
 
+/* The bytes a value of kind k needs: its kind and the one union member it uses. Most values of a
+ * kernel are runtime expressions, elements and numbers, which need 16 or 32 of the union's 136
+ * bytes; a value never changes to a kind with a larger member (list <-> tuple share one). */
+static size_t val_bytes(tv_kind k) {
+  const tc_val *v = NULL;
+  size_t head = offsetof(tc_val, u), body;
+  switch (k) {
+  case TV_NONE: case TV_BOOL: case TV_INT: case TV_FLOAT: body = sizeof v->u.i; break;
+  case TV_DTYPE: body = sizeof v->u.dt; break;
+  case TV_FUNC: case TV_MODULE: case TV_OPAQUE: case TV_EXPR: case TV_BUFFER: body = sizeof v->u.e; break;
+  case TV_STR: body = sizeof v->u.str; break;
+  case TV_TUPLE: case TV_LIST: body = sizeof v->u.seq; break;
+  case TV_DICT: body = sizeof v->u.dict; break;
+  case TV_SLICE: body = sizeof v->u.slice; break;
+  case TV_BUILTIN: body = sizeof v->u.bi; break;
+  case TV_ELEM: body = sizeof v->u.elem; break;
+  case TV_REGION: body = sizeof v->u.region; break;
+  case TV_ENUM: body = sizeof v->u.en; break;
+  case TV_DEAD: body = sizeof v->u.dead; break;
+  default: return sizeof(tc_val);
+  }
+  return head + body;
+}
+
 tc_val *tv_new(tc_ev *ev, tv_kind k) {
-  tc_val *v = EV_NEW(ev, tc_val);
+  tc_val *v = tc_arena_zalloc(&ev->tmp, val_bytes(k));
   v->kind = k;
   return v;
 }
@@ -94,8 +118,12 @@ tc_val *tv_dtype(tc_ev *ev, tc_dtype dt) {
 }
 /* Tree size (shared subexpressions counted once per use: what printers and recursive passes
  * pay) and depth of an expression, memoized by node. Children were measured when they became
- * values, so the recursion here stays shallow. */
-enum { EXPR_SIZE_LIMIT = 100000, EXPR_DEPTH_LIMIT = 2000 };
+ * values, so the recursion here stays shallow. A value may be as deep as a flat chain of 16,384
+ * terms; what a statement may hold is bounded lower, where it is emitted (ev_emit). */
+enum { EXPR_SIZE_LIMIT = 100000, EXPR_DEPTH_LIMIT = 16384 };
+/* Shallow expressions, most of a program's, are measured again rather than remembered: the memo
+ * would cost more memory than the IR itself (a program of 150,000 statements held 3 million). */
+enum { MEMO_MIN_DEPTH = 8 };
 typedef struct esz { uint32_t size, depth; } esz;
 
 static esz expr_measure(tc_ev *ev, const tc_expr *e, int rec) {
@@ -124,6 +152,7 @@ static esz expr_measure(tc_ev *ev, const tc_expr *e, int rec) {
   }
   r.size = total > EXPR_SIZE_LIMIT ? EXPR_SIZE_LIMIT + 1 : (uint32_t)total;
   r.depth = depth + 1;
+  if (r.depth <= MEMO_MIN_DEPTH) return r;
   if ((ev->esize.n + 1) * 2 > ev->esize.cap) { /* grow and rehash */
     int oldcap = ev->esize.cap;
     const tc_expr **ok = ev->esize.key;
@@ -151,6 +180,11 @@ static esz expr_measure(tc_ev *ev, const tc_expr *e, int rec) {
   ev->esize.n++;
   return r;
 }
+
+/* The depth of e (memoized, as tv_expr measures it); e's operands must have been measured, as the
+ * operands of every value were. */
+uint32_t ev_expr_depth(tc_ev *ev, const tc_expr *e);
+uint32_t ev_expr_depth(tc_ev *ev, const tc_expr *e) { return expr_measure(ev, e, 0).depth; }
 
 tc_val *tv_expr(tc_ev *ev, tc_expr *e) {
   esz m = expr_measure(ev, e, 0);
@@ -853,11 +887,71 @@ const tilec_define *ev_find_define(tc_ev *ev, const char *name, tc_val **out) {
   return NULL;
 }
 
-/* Names a define may bind: parameters, T.const / T.symbolic / T.dynamic names in the body. */
-typedef struct name_set { int n, cap; const char **v; } name_set;
+/* The kind of number a parameter takes, from its default or its annotation (`M: int`): "an int",
+ * "a float", "True or False", or NULL when it says nothing. */
+static const char *number_kind(const tc_val *def_value, const tc_ast *annotation) {
+  if (def_value && def_value->kind == TV_INT) return "an int";
+  if (def_value && def_value->kind == TV_FLOAT) return "a float";
+  if (def_value && def_value->kind == TV_BOOL) return "True or False";
+  if (!def_value && annotation && annotation->kind == TC_AST_NAME && annotation->str) {
+    if (strcmp(annotation->str, "int") == 0) return "an int";
+    if (strcmp(annotation->str, "float") == 0) return "a float";
+    if (strcmp(annotation->str, "bool") == 0) return "True or False";
+  }
+  return NULL;
+}
+
+/* -D NAME=VALUE where VALUE reads as a word (-D M=abc) for a parameter that takes a number: the
+ * -D is wrong, and saying so beats a type error deep inside the kernel that never names it. */
+void ev_check_define_kind(tc_ev *ev, const char *name, const tc_val *v, const tc_val *def_value,
+                          const tc_ast *annotation, bool module_constant);
+void ev_check_define_kind(tc_ev *ev, const char *name, const tc_val *v, const tc_val *def_value,
+                          const tc_ast *annotation, bool module_constant) {
+  const char *kind = number_kind(def_value, annotation);
+  if (!kind || v->kind != TV_STR) return;
+  if (def_value && module_constant)
+    ev_fail_usage(ev, "-D %s=%s: the module constant '%s' takes %s (the file sets it to %s), and '%s' is not one", name,
+                  v->u.str.s, name, kind, tv_to_cstr(ev, def_value, true), v->u.str.s);
+  if (def_value)
+    ev_fail_usage(ev, "-D %s=%s: parameter '%s' of kernel '%s' takes %s (its default is %s), and '%s' is not one", name,
+                  v->u.str.s, name, ev->kernel_name, kind, tv_to_cstr(ev, def_value, true), v->u.str.s);
+  ev_fail_usage(ev, "-D %s=%s: parameter '%s' of kernel '%s' takes %s (it is annotated '%s'), and '%s' is not one",
+                name, v->u.str.s, name, ev->kernel_name, kind, annotation->str, v->u.str.s);
+}
+
+/* Names a define may bind: parameters, T.const / T.symbolic / T.dynamic names in the body, in
+ * the order found (the message lists them so), with a hash index: a module of 100,000 constants
+ * must not make the check quadratic. */
+typedef struct name_set {
+  int n, cap;
+  const char **v;
+  int nslots;         /* a power of two, at least twice n */
+  const char **slots; /* open addressing */
+} name_set;
+
+static bool names_has(const name_set *s, const char *name, uint32_t h, int *slot) {
+  int mask = s->nslots - 1, i = (int)(h & (uint32_t)mask);
+  for (; s->slots[i]; i = (i + 1) & mask)
+    if (strcmp(s->slots[i], name) == 0) return true;
+  *slot = i;
+  return false;
+}
+
+static void names_rehash(tc_ev *ev, name_set *s) {
+  s->nslots = s->nslots ? s->nslots * 2 : 64;
+  s->slots = tc_arena_zalloc(&ev->tmp, sizeof(char *) * (size_t)s->nslots);
+  for (int k = 0; k < s->n; k++) {
+    int slot = 0;
+    names_has(s, s->v[k], name_hash(s->v[k]), &slot);
+    s->slots[slot] = s->v[k];
+  }
+}
+
 static void names_add(tc_ev *ev, name_set *s, const char *name) {
-  for (int i = 0; i < s->n; i++)
-    if (strcmp(s->v[i], name) == 0) return;
+  if (2 * (s->n + 1) > s->nslots) names_rehash(ev, s);
+  int slot = 0;
+  if (names_has(s, name, name_hash(name), &slot)) return;
+  s->slots[slot] = name;
   if (s->n == s->cap) {
     int cap = s->cap ? s->cap * 2 : 16;
     s->v = tc_arena_grow(&ev->tmp, s->v, sizeof(char *) * (size_t)s->n, sizeof(char *) * (size_t)cap);
@@ -964,6 +1058,7 @@ static bool is_module_assign_name(const tc_ev *ev, const char *name) {
 }
 
 static void check_defines(tc_ev *ev, const tc_ast *def) {
+  if (ev->ndefines == 0) return; /* nothing to check */
   name_set s = {0};
   if (ev->style == TC_STYLE_PRIM_FUNC) {
     for (int i = 0; i < ev->npending; i++)
@@ -985,9 +1080,8 @@ static void check_defines(tc_ev *ev, const tc_ast *def) {
       if (def->list.v[i]->kind == TC_AST_ANN_ASSIGN && !def->list.v[i]->c) scan_names(ev, def->list.v[i]->b, &s, 0);
   for (size_t i = 0; i < ev->ndefines; i++) {
     const char *name = ev->defines[i].name ? ev->defines[i].name : "";
-    bool ok = false;
-    for (int j = 0; j < s.n && !ok; j++) ok = strcmp(s.v[j], name) == 0;
-    if (ok) continue;
+    int slot = 0;
+    if (s.nslots && names_has(&s, name, name_hash(name), &slot)) continue;
     tc_strbuf sb;
     tc_sb_init_arena(&sb, &ev->tmp);
     const char *best = NULL;
@@ -1148,6 +1242,18 @@ static void record_returns(tc_ev *ev, tc_kernel_ir *k) {
   }
 }
 
+/* The literal number a module constant is assigned (`M = 8192`), as a value; NULL for any other. */
+static tc_val *module_literal(tc_ev *ev, const char *name) {
+  for (int i = ev->npending - 1; i >= 0; i--) {
+    const tc_ast *st = ev->pending[i].stmt;
+    if (strcmp(ev->pending[i].name, name) != 0 || st->kind != TC_AST_ASSIGN) continue;
+    if (st->a->kind == TC_AST_INT) return tv_int(ev, st->a->ival);
+    if (st->a->kind == TC_AST_FLOAT) return tv_float(ev, st->a->fval);
+    return NULL;
+  }
+  return NULL;
+}
+
 /* Is `name` a module-level name assigned from T.symbolic(...) / T.dynamic(...)? */
 static bool binds_symbolic(tc_ev *ev, const char *name) {
   for (int i = 0; i < ev->npending; i++) {
@@ -1179,6 +1285,7 @@ static tc_kernel_ir *eval_kernel(tc_ev *ev, const tc_kernel_def *kd) {
     if (binds_symbolic(ev, ev->defines[i].name)) continue; /* n = T.symbolic("n") stays symbolic */
     tc_val *v;
     ev_find_define(ev, ev->defines[i].name, &v);
+    ev_check_define_kind(ev, ev->defines[i].name, v, module_literal(ev, ev->defines[i].name), NULL, true);
     scope_set(ev, ev->globals, ev->defines[i].name, v);
   }
   bool found;
@@ -1200,6 +1307,7 @@ static tc_kernel_ir *eval_kernel(tc_ev *ev, const tc_kernel_def *kd) {
       if (p->kind == TC_PARAM_VARARGS || p->kind == TC_PARAM_KWARGS) continue;
       tc_val *v;
       if (ev_find_define(ev, p->name, &v)) {
+        ev_check_define_kind(ev, p->name, v, f->defaults[i], p->annotation, false);
         a.kw[a.nkw] = p->name;
         a.kv[a.nkw++] = v;
       } else if (!f->defaults[i]) {

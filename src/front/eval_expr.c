@@ -1166,6 +1166,24 @@ static tc_val *eval_unary(tc_ev *ev, const tc_ast *e) {
   ev_fail(ev, e->loc, "bad operand type for unary %s: '%s'", op_spelling(e->op), tv_kind_name(x));
 }
 
+/* A flat chain `a + b - c + ...` parses into a left-deep tree as deep as the chain is long. Its
+ * left spine is walked with a loop, leftmost operand first and each right operand in order (as
+ * Python evaluates it), so the C stack stays flat however many terms there are; only genuine
+ * nesting (parentheses, right operands) counts toward the depth limit. */
+static tc_val *eval_binop_chain(tc_ev *ev, const tc_ast *e) {
+  int n = 0;
+  for (const tc_ast *x = e; x->kind == TC_AST_BINOP; x = x->a) n++;
+  const tc_ast **spine = EV_NEW_ARRAY(ev, const tc_ast *, n); /* spine[0]: the innermost BINOP */
+  int i = n;
+  for (const tc_ast *x = e; x->kind == TC_AST_BINOP; x = x->a) spine[--i] = x;
+  tc_val *acc = ev_expr(ev, spine[0]->a);
+  for (i = 0; i < n; i++) {
+    tc_val *y = ev_expr(ev, spine[i]->b);
+    acc = ev_binop(ev, spine[i]->op, acc, y, spine[i]->loc);
+  }
+  return acc;
+}
+
 tc_val *ev_expr(tc_ev *ev, const tc_ast *e) {
   if (++ev->expr_depth > 400) ev_fail(ev, e->loc, "expression nested too deeply");
   tc_val *r;
@@ -1198,12 +1216,7 @@ tc_val *ev_expr(tc_ev *ev, const tc_ast *e) {
     r->u.slice.step = e->c ? ev_expr(ev, e->c) : NULL;
     break;
   case TC_AST_CALL: r = eval_call(ev, e); break;
-  case TC_AST_BINOP: {
-    tc_val *x = ev_expr(ev, e->a);
-    tc_val *y = ev_expr(ev, e->b);
-    r = ev_binop(ev, e->op, x, y, e->loc);
-    break;
-  }
+  case TC_AST_BINOP: r = eval_binop_chain(ev, e); break;
   case TC_AST_UNARYOP: r = eval_unary(ev, e); break;
   case TC_AST_BOOLOP: r = eval_boolop(ev, e); break;
   case TC_AST_COMPARE: r = eval_compare(ev, e); break;

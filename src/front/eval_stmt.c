@@ -2,11 +2,82 @@
  * over T.Parallel / T.Pipelined / T.serial / range and `if` on runtime conditions become IR
  * statements, and names bound to runtime values become LET / ASSIGN. */
 #include "front/eval_int.h"
+#include "ir/walk.h"
 
 #include <stdio.h>
 #include <string.h>
 
 static bool is_lit(const tc_val *v) { return v->kind == TV_INT || v->kind == TV_BOOL || v->kind == TV_FLOAT; }
+
+/* ---------------------------------------------------------------- expression depth of statements */
+
+uint32_t ev_expr_depth(tc_ev *ev, const tc_expr *e);
+
+/* How deep an expression a statement may hold. The passes, the interpreter and every backend's code
+ * generator walk expressions recursively; 2000 levels is what they take under AddressSanitizer,
+ * whose frames are the largest. Deeper values (a flat sum of 10,000 terms) are cut into
+ * temporaries of CHAIN_SPLIT_DEPTH levels when they are a store's or an assignment's value. */
+enum { STMT_EXPR_DEPTH_LIMIT = 2000, CHAIN_SPLIT_DEPTH = 1000 };
+
+/* Binary arithmetic evaluates both operands whatever their values, so a prefix of a chain of it
+ * may be computed just before the statement without changing what runs. */
+static bool is_chain_op(const tc_expr *e) {
+  if (e->nargs != 2) return false;
+  switch (e->op) {
+  case TC_OP_ADD: case TC_OP_SUB: case TC_OP_MUL: case TC_OP_DIV: case TC_OP_FLOORDIV: case TC_OP_FLOORMOD:
+  case TC_OP_MIN: case TC_OP_MAX: case TC_OP_POW: case TC_OP_BIT_AND: case TC_OP_BIT_OR: case TC_OP_BIT_XOR:
+  case TC_OP_SHL: case TC_OP_SHR: return true;
+  default: return false;
+  }
+}
+
+/* `a + b + c + ...` with more than CHAIN_SPLIT_DEPTH terms, rebuilt from its first operand with a
+ * LET temporary every CHAIN_SPLIT_DEPTH operations, emitted before the statement that uses it: what
+ * the user would write when told to bind parts of it to names. Each temporary rounds to the
+ * chain's dtype, as any LET does. The chain's nodes are copied, never changed: values share them. */
+static tc_expr *split_chain(tc_ev *ev, tc_expr *e) {
+  int m = 0;
+  for (const tc_expr *x = e; is_chain_op(x); x = x->args[0]) m++;
+  if (m <= CHAIN_SPLIT_DEPTH) return e;
+  tc_expr **spine = EV_NEW_ARRAY(ev, tc_expr *, m); /* spine[0]: e; spine[m - 1]: the innermost */
+  int i = 0;
+  for (tc_expr *x = e; is_chain_op(x); x = x->args[0]) spine[i++] = x;
+  tc_expr *cur = spine[m - 1]->args[0];
+  for (int j = m - 1, since = 0; j >= 0; j--) {
+    tc_expr *n = TC_NEW(ev->ir, tc_expr);
+    *n = *spine[j];
+    n->args = TC_NEW_ARRAY(ev->ir, tc_expr *, 2);
+    n->args[0] = cur;
+    n->args[1] = spine[j]->args[1];
+    ev_expr_depth(ev, n); /* measured as it is built, so each measure recurses one level */
+    cur = n;
+    if (++since == CHAIN_SPLIT_DEPTH && j > 0) {
+      tc_var *t = tc_ir_new_var(ev->ir, ev->k, "chain", cur->dtype, TC_VAR_LOCAL, cur->loc);
+      tc_stmt *let = tc_ir_stmt(ev->ir, TC_ST_LET, cur->loc);
+      let->u.let.var = t;
+      let->u.let.value = cur;
+      tc_stmt_list_push(ev->ir, ev->cur, let);
+      cur = tc_ir_var_ref(ev->ir, t, cur->loc);
+      since = 0;
+    }
+  }
+  return cur;
+}
+
+static void check_slot_depth(void *ctx, tc_expr **slot) {
+  tc_ev *ev = ctx;
+  if (*slot && ev_expr_depth(ev, *slot) > STMT_EXPR_DEPTH_LIMIT)
+    ev_fail(ev, (*slot)->loc, "this expression nests more than %d operations deep; bind parts of it to names",
+            STMT_EXPR_DEPTH_LIMIT);
+}
+
+static void bound_expression_depth(tc_ev *ev, tc_stmt *s) {
+  tc_expr **value = s->kind == TC_ST_STORE ? &s->u.store.value
+                    : s->kind == TC_ST_LET || s->kind == TC_ST_ASSIGN ? &s->u.let.value
+                                                                      : NULL;
+  if (value && *value && ev_expr_depth(ev, *value) > STMT_EXPR_DEPTH_LIMIT) *value = split_chain(ev, *value);
+  tc_visit_own_expr_slots(s, check_slot_depth, ev);
+}
 
 void ev_emit(tc_ev *ev, tc_stmt *s, tc_loc loc, const char *what) {
   if (!ev->cur) {
@@ -14,6 +85,7 @@ void ev_emit(tc_ev *ev, tc_stmt *s, tc_loc loc, const char *what) {
       ev_fail(ev, loc, "%s must be inside 'with T.Kernel(...)' (this statement comes after the kernel block)", what);
     ev_fail(ev, loc, "%s must be inside 'with T.Kernel(...)'", what);
   }
+  bound_expression_depth(ev, s);
   tc_stmt_list_push(ev->ir, ev->cur, s);
 }
 
@@ -1082,6 +1154,8 @@ static bool annotated_in_body(const tc_ast_list *body, const char *name, int dep
 }
 
 const tilec_define *ev_find_define(tc_ev *ev, const char *name, tc_val **out);
+void ev_check_define_kind(tc_ev *ev, const char *name, const tc_val *v, const tc_val *def_value,
+                          const tc_ast *annotation, bool module_constant);
 
 void ev_compile_eager(tc_ev *ev, tc_func *f);
 void ev_compile_eager(tc_ev *ev, tc_func *f) {
@@ -1113,8 +1187,12 @@ void ev_compile_eager(tc_ev *ev, tc_func *f) {
       continue;
     }
     tc_val *v;
-    if (ev_find_define(ev, p->name, &v)) vals[i] = v;
-    else if (f->defaults[i]) vals[i] = f->defaults[i];
+    if (ev_find_define(ev, p->name, &v)) {
+      ev_check_define_kind(ev, p->name, v, f->defaults[i], p->annotation, false);
+      vals[i] = v;
+    } else if (f->defaults[i]) {
+      vals[i] = f->defaults[i];
+    }
     else
       ev_fail_usage(ev, "kernel '%s' needs a value for parameter '%s'; give it with -D %s=VALUE", f->name, p->name, p->name);
   }

@@ -338,6 +338,14 @@ static bool is_combining(const tc_gpu_plan *P, const tc_buffer *b) {
   return false;
 }
 
+/* Ask tc_gpu_lower to try again with fragment b in shared memory, where every thread reaches
+ * every element. Not for one a T.Parallel loop combines into (`r[i] += v` from several threads):
+ * in shared memory those updates would race, so the error stands instead. */
+static void ask_shared(tc_gpu_plan *P, const tc_buffer *b, tc_loc at) {
+  if (is_combining(P, b)) return;
+  P->redemote = b->id, P->redemote_at = at;
+}
+
 /* A store to a fragment held in several threads (replicas) writes each replica only in the
  * thread that runs the iteration, so every replica of an element this driver register writes
  * must be in a thread that writes that same element now; otherwise the copies diverge and a
@@ -375,7 +383,7 @@ static int64_t frag_reg_at(iter_ctx *I, const tc_buffer *b, int nidx, tc_expr *c
     int64_t iv[TC_GL_MAXDIM];
     for (int d = 0; d < nidx; d++) {
       if (!eval_int(idx[d], &B, &iv[d])) {
-        P->redemote = b->id, P->redemote_at = P->parallel ? P->parallel->loc : loc; /* in shared memory any index serves */
+        ask_shared(P, b, P->parallel ? P->parallel->loc : loc); /* in shared memory any index serves */
         tc_gpu_fail(P, loc, "fragment '%s' is indexed by a value other than the T.Parallel loop variables; "
                             "on %s a fragment index must be known at compile time for each iteration",
                     b->name, P->desc->target);
@@ -397,7 +405,7 @@ static int64_t frag_reg_at(iter_ctx *I, const tc_buffer *b, int nidx, tc_expr *c
     if (r < 0 || (reg != -2 && r != reg)) {
       char ld[96];
       tc_gl_describe(F, ld, sizeof ld);
-      P->redemote = b->id, P->redemote_at = P->parallel ? P->parallel->loc : loc; /* tc_gpu_lower tries again with it in shared memory */
+      ask_shared(P, b, P->parallel ? P->parallel->loc : loc); /* tc_gpu_lower tries again with it in shared memory */
       tc_gpu_fail(P, loc,
                   "fragment '%s' (layout %s) is not held by the thread that runs this T.Parallel iteration; "
                   "use it at the same indices as the loop's other fragments, or copy it through shared memory",
@@ -409,7 +417,7 @@ static int64_t frag_reg_at(iter_ctx *I, const tc_buffer *b, int nidx, tc_expr *c
   if (check_replicas && !replicas_all_written(I, F, elem)) {
     char ld[96];
     tc_gl_describe(F, ld, sizeof ld);
-    P->redemote = b->id, P->redemote_at = P->parallel ? P->parallel->loc : loc; /* in shared memory one write serves all */
+    ask_shared(P, b, P->parallel ? P->parallel->loc : loc); /* in shared memory one write serves all */
     tc_gpu_fail(P, loc,
                 "fragment '%s' (layout %s) is held by several threads, and this T.Parallel loop writes an element of it "
                 "from only some of them; copy it through shared memory",
@@ -442,7 +450,7 @@ static tc_expr *xform_expr(iter_ctx *I, const tc_expr *e) {
     if (r == -3 && P->frag[e->buf->id]->kind != TC_GL_REPL) {
       char ld[96];
       tc_gl_describe(P->frag[e->buf->id], ld, sizeof ld);
-      P->redemote = e->buf->id, P->redemote_at = P->parallel ? P->parallel->loc : e->loc;
+      ask_shared(P, e->buf, P->parallel ? P->parallel->loc : e->loc);
       tc_gpu_fail(P, e->loc, "fragment '%s' (layout %s) is read in a T.Parallel loop that no fragment of its shape drives; "
                              "on %s use it at the loop's indices or keep it in shared memory", e->buf->name, ld, P->desc->target);
       I->failed = true;
@@ -509,7 +517,7 @@ static tc_stmt *xform_stmt(iter_ctx *I, const tc_stmt *s) {
     c->u.store.value = xform_expr(I, s->u.store.value);
     if (is_frag(s->u.store.buf) && I->runtime && P->frag[s->u.store.buf->id]->kind == TC_GL_REPL) {
       if (!I->every && !is_combining(P, s->u.store.buf)) { /* dealt: only this thread's copy would get the value */
-        P->redemote = s->u.store.buf->id, P->redemote_at = P->parallel ? P->parallel->loc : s->loc;
+        ask_shared(P, s->u.store.buf, P->parallel ? P->parallel->loc : s->loc);
         tc_gpu_fail(P, s->loc, "fragment '%s' is replicated in every thread, and this T.Parallel loop writes each element "
                                "from one thread; copy it through shared memory", s->u.store.buf->name);
         I->failed = true;
@@ -531,7 +539,7 @@ static tc_stmt *xform_stmt(iter_ctx *I, const tc_stmt *s) {
                      c->u.store.value, s->loc);
       }
       if (r == -3) {
-        P->redemote = s->u.store.buf->id, P->redemote_at = P->parallel ? P->parallel->loc : s->loc;
+        ask_shared(P, s->u.store.buf, P->parallel ? P->parallel->loc : s->loc);
         tc_gpu_fail(P, s->loc, "fragment '%s' is replicated in every thread and cannot be written from this T.Parallel loop "
                                "on %s; write it in a loop over its own shape", s->u.store.buf->name, P->desc->target);
         r = -1;
@@ -1258,10 +1266,63 @@ static tc_stmt *par_reduce_wrap(tc_gpu_plan *P, red_scan *R, tc_stmt *lowered, t
   return tc_ir_seq(P->a, 3, items, loc);
 }
 
+/* ---- stores to shared memory that several iterations make to one element ----
+ * `s[r] += v` (or `s[0] = x[i]`) in `for r, c in T.Parallel(R, C)` with s in shared memory: the
+ * reference runs the iterations in order, a GPU runs them on several threads at once, and the
+ * element ends with whichever write lands last. No lowering makes that right, so it is refused
+ * (a fragment combined into that way is merged by par_reduce_wrap instead). */
+typedef struct race_scan {
+  const par_nest *N;
+  par_lets lets;
+  const tc_stmt *bad;
+  const tc_var *missing;
+} race_scan;
+
+static bool uses_var_through(const tc_expr *e, const tc_var *v, const par_lets *lets, int depth) {
+  if (!e || depth > 64) return false;
+  if (e->op == TC_OP_VAR) {
+    if (e->var == v) return true;
+    const tc_expr *x = tc_gpu_let_value(lets, e->var);
+    return x && uses_var_through(x, v, lets, depth + 1);
+  }
+  for (int i = 0; i < e->nargs; i++)
+    if (uses_var_through(e->args[i], v, lets, depth + 1)) return true;
+  return false;
+}
+
+static bool race_cb(void *ctx, tc_stmt *s) {
+  race_scan *R = ctx;
+  if (R->bad || s->kind != TC_ST_STORE || s->u.store.buf->scope != TC_SCOPE_SHARED) return true;
+  for (int k = 0; k < R->N->n; k++) {
+    if (R->N->ext[k] <= 1) continue;
+    bool used = false;
+    for (int d = 0; d < s->u.store.nidx && !used; d++) used = uses_var_through(s->u.store.idx[d], R->N->var[k], &R->lets, 0);
+    if (used) continue;
+    /* the same value from every iteration is harmless; a value that varies, or reads the
+     * element it updates, is not */
+    if (uses_var_through(s->u.store.value, R->N->var[k], &R->lets, 0) || loads_buf(s->u.store.value, s->u.store.buf)) {
+      R->bad = s, R->missing = R->N->var[k];
+      return false;
+    }
+  }
+  return true;
+}
+
 static tc_stmt *lower_parallel(tc_gpu_plan *P, tc_stmt *s) {
   par_nest N;
   if (!tc_gpu_parallel_nest(s, &N)) {
     tc_gpu_fail(P, s->loc, "T.Parallel needs constant extents on %s", P->desc->target);
+    return NULL;
+  }
+  race_scan race = {.N = &N};
+  tc_gpu_collect_lets(N.body, &race.lets);
+  tc_visit_stmts(N.body, race_cb, &race);
+  if (race.bad) {
+    tc_gpu_fail(P, race.bad->loc,
+                "several iterations of this T.Parallel loop write one element of the shared buffer '%s' (its index does not "
+                "use '%s'), on several threads at once: a race on %s; reduce into a fragment (T.alloc_reducer, or "
+                "`r[i] = r[i] + v` on a T.alloc_fragment) or write it from a T.serial loop",
+                race.bad->u.store.buf->name, race.missing->name, P->desc->target);
     return NULL;
   }
   access_scan A;
@@ -1321,8 +1382,13 @@ static tc_stmt *lower_parallel(tc_gpu_plan *P, tc_stmt *s) {
     lowered = drive(P, &dv, body, s->loc);
     P->combining = NULL, P->ncombining = 0;
   } else {
-    /* no fragment to follow: deal the iterations; replicated fragments are read in place */
+    /* no fragment to follow: deal the iterations; replicated fragments are read in place, and
+     * the ones combined into are updated in each thread's copy (par_reduce_wrap merges them) */
+    const tc_buffer *comb[16];
+    for (int i = 0; i < R.n; i++) comb[i] = R.r[i].buf;
+    P->combining = comb, P->ncombining = R.n;
     lowered = deal_ex(P, N.n, N.var, N.ext, body, every, s->loc);
+    P->combining = NULL, P->ncombining = 0;
   }
   if (!lowered || !R.n) return lowered;
   return par_reduce_wrap(P, &R, lowered, s->loc);

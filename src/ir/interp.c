@@ -5,6 +5,7 @@
  * the context and is freed there, so nothing leaks on an error. */
 #include "ir/interp.h"
 #include "ir/philox.h"
+#include "util/clock.h"
 #include "gpu/gpu.h"
 
 #include "analysis/analysis.h"
@@ -124,6 +125,9 @@ typedef struct ictx {
   bool op_per_thread; /* the tile op being run touches per-thread storage: it runs per thread */
   int op_t;           /* ... as this thread (0 for block-wide ops) */
   uint64_t steps, step_limit;
+  uint64_t next_clock_check; /* the step count at which the clock is read next */
+  double deadline_ms, seconds; /* tc_now_ms() past which the run stops, and its budget; 0: none */
+  const tc_stmt *running_while, *running_for; /* the innermost loops being run, for a runaway's error */
   level *levels;
   int nlevels;
   int *all_ids; /* 0..nthreads-1 */
@@ -172,11 +176,34 @@ static val *scratch(ictx *c, int which, size_t n) {
   return c->scratch[which];
 }
 
+/* A runaway run stops at the loop that keeps it going: the innermost runtime `while` (the loop
+ * most likely never to end), else the innermost loop, else the kernel. */
+static _Noreturn void fail_runaway(ictx *c, tc_loc loc, const char *spent) {
+  const tc_stmt *loop = c->running_while ? c->running_while : c->running_for;
+  if (!loop)
+    fail(c, TILEC_ERROR_TARGET, loc, -1, "reference interpreter stopped after %s (a runaway loop?)", spent);
+  bool is_while = loop->kind == TC_ST_WHILE;
+  fail(c, TILEC_ERROR_TARGET, loop->loc, -1,
+       "reference interpreter stopped after %s: this %s loop was still running (%s)", spent,
+       is_while ? "while" : "for", is_while ? "does its condition ever become false?" : "a runaway loop?");
+}
+
+enum { CLOCK_CHECK_STEPS = 1 << 16 }; /* reading the clock this rarely costs nothing measurable */
+
 static void count_steps(ictx *c, uint64_t n, tc_loc loc) {
   c->steps += n;
-  if (c->steps > c->step_limit)
-    fail(c, TILEC_ERROR_TARGET, loc, -1, "reference interpreter stopped after %llu steps (a runaway loop?)",
-         (unsigned long long)c->step_limit);
+  char spent[64];
+  if (c->steps > c->step_limit) {
+    snprintf(spent, sizeof spent, "%llu steps", (unsigned long long)c->step_limit);
+    fail_runaway(c, loc, spent);
+  }
+  if (c->deadline_ms > 0 && c->steps >= c->next_clock_check) {
+    c->next_clock_check = c->steps + CLOCK_CHECK_STEPS;
+    if (tc_now_ms() > c->deadline_ms) {
+      snprintf(spent, sizeof spent, "%g s (its time limit)", c->seconds);
+      fail_runaway(c, loc, spent);
+    }
+  }
 }
 
 static level *get_level(ictx *c, int depth) {
@@ -1115,15 +1142,23 @@ static void exec_stmt(ictx *c, const tc_stmt *s, mask m, int depth) {
     count_steps(c, (uint64_t)m.n, s->loc);
     return;
   }
-  case TC_ST_FOR:
+  case TC_ST_FOR: {
+    const tc_stmt *outer = c->running_for;
+    c->running_for = s;
     exec_for(c, s, m, depth);
+    c->running_for = outer;
     return;
+  }
   case TC_ST_IF:
     exec_if(c, s, m, depth);
     return;
-  case TC_ST_WHILE:
+  case TC_ST_WHILE: {
+    const tc_stmt *outer = c->running_while;
+    c->running_while = s;
     exec_while(c, s, m, depth);
+    c->running_while = outer;
     return;
+  }
   case TC_ST_STORE:
     exec_store(c, s, m, false);
     return;
@@ -1466,6 +1501,13 @@ tilec_status tc_interp_run(const tc_kernel_ir *k, void *const *data, const int64
 
 tilec_status tc_interp_run_limited(const tc_kernel_ir *k, void *const *data, const int64_t *scalars, const double *fscalars,
                                    const int64_t *syms, uint64_t step_limit, tilec_error *err) {
+  tc_interp_budget budget = {step_limit, 0};
+  return tc_interp_run_budget(k, data, scalars, fscalars, syms, &budget, err);
+}
+
+tilec_status tc_interp_run_budget(const tc_kernel_ir *k, void *const *data, const int64_t *scalars,
+                                  const double *fscalars, const int64_t *syms, const tc_interp_budget *budget,
+                                  tilec_error *err) {
   tilec_error local;
   if (!err) err = &local;
   tc_error_clear(err);
@@ -1477,7 +1519,11 @@ tilec_status tc_interp_run_limited(const tc_kernel_ir *k, void *const *data, con
   }
   c->k = k;
   c->err = err;
-  c->step_limit = step_limit;
+  c->step_limit = budget && budget->step_limit ? budget->step_limit : TC_INTERP_STEP_LIMIT;
+  if (budget && budget->seconds > 0) {
+    c->seconds = budget->seconds;
+    c->deadline_ms = tc_now_ms() + budget->seconds * 1000.0;
+  }
   bool ok = run_guarded(c, data, scalars, fscalars, syms);
   map_free(&c->varmap);
   map_free(&c->bufmap);

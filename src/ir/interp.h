@@ -24,8 +24,8 @@
  *    CUDA's cvt.rzi.
  *  - Integer division by zero, a failed assert and a shift count out of range are errors; 8-
  *    and 16-bit integers shift as if promoted to 32 bits, as C and CUDA do (counts up to 31).
- *    T.print does nothing here (the library never prints). A step limit stops runaway
- *    kernels with an error.
+ *    T.print does nothing here (the library never prints). A step limit, and optionally a
+ *    time limit, stop runaway kernels with an error at the loop that did not end.
  *  Vector dtypes (lanes > 1) are not supported and give TILEC_ERROR_TARGET. */
 #ifndef TILEC_IR_INTERP_H
 #define TILEC_IR_INTERP_H
@@ -55,5 +55,22 @@ tilec_status tc_interp_run(const tc_kernel_ir *k, void *const *data, const int64
 /* tc_interp_run with another step limit (tests use a small one). */
 tilec_status tc_interp_run_limited(const tc_kernel_ir *k, void *const *data, const int64_t *scalars, const double *fscalars,
                                    const int64_t *syms, uint64_t step_limit, tilec_error *err);
+
+/* What a run may spend before it stops with TILEC_ERROR_TARGET, located at the loop still
+ * running (the innermost runtime `while`, else the innermost loop): a loop whose condition never
+ * becomes false would otherwise never return. */
+typedef struct tc_interp_budget {
+  uint64_t step_limit; /* 0: TC_INTERP_STEP_LIMIT */
+  double seconds;      /* wall-clock seconds; 0: no time limit */
+} tc_interp_budget;
+
+tilec_status tc_interp_run_budget(const tc_kernel_ir *k, void *const *data, const int64_t *scalars,
+                                  const double *fscalars, const int64_t *syms, const tc_interp_budget *budget,
+                                  tilec_error *err);
+
+/* tilec_kernel_run_reference (launch.c) within `seconds` of wall-clock time (0: no limit), for
+ * the command line's --timeout; the same argument checks. */
+tilec_status tc_kernel_run_reference_within(tilec_kernel *k, DLTensor *const *args, size_t nargs, double seconds,
+                                            tilec_error *err);
 
 #endif

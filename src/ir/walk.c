@@ -8,70 +8,68 @@ tc_expr *tc_rewrite_expr(tc_expr *e, tc_expr_rewrite_fn fn, void *ctx) {
   return fn(ctx, e);
 }
 
-static void rewrite_region(tc_region *r, tc_expr_rewrite_fn fn, void *ctx) {
-  if (!r->buf) return;
-  for (int i = 0; i < r->ndim; i++) r->r[i].start = tc_rewrite_expr(r->r[i].start, fn, ctx);
+void tc_visit_own_expr_slots(tc_stmt *s, tc_expr_slot_fn fn, void *ctx) {
+  if (!s) return;
+  tc_stmt_region regs[TC_MAX_STMT_REGIONS];
+  int nr = tc_stmt_regions(s, regs);
+  for (int i = 0; i < nr; i++)
+    for (int d = 0; regs[i].region->buf && d < regs[i].region->ndim; d++) fn(ctx, &regs[i].region->r[d].start);
+  switch (s->kind) {
+  case TC_ST_ALLOC:
+    if (s->u.alloc.buf->init) fn(ctx, &s->u.alloc.buf->init);
+    break;
+  case TC_ST_FOR:
+    fn(ctx, &s->u.loop.min);
+    fn(ctx, &s->u.loop.extent);
+    break;
+  case TC_ST_WHILE: fn(ctx, &s->u.while_.cond); break;
+  case TC_ST_IF: fn(ctx, &s->u.if_.cond); break;
+  case TC_ST_STORE:
+    for (int i = 0; i < s->u.store.nidx; i++) fn(ctx, &s->u.store.idx[i]);
+    fn(ctx, &s->u.store.value);
+    break;
+  case TC_ST_LET:
+  case TC_ST_ASSIGN: fn(ctx, &s->u.let.value); break;
+  case TC_ST_FILL: fn(ctx, &s->u.fill.value); break;
+  case TC_ST_ATOMIC_ADD:
+    for (int i = 0; i < s->u.atomic.nidx; i++) fn(ctx, &s->u.atomic.idx[i]);
+    fn(ctx, &s->u.atomic.value);
+    break;
+  case TC_ST_PRINT: fn(ctx, &s->u.print.value); break;
+  case TC_ST_ASSERT: fn(ctx, &s->u.assert_.cond); break;
+  case TC_ST_EVALUATE: fn(ctx, &s->u.evaluate.value); break;
+  case TC_ST_INTRINSIC:
+    for (int i = 0; i < s->u.intrinsic.nargs; i++) fn(ctx, &s->u.intrinsic.args[i]);
+    break;
+  default: break;
+  }
 }
 
-static void rewrite_list(tc_expr **v, int n, tc_expr_rewrite_fn fn, void *ctx) {
-  for (int i = 0; i < n; i++) v[i] = tc_rewrite_expr(v[i], fn, ctx);
+typedef struct rewrite_ctx {
+  tc_expr_rewrite_fn fn;
+  void *ctx;
+} rewrite_ctx;
+
+static void rewrite_slot(void *ctx, tc_expr **slot) {
+  const rewrite_ctx *r = ctx;
+  if (*slot) *slot = tc_rewrite_expr(*slot, r->fn, r->ctx);
 }
 
 void tc_rewrite_stmt_exprs(tc_stmt *s, tc_expr_rewrite_fn fn, void *ctx) {
   if (!s) return;
-  tc_stmt_region regs[TC_MAX_STMT_REGIONS];
-  int nr = tc_stmt_regions(s, regs);
-  for (int i = 0; i < nr; i++) rewrite_region(regs[i].region, fn, ctx);
+  rewrite_ctx r = {fn, ctx};
+  tc_visit_own_expr_slots(s, rewrite_slot, &r); /* the statement's own slots, then the statements in it */
   switch (s->kind) {
   case TC_ST_SEQ:
     for (int i = 0; i < s->u.seq.n; i++) tc_rewrite_stmt_exprs(s->u.seq.items[i], fn, ctx);
     break;
-  case TC_ST_ALLOC:
-    if (s->u.alloc.buf->init) s->u.alloc.buf->init = tc_rewrite_expr(s->u.alloc.buf->init, fn, ctx);
-    break;
-  case TC_ST_FOR:
-    s->u.loop.min = tc_rewrite_expr(s->u.loop.min, fn, ctx);
-    s->u.loop.extent = tc_rewrite_expr(s->u.loop.extent, fn, ctx);
-    tc_rewrite_stmt_exprs(s->u.loop.body, fn, ctx);
-    break;
-  case TC_ST_WHILE:
-    s->u.while_.cond = tc_rewrite_expr(s->u.while_.cond, fn, ctx);
-    tc_rewrite_stmt_exprs(s->u.while_.body, fn, ctx);
-    break;
+  case TC_ST_FOR: tc_rewrite_stmt_exprs(s->u.loop.body, fn, ctx); break;
+  case TC_ST_WHILE: tc_rewrite_stmt_exprs(s->u.while_.body, fn, ctx); break;
   case TC_ST_IF:
-    s->u.if_.cond = tc_rewrite_expr(s->u.if_.cond, fn, ctx);
     tc_rewrite_stmt_exprs(s->u.if_.then_s, fn, ctx);
     tc_rewrite_stmt_exprs(s->u.if_.else_s, fn, ctx);
     break;
-  case TC_ST_STORE:
-    rewrite_list(s->u.store.idx, s->u.store.nidx, fn, ctx);
-    s->u.store.value = tc_rewrite_expr(s->u.store.value, fn, ctx);
-    break;
-  case TC_ST_LET:
-  case TC_ST_ASSIGN:
-    s->u.let.value = tc_rewrite_expr(s->u.let.value, fn, ctx);
-    break;
-  case TC_ST_FILL:
-    s->u.fill.value = tc_rewrite_expr(s->u.fill.value, fn, ctx);
-    break;
-  case TC_ST_ATOMIC_ADD:
-    rewrite_list(s->u.atomic.idx, s->u.atomic.nidx, fn, ctx);
-    s->u.atomic.value = tc_rewrite_expr(s->u.atomic.value, fn, ctx);
-    break;
-  case TC_ST_PRINT:
-    s->u.print.value = tc_rewrite_expr(s->u.print.value, fn, ctx);
-    break;
-  case TC_ST_ASSERT:
-    s->u.assert_.cond = tc_rewrite_expr(s->u.assert_.cond, fn, ctx);
-    break;
-  case TC_ST_EVALUATE:
-    s->u.evaluate.value = tc_rewrite_expr(s->u.evaluate.value, fn, ctx);
-    break;
-  case TC_ST_INTRINSIC:
-    rewrite_list(s->u.intrinsic.args, s->u.intrinsic.nargs, fn, ctx);
-    break;
-  default:
-    break;
+  default: break;
   }
 }
 

@@ -11,6 +11,12 @@ typedef tc_expr *(*tc_expr_rewrite_fn)(void *ctx, tc_expr *e);
 tc_expr *tc_rewrite_expr(tc_expr *e, tc_expr_rewrite_fn fn, void *ctx);
 void tc_rewrite_stmt_exprs(tc_stmt *s, tc_expr_rewrite_fn fn, void *ctx);
 
+/* Every expression slot of s itself, not of the statements nested in it (a loop's bounds, not its
+ * body's), through a callback that may replace the expression: region starts, bounds, indices,
+ * values, conditions, intrinsic arguments. */
+typedef void (*tc_expr_slot_fn)(void *ctx, tc_expr **slot);
+void tc_visit_own_expr_slots(tc_stmt *s, tc_expr_slot_fn fn, void *ctx);
+
 /* Visit every statement, pre-order (children after their parent). Return false from fn to
  * skip a statement's children. */
 typedef bool (*tc_stmt_visit_fn)(void *ctx, tc_stmt *s);

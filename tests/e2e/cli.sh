@@ -94,7 +94,7 @@ if grep -q "^# " "$D/plain"; then echo "FAIL cli: ir --lowered without --target 
 expect_exit "ir --lowered --target cuda,arch=sm_86" 0 "$T" ir --lowered --target cuda,arch=sm_86 examples/softmax.py
 expect_grep "the sm_86 description" "^# target cuda: arch sm_86, warp 32, max threads per block 1024, shared memory per block 101376 bytes$" "$D/out"
 expect_exit "unknown target option" 2 "$T" ir --lowered --target cuda,sm=90 examples/softmax.py
-expect_grep "unknown target option names the valid ones" "unknown option 'sm' for target 'cuda' (valid options: arch, clusters, streamk)" "$D/err"
+expect_grep "unknown target option names the valid ones" "unknown option 'sm' for target 'cuda' (valid options: arch, clusters, streamk, plant)" "$D/err"
 expect_exit "unknown cuda arch" 2 "$T" source --target cuda,arch=sm_70 examples/softmax.py
 expect_grep "unknown cuda arch names the supported ones" "unknown cuda arch 'sm_70' (supported: sm_80, sm_86, sm_89, sm_90, sm_90a)" "$D/err"
 # ir --list: the file's kernels, one a line (tests/compat uses it to skip helpers)

@@ -32,7 +32,7 @@ TILEC_CUDA_ARCH=sm_7 "$T" ir --lowered --target cuda,arch=sm_86 examples/gemm.py
 TILEC_CUDA_ARCH=sm_89 "$T" ir --lowered --target cuda examples/gemm.py >"$D/out" 2>"$D/err" &&
   grep -q "^# target cuda: arch sm_89" "$D/out" && ok "TILEC_CUDA_ARCH gives the arch" || bad "TILEC_CUDA_ARCH"
 "$T" compile examples/gemm.py --target cuda,opt=3 -o "$D/x" >"$D/out" 2>"$D/err"
-[ $? -eq 2 ] && grep -q "unknown option 'opt' for target 'cuda' (valid options: arch, clusters, streamk)" "$D/err" &&
+[ $? -eq 2 ] && grep -q "unknown option 'opt' for target 'cuda' (valid options: arch, clusters, streamk, plant)" "$D/err" &&
   ok "unknown cuda option" || bad "unknown cuda option"
 "$T" compile examples/gemm.py --target cpu,arch=sm_80 -o "$D/x" >"$D/out" 2>"$D/err"
 [ $? -eq 2 ] && grep -q "unknown option 'arch' for target 'cpu' (cpu takes no options)" "$D/err" &&

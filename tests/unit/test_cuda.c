@@ -212,7 +212,7 @@ TEST(arch_rule_and_options) {
   CHECK(!describe("cuda,arch=sm_9", &d, &err));
   CHECK_STR(err.message, "unknown cuda arch 'sm_9' (supported: sm_80, sm_86, sm_89, sm_90, sm_90a)");
   CHECK(!describe("cuda,fast=1", &d, &err));
-  CHECK_STR(err.message, "unknown option 'fast' for target 'cuda' (valid options: arch, clusters, streamk)");
+  CHECK_STR(err.message, "unknown option 'fast' for target 'cuda' (valid options: arch, clusters, streamk, plant)");
   CHECK(describe("cuda,arch=sm_90a,clusters=on", &d, &err) && d.clusters == 1);
   CHECK(describe("cuda,arch=sm_90a,clusters=off", &d, &err) && d.clusters == 2);
   CHECK(describe("cuda,arch=sm_90a", &d, &err) && d.clusters == 0);

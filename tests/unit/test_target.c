@@ -53,7 +53,7 @@ TEST(bad_target_strings) {
   CHECK_STR(describe(",arch=sm_80", &d), "target ',arch=sm_80' names no target before its options");
   CHECK_STR(describe("cuda,", &d), "target 'cuda,': option '' is not key=value");
   CHECK_STR(describe("tpu", &d), "unknown target 'tpu' (targets: cpu, cuda, metal)");
-  CHECK_STR(describe("cuda,sm=90", &d), "unknown option 'sm' for target 'cuda' (valid options: arch, clusters, streamk)");
+  CHECK_STR(describe("cuda,sm=90", &d), "unknown option 'sm' for target 'cuda' (valid options: arch, clusters, streamk, plant)");
   CHECK_STR(describe("cpu,arch=native", &d), "unknown option 'arch' for target 'cpu' (cpu takes no options)");
   CHECK_STR(describe("cuda,arch=sm_75", &d),
             "unknown cuda arch 'sm_75' (supported: sm_80, sm_86, sm_89, sm_90, sm_90a)");

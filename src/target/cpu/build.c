@@ -141,7 +141,7 @@ tilec_status tc_cpu_build(const tc_backend_env *env, const tc_generated *src, vo
     return TILEC_ERROR_NOMEM;
   }
   char dir[4096], cpath[4200], sopath[4200];
-  if (!tc_make_tmpdir("tilec-cc", dir, sizeof dir)) {
+  if (!tc_cpu_make_build_dir(dir, sizeof dir)) {
     tc_error(err, TILEC_ERROR_IO, "cannot create a temporary directory for the C compiler: %s", strerror(errno));
     free(cmd.buf);
     return TILEC_ERROR_IO;

@@ -5,7 +5,7 @@
  *   module.c  the translation unit for the plan: scratch layout, block function, entry points
  *   codegen.c the expression printer's cpu hooks and statements; tileops.c tile operations
  *   gemm.c    the register-blocked GEMM micro-kernel source
- *   build.c   running the C compiler
+ *   build.c   running the C compiler; tmpdir.c the directories it runs in
  *   runtime.c dlopen and launching blocks on the pool */
 #ifndef TILEC_TARGET_CPU_INTERNAL_H
 #define TILEC_TARGET_CPU_INTERNAL_H
@@ -75,6 +75,10 @@ bool tc_cpu_available(const tc_backend_env *env, char *why, size_t cap);
 char *tc_cpu_toolchain_id(const tc_backend_env *env, tilec_error *err);
 tilec_status tc_cpu_build(const tc_backend_env *env, const tc_generated *src, void **artifact,
                           size_t *artifact_size, tilec_error *err);
+/* The private directory a build compiles in (tmpdir.c): $TMPDIR/tilec-cc-<pid namespace>-<pid>-XXXXXX,
+ * made after removing the ones processes that no longer exist left behind (a build killed with
+ * SIGKILL cannot remove its own). False with errno set when none can be made. */
+bool tc_cpu_make_build_dir(char *out, size_t cap);
 tilec_status tc_cpu_load(const tc_backend_env *env, const tc_kernel_ir *k, const tc_generated *src,
                          const void *artifact, size_t artifact_size, tc_loaded **out,
                          tilec_error *err);

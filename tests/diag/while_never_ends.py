@@ -1,0 +1,19 @@
+# tilec: verify --timeout 0.5
+# A runtime `while` whose condition never becomes false (every input is below 1000): the
+# reference interpreter stops at --timeout, located at the loop, instead of running forever.
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit
+def spin(N=32):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "int32"), B: T.Tensor((N,), "int32")):
+        with T.Kernel(1, threads=N) as bx:
+            n = T.alloc_var("int32")
+            n = 0
+            while A[0] < 1000:
+                n = n + 1
+            B[0] = n
+
+    return main
