@@ -1316,7 +1316,7 @@ static tc_stmt *lower_parallel(tc_gpu_plan *P, tc_stmt *s) {
   }
   race_scan race = {.N = &N};
   tc_gpu_collect_lets(N.body, &race.lets);
-  tc_visit_stmts(N.body, race_cb, &race);
+  if (P->threads > 1) tc_visit_stmts(N.body, race_cb, &race); /* one thread runs them in order */
   if (race.bad) {
     tc_gpu_fail(P, race.bad->loc,
                 "several iterations of this T.Parallel loop write one element of the shared buffer '%s' (its index does not "
