@@ -297,7 +297,8 @@ static bool thread_values(iter_ctx *I, int64_t r) {
     int k = 0;
     for (int d = 0; d < D->ndim; d++) {
       if (fi[d] < I->starts[d] || fi[d] >= I->starts[d] + I->exts[d]) in = false;
-      if (!I->region) I->vals[(size_t)t * (size_t)I->nvars + (size_t)d] = fi[d];
+      /* through a map the loop has its own number of vars (map_inverse below), not the driver's dims */
+      if (!I->region && !I->map) I->vals[(size_t)t * (size_t)I->nvars + (size_t)d] = fi[d];
       else if (I->exts[d] != 1 && k < I->nvars) I->vals[(size_t)t * (size_t)I->nvars + (size_t)k++] = fi[d] - I->starts[d];
     }
     if (I->map) map_inverse(I->map, I->map_ext, I->nvars, e, I->vals + (size_t)t * (size_t)I->nvars);
