@@ -25,7 +25,8 @@ n=$(grep -c '^PASS' "$D/log")
 for f in tests/fuzz/regressions/*.py; do
   [ -f "$f" ] || continue
   line=$(sed -n 's/^# tilec-test: *//p' "$f" | head -n 1)
-  envs=; while :; do case "$line" in *=*\ *) w=${line%% *}; case "$w" in *=*) envs="$envs $w"; line=${line#* };; *) break;; esac;; *) break;; esac; done
+  # leading NAME=VALUE words (upper-case names) are the environment; then the target
+  envs=; while :; do w=${line%% *}; case "$w" in [A-Z_]*=*) envs="$envs $w"; line=${line#* } ;; *) break ;; esac; done
   tgt=${line%% *}; rest=${line#"$tgt"}
   # shellcheck disable=SC2086
   if out=$(env $envs "$T" run "$f" --target "$tgt" $rest --verify 2>&1); then echo "PASS progfuzz regression $f"
