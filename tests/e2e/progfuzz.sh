@@ -6,7 +6,7 @@
 # Then every minimized finding kept in tests/fuzz/regressions/ runs again as `tilec run --verify`
 # on the target its `# tilec-test:` line names. docs/testing.md has the longer runs.
 T=${TILEC:-build/tilec}
-case "${TILEC_BUILD:-build}" in *asan*|*tsan*) count=${FUZZ_COUNT_SAN:-6} ;; *) count=${FUZZ_COUNT:-150} ;; esac
+case "${TILEC_BUILD:-build}" in *asan*|*tsan*) count=${FUZZ_COUNT_SAN:-6} ;; *) count=${FUZZ_COUNT:-120} ;; esac
 if ! command -v "${TILEC_EMU_CXX:-c++}" >/dev/null 2>&1; then
   echo "SKIP progfuzz: no C++ compiler (${TILEC_EMU_CXX:-c++}): the emulators cannot run"; exit 0
 fi
