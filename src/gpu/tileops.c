@@ -532,8 +532,7 @@ static tc_stmt *xform_stmt(iter_ctx *I, const tc_stmt *s) {
       tc_expr *rx = NULL;
       int64_t r = I->runtime ? -3 : frag_reg(I, s->u.store.buf, s->u.store.nidx, s->u.store.idx, s->loc, s, true, &rx);
       if (r == -4) return store(P, P->regs[s->u.store.buf->id], 1, idx1(P, rx), c->u.store.value, s->loc);
-      bool combining = false;
-      for (int i = 0; i < P->ncombining; i++) combining |= P->combining[i] == s->u.store.buf;
+      bool combining = is_combining(P, s->u.store.buf);
       if (r == -3 && combining) { /* each thread combines into its own copy (par_reduce_wrap) */
         for (int i = 0; i < s->u.store.nidx; i++) idx[i] = xform_expr(I, s->u.store.idx[i]);
         return store(P, P->regs[s->u.store.buf->id], 1, idx1(P, repl_index(P, s->u.store.buf, s->u.store.nidx, idx, s->loc)),
