@@ -186,7 +186,8 @@ bench-run: all $(BENCH_BINS)
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
 
 # make install [PREFIX=/usr/local] [DESTDIR=...]: the CLI, both libraries, the header and a
-# pkg-config file (tilec.h includes <dlpack/dlpack.h>: Debian's libdlpack-dev).
+# pkg-config file (tilec.h includes <dlpack/dlpack.h>: Debian's libdlpack-dev). The Python
+# package (`pip install ./python`) then finds the library through ldconfig or pkg-config.
 PREFIX ?= /usr/local
 VERSION := $(shell sed -n 's/^\#define TILEC_VERSION_STRING "\(.*\)"/\1/p' include/tilec.h)
 install: all
@@ -196,6 +197,12 @@ install: all
 	install -m 755 $(BUILD)/libtilec.so $(DESTDIR)$(PREFIX)/lib/libtilec.so
 	install -m 644 include/tilec.h $(DESTDIR)$(PREFIX)/include/tilec.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' tools/tilec.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/tilec.pc
+# The loader's cache learns the new library (as root, no DESTDIR, into a folder ldconfig reads,
+# such as /usr/local/lib), so dlopen("libtilec.so") finds it. Elsewhere the Python
+# package finds it through pkg-config (PKG_CONFIG_PATH, or its own prefix's and ~/.local's
+# lib/pkgconfig: docs/python.md).
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null 2>&1 && \
+	  cat /etc/ld.so.conf /etc/ld.so.conf.d/*.conf 2>/dev/null | grep -qx '$(PREFIX)/lib'; then ldconfig; fi
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz

@@ -1,12 +1,22 @@
 """ctypes bindings of include/tilec.h and DLPack's structs.
 
-The library is found, in order: $TILEC_LIB (a path to libtilec.so), a libtilec.so next to this
-package, the build/ folder of the repository the package sits in (python/../build), then the
-system's loader (after `make install`).
+The library is found, in order (the first that loads wins; `loaded_path()` says which):
+  1. $TILEC_LIB, a path to libtilec.so (when set, nothing else is tried);
+  2. the package's own copy, tilec/libtilec.so (`pip install .` builds and ships it);
+     in place in a checkout (`PYTHONPATH=python`), the repository's build/libtilec.so;
+  3. the system loader's paths: LD_LIBRARY_PATH, the ldconfig cache, /lib and /usr/lib
+     (`make install` as root runs ldconfig);
+  4. pkg-config's `tilec` (`make install PREFIX=...` writes lib/pkgconfig/tilec.pc), looking in
+     PKG_CONFIG_PATH, the default folders, and the lib/pkgconfig of this Python's prefix and of
+     the user base (~/.local), where `make install PREFIX=$HOME/.local` puts it.
+The ImportError raised when none loads lists what was tried, and why each failed.
 """
 import ctypes
-import ctypes.util
 import os
+import shutil
+import site
+import subprocess
+import sys
 import threading
 
 # ---- DLPack (dlpack/dlpack.h: the DLTensor layout is the same in 0.6 and 1.x) ---------------
@@ -188,50 +198,98 @@ _SIGNATURES = {
 }
 
 
+def _in_checkout(pkg_dir):
+    """The repository around a package used in place (python/tilec), or None."""
+    root = os.path.dirname(os.path.dirname(pkg_dir))
+    if os.path.basename(os.path.dirname(pkg_dir)) == "python" and os.path.isfile(os.path.join(root, "Makefile")) \
+            and os.path.isdir(os.path.join(root, "src")):
+        return root
+    return None
+
+
+def _pkg_config_libdir():
+    """libtilec.so in pkg-config's `tilec` libdir: (path or None, what was looked at)."""
+    exe = shutil.which("pkg-config")
+    if not exe:
+        return None, "pkg-config tilec (pkg-config is not installed)"
+    extra = []
+    for prefix in (sys.prefix, site.getuserbase() if hasattr(site, "getuserbase") else None):
+        if prefix:
+            d = os.path.join(prefix, "lib", "pkgconfig")
+            if os.path.isdir(d) and d not in extra:
+                extra.append(d)
+    env = dict(os.environ)
+    path = [p for p in env.get("PKG_CONFIG_PATH", "").split(os.pathsep) if p] + extra
+    env["PKG_CONFIG_PATH"] = os.pathsep.join(path)
+    where = "pkg-config tilec (PKG_CONFIG_PATH=" + env["PKG_CONFIG_PATH"] + ", then the default folders)"
+    try:
+        out = subprocess.run([exe, "--variable=libdir", "tilec"], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError) as e:
+        return None, f"{where}: {e}"
+    libdir = out.stdout.decode(errors="replace").strip()
+    if out.returncode != 0 or not libdir:
+        return None, f"{where}: no tilec.pc"
+    return os.path.join(libdir, "libtilec.so"), None
+
+
 def _candidates():
+    """(path, note) pairs in search order; a path None with a note is a step that found nothing."""
     env = os.environ.get("TILEC_LIB")
     if env:
-        yield env
+        yield env, "$TILEC_LIB"
         return
     here = os.path.dirname(os.path.abspath(__file__))
-    yield os.path.join(here, "libtilec.so")
-    yield os.path.join(os.path.dirname(os.path.dirname(here)), "build", "libtilec.so")
-    found = ctypes.util.find_library("tilec")
-    if found:
-        yield found
-    yield "libtilec.so"
+    yield os.path.join(here, "libtilec.so"), "the package's own copy"
+    root = _in_checkout(here)
+    if root:
+        yield os.path.join(root, "build", "libtilec.so"), "the checkout's build/ (make)"
+    yield "libtilec.so", "the system loader (LD_LIBRARY_PATH, the ldconfig cache, /lib, /usr/lib)"
+    path, why = _pkg_config_libdir()
+    yield path, why or "pkg-config tilec"
 
 
 _lib = None
+_lib_path = None
 _lock = threading.Lock()
+
+
+def loaded_path():
+    """The libtilec.so that was loaded (a path, or "libtilec.so" when the system loader found it)."""
+    lib()
+    return _lib_path
 
 
 def lib():
     """The loaded libtilec.so with every function's signature set."""
-    global _lib
+    global _lib, _lib_path
     if _lib is not None:
         return _lib
     with _lock:
         if _lib is not None:
             return _lib
         tried = []
-        for path in _candidates():
+        for path, note in _candidates():
+            if path is None:
+                tried.append(note)
+                continue
             if os.sep in path and not os.path.exists(path):
-                tried.append(path + " (missing)")
+                tried.append(f"{path} ({note}: no such file)")
                 continue
             try:
                 handle = ctypes.CDLL(path)
             except OSError as e:
-                tried.append(f"{path} ({e})")
+                tried.append(f"{path} ({note}: {e})")
                 continue
             for name, (res, args) in _SIGNATURES.items():
                 fn = getattr(handle, name)
                 fn.restype = res
                 fn.argtypes = args
-            _lib = handle
+            _lib, _lib_path = handle, path
             return _lib
-        raise ImportError("tilec: cannot load libtilec.so; build it with `make` or set TILEC_LIB. Tried: "
-                          + "; ".join(tried))
+        raise ImportError("tilec: cannot load libtilec.so. Install the package with the library built in "
+                          "(`pip install .` from the repository root), or build it (`make`) and set TILEC_LIB, "
+                          "or `make install`. Tried: " + "; ".join(tried))
 
 
 def take_string(ptr):

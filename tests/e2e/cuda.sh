@@ -7,6 +7,7 @@ D=$(mktemp -d /tmp/tilec-e2e-cuda-XXXXXX)
 trap 'rm -rf "$D"' EXIT
 export TILEC_CACHE_DIR="$D/cache"
 . tests/e2e/find_cuobjdump
+find_cuobjdump >/dev/null || echo "SKIP cuda sass: no cuobjdump, the cubins' SASS is not read (sh tools/deps.sh test installs nvidia-cuda-cuobjdump)"
 ok() { echo "PASS cuda: $1"; }
 bad() { echo "FAIL cuda: $1"; [ -f "$D/err" ] && head -n 6 "$D/err"; }
 

@@ -9,7 +9,7 @@
 # lists the targets instead (tests/gpu/run.sh sets cuda).
 T=${TILEC:-build/tilec}
 if ! command -v python3 >/dev/null 2>&1; then
-  echo "PASS differential skipped: python3 not installed"
+  echo "SKIP differential: python3 not installed"
   exit 0
 fi
 D=$(mktemp -d /tmp/tilec-e2e-diff-XXXXXX)

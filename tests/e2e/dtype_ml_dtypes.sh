@@ -8,7 +8,7 @@ if [ ! -x "$dump" ]; then
   exit 1
 fi
 if ! python3 -c 'import ml_dtypes, numpy' >/dev/null 2>&1; then
-  echo "PASS dtype ml_dtypes skipped: ml_dtypes not installed"
+  echo "SKIP dtype ml_dtypes: python3 with ml_dtypes and numpy is not installed (sh tools/deps.sh test)"
   exit 0
 fi
 python3 "$(dirname "$0")/dtype_ml_dtypes.py" "$dump"

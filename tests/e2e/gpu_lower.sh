@@ -250,6 +250,6 @@ if cuobj=$(find_cuobjdump); then
   if [ "$r" -eq 2 ] && [ "$s" -eq 0 ]; then echo "PASS gpu_lower sass gemm_tma.sm_90a: warp-specialized, $r USETMAXREG, no local memory"
   else echo "FAIL gpu_lower sass gemm_tma.sm_90a: $r USETMAXREG (expected 2), $s local-memory ops"; fi
 else
-  echo "gpu_lower: no cuobjdump, SASS not checked"
+  echo "SKIP gpu_lower sass: no cuobjdump (sh tools/deps.sh test installs nvidia-cuda-cuobjdump)"
 fi
 rm -rf "$C"

@@ -2,7 +2,7 @@
 # `make install` into a private prefix, then build the C embedding example against the installed
 # header and library (static through pkg-config, and shared) and run it.
 B=${TILEC_BUILD:-build}
-if [ "$B" != build ]; then echo "PASS install: checked with the plain build only"; exit 0; fi
+if [ "$B" != build ]; then echo "note: install: checked with the plain build only"; exit 0; fi
 D=$(mktemp -d /tmp/tilec-e2e-install-XXXXXX)
 trap 'rm -rf "$D"' EXIT
 export TILEC_CACHE_DIR="$D/cache"

@@ -5,7 +5,7 @@
 # end; this catches a misreading of TileLang itself.
 T=${TILEC:-build/tilec}
 if ! python3 -c 'import numpy' 2>/dev/null; then
-  echo "PASS numpy_check skipped: numpy not installed"
+  echo "SKIP numpy_check: numpy not installed (sh tools/deps.sh test)"
   exit 0
 fi
 TMPDIR=${TMPDIR:-/tmp} python3 examples/check/numpy_check.py "$T"

@@ -9,7 +9,7 @@ if [ ! -x "$dump" ]; then
   exit 1
 fi
 if ! command -v python3 >/dev/null 2>&1; then
-  echo "PASS parse vs cpython skipped: python3 not installed"
+  echo "SKIP parse vs cpython: python3 not installed"
   exit 0
 fi
 here=$(dirname "$0")

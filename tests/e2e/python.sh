@@ -4,9 +4,9 @@
 # those are missing. A sanitizer build's library cannot be loaded into an uninstrumented Python,
 # so the package is checked with the plain build only.
 B=${TILEC_BUILD:-build}
-if [ "$B" != build ]; then echo "PASS python: checked with the plain build only"; exit 0; fi
+if [ "$B" != build ]; then echo "note: python: checked with the plain build only"; exit 0; fi
 if ! python3 -c 'import numpy, pytest' 2>/dev/null; then
-  echo "PASS python skipped: python3 with numpy and pytest is not installed (pip install numpy pytest)"
+  echo "SKIP python: python3 with numpy and pytest is not installed (sh tools/deps.sh test)"
   exit 0
 fi
 D=$(mktemp -d /tmp/tilec-e2e-python-XXXXXX)
@@ -14,7 +14,7 @@ trap 'rm -rf "$D"' EXIT
 export TILEC_LIB="$PWD/$B/libtilec.so" TILEC_CACHE_DIR="${TILEC_CACHE_DIR:-$D/cache}"
 python3 -m pytest -q -rA -p no:cacheprovider python/tests >"$D/out" 2>&1
 rc=$?
-sed -n 's/^PASSED \(.*\)$/PASS python: \1/p; s/^\(FAILED\|ERROR\) \(.*\)$/FAIL python: \2/p; s/^SKIPPED \(.*\)$/note: python skipped: \1/p' "$D/out"
+sed -n 's/^PASSED \(.*\)$/PASS python: \1/p; s/^\(FAILED\|ERROR\) \(.*\)$/FAIL python: \2/p; s/^SKIPPED \(.*\)$/SKIP python: \1/p' "$D/out"
 if [ $rc -ne 0 ] && ! grep -q '^\(FAILED\|ERROR\) ' "$D/out"; then
   echo "FAIL python: pytest exited with status $rc"
   tail -n 30 "$D/out"

@@ -4,9 +4,9 @@
 # kernels (and the fused one), the WaveNet stack, and a small MobileNetV2. Needs python3 + numpy;
 # uses the plain build's library (a sanitizer build cannot be loaded into Python).
 B=${TILEC_BUILD:-build}
-if [ "$B" != build ]; then echo "PASS workloads: checked with the plain build only"; exit 0; fi
+if [ "$B" != build ]; then echo "note: workloads: checked with the plain build only"; exit 0; fi
 if ! python3 -c 'import numpy' 2>/dev/null; then
-  echo "PASS workloads skipped: numpy not installed"
+  echo "SKIP workloads: numpy not installed (sh tools/deps.sh test)"
   exit 0
 fi
 D=$(mktemp -d /tmp/tilec-e2e-workloads-XXXXXX)
