@@ -1162,25 +1162,51 @@ static const tc_ast *module_dict(const tc_ast *module, const char *name) {
   return found && found->kind == TC_AST_DICT ? found : NULL;
 }
 
+static void record_pass_config(tc_ev *ev, const char *key_text, const tc_val *v) {
+  bool fast = is_config_key(key_text, "TL_ENABLE_FAST_MATH", "tl.enable_fast_math");
+  bool no_ws = is_config_key(key_text, "TL_DISABLE_WARP_SPECIALIZED", "tl.disable_warp_specialized");
+  bool no_sync = is_config_key(key_text, "TL_DISABLE_THREAD_STORAGE_SYNC", "tl.disable_thread_storage_sync");
+  bool on = (v->kind == TV_BOOL && v->u.b) || (v->kind == TV_INT && v->u.i != 0);
+  if (fast) ev->k->fast_math = on;
+  else if (no_ws) ev->k->no_warp_specialize = on;
+  else if (no_sync) ev->k->no_storage_sync = on;
+}
+
+/* pass_configs=: a dict literal (or the name of a module-level one) is read key by key, by the keys'
+ * text, evaluating only the values of the keys tilec acts on; any other expression (a conditional,
+ * a dict built by a function, a key held in a variable) is evaluated at module level and must give
+ * a dict. */
 static void record_pass_configs(tc_ev *ev, const tc_ast *configs) {
-  if (configs && configs->kind == TC_AST_NAME) configs = module_dict(ev->module, configs->str);
-  if (!configs || configs->kind != TC_AST_DICT) return;
-  for (int i = 0; i < configs->list.n; i++) {
-    const tc_ast *key = configs->list.v[i];
-    if (!key) continue;
-    const char *text = ev_node_text(ev, key);
-    bool fast = is_config_key(text, "TL_ENABLE_FAST_MATH", "tl.enable_fast_math");
-    bool no_ws = is_config_key(text, "TL_DISABLE_WARP_SPECIALIZED", "tl.disable_warp_specialized");
-    bool no_sync = is_config_key(text, "TL_DISABLE_THREAD_STORAGE_SYNC", "tl.disable_thread_storage_sync");
-    if (!fast && !no_ws && !no_sync) continue;
-    tc_env *saved = ev->scope;
-    ev->scope = ev->globals;
-    tc_val *v = ev_expr(ev, configs->list2.v[i]);
-    ev->scope = saved;
-    bool on = (v->kind == TV_BOOL && v->u.b) || (v->kind == TV_INT && v->u.i != 0);
-    if (fast) ev->k->fast_math = on;
-    else if (no_ws) ev->k->no_warp_specialize = on;
-    else ev->k->no_storage_sync = on;
+  if (!configs) return;
+  const tc_ast *literal = configs->kind == TC_AST_NAME ? module_dict(ev->module, configs->str) : configs;
+  tc_env *saved = ev->scope;
+  ev->scope = ev->globals;
+  if (literal && literal->kind == TC_AST_DICT) {
+    for (int i = 0; i < literal->list.n; i++) {
+      const tc_ast *key = literal->list.v[i];
+      if (!key) continue; /* **other */
+      const char *text = ev_node_text(ev, key);
+      if (is_config_key(text, "TL_ENABLE_FAST_MATH", "tl.enable_fast_math") ||
+          is_config_key(text, "TL_DISABLE_WARP_SPECIALIZED", "tl.disable_warp_specialized") ||
+          is_config_key(text, "TL_DISABLE_THREAD_STORAGE_SYNC", "tl.disable_thread_storage_sync"))
+        record_pass_config(ev, text, ev_expr(ev, literal->list2.v[i]));
+    }
+    bool spread = false; /* {**base, key: value}: the whole dict is evaluated */
+    for (int i = 0; i < literal->list.n; i++) spread |= !literal->list.v[i];
+    if (!spread) {
+      ev->scope = saved;
+      return;
+    }
+  }
+  tc_val *d = ev_expr(ev, configs);
+  ev->scope = saved;
+  if (d->kind == TV_NONE) return;
+  if (d->kind != TV_DICT) ev_fail(ev, configs->loc, "pass_configs is %s, not a dict", tv_kind_name(d));
+  for (int i = 0; i < d->u.dict.n; i++) {
+    const tc_val *k = d->u.dict.k[i];
+    const char *text = k->kind == TV_OPAQUE ? k->u.opaque.name
+                       : k->kind == TV_STR ? tc_arena_printf(ev->ir, "\"%.*s\"", (int)k->u.str.n, k->u.str.s) : "";
+    record_pass_config(ev, text, d->u.dict.v[i]);
   }
 }
 

@@ -51,14 +51,23 @@ static bool bs_conflict(const bset *state, const bset *acc) {
   return false;
 }
 
-static bool visible(const tc_buffer *b) { return b && (b->scope == TC_SCOPE_SHARED || b->scope == TC_SCOPE_GLOBAL); }
+/* Under pass_configs TL_DISABLE_THREAD_STORAGE_SYNC the program places the barriers for its own
+ * shared tiles and tensors (TileLang then skips its thread-sync pass); the tiles the lowering made
+ * (fragments moved to shared memory, scratch, staging) still get theirs here. */
+static bool program_synced(const bctx *C, const tc_buffer *b) {
+  const tc_kernel_ir *k = C->P->k;
+  return k->no_storage_sync && (b->program_synced || (b->scope == TC_SCOPE_GLOBAL && b->param_index >= 0 && b->param_index < k->nparams));
+}
+static bool visible_in(const bctx *C, const tc_buffer *b) {
+  return b && (b->scope == TC_SCOPE_SHARED || b->scope == TC_SCOPE_GLOBAL) && !program_synced(C, b);
+}
 
 static void acc_expr(bctx *C, bset *s, const tc_expr *e) {
   if (!e) return;
-  if (e->op == TC_OP_LOAD && visible(e->buf) && e->buf->id < C->n) s->r[e->buf->id] = 1;
+  if (e->op == TC_OP_LOAD && visible_in(C, e->buf) && e->buf->id < C->n) s->r[e->buf->id] = 1;
   /* an address alone touches no memory (aligned16 tests it); the intrinsics that take one say
    * what they do with it (acc_stmt) */
-  if (e->op == TC_OP_ADDRESS_OF && (!e->buf || !visible(e->buf) || e->buf->id >= C->n)) return;
+  if (e->op == TC_OP_ADDRESS_OF && (!e->buf || !visible_in(C, e->buf) || e->buf->id >= C->n)) return;
   for (int i = 0; i < e->nargs; i++) acc_expr(C, s, e->args[i]);
 }
 
@@ -86,12 +95,12 @@ static void acc_stmt(bctx *C, bset *s, const tc_stmt *st) {
   case TC_ST_STORE:
     for (int i = 0; i < st->u.store.nidx; i++) acc_expr(C, s, st->u.store.idx[i]);
     acc_expr(C, s, st->u.store.value);
-    if (visible(st->u.store.buf) && st->u.store.buf->id < C->n) s->w[st->u.store.buf->id] = 1;
+    if (visible_in(C, st->u.store.buf) && st->u.store.buf->id < C->n) s->w[st->u.store.buf->id] = 1;
     break;
   case TC_ST_ATOMIC_ADD: /* atomics commute with each other, not with plain accesses */
     for (int i = 0; i < st->u.atomic.nidx; i++) acc_expr(C, s, st->u.atomic.idx[i]);
     acc_expr(C, s, st->u.atomic.value);
-    if (visible(st->u.atomic.buf) && st->u.atomic.buf->id < C->n) s->a[st->u.atomic.buf->id] = 1;
+    if (visible_in(C, st->u.atomic.buf) && st->u.atomic.buf->id < C->n) s->a[st->u.atomic.buf->id] = 1;
     break;
   case TC_ST_LET: case TC_ST_ASSIGN: acc_expr(C, s, st->u.let.value); break;
   case TC_ST_EVALUATE: acc_expr(C, s, st->u.evaluate.value); break;
@@ -106,7 +115,7 @@ static void acc_stmt(bctx *C, bset *s, const tc_stmt *st) {
     for (int i = 0; i < st->u.intrinsic.nargs; i++) {
       const tc_expr *x = st->u.intrinsic.args[i];
       acc_expr(C, s, x);
-      if (x->op == TC_OP_ADDRESS_OF && visible(x->buf) && x->buf->id < C->n) {
+      if (x->op == TC_OP_ADDRESS_OF && visible_in(C, x->buf) && x->buf->id < C->n) {
         if (i == written) s->w[x->buf->id] = 1;
         else s->r[x->buf->id] = 1;
       }

@@ -289,6 +289,25 @@ static bool demote_scan_cb(void *ctx, tc_stmt *s) {
   return true;
 }
 
+typedef struct shared_tiles {
+  bool *is_shared;
+  int n;
+} shared_tiles;
+static bool shared_alloc_cb(void *ctx, tc_stmt *s) {
+  shared_tiles *T = ctx;
+  if (s->kind == TC_ST_ALLOC && s->u.alloc.buf->scope == TC_SCOPE_SHARED && s->u.alloc.buf->id < T->n)
+    T->is_shared[s->u.alloc.buf->id] = true;
+  return true;
+}
+/* by buffer id: the shared tiles the program itself allocates (fragments moved to shared memory
+ * keep their ids but are not among them) */
+static bool *program_shared_tiles(tc_arena *a, const tc_kernel_ir *k0, int *n) {
+  shared_tiles T = {TC_NEW_ARRAY(a, bool, k0->next_id + 1), k0->next_id};
+  tc_visit_stmts(k0->body, shared_alloc_cb, &T);
+  *n = T.n;
+  return T.is_shared;
+}
+
 static bool same_loc(tc_loc x, tc_loc y) { return x.src == y.src && x.line == y.line && x.col == y.col; }
 
 typedef struct uses_scan { const tc_buffer *b; bool read, write; } uses_scan;
@@ -482,6 +501,8 @@ static tc_kernel_ir *lower_once(tc_arena *a, const tc_kernel_ir *k0, const tc_gp
     return NULL;
   }
   /* 3. flat shared storage */
+  int nprogram = 0; /* the shared tiles the program allocated (not the lowering's) */
+  bool *program_shared = program_shared_tiles(a, k0, &nprogram);
   int64_t smem = 0;
   const tc_buffer *over = NULL; /* the tile past which they do not fit one after another */
   for (int id = 0; id < P->nbufs; id++) {
@@ -491,6 +512,7 @@ static tc_kernel_ir *lower_once(tc_arena *a, const tc_kernel_ir *k0, const tc_gp
     tc_expr **shape = TC_NEW_ARRAY(a, tc_expr *, 1);
     shape[0] = ci(a, n, b->loc);
     P->flat[id] = tc_ir_new_buffer(a, k, b->name, b->dtype, TC_SCOPE_SHARED, 1, shape, b->loc);
+    P->flat[id]->program_synced = k->no_storage_sync && id < nprogram && program_shared[id];
     if (P->annotated[id]) n = P->annotated[id]->storage_elems > n ? P->annotated[id]->storage_elems : n;
     shape[0]->ival = n;
     smem += tc_gpu_tile_bytes(b->dtype, n);
@@ -509,6 +531,9 @@ static tc_kernel_ir *lower_once(tc_arena *a, const tc_kernel_ir *k0, const tc_gp
   k->body = tc_stmt_list_seq(a, &top, loc);
   if (!verify_step(P, "gpu-lower-tileops")) return NULL;
   /* 4. barriers */
+  if (k->no_storage_sync && notes)
+    tc_sb_printf(notes, "barriers: pass_configs tl.disable_thread_storage_sync: the program's T.sync_threads() order its "
+                 "shared tiles and tensors, tilec adds none for them (only for the tiles it makes itself)\n");
   if (!tc_gpu_insert_barriers(P) || !verify_step(P, "gpu-insert-barriers")) return NULL;
   /* 4b. the consumer warpgroups' turns at the tensor cores (needs the barriers in place) */
   if (!tc_gpu_pingpong(P) || !verify_step(P, "gpu-pingpong")) return NULL;

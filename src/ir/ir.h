@@ -112,6 +112,10 @@ typedef struct tc_buffer {
   /* Set by the GPU lowering on a shared tile that each warp reads back only where it wrote it
    * (gpu/epilogue.c's staging tiles): no other thread's access can conflict with a warp's. */
   bool warp_private;
+  /* Set by the GPU lowering, under pass_configs TL_DISABLE_THREAD_STORAGE_SYNC, on the flat copy
+   * of a shared tile the program allocated: the program places the barriers its accesses need,
+   * so the lowering places none for it (tiles the lowering made keep theirs). */
+  bool program_synced;
   /* T.alloc_barrier's arrival counters (src/front/eval_ws.c): they only order warp groups */
   bool mbarrier;
   tc_loc loc;

@@ -3,7 +3,8 @@
  * A dispatch runs its threadgroups on a few OS threads (workers), one threadgroup at a time
  * each. Inside a threadgroup every MSL thread is a cooperative thread (a ucontext on its own
  * small stack, with a guard page below it). The worker's scheduler resumes the runnable threads
- * in index order; a thread runs until it finishes or reaches a barrier:
+ * in index order (TILEC_EMU_ORDER=reverse: from the last, which shows a write that runs before
+ * another thread's read of the old value); a thread runs until it finishes or reaches a barrier:
  *  - threadgroup_barrier: it waits until every live thread of the threadgroup has arrived;
  *  - a simdgroup operation: its lanes deposit their values in the simdgroup's exchange area and
  *    wait until every live lane of the simdgroup has arrived, read, and meet once more.
@@ -66,6 +67,7 @@ typedef struct worker {
   int live, tg_arrived;
   unsigned tg_gen;
   int cur;
+  bool reverse; /* TILEC_EMU_ORDER=reverse: resume threads from the last */
   tc_fiber_sched sched;
   /* the first error */
   char error[512];
@@ -172,7 +174,8 @@ static bool run_group(worker *w, long g) {
   }
   while (w->live > 0) {
     bool progress = false;
-    for (int t = 0; t < w->nthreads; t++) {
+    for (int n = 0; n < w->nthreads; n++) {
+      const int t = w->reverse ? w->nthreads - 1 - n : n;
       fiber *f = &w->f[t];
       if (!runnable(w, f)) continue;
       f->state = F_READY;
@@ -298,6 +301,8 @@ tilec_status tc_emu_dispatch(tc_emu_library *lib, const char *entry, void *const
   }
   if (ngroups <= 0) return TILEC_OK;
   int nworkers = tc_fiber_worker_count(ngroups);
+  const char *order = getenv("TILEC_EMU_ORDER");
+  bool reverse = order && strcmp(order, "reverse") == 0;
   worker *ws = calloc((size_t)nworkers, sizeof *ws);
   if (!ws) {
     tc_error(err, TILEC_ERROR_NOMEM, "out of memory");
@@ -314,6 +319,7 @@ tilec_status tc_emu_dispatch(tc_emu_library *lib, const char *entry, void *const
     w->tg_mem_bytes = tg_mem_bytes;
     w->next_group = &next;
     w->ngroups = ngroups;
+    w->reverse = reverse;
     if (!worker_init(w, (int)nthreads, tg_mem_bytes)) {
       tc_error(err, TILEC_ERROR_NOMEM, "out of memory for the emulator's threads");
       st = TILEC_ERROR_NOMEM;

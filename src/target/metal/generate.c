@@ -129,12 +129,13 @@ static bool explain_scope(void *ctx, tc_stmt *s) {
   return true;
 }
 
-/* The lowering's lines about accumulator stores (src/gpu/simdgroup_store.c). */
-/* The lowering's notes metal shows: accumulator stores, and shared tiles that share memory. */
+/* The lowering's notes metal shows: accumulator stores, shared tiles that share memory, barriers left to the
+ * program. */
 static void explain_stores(tc_strbuf *sb, const char *notes) {
   for (const char *p = notes; p && *p;) {
     size_t len = strcspn(p, "\n");
-    if (memmem(p, len, "simdgroup_store", 15) || (len > 14 && !memcmp(p, "shared memory:", 14))) tc_sb_printf(sb, "%.*s\n", (int)len, p);
+    if (memmem(p, len, "simdgroup_store", 15) || (len > 14 && !memcmp(p, "shared memory:", 14)) ||
+        (len > 9 && !memcmp(p, "barriers:", 9))) tc_sb_printf(sb, "%.*s\n", (int)len, p);
     p += len + (p[len] == '\n');
   }
 }
