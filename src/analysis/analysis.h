@@ -7,6 +7,7 @@
  *   affine.c    an index expression as a linear function of chosen variables
  *   conflict.c  hazards on block-visible memory between per-thread statements (barriers)
  *   rounding.c  the narrowest float dtype each output's value is rounded through (verification)
+ *   range.c     the values an integer expression can take (printers: arithmetic that cannot wrap)
  *
  * All functions are pure queries over IR they do not modify. */
 #ifndef TILEC_ANALYSIS_H
@@ -160,5 +161,32 @@ int tc_kernel_unordered_dims(const tc_kernel_ir *k, unsigned *out);
  * dtype narrower than its own (a bfloat16 intermediate of a float32 output): that dtype, whose
  * tolerance its verification needs; TC_DT_INVALID otherwise. Returns 0, or -1 without memory. */
 int tc_kernel_rounds_through(const tc_kernel_ir *k, tc_dtype *out);
+
+/* ---- range.c: integer ranges ----
+ * Sound intervals of integer expressions: thread and block indices, loop counters and LET values
+ * as a printer reaches their definitions (tc_range_set*), constants, and the operations on them;
+ * everything else has its dtype's range. `known` is false where no bound holds (64-bit unsigned,
+ * vectors, floats). */
+typedef struct tc_int_range {
+  int64_t lo, hi;
+  bool known;
+} tc_int_range;
+typedef struct tc_ranges {
+  const tc_kernel_ir *k;
+  int nvars;
+  tc_int_range *var; /* by var id: set at the definition the printer has reached */
+  bool *assigned;    /* by var id: assigned after its LET, so only its dtype's range holds */
+} tc_ranges;
+void tc_ranges_init(tc_ranges *R, tc_arena *a, const tc_kernel_ir *k);
+/* call on every statement before printing (tc_visit_stmts): marks the variables assigned again */
+void tc_ranges_note_assigned(tc_ranges *R, const tc_stmt *s);
+void tc_range_set(tc_ranges *R, const tc_var *v, tc_int_range r);
+/* a loop counter: [min, min + extent); extent NULL: no upper bound but its dtype's */
+void tc_range_set_loop(tc_ranges *R, const tc_var *v, const tc_expr *min, const tc_expr *extent);
+tc_int_range tc_range_of(const tc_ranges *R, const tc_expr *e);
+bool tc_range_nonneg(const tc_ranges *R, const tc_expr *e);
+/* e's own operation (+, -, *, ...) on its operands' ranges never leaves e's integer dtype: C's plain
+ * operator gives the wrapped result the IR defines */
+bool tc_range_exact(const tc_ranges *R, const tc_expr *e);
 
 #endif

@@ -973,6 +973,30 @@ static tc_stmt *vector_copy(tc_gpu_plan *P, const tc_region *src, const tc_regio
   return c;
 }
 
+/* The longest run (a power of two, at most max_w, 1 when none) such that every thread's registers
+ * r0 .. r0 + w - 1, for r0 a multiple of w, hold w consecutive elements of one row, the first at a
+ * multiple of w in its row: those registers move to or from memory as one vector access. */
+static int register_run(const tc_gpu_layout *D, int max_w) {
+  int64_t inner = D->shape[D->ndim - 1];
+  int w = 1;
+  while (w * 2 <= max_w) w *= 2;
+  for (; w >= 2; w /= 2) {
+    bool ok = D->num_regs % w == 0 && inner % w == 0;
+    for (int64_t t = 0; ok && t < D->threads; t++)
+      for (int64_t r0 = 0; ok && r0 < D->num_regs; r0 += w) {
+        int64_t rep, e0 = tc_gl_elem(D, t, r0, &rep);
+        if (e0 < 0 || e0 % inner % w) {
+          ok = false;
+          break;
+        }
+        for (int j = 1; j < w; j++)
+          if (tc_gl_elem(D, t, r0 + j, &rep) != e0 + j) ok = false;
+      }
+    if (ok) return w;
+  }
+  return 1;
+}
+
 /* A copy between a CYCLIC fragment (each thread holds runs of `vec` consecutive elements of a
  * row) and a global tensor or a shared tile moves each run with vector accesses (copy_vec of
  * 4, 8 or 16 bytes) instead of one load or store per element. For a global tensor it is taken
@@ -987,13 +1011,20 @@ static tc_stmt *vector_frag_copy(tc_gpu_plan *P, const tc_region *src, const tc_
   if (!is_frag(f->buf) || !(g->buf->scope == TC_SCOPE_GLOBAL || shared) || !tc_gpu_region_whole(f) || n == 0) return NULL;
   if ((shared && P->annotated[g->buf->id]) || tc_layout_on_global(g->buf)) return NULL;
   const tc_gpu_layout *D = P->frag[f->buf->id];
-  if (!D || D->kind != TC_GL_CYCLIC || D->vec < 2 || D->reps != 1 || !P->regs[f->buf->id]) return NULL;
+  if (!D || D->reps != 1 || !P->regs[f->buf->id]) return NULL;
   int bits = tc_dtype_bits(g->buf->dtype), eb = bits / 8;
   if (bits % 8 || eb == 0 || tc_dtype_bits(f->buf->dtype) < 8) return NULL;
   int64_t inner = D->shape[D->ndim - 1];
-  int w = D->vec;
-  while (w > 1 && (int64_t)w * eb > 16) w /= 2;
-  if (w < 2 || D->vec % w || inner % D->vec || (w * eb != 4 && w * eb != 8 && w * eb != 16)) return NULL;
+  int w;
+  if (D->kind == TC_GL_CYCLIC) {
+    if (D->vec < 2) return NULL;
+    w = D->vec;
+    while (w > 1 && (int64_t)w * eb > 16) w /= 2;
+    if (w < 2 || D->vec % w || inner % D->vec) return NULL;
+  } else {
+    w = register_run(D, 16 / eb); /* an accumulator's runs (Metal 4's matmul2d: 4 columns a thread) */
+  }
+  if (w < 2 || (w * eb != 4 && w * eb != 8 && w * eb != 16)) return NULL;
   /* the run is along the global tensor's innermost (contiguous) dimension */
   if (g->r[g->ndim - 1].extent != inner || ext[n - 1] != inner) return NULL;
   int k = 0;
@@ -1061,9 +1092,11 @@ static tc_stmt *lower_copy(tc_gpu_plan *P, tc_stmt *s) {
     c->u.if_.then_s = a;
     c->u.if_.else_s = b;
     tc_expr *vcond = NULL;
-    tc_stmt *vec = vector_frag_copy(P, src, dst, n, ext, &vcond, s->loc);
+    tc_stmt *vec = NULL;
     bool in_bounds_only = false; /* vec's test is c's own: only c's checked copy is left */
-    if (!vec && is_frag(src->buf)) in_bounds_only = (vec = tc_gpu_acc_store_simdgroup(P, src, dst, n, ext, &vcond, s->loc)) != NULL;
+    /* Metal's simdgroup accumulators: simdgroup_store, before vector stores of their runs */
+    if (is_frag(src->buf)) in_bounds_only = (vec = tc_gpu_acc_store_simdgroup(P, src, dst, n, ext, &vcond, s->loc)) != NULL;
+    if (!vec) vec = vector_frag_copy(P, src, dst, n, ext, &vcond, s->loc);
     if (!vec) return c;
     tc_stmt *v = tc_ir_stmt(P->a, TC_ST_IF, s->loc);
     v->u.if_.cond = vcond;

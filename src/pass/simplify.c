@@ -70,6 +70,11 @@ static tc_expr *simplify_node(void *ctx, tc_expr *e) {
     if (e->op == TC_OP_AND) return xv ? y : x;
     return xv ? x : y;
   }
+  /* x && true, x || false: x, when x is itself a truth value (the other cases may skip x's evaluation
+   * only by changing the result's type or dropping a side effect, so they stay) */
+  if (e->nargs == 2 && (e->op == TC_OP_AND || e->op == TC_OP_OR) && y->op == TC_OP_CONST_INT && tc_dtype_is_bool(x->dtype) &&
+      (y->ival != 0) == (e->op == TC_OP_AND))
+    return x;
   switch (e->op) {
   case TC_OP_ADD:
     if (int_typed(e) && is_int_const(y, 0)) return x;

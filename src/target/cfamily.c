@@ -339,3 +339,59 @@ void tc_cf_expr_as(tc_cf *p, tc_strbuf *sb, const tc_expr *e, tc_dtype to) {
   p->h->cast(sb, e->dtype, to, tc_sb_cstr(&t));
   tc_sb_free(&t);
 }
+
+/* The index just past the group that opens at text[i] ('(' or '['), or -1 when it never closes. */
+static long group_end(const char *text, long i) {
+  int depth = 0;
+  for (; text[i]; i++) {
+    if (text[i] == '(' || text[i] == '[') depth++;
+    else if (text[i] == ')' || text[i] == ']') {
+      if (--depth == 0) return i + 1;
+    }
+  }
+  return -1;
+}
+
+bool tc_cf_is_primary(const char *text) {
+  long i = 0;
+  if (text[0] == '(') return group_end(text, 0) == (long)strlen(text);
+  while ((text[i] >= 'a' && text[i] <= 'z') || (text[i] >= 'A' && text[i] <= 'Z') || (text[i] >= '0' && text[i] <= '9') ||
+         text[i] == '_' || text[i] == '.')
+    i++;
+  if (i == 0) return false;
+  while (text[i] == '(' || text[i] == '[') /* calls and subscripts bind tightest */
+    if ((i = group_end(text, i)) < 0) return false;
+  return text[i] == '\0';
+}
+
+void tc_cf_operand(tc_strbuf *sb, const char *text) {
+  if (tc_cf_is_primary(text)) tc_sb_puts(sb, text);
+  else tc_sb_printf(sb, "(%s)", text);
+}
+
+const char *tc_cf_unwrapped(tc_strbuf *sb) {
+  const char *text = tc_sb_cstr(sb);
+  size_t n = strlen(text);
+  while (n >= 2 && text[0] == '(' && group_end(text, 0) == (long)n) {
+    memmove(sb->data, sb->data + 1, n - 2);
+    sb->data[n - 2] = '\0';
+    sb->len = n - 2;
+    n -= 2;
+    text = tc_sb_cstr(sb);
+  }
+  return text;
+}
+
+void tc_cf_loop_end(tc_strbuf *sb, const tc_expr *min, const tc_expr *extent, const char *min_text, const char *extent_text) {
+  int64_t m, n, end;
+  bool mc = tc_expr_const_int(min, &m), nc = tc_expr_const_int(extent, &n);
+  if (mc && nc && !__builtin_add_overflow(m, n, &end) && end >= INT32_MIN && end <= INT32_MAX) {
+    tc_sb_printf(sb, "%lld", (long long)end);
+    return;
+  }
+  if (!mc || m != 0) {
+    tc_cf_operand(sb, min_text);
+    tc_sb_puts(sb, " + ");
+  }
+  tc_cf_operand(sb, extent_text);
+}

@@ -59,6 +59,16 @@ const char *tc_cf_c_call(tc_expr_op op, tc_dtype d);
 
 /* philox_rand(key, seq, pos) (T.rng_rand) as a call of philox.h's tcg_philox, each argument
  * cast to the language's unsigned 64-bit type `u64` ("uint64_t", MSL's "ulong"). */
+/* text is a C primary expression (a name, a non-negative number, a call, a subscript, or wholly in
+ * parentheses), so it needs no parentheses of its own as an operand */
+bool tc_cf_is_primary(const char *text);
+/* the end of a loop `for (v = min; v < END; v++)` as text: the extent alone from 0, a number when
+ * both are constant, else min + extent */
+void tc_cf_loop_end(tc_strbuf *sb, const tc_expr *min, const tc_expr *extent, const char *min_text, const char *extent_text);
+/* text without the parentheses around the whole of it, if any (a condition, a value assigned) */
+const char *tc_cf_unwrapped(tc_strbuf *sb);
+/* text as an operand: "(text)" unless it is a primary */
+void tc_cf_operand(tc_strbuf *sb, const char *text);
 void tc_cf_philox_text(tc_strbuf *sb, const char *u64, const char *const args[3]);
 
 /* reinterpret(x) (T.reinterpret) as text: x's encoding as an unsigned integer of its width, then

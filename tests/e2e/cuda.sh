@@ -272,3 +272,14 @@ grep -Eq 'const uint[24] tcg_v = \*\(const uint[24] \*\)' "$D/out2" && ok "fragm
 "$T" source examples/flash_attention.py --target cuda,arch=sm_80 --explain >"$D/out" 2>"$D/err"
 [ "$(grep -c 'mma.sync over 4 x 1 warps; not wgmma: the arch has no wgmma (sm_90a only)' "$D/out")" = 2 ] &&
   ok "explain: sm_80 has no wgmma" || bad "explain: sm_80 reason"
+
+# Generated code reads as the program was written (issue 37): index arithmetic that cannot overflow
+# (analysis/range.c) is printed with C's own operators, not through unsigned casts, and constant
+# guards and loop bounds are folded
+for a in sm_80 sm_90a; do
+  "$T" source examples/gemm.py --target cuda,arch=$a --kernel-only >"$D/src" 2>"$D/err"
+  if ! grep -q ' \* (uint32_t)\| + (uint32_t)' "$D/src" && ! grep -q '1 &&\|&& 1)\|(0) + (' "$D/src" &&
+     { [ $a != sm_80 ] || grep -q 'int32_t v[0-9]*_e_[0-9]* = (v[0-9]*_it_[0-9]* \* 128) + ((int)threadIdx.x);' "$D/src"; }; then
+    ok "gemm.py on $a: plain index arithmetic, no constant guards"
+  else bad "gemm.py on $a: wrapping casts or constant guards left in the source"; grep -m 3 ' \* (uint32_t)\|1 &&\|(0) + (' "$D/src"; fi
+done

@@ -3,7 +3,8 @@
  * The kernel is `extern "C" __global__` with the parameter ABI of docs/cuda.md: each kernel
  * parameter in order (a tensor as a pointer to its element storage, a scalar by value), then
  * each symbolic dimension as int32. Values compute as on the cpu target (float for the narrow
- * floats, rounded after each operation; wrapping signed integers; saturating float->int), with
+ * floats, rounded after each operation; wrapping signed integers, spelled with C's own operators
+ * where analysis/range.c shows the result cannot wrap; saturating float->int), with
  * the same dtype prelude, so results agree bit for bit where the operations are exact. Shared
  * buffers are carved out of one dynamic shared-memory block; fragments are register arrays
  * indexed by constants. Global loads outside a tensor read zero and stores outside are
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "gpu/gpu.h"
 #include "ir/philox.h"
 #include "ir/walk.h"
@@ -32,9 +34,7 @@ typedef struct cg {
   int ind;
   int64_t smem;      /* bytes of dynamic shared memory so far */
   int nasserts;
-  bool *nonneg;      /* by var id: known to be >= 0 (loop counters from 0, thread indices, ...) */
-  bool *assigned;    /* by var id: target of an ASSIGN */
-  int nvars;
+  tc_ranges ranges;  /* what each integer can be: plain arithmetic where it cannot wrap (analysis/range.c) */
   tc_strbuf *ops;    /* wgmma instruction specializations the kernel needs (wgmma.c) */
   char op_keys[16][24];
   int nop_keys;
@@ -173,19 +173,15 @@ static void buf_name(tc_strbuf *sb, const tc_buffer *b) {
 }
 
 static void expr(cg *g, tc_strbuf *sb, const tc_expr *e);
+static void sub(cg *g, tc_strbuf *sb, const tc_expr *e);
 
-static void dim_text(cg *g, tc_strbuf *sb, const tc_buffer *b, int d) {
-  tc_sb_putc(sb, '(');
-  expr(g, sb, b->shape[d]);
-  tc_sb_putc(sb, ')');
-}
+static void dim_text(cg *g, tc_strbuf *sb, const tc_buffer *b, int d) { sub(g, sb, b->shape[d]); }
 
 /* Linear offset of buf[idx] as text: row-major, or where the tensor's layout puts it. */
 static void offset_text(cg *g, tc_strbuf *sb, const tc_buffer *b, int n, tc_expr *const *idx) {
   if (tc_layout_on_global(b) && n == b->ndim) { /* the tensor's own T.Layout places the element */
-    tc_sb_puts(sb, "(int64_t)(");
-    expr(g, sb, tc_layout_offset_at(g->a, b->layout, idx));
-    tc_sb_putc(sb, ')');
+    tc_sb_puts(sb, "(int64_t)");
+    sub(g, sb, tc_layout_offset_at(g->a, b->layout, idx));
     return;
   }
   if (n == 0) {
@@ -199,20 +195,23 @@ static void offset_text(cg *g, tc_strbuf *sb, const tc_buffer *b, int n, tc_expr
       dim_text(g, sb, b, d);
       tc_sb_puts(sb, " + ");
     }
-    tc_sb_puts(sb, "(int64_t)(");
-    expr(g, sb, idx[d]);
-    tc_sb_putc(sb, ')');
+    tc_sb_puts(sb, "(int64_t)");
+    sub(g, sb, idx[d]);
     if (d) tc_sb_putc(sb, ')');
   }
 }
 
 /* Bounds condition of a global access as text. */
 static void bounds_text(cg *g, tc_strbuf *sb, const tc_buffer *b, int n, tc_expr *const *idx) {
-  tc_sb_puts(sb, "(1");
+  if (n == 0) {
+    tc_sb_puts(sb, "1");
+    return;
+  }
+  tc_sb_putc(sb, '(');
   for (int d = 0; d < n; d++) {
-    tc_sb_puts(sb, " && (uint32_t)(");
-    expr(g, sb, idx[d]);
-    tc_sb_puts(sb, ") < (uint32_t)");
+    tc_sb_puts(sb, d ? " && (uint32_t)" : "(uint32_t)");
+    sub(g, sb, idx[d]);
+    tc_sb_puts(sb, " < (uint32_t)");
     dim_text(g, sb, b, d);
   }
   tc_sb_putc(sb, ')');
@@ -297,38 +296,19 @@ static const char *fast_fn(tc_expr_op op) {
 /* Whether an integer expression is known to be >= 0: then floor division and modulo by a
  * positive constant are C's / and %, in 32 bits (index arithmetic, which the lowering writes
  * with // and %, must not pay for 64-bit or sign-correcting division). */
-static bool nonneg(const cg *g, const tc_expr *e) {
-  if (!tc_dtype_is_int(e->dtype)) return false;
-  switch (e->op) {
-  case TC_OP_CONST_INT: return e->ival >= 0;
-  case TC_OP_VAR:
-    if (e->var->kind == TC_VAR_THREAD_IDX || e->var->kind == TC_VAR_BLOCK_IDX || e->var->kind == TC_VAR_SYMBOLIC) return true;
-    return e->var->id >= 0 && e->var->id < g->nvars && g->nonneg[e->var->id];
-  case TC_OP_ADD: case TC_OP_MUL: case TC_OP_MIN: case TC_OP_BIT_OR: case TC_OP_BIT_XOR:
-    return nonneg(g, e->args[0]) && nonneg(g, e->args[1]);
-  case TC_OP_MAX: return nonneg(g, e->args[0]) || nonneg(g, e->args[1]);
-  case TC_OP_FLOORDIV: case TC_OP_SHR: return nonneg(g, e->args[0]) && nonneg(g, e->args[1]);
-  case TC_OP_FLOORMOD: return nonneg(g, e->args[1]) && e->args[1]->op == TC_OP_CONST_INT && e->args[1]->ival > 0;
-  case TC_OP_BIT_AND: return nonneg(g, e->args[0]) || nonneg(g, e->args[1]);
-  case TC_OP_CAST: return tc_dtype_is_int(e->args[0]->dtype) && tc_dtype_bits(e->dtype) >= tc_dtype_bits(e->args[0]->dtype) && nonneg(g, e->args[0]);
-  default: return false;
-  }
-}
-static void mark_nonneg(cg *g, const tc_var *v, bool yes) {
-  if (v->id >= 0 && v->id < g->nvars && !g->assigned[v->id]) g->nonneg[v->id] = yes;
-}
-/* Variables assigned after their LET are never assumed non-negative (a loop's back edge can
- * bring a later value to an earlier use). */
+static bool nonneg(const cg *g, const tc_expr *e) { return tc_range_nonneg(&g->ranges, e); }
 static bool note_assigned(void *ctx, tc_stmt *s) {
-  cg *g = ctx;
-  if (s->kind == TC_ST_ASSIGN && s->u.let.var->id >= 0 && s->u.let.var->id < g->nvars) g->assigned[s->u.let.var->id] = true;
+  tc_ranges_note_assigned(&((cg *)ctx)->ranges, s);
   return true;
 }
 
+/* e as an operand: in parentheses unless its text is a primary expression */
 static void sub(cg *g, tc_strbuf *sb, const tc_expr *e) {
-  tc_sb_putc(sb, '(');
-  expr(g, sb, e);
-  tc_sb_putc(sb, ')');
+  tc_strbuf t;
+  tc_sb_init(&t);
+  expr(g, &t, e);
+  tc_cf_operand(sb, tc_sb_cstr(&t));
+  tc_sb_free(&t);
 }
 
 /* An operation whose result is rounded to a narrow dtype. */
@@ -433,6 +413,14 @@ static void expr(cg *g, tc_strbuf *sb, const tc_expr *e) {
   }
   case TC_OP_ADD: case TC_OP_SUB: case TC_OP_MUL: {
     const char *o = e->op == TC_OP_ADD ? " + " : e->op == TC_OP_SUB ? " - " : " * ";
+    if (is_signed_int(d) && tc_dtype_bits(d) >= 32 && tc_range_exact(&g->ranges, e)) { /* cannot wrap: C's own operator */
+      tc_sb_putc(sb, '(');
+      sub(g, sb, e->args[0]);
+      tc_sb_puts(sb, o);
+      sub(g, sb, e->args[1]);
+      tc_sb_putc(sb, ')');
+      return;
+    }
     if (is_signed_int(d) && tc_dtype_bits(d) >= 32) {
       const char *u = tc_dtype_bits(d) > 32 ? "uint64_t" : "uint32_t";
       tc_sb_printf(sb, "((%s)((%s)", ctype(d), u);
@@ -452,6 +440,16 @@ static void expr(cg *g, tc_strbuf *sb, const tc_expr *e) {
     return;
   case TC_OP_FLOORDIV:
   case TC_OP_FLOORMOD:
+    if (!fl && e->args[1]->op == TC_OP_CONST_INT && e->args[1]->ival > 0 && !(e->args[1]->ival & (e->args[1]->ival - 1)) &&
+        e->args[0]->dtype.code == d.code && nonneg(g, e->args[0])) { /* a power of two: a shift or a mask */
+      int sh = 0;
+      while (((int64_t)1 << sh) < e->args[1]->ival) sh++;
+      tc_sb_putc(sb, '(');
+      sub(g, sb, e->args[0]);
+      if (e->op == TC_OP_FLOORDIV) tc_sb_printf(sb, " >> %d)", sh);
+      else tc_sb_printf(sb, " & %lld)", (long long)e->args[1]->ival - 1);
+      return;
+    }
     if (!fl && tc_dtype_bits(d) <= 32 && e->args[1]->op == TC_OP_CONST_INT && e->args[1]->ival > 0 && nonneg(g, e->args[0])) {
       tc_sb_printf(sb, "((%s)((uint32_t)", ctype(d));
       sub(g, sb, e->args[0]);
@@ -948,10 +946,15 @@ static void for_header(cg *g, const tc_stmt *s) {
   var_name(g, &v, s->u.loop.var);
   expr(g, &mn, s->u.loop.min);
   expr(g, &ext, s->u.loop.extent);
-  mark_nonneg(g, s->u.loop.var, nonneg(g, s->u.loop.min));
+  tc_range_set_loop(&g->ranges, s->u.loop.var, s->u.loop.min, s->u.loop.extent);
   if (s->u.loop.kind == TC_LOOP_UNROLL) line(g, "#pragma unroll");
-  line(g, "for (int32_t %s = %s; %s < (%s) + (%s); %s++) {", tc_sb_cstr(&v), tc_sb_cstr(&mn), tc_sb_cstr(&v), tc_sb_cstr(&mn),
-       tc_sb_cstr(&ext), tc_sb_cstr(&v));
+  {
+      tc_strbuf end;
+      tc_sb_init(&end);
+      tc_cf_loop_end(&end, s->u.loop.min, s->u.loop.extent, tc_sb_cstr(&mn), tc_sb_cstr(&ext));
+      line(g, "for (int32_t %s = %s; %s < %s; %s++) {", tc_sb_cstr(&v), tc_sb_cstr(&mn), tc_sb_cstr(&v), tc_sb_cstr(&end), tc_sb_cstr(&v));
+      tc_sb_free(&end);
+    }
   tc_sb_free(&v), tc_sb_free(&mn), tc_sb_free(&ext);
 }
 
@@ -983,7 +986,7 @@ static void rotated_part(cg *g, const tc_stmt *loop, const tc_stmt *body) {
   var_name(g, &v, loop->u.loop.var);
   expr(g, &mn, loop->u.loop.min);
   expr(g, &ext, loop->u.loop.extent);
-  mark_nonneg(g, loop->u.loop.var, nonneg(g, loop->u.loop.min));
+  tc_range_set_loop(&g->ranges, loop->u.loop.var, loop->u.loop.min, loop->u.loop.extent);
   const char *k = tc_sb_cstr(&v), *m = tc_sb_cstr(&mn), *n = tc_sb_cstr(&ext);
   line(g, "if ((%s) > 0) {", n);
   g->ind++;
@@ -1028,7 +1031,7 @@ static void ws_part(cg *g, const tc_stmt *loop, int part) {
     tc_sb_init(&v), tc_sb_init(&mn);
     var_name(g, &v, loop->u.loop.var);
     expr(g, &mn, loop->u.loop.min);
-    mark_nonneg(g, loop->u.loop.var, nonneg(g, loop->u.loop.min));
+    tc_range_set_loop(&g->ranges, loop->u.loop.var, loop->u.loop.min, NULL); /* from min up (tcg_k0 >= 0) */
     line(g, "for (int32_t %s = (%s) + tcg_k0; %s < (%s) + tcg_k1; %s++) {", tc_sb_cstr(&v), tc_sb_cstr(&mn), tc_sb_cstr(&v),
          tc_sb_cstr(&mn), tc_sb_cstr(&v));
     tc_sb_free(&v), tc_sb_free(&mn);
@@ -1504,7 +1507,7 @@ static void stmt(cg *g, const tc_stmt *s) {
     break;
   case TC_ST_IF:
     expr(g, &t, s->u.if_.cond);
-    line(g, "if (%s) {", tc_sb_cstr(&t));
+    line(g, "if (%s) {", tc_cf_unwrapped(&t));
     g->ind++;
     stmt(g, s->u.if_.then_s);
     g->ind--;
@@ -1526,17 +1529,17 @@ static void stmt(cg *g, const tc_stmt *s) {
     var_name(g, &v, s->u.let.var);
     expr(g, &t, s->u.let.value);
     if (s == g->count_let) {
-      mark_nonneg(g, s->u.let.var, true);
+      tc_range_set(&g->ranges, s->u.let.var, (tc_int_range){0, INT32_MAX, true});
       if (g->sk_piece) /* a stream-K piece starts at iteration tcg_k0 of its tile; the count runs on */
         line(g, "%s %s = tcg_pipe + (%s - tcg_k0);", ctype(s->u.let.var->dtype), tc_sb_cstr(&v), tc_sb_cstr(&t));
       else
         line(g, "%s %s = tcg_pipe + %s;", ctype(s->u.let.var->dtype), tc_sb_cstr(&v), tc_sb_cstr(&t));
     } else if (s->kind == TC_ST_LET) {
-      mark_nonneg(g, s->u.let.var, nonneg(g, s->u.let.value));
-      line(g, "%s %s = %s;", ctype(s->u.let.var->dtype), tc_sb_cstr(&v), tc_sb_cstr(&t));
+      tc_range_set(&g->ranges, s->u.let.var, tc_range_of(&g->ranges, s->u.let.value));
+      line(g, "%s %s = %s;", ctype(s->u.let.var->dtype), tc_sb_cstr(&v), tc_cf_unwrapped(&t));
     } else {
-      mark_nonneg(g, s->u.let.var, false); /* reassigned: no longer known */
-      line(g, "%s = %s;", tc_sb_cstr(&v), tc_sb_cstr(&t));
+      /* reassigned: tc_ranges_note_assigned gave it its dtype's range */
+      line(g, "%s = %s;", tc_sb_cstr(&v), tc_cf_unwrapped(&t));
     }
     tc_sb_free(&v);
     break;
@@ -1819,9 +1822,7 @@ tilec_status tc_cuda_print(const tc_kernel_ir *k, tc_arena *a, tc_generated *out
   cg g = {.a = a, .sb = &kern, .k = k, .err = err, .ops = &ops};
   tc_cuda_streamk sk;
   bool persistent = false;
-  g.nvars = k->next_id + 1;
-  g.nonneg = TC_NEW_ARRAY(a, bool, g.nvars);
-  g.assigned = TC_NEW_ARRAY(a, bool, g.nvars);
+  tc_ranges_init(&g.ranges, a, k);
   tc_visit_stmts(k->body, note_assigned, &g);
   snprintf(entry, entry_cap, "tilec_%s", k->name);
   for (char *p = entry; *p; p++)

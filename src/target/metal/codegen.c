@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "gpu/gpu.h"
 #include "ir/philox.h"
 #include "ir/walk.h"
@@ -34,9 +35,7 @@ typedef struct cg {
   int ind;
   int64_t smem;      /* bytes of dynamic shared memory so far */
   int gemms;
-  bool *nonneg;      /* by var id: known to be >= 0 (loop counters from 0, thread indices, ...) */
-  bool *assigned;    /* by var id: target of an ASSIGN */
-  int nvars;
+  tc_ranges ranges;  /* what each integer can be: plain arithmetic where it cannot wrap (analysis/range.c) */
   int msl;           /* MSL version x 100: 300, 310, 400 */
   bool *written;     /* by buffer id: stored to (params not written are const) */
   bool *read;        /* by buffer id: loaded from */
@@ -165,19 +164,15 @@ static void buf_name(tc_strbuf *sb, const tc_buffer *b) {
 }
 
 static void expr(cg *g, tc_strbuf *sb, const tc_expr *e);
+static void sub(cg *g, tc_strbuf *sb, const tc_expr *e);
 
-static void dim_text(cg *g, tc_strbuf *sb, const tc_buffer *b, int d) {
-  tc_sb_putc(sb, '(');
-  expr(g, sb, b->shape[d]);
-  tc_sb_putc(sb, ')');
-}
+static void dim_text(cg *g, tc_strbuf *sb, const tc_buffer *b, int d) { sub(g, sb, b->shape[d]); }
 
 /* Linear offset of buf[idx] as text: row-major, or where the tensor's layout puts it. */
 static void offset_text(cg *g, tc_strbuf *sb, const tc_buffer *b, int n, tc_expr *const *idx) {
   if (tc_layout_on_global(b) && n == b->ndim) { /* the tensor's own T.Layout places the element */
-    tc_sb_puts(sb, "(long)(");
-    expr(g, sb, tc_layout_offset_at(g->a, b->layout, idx));
-    tc_sb_putc(sb, ')');
+    tc_sb_puts(sb, "(long)");
+    sub(g, sb, tc_layout_offset_at(g->a, b->layout, idx));
     return;
   }
   if (n == 0) {
@@ -191,20 +186,23 @@ static void offset_text(cg *g, tc_strbuf *sb, const tc_buffer *b, int n, tc_expr
       dim_text(g, sb, b, d);
       tc_sb_puts(sb, " + ");
     }
-    tc_sb_puts(sb, "(long)(");
-    expr(g, sb, idx[d]);
-    tc_sb_putc(sb, ')');
+    tc_sb_puts(sb, "(long)");
+    sub(g, sb, idx[d]);
     if (d) tc_sb_putc(sb, ')');
   }
 }
 
 /* Bounds condition of a global access as text. */
 static void bounds_text(cg *g, tc_strbuf *sb, const tc_buffer *b, int n, tc_expr *const *idx) {
-  tc_sb_puts(sb, "(1");
+  if (n == 0) {
+    tc_sb_puts(sb, "1");
+    return;
+  }
+  tc_sb_putc(sb, '(');
   for (int d = 0; d < n; d++) {
-    tc_sb_puts(sb, " && (uint)(");
-    expr(g, sb, idx[d]);
-    tc_sb_puts(sb, ") < (uint)");
+    tc_sb_puts(sb, d ? " && (uint)" : "(uint)");
+    sub(g, sb, idx[d]);
+    tc_sb_puts(sb, " < (uint)");
     dim_text(g, sb, b, d);
   }
   tc_sb_putc(sb, ')');
@@ -269,38 +267,19 @@ static const char *math_fn(tc_expr_op op) {
 /* Whether an integer expression is known to be >= 0: then floor division and modulo by a
  * positive constant are C's / and %, in 32 bits (index arithmetic, which the lowering writes
  * with // and %, must not pay for 64-bit or sign-correcting division). */
-static bool nonneg(const cg *g, const tc_expr *e) {
-  if (!tc_dtype_is_int(e->dtype)) return false;
-  switch (e->op) {
-  case TC_OP_CONST_INT: return e->ival >= 0;
-  case TC_OP_VAR:
-    if (e->var->kind == TC_VAR_THREAD_IDX || e->var->kind == TC_VAR_BLOCK_IDX || e->var->kind == TC_VAR_SYMBOLIC) return true;
-    return e->var->id >= 0 && e->var->id < g->nvars && g->nonneg[e->var->id];
-  case TC_OP_ADD: case TC_OP_MUL: case TC_OP_MIN: case TC_OP_BIT_OR: case TC_OP_BIT_XOR:
-    return nonneg(g, e->args[0]) && nonneg(g, e->args[1]);
-  case TC_OP_MAX: return nonneg(g, e->args[0]) || nonneg(g, e->args[1]);
-  case TC_OP_FLOORDIV: case TC_OP_SHR: return nonneg(g, e->args[0]) && nonneg(g, e->args[1]);
-  case TC_OP_FLOORMOD: return nonneg(g, e->args[1]) && e->args[1]->op == TC_OP_CONST_INT && e->args[1]->ival > 0;
-  case TC_OP_BIT_AND: return nonneg(g, e->args[0]) || nonneg(g, e->args[1]);
-  case TC_OP_CAST: return tc_dtype_is_int(e->args[0]->dtype) && tc_dtype_bits(e->dtype) >= tc_dtype_bits(e->args[0]->dtype) && nonneg(g, e->args[0]);
-  default: return false;
-  }
-}
-static void mark_nonneg(cg *g, const tc_var *v, bool yes) {
-  if (v->id >= 0 && v->id < g->nvars && !g->assigned[v->id]) g->nonneg[v->id] = yes;
-}
-/* Variables assigned after their LET are never assumed non-negative (a loop's back edge can
- * bring a later value to an earlier use). */
+static bool nonneg(const cg *g, const tc_expr *e) { return tc_range_nonneg(&g->ranges, e); }
 static bool note_assigned(void *ctx, tc_stmt *s) {
-  cg *g = ctx;
-  if (s->kind == TC_ST_ASSIGN && s->u.let.var->id >= 0 && s->u.let.var->id < g->nvars) g->assigned[s->u.let.var->id] = true;
+  tc_ranges_note_assigned(&((cg *)ctx)->ranges, s);
   return true;
 }
 
+/* e as an operand: in parentheses unless its text is a primary expression */
 static void sub(cg *g, tc_strbuf *sb, const tc_expr *e) {
-  tc_sb_putc(sb, '(');
-  expr(g, sb, e);
-  tc_sb_putc(sb, ')');
+  tc_strbuf t;
+  tc_sb_init(&t);
+  expr(g, &t, e);
+  tc_cf_operand(sb, tc_sb_cstr(&t));
+  tc_sb_free(&t);
 }
 
 /* An operation whose result is rounded to a narrow dtype. */
@@ -405,6 +384,14 @@ static void expr(cg *g, tc_strbuf *sb, const tc_expr *e) {
   }
   case TC_OP_ADD: case TC_OP_SUB: case TC_OP_MUL: {
     const char *o = e->op == TC_OP_ADD ? " + " : e->op == TC_OP_SUB ? " - " : " * ";
+    if (is_signed_int(d) && tc_dtype_bits(d) >= 32 && tc_range_exact(&g->ranges, e)) { /* cannot wrap: C's own operator */
+      tc_sb_putc(sb, '(');
+      sub(g, sb, e->args[0]);
+      tc_sb_puts(sb, o);
+      sub(g, sb, e->args[1]);
+      tc_sb_putc(sb, ')');
+      return;
+    }
     if (is_signed_int(d) && tc_dtype_bits(d) >= 32) {
       const char *u = tc_dtype_bits(d) > 32 ? "ulong" : "uint";
       tc_sb_printf(sb, "((%s)((%s)", ctype(d), u);
@@ -424,6 +411,16 @@ static void expr(cg *g, tc_strbuf *sb, const tc_expr *e) {
     return;
   case TC_OP_FLOORDIV:
   case TC_OP_FLOORMOD:
+    if (!fl && e->args[1]->op == TC_OP_CONST_INT && e->args[1]->ival > 0 && !(e->args[1]->ival & (e->args[1]->ival - 1)) &&
+        e->args[0]->dtype.code == d.code && nonneg(g, e->args[0])) { /* a power of two: a shift or a mask */
+      int sh = 0;
+      while (((int64_t)1 << sh) < e->args[1]->ival) sh++;
+      tc_sb_putc(sb, '(');
+      sub(g, sb, e->args[0]);
+      if (e->op == TC_OP_FLOORDIV) tc_sb_printf(sb, " >> %d)", sh);
+      else tc_sb_printf(sb, " & %lld)", (long long)e->args[1]->ival - 1);
+      return;
+    }
     if (!fl && tc_dtype_bits(d) <= 32 && e->args[1]->op == TC_OP_CONST_INT && e->args[1]->ival > 0 && nonneg(g, e->args[0])) {
       tc_sb_printf(sb, "((%s)((uint)", ctype(d));
       sub(g, sb, e->args[0]);
@@ -525,6 +522,62 @@ static const char *space(const tc_buffer *b) {
   case TC_SCOPE_SHARED: return "threadgroup";
   default: return "thread";
   }
+}
+
+/* e + k, folded where e is a constant or k is 0 */
+static tc_expr *plus(cg *g, tc_expr *e, int64_t k, tc_loc loc) {
+  int64_t c;
+  if (k == 0) return e;
+  if (tc_expr_const_int(e, &c)) return tc_ir_int(g->a, c + k, e->dtype, loc);
+  return tc_ir_binary(g->a, TC_OP_ADD, e, tc_ir_int(g->a, k, e->dtype, loc), loc);
+}
+
+/* copy_vec(&mem[...], &regs[r], n) (tileops.c's vector_frag_copy: a run of n registers to n
+ * consecutive elements inside the tensor, aligned to n): each value converted as store_text
+ * converts it, then stored as vectors of up to 4 elements (one 8-byte store for 4 halves, where
+ * element stores would be four). Only where the stored type has an MSL vector type; false: the
+ * caller stores element by element. */
+static bool vector_store(cg *g, const tc_stmt *s) {
+  tc_expr *const *a = s->u.intrinsic.args;
+  const tc_buffer *db = a[0]->buf, *xb = a[1]->buf;
+  int64_t n = 0;
+  if (!db || !xb || !tc_expr_const_int(a[2], &n) || n < 2 || (n & (n - 1)) || a[0]->nargs > TC_GL_MAXDIM ||
+      a[1]->nargs > TC_GL_MAXDIM || a[0]->nargs < 1 || a[1]->nargs < 1)
+    return false;
+  if ((db->scope != TC_SCOPE_GLOBAL && db->scope != TC_SCOPE_SHARED) || xb->scope == TC_SCOPE_GLOBAL || xb->scope == TC_SCOPE_SHARED)
+    return false;
+  tc_dtype d = db->dtype;
+  const char *st = stype_of(g, d);
+  static const char *const vector_types[] = {"half", "bfloat", "float", "int", "uint", "short", "ushort", "char", "uchar"};
+  bool has_vector = false;
+  for (size_t i = 0; i < sizeof vector_types / sizeof vector_types[0]; i++) has_vector |= !strcmp(st, vector_types[i]);
+  if (!has_vector || d.code == TC_DT_BOOL || is4(d) || (narrow(d) && !native16(g, d))) return false;
+  int chunk = n < 4 ? (int)n : 4;
+  for (int64_t k0 = 0; k0 < n; k0 += chunk) {
+    tc_strbuf off, vals, name;
+    tc_sb_init(&off), tc_sb_init(&vals), tc_sb_init(&name);
+    tc_expr *di[TC_GL_MAXDIM];
+    for (int i = 0; i < a[0]->nargs; i++) di[i] = a[0]->args[i];
+    di[a[0]->nargs - 1] = plus(g, di[a[0]->nargs - 1], k0, s->loc);
+    offset_text(g, &off, db, a[0]->nargs, di);
+    buf_name(&name, db);
+    for (int64_t k = k0; k < k0 + chunk; k++) {
+      tc_expr *xi[TC_GL_MAXDIM];
+      for (int i = 0; i < a[1]->nargs; i++) xi[i] = a[1]->args[i];
+      xi[a[1]->nargs - 1] = plus(g, xi[a[1]->nargs - 1], k, s->loc);
+      tc_expr *ld = tc_ir_load(g->a, a[1]->buf, a[1]->nargs, xi, s->loc);
+      ld->in_bounds = true;
+      tc_strbuf v;
+      tc_sb_init(&v);
+      expr(g, &v, tc_ir_cast(g->a, d, ld, s->loc));
+      tc_sb_printf(&vals, "%s%s(%s)", k > k0 ? ", " : "", st, tc_cf_unwrapped(&v));
+      tc_sb_free(&v);
+    }
+    line(g, "*(%s %s%d *)(&%s[%s]) = %s%d(%s);", space(db), st, chunk, tc_sb_cstr(&name), tc_sb_cstr(&off), st, chunk,
+         tc_sb_cstr(&vals));
+    tc_sb_free(&off), tc_sb_free(&vals), tc_sb_free(&name);
+  }
+  return true;
 }
 
 /* Intrinsic arguments [from, to) as a comma-separated list. */
@@ -742,10 +795,15 @@ static void stmt(cg *g, const tc_stmt *s) {
     var_name(g, &v, s->u.loop.var);
     expr(g, &mn, s->u.loop.min);
     expr(g, &ext, s->u.loop.extent);
-    mark_nonneg(g, s->u.loop.var, nonneg(g, s->u.loop.min));
+    tc_range_set_loop(&g->ranges, s->u.loop.var, s->u.loop.min, s->u.loop.extent);
     if (s->u.loop.kind == TC_LOOP_UNROLL) line(g, "#pragma unroll");
-    line(g, "for (int %s = %s; %s < (%s) + (%s); %s++) {", tc_sb_cstr(&v), tc_sb_cstr(&mn), tc_sb_cstr(&v), tc_sb_cstr(&mn),
-         tc_sb_cstr(&ext), tc_sb_cstr(&v));
+    {
+      tc_strbuf end;
+      tc_sb_init(&end);
+      tc_cf_loop_end(&end, s->u.loop.min, s->u.loop.extent, tc_sb_cstr(&mn), tc_sb_cstr(&ext));
+      line(g, "for (int %s = %s; %s < %s; %s++) {", tc_sb_cstr(&v), tc_sb_cstr(&mn), tc_sb_cstr(&v), tc_sb_cstr(&end), tc_sb_cstr(&v));
+      tc_sb_free(&end);
+    }
     g->ind++;
     stmt(g, s->u.loop.body);
     g->ind--;
@@ -763,7 +821,7 @@ static void stmt(cg *g, const tc_stmt *s) {
     break;
   case TC_ST_IF:
     expr(g, &t, s->u.if_.cond);
-    line(g, "if (%s) {", tc_sb_cstr(&t));
+    line(g, "if (%s) {", tc_cf_unwrapped(&t));
     g->ind++;
     stmt(g, s->u.if_.then_s);
     g->ind--;
@@ -785,11 +843,11 @@ static void stmt(cg *g, const tc_stmt *s) {
     var_name(g, &v, s->u.let.var);
     expr(g, &t, s->u.let.value);
     if (s->kind == TC_ST_LET) {
-      mark_nonneg(g, s->u.let.var, nonneg(g, s->u.let.value));
-      line(g, "%s %s = %s;", ctype(s->u.let.var->dtype), tc_sb_cstr(&v), tc_sb_cstr(&t));
+      tc_range_set(&g->ranges, s->u.let.var, tc_range_of(&g->ranges, s->u.let.value));
+      line(g, "%s %s = %s;", ctype(s->u.let.var->dtype), tc_sb_cstr(&v), tc_cf_unwrapped(&t));
     } else {
-      mark_nonneg(g, s->u.let.var, false); /* reassigned: no longer known */
-      line(g, "%s = %s;", tc_sb_cstr(&v), tc_sb_cstr(&t));
+      /* reassigned: tc_ranges_note_assigned gave it its dtype's range */
+      line(g, "%s = %s;", tc_sb_cstr(&v), tc_cf_unwrapped(&t));
     }
     tc_sb_free(&v);
     break;
@@ -819,6 +877,7 @@ static void stmt(cg *g, const tc_stmt *s) {
       line(g, "*(%s %s *)%s = *(const %s %s *)%s;", space(db), vt, tc_sb_cstr(&d), space(xb), vt, tc_sb_cstr(&x));
       tc_sb_free(&d), tc_sb_free(&x);
     } else if (!strcmp(s->u.intrinsic.name, "copy_vec")) {
+      if (vector_store(g, s)) break;
       /* element by element: the stores below convert as T.copy does; the run is inside the
        * tensor (the lowering tested it), so no bounds checks */
       tc_expr *const *a = s->u.intrinsic.args;
@@ -974,11 +1033,9 @@ tilec_status tc_metal_print(const tc_kernel_ir *k, tc_arena *a, int msl, tc_gene
   tc_sb_init(&kern);
   tc_sb_init(&full);
   cg g = {.a = a, .sb = &body, .k = k, .err = err, .msl = msl};
-  g.nvars = k->next_id + 1;
-  g.nonneg = TC_NEW_ARRAY(a, bool, g.nvars);
-  g.assigned = TC_NEW_ARRAY(a, bool, g.nvars);
-  g.written = TC_NEW_ARRAY(a, bool, g.nvars);
-  g.read = TC_NEW_ARRAY(a, bool, g.nvars);
+  tc_ranges_init(&g.ranges, a, k);
+  g.written = TC_NEW_ARRAY(a, bool, g.ranges.nvars);
+  g.read = TC_NEW_ARRAY(a, bool, g.ranges.nvars);
   tc_stmt *root = (tc_stmt *)k->body; /* the lowered copy is ours; the visitors only look */
   tc_visit_stmts(root, note_access, &g);
   tc_rewrite_stmt_exprs(root, note_load, &g);
