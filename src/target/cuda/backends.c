@@ -20,6 +20,11 @@ static bool probe_driver(char *why, size_t cap) {
 }
 
 static bool nvrtc_available(const tc_backend_env *env, char *why, size_t cap) {
+  /* An artifact only (`tilec compile`, `tilec source`): NVRTC found on disk is enough here, so a
+   * kernel cache hit loads neither NVRTC nor the driver; a miss loads NVRTC to build, and says
+   * plainly if it cannot. Running needs the driver, and NVRTC loaded, as before. */
+  char path[PATH_MAX];
+  if (env && env->build_only && tc_nvrtc_locate(path, sizeof path)) return true;
   if (!tc_nvrtc_available(why, cap)) return false;
   return (env && env->build_only) || probe_driver(why, cap);
 }
