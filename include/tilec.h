@@ -182,6 +182,11 @@ TILEC_API const char *tilec_kernel_target(const tilec_kernel *k);
 TILEC_API const char *tilec_kernel_backend(const tilec_kernel *k);
 TILEC_API size_t tilec_kernel_num_params(const tilec_kernel *k);
 TILEC_API int tilec_kernel_param(const tilec_kernel *k, size_t i, tilec_param_info *out); /* 0 on success */
+/* Whether the kernel reads parameter i's values: 1 for a scalar, and for a tensor it loads from or
+ * updates in place (a gemm accumulating into it, an atomic_add, a reduce that does not clear); 0
+ * for a tensor it only writes, whose starting contents do not matter (an output the caller may
+ * allocate uninitialised); -1 for a bad kernel or index. */
+TILEC_API int tilec_kernel_param_reads(const tilec_kernel *k, size_t i);
 /* The kernel's symbolic sizes (T.dynamic names, and T.const names no binding fixed), which a
  * launch binds from the tensors' shapes: tilec_kernel_num_syms of them, each by its name
  * (NULL past the end). A parameter dimension is one of them (tilec_param_info.dims names it)

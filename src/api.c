@@ -232,6 +232,11 @@ int tilec_kernel_param(const tilec_kernel *k, size_t i, tilec_param_info *out) {
   return 0;
 }
 
+int tilec_kernel_param_reads(const tilec_kernel *k, size_t i) {
+  if (!k || i >= (size_t)k->ir->nparams) return -1;
+  return k->params[i].reads ? 1 : 0;
+}
+
 size_t tilec_kernel_num_syms(const tilec_kernel *k) { return k ? (size_t)k->ir->nsyms : 0; }
 
 const char *tilec_kernel_sym_name(const tilec_kernel *k, size_t i) {

@@ -44,6 +44,7 @@ typedef struct tc_param_meta {
   char dtype_name[32];
   char through_name[32]; /* info.rounds_through */
   int *sym_of_dim; /* per dim: index into ir->syms, or -1 for a fixed size */
+  bool reads;      /* the kernel reads its values (tilec_kernel_param_reads) */
 } tc_param_meta;
 
 struct tilec_kernel {

@@ -130,6 +130,18 @@ static const tc_backend *backend_of(const tc_backend_env *env, const tc_target *
   return be;
 }
 
+typedef struct param_reads {
+  const tc_kernel_ir *k;
+  tc_param_meta *params;
+} param_reads;
+static void note_param_read(void *ctx, const tc_buffer *b, bool write) {
+  param_reads *R = ctx;
+  if (write || !b) return;
+  const tc_buffer *root = tc_buffer_storage(b);
+  for (int i = 0; i < R->k->nparams; i++)
+    if (R->k->params[i].buf == root) R->params[i].reads = true;
+}
+
 /* Parameter metadata for queries and launch checks, derived from the IR. */
 static void build_param_meta(tilec_kernel *kern) {
   tc_kernel_ir *k = kern->ir;
@@ -161,6 +173,7 @@ static void build_param_meta(tilec_kernel *kern) {
       m->info.rounds_through = m->through_name;
     }
     m->info.unordered_dims = p->is_output ? unordered[i] : 0;
+    m->reads = p->var != NULL; /* a scalar is read; a tensor when the body reads it (below) */
     int nd = p->buf ? p->buf->ndim : 0;
     m->info.ndim = nd;
     m->shape = TC_NEW_ARRAY(a, int64_t, nd > 0 ? nd : 1);
@@ -185,6 +198,11 @@ static void build_param_meta(tilec_kernel *kern) {
     m->info.shape = m->shape;
     m->info.dims = m->dims;
   }
+  /* which tensors the body reads: loads, and tile operations that read the old value of their
+   * destination (gemm accumulation, atomic_add, a reduce that does not clear) */
+  param_reads R = {k, kern->params};
+  tc_access_fns fns = {NULL, note_param_read, &R};
+  tc_stmt_accesses(&fns, k->body, true);
 }
 
 tilec_kernel *tilec_compile(tilec_program *prog, const tilec_compile_options *opts, tilec_error *err) {

@@ -466,3 +466,219 @@ def rows(A: T.Tensor((N,), "float32"), S: T.Tensor((M,), "float32"), B: T.Tensor
     assert k(np.ones(3, np.float32), np.zeros(2, np.float32))[:, :, :32].sum() == 6 * (32 + 31 * 32 // 2)
     with pytest.raises(tilec.UsageError, match=r"launch grid \(40000, 70000, 1\) has more than 2\^31 - 1 blocks"):
         k(np.ones(70000, np.float32), np.ones(40000, np.float32))
+
+
+# ---- the call plan (issue 37: a call costs a few microseconds beyond the launch) -------------------
+SOFTMAX = example("softmax.py")
+
+
+def softmax_ref(x):
+    v = x.astype(np.float32)
+    mx = v.max(axis=1, keepdims=True)
+    e = np.exp(v - mx)
+    s = e.sum(axis=1, keepdims=True)
+    return (e / s), (mx + np.log(s))[:, 0]
+
+
+def test_call_allocates_outputs_with_their_shape_and_dtype():
+    k = tilec.compile(SOFTMAX, target="cpu")
+    assert k.out_idx == [1, 2] and k.params[0].dims[0] == "m"
+    for rows in (16, 33, 16, 1):  # the plan's sizes cache is keyed by m
+        x = rng.uniform(-2, 2, (rows, 1000)).astype(np.float16)
+        y, lse = k(x)
+        assert isinstance(y, np.ndarray) and y.shape == (rows, 1000) and y.dtype == np.float16
+        assert isinstance(lse, np.ndarray) and lse.shape == (rows,) and lse.dtype == np.float32
+        want_y, want_lse = softmax_ref(x)
+        np.testing.assert_allclose(y.astype(np.float32), want_y, rtol=1e-2, atol=1e-3)
+        np.testing.assert_allclose(lse, want_lse, rtol=1e-3, atol=1e-3)
+
+
+def test_second_call_with_other_sizes_and_outputs_given():
+    k = tilec.compile(example("symbolic_dim.py"), N=64, K=32, block_N=64, block_K=32)
+    w = rng.uniform(-1, 1, (32, 64)).astype(np.float16)
+    bias = rng.uniform(-1, 1, (64,)).astype(np.float16)
+    for m in (70, 5, 70, 128):
+        x = rng.uniform(-1, 1, (m, 32)).astype(np.float16)
+        y = k(x, w, bias)
+        assert y.shape == (m, 64)
+        ref = x.astype(np.float32) @ w.astype(np.float32) + bias.astype(np.float32)
+        np.testing.assert_allclose(y.astype(np.float32), ref, rtol=2e-2, atol=2e-2)
+        out = np.full((m, 64), 9, np.float16)  # every argument given: written in place, returned
+        assert k(x, w, bias, out) is out
+        np.testing.assert_array_equal(out, y)
+
+
+def test_errors_after_the_plan_is_made_keep_the_c_api_text():
+    k = vadd(256)
+    a, b = f32(256), f32(256)
+    np.testing.assert_array_equal(k(a, b), a + b)  # plan made, slots filled for float32[256]
+    with pytest.raises(tilec.UsageError) as e:
+        k(np.zeros(256), b)
+    assert str(e.value) == "error: argument 'A' has dtype float64, expected float32"
+    # a second, different error: its own text, not the first one's (the error struct is reused)
+    with pytest.raises(tilec.UsageError) as e:
+        k(a, f32(100))
+    assert str(e.value) == "error: argument 'B' has size 100 in dimension 0, expected 256"
+    with pytest.raises(tilec.UsageError) as e:
+        k(a, f32(256, 1))
+    assert str(e.value) == "error: argument 'B' has 2 dimensions, expected 1"
+    with pytest.raises(tilec.UsageError) as e:
+        k(FakeCudaArray(f32(256)), b)
+    assert str(e.value) == ("error: argument 'A' is a tensor on device 'cuda', but kernel 'vadd' runs on 'cpu' "
+                            "(tilec copies nothing: pass host memory)")
+    with pytest.raises(tilec.UsageError, match=r"kernel 'vadd' takes 2 arguments \(3 with its outputs\), 4 given"):
+        k(a, b, a, b)
+    with pytest.raises(tilec.UsageError, match="expected a tensor"):
+        k(a, [1.0] * 256)
+    np.testing.assert_array_equal(k(a, b), a + b)  # and the plan still works
+
+
+def test_plan_is_not_fooled_by_strides():
+    k = vadd(256)
+    big = f32(512)
+    a, b = np.ascontiguousarray(big[::2]), f32(256)
+    np.testing.assert_array_equal(k(a, b), a + b)
+    # same shape and dtype as the last call, other strides: refused, not read as contiguous
+    with pytest.raises(tilec.UsageError, match="argument 'A' is not contiguous"):
+        k(big[::2], b)
+    k2 = tilec.compile(example("elementwise.py"), M=64, N=64, block_M=64, block_N=64)
+    x, y, z = (rng.uniform(-1, 1, (64, 64)).astype(np.float16) for _ in range(3))
+    d = k2(x, y, z)
+    with pytest.raises(tilec.UsageError, match="argument 'A' is not contiguous"):
+        k2(x.T, y, z)  # (64, 64) like x, strides swapped
+    np.testing.assert_array_equal(k2(x, y, z), d)
+    c = np.zeros(256, np.float32)
+    with pytest.raises(tilec.UsageError, match="argument 'C' is not contiguous"):
+        k(a, b, np.zeros(512, np.float32)[::2])
+    assert k(a, b, c) is c
+    np.testing.assert_array_equal(c, a + b)
+
+
+class CountingLib:
+    """A libtilec stand-in that counts the calls a kernel makes through its _lib."""
+
+    def __init__(self, real):
+        self.real, self.calls = real, {}
+
+    def __getattr__(self, name):
+        f = getattr(self.real, name)
+        if not name.startswith("tilec_"):
+            return f
+
+        def counted(*args):
+            self.calls[name] = self.calls.get(name, 0) + 1
+            return f(*args)
+
+        return counted
+
+
+def test_symbolic_size_functions_run_once_per_size_tuple():
+    # a binding no other test uses, so the kernel (and its sizes cache) is new
+    k = tilec.compile(SOFTMAX, target="cpu", block_N=64)
+    counting = CountingLib(k._lib)
+    k._lib = counting
+    try:
+        for rows in (16, 16, 33, 16, 33, 33, 1, 16):
+            y, lse = k(rng.uniform(-1, 1, (rows, 1000)).astype(np.float16))
+            assert y.shape == (rows, 1000) and lse.shape == (rows,)
+    finally:
+        k._lib = counting.real
+    c = counting.calls
+    # three distinct m: the grid check once each, each of the two outputs' shapes once each
+    assert c.get("tilec_kernel_check_sizes") == 3, c
+    assert c.get("tilec_kernel_param_shape") == 6, c
+    assert c.get("tilec_kernel_sym_name", 0) <= 1 and c.get("tilec_kernel_num_syms", 0) <= 1, c
+
+
+def test_scalars_each_call_and_their_conversion():
+    k = tilec.compile(AXPY)
+    a = np.arange(40, dtype=np.float32)
+    for alpha, n in ((0.5, 33), (2, 40), (True, 1)):
+        b = np.ones(40, dtype=np.float32)
+        assert k(a, b, alpha, n) is None
+        np.testing.assert_array_equal(b, np.where(np.arange(40) < n, a * float(alpha) + 1, 1))
+    b = np.ones(40, dtype=np.float32)
+    k(a, b, np.float32(0.25), np.int32(40))  # numpy scalars: through DLPack, as before
+    np.testing.assert_array_equal(b, a * 0.25 + 1)
+    with pytest.raises(OverflowError):
+        k(a, b, 0.5, 1 << 40)  # as np.array(1 << 40, dtype=int32)
+    with pytest.raises(tilec.UsageError, match="scalar of dtype int32, got str"):
+        k(a, b, 0.5, "3")
+
+
+HIST = """
+import tilelang.language as T
+@T.prim_func
+def hist(X: T.Tensor((1000,), "int32"), H: T.Tensor((8,), "int32"), Y: T.Tensor((1000,), "int32")):
+    with T.Kernel(4, threads=256) as bx:
+        tx = T.get_thread_binding(0)
+        if bx * 256 + tx < 1000:
+            T.atomic_add(H[X[bx * 256 + tx] % 8], 1)
+            Y[bx * 256 + tx] = X[bx * 256 + tx] * 2
+"""
+
+
+def test_outputs_a_kernel_reads_are_zero_filled():
+    k = tilec.compile(HIST, out_idx=[1, 2])
+    from tilec import _core
+
+    assert _core._outputs_read(k) == [True, False]  # H accumulates (atomic_add); Y is only stored
+    x = rng.integers(0, 100, 1000).astype(np.int32)
+    want = np.bincount(x % 8, minlength=8)
+    for _ in range(3):  # tilec.Tensor outputs: H from tilec.zeros, Y from tilec.empty
+        h, y = k(tilec.tensor(x))
+        np.testing.assert_array_equal(h.numpy(), want)
+        np.testing.assert_array_equal(y.numpy(), x * 2)
+    h, y = k(x)  # numpy outputs are zero-filled
+    np.testing.assert_array_equal(h, want)
+    k.zero_outputs = True  # every output zero-filled, tilec.Tensor's Y too
+    h, y = k(tilec.tensor(x))
+    np.testing.assert_array_equal(h.numpy(), want)
+    assert _core._outputs_read(vadd(256)) == [False]
+    assert _core._outputs_read(tilec.compile(example("splitk_gemm.py"), out_idx=[-1])) == [True]
+    kv = tilec.compile(example("elementwise.py"), M=64, N=64, block_M=32, block_N=64)
+    kv.zero_outputs = False  # np.empty: the kernel writes all of D
+    a, b, c = (rng.uniform(-1, 1, (64, 64)).astype(np.float16) for _ in range(3))
+    want_d = np.maximum(a.astype(np.float32) * b.astype(np.float32) + c.astype(np.float32), 0)
+    for _ in range(3):
+        np.testing.assert_allclose(kv(a, b, c).astype(np.float32), want_d, rtol=2e-3, atol=2e-3)
+
+
+def test_reading_the_ir_for_outputs_leaves_no_warning_behind():
+    src = ("import tilelang.language as T\n@T.prim_func\n"
+           "def g(A: T.Tensor((16, 16), 'float16'), C: T.Tensor((16, 16), 'float32')):\n"
+           "    with T.Kernel(1, threads=32) as bx:\n"
+           "        A_s = T.alloc_shared((16, 16), 'float16')\n"
+           "        acc = T.alloc_fragment((16, 16), 'float32')\n"
+           "        T.copy(A, A_s)\n"
+           "        T.gemm(A_s, A_s, acc)\n"
+           "        T.copy(acc, C)\n")
+    with pytest.warns(tilec.TilecWarning):
+        k = tilec.compile(src, out_idx=[-1])
+    from tilec import _core
+
+    assert _core._outputs_read(k) == [False]
+    assert not tilec._lib.lib().tilec_context_take_warning(tilec.context().handle)
+
+
+def test_calls_from_threads_share_a_kernel():
+    import threading
+
+    k = vadd(1024)
+    errors = []
+
+    def work(seed):
+        r = np.random.default_rng(seed)
+        try:
+            for _ in range(200):
+                a, b = r.standard_normal(1024).astype(np.float32), r.standard_normal(1024).astype(np.float32)
+                np.testing.assert_array_equal(k(a, b), a + b)
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]

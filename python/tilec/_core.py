@@ -8,9 +8,9 @@ import warnings
 import numpy as np
 
 from . import _dtypes
-from ._lib import (DLTensor, TILEC_COPY_DEVICE_TO_HOST, TILEC_COPY_HOST_TO_DEVICE, kDLBool, kDLCPU, kDLCUDA,
-                   kDLUInt, lib, take_string, tilec_backend_info, tilec_compare, tilec_compile_options, tilec_define,
-                   tilec_error, tilec_param_info)
+from ._lib import (DLTensor, TILEC_COPY_DEVICE_TO_HOST, TILEC_COPY_HOST_TO_DEVICE, kDLBfloat, kDLBool, kDLCPU,
+                   kDLCUDA, kDLFloat, kDLInt, kDLUInt, lib, take_string, tilec_backend_info, tilec_compare,
+                   tilec_compile_options, tilec_define, tilec_error, tilec_param_info)
 from .errors import TilecWarning, UsageError, VerifyError, from_c
 
 _PyCapsule_GetPointer = ctypes.pythonapi.PyCapsule_GetPointer
@@ -367,6 +367,478 @@ def _framework(obj):
     return mod if mod in ("torch", "cupy", "numpy") else "other"
 
 
+# ---- the call plan ------------------------------------------------------------------------------
+# A call of a compiled kernel does, per argument, what cannot be known in advance: read its data
+# pointer, shape, strides, dtype and device, and write them into a DLTensor the plan keeps for that
+# parameter (shape and strides only when they differ from the last call's). Everything else (the
+# parameter order, out_idx, where each symbolic size comes from, the outputs' shapes per tuple of
+# sizes, the ctypes structures) is made once. The library checks the DLTensors as for any launch,
+# so a wrong argument gets the same UsageError as through DLPack. Arguments the plan does not read
+# directly go through DLPack (Kernel._call_generic).
+class _Slow(Exception):
+    """An argument the plan does not read itself: the call goes through DLPack instead."""
+
+
+_KIND_NUMPY, _KIND_TORCH, _KIND_TILEC, _KIND_SLOW = 1, 2, 3, 0
+_kinds = {}  # type -> kind
+
+
+def _kind_of_type(t):
+    k = _kinds.get(t)
+    if k is not None:
+        return k
+    k = _KIND_SLOW
+    if t is np.ndarray:
+        k = _KIND_NUMPY
+    elif t is Tensor:
+        k = _KIND_TILEC
+    elif t.__module__.split(".")[0] == "torch":
+        import torch
+
+        # exactly torch's tensor classes: a subclass may give data_ptr() another meaning
+        if t is torch.Tensor or t is torch.nn.Parameter:
+            k = _KIND_TORCH
+    _kinds[t] = k
+    return k
+
+
+# A numpy array's data pointer: numpy's PyArrayObject starts with PyObject_HEAD and then `char
+# *data` (numpy/ndarraytypes.h, the layout PyArray_DATA reads), so it is read at
+# object.__basicsize__ past the object's address. `a.ctypes.data` and `__array_interface__` cost
+# 2 us each; this read costs a tenth of that. Checked once on a probe array; where it does not
+# hold (another Python implementation), `a.ctypes.data` is used.
+_NP_DATA_AT = object.__basicsize__
+_NP_DATA_WORD = _NP_DATA_AT // 8
+# the process's memory as 64-bit words: indexing it reads one (no ctypes object is made per read)
+_peek = (ctypes.c_uint64 * (1 << 59)).from_address(0) if ctypes.sizeof(ctypes.c_void_p) == 8 else None
+
+
+def _np_raw_ok():
+    try:
+        a = np.arange(12, dtype=np.float32).reshape(3, 4)[1:, 1:]
+        return (_peek is not None and _NP_DATA_AT % 8 == 0 and id(a) % 8 == 0
+                and _peek[(id(a) >> 3) + _NP_DATA_WORD] == a.ctypes.data
+                and ctypes.c_int.from_address(id(a) + _NP_DATA_AT + 8).value == 2)
+    except Exception:  # noqa: BLE001 (any failure: use the slow, documented way)
+        return False
+
+
+_NP_RAW = _np_raw_ok()
+_np_dl = {}     # numpy dtype -> (code, bits), or None when it has no DLPack form here
+_torch_dl = {}  # torch dtype -> (code, bits)
+_tilec_dl = {}  # tilec dtype name -> (code, bits)
+_cuda_stream = None  # torch's current raw CUDA stream of a device index
+
+
+def _np_dl_of(dt):
+    try:
+        cb = _dtypes.dl_of_numpy(dt)
+    except TypeError:
+        cb = None
+    _np_dl[dt] = cb
+    return cb
+
+
+def _torch_tables():
+    import torch
+
+    table = {torch.float16: (kDLFloat, 16), torch.float32: (kDLFloat, 32), torch.float64: (kDLFloat, 64),
+             torch.bfloat16: (kDLBfloat, 16), torch.int8: (kDLInt, 8), torch.int16: (kDLInt, 16),
+             torch.int32: (kDLInt, 32), torch.int64: (kDLInt, 64), torch.uint8: (kDLUInt, 8),
+             torch.bool: (kDLUInt, 8)}  # bool travels as uint8 (tilec.h)
+    _torch_dl.update(table)
+
+
+def _current_stream_fn():
+    """torch's current stream of a CUDA device index, as a CUstream int: the raw getter torch's
+    own compilers use (a dict lookup in C), else the public API."""
+    global _cuda_stream
+    import torch
+
+    f = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    try:
+        if f is not None:
+            f(torch.cuda.current_device())
+    except Exception:  # noqa: BLE001
+        f = None
+    _cuda_stream = f if f is not None else (lambda idx: torch.cuda.current_stream(idx).cuda_stream)
+    return _cuda_stream
+
+
+def _order_after_current(stream, index):
+    """Make CUstream `stream` wait for what torch's current stream of device `index` has pending
+    (the producer of the arguments), as torch's __dlpack__(stream=...) does."""
+    import torch
+
+    cur = torch.cuda.current_stream(index)
+    if cur.cuda_stream == stream or (stream in (0, 1) and cur.cuda_stream == 0):
+        return
+    other = (torch.cuda.default_stream(index) if stream in (0, 1)
+             else torch.cuda.ExternalStream(stream, device=torch.device("cuda", index)))
+    other.wait_stream(cur)
+
+
+def _numpy_dtype_or_none(name):
+    try:
+        return _dtypes.numpy_dtype(name)
+    except TypeError:
+        return None
+
+
+class _Plan:
+    """What a call of one kernel needs, made on its first call (no reference to the kernel, so
+    the kernel is freed as soon as Python drops it)."""
+
+    def __init__(self, k):
+        params = k.params
+        n = len(params)
+        self.n = n
+        self.out_idx = tuple(k.out_idx)
+        self.n_out = len(self.out_idx)
+        self.n_in = n - self.n_out
+        self.in_idx = tuple(i for i in range(n) if i not in self.out_idx)
+        self.all_idx = tuple(range(n))
+        self.scalar = tuple(p.is_scalar for p in params)
+        self.scalar_dtype = tuple(_numpy_dtype_or_none(p.dtype) if p.is_scalar else None for p in params)
+        self.kernel_name = k.name
+        # each symbolic size: the (parameter, dimension) pairs of the inputs that give it, in the
+        # order the generic path looks (the first input that has it wins)
+        syms = k._sym_names()
+        cands = {s: [] for s in syms}
+        for i in self.in_idx:
+            p = params[i]
+            if p.is_scalar:
+                continue
+            for d, (size, name) in enumerate(zip(p.shape, p.dims)):
+                if size < 0 and name and name != "?" and name in cands:
+                    cands[name].append((i, d))
+        self.sym_cands = tuple(tuple(cands[s]) for s in syms)
+        self.nsyms = len(syms)
+        self.proto = next((i for i in self.in_idx if not params[i].is_scalar), None)
+        self.proto_j = self.in_idx.index(self.proto) if self.proto is not None else None
+        self.out_dtypes = tuple(params[i].dtype for i in self.out_idx)
+        self.out_np = tuple(_numpy_dtype_or_none(d) for d in self.out_dtypes)
+        self.out_torch = None
+        self.zero = {}  # (argument kind, kernel.zero_outputs) -> per output: zero-filled?
+        self.cuda = k._device_type == kDLCUDA
+        self.host = k._device_type == kDLCPU
+        self.handle = k.handle
+        # the launch functions without argtypes, called with ctypes objects made once: ctypes then
+        # converts nothing (argtypes conversion of 4 arguments costs about 0.8 us a call)
+        L = lib()
+        self.launch = L["tilec_kernel_launch"]
+        self.launch.restype = ctypes.c_int
+        self.launch_stream = L["tilec_kernel_launch_stream"]
+        self.launch_stream.restype = ctypes.c_int
+        self.c_handle = ctypes.c_void_p(k.handle)
+        self.c_n = ctypes.c_size_t(n)
+        self.pool = []  # _CallStates not in use (one per call in flight; threads may share a kernel)
+
+    def count_error(self, nargs):
+        n, r = self.n, self.out_idx
+        ins = n - len(r)
+        with_outs = f" ({n} with its outputs)" if r else ""
+        return UsageError(f"kernel '{self.kernel_name}' takes {ins if r else n} arguments{with_outs}, {nargs} given")
+
+    def zero_of(self, k, kind):
+        """Per output: whether a call allocating it like a `kind` argument zero-fills it (and
+        checks, once, that the outputs have that framework's dtypes)."""
+        fw = {_KIND_NUMPY: "numpy", _KIND_TORCH: "torch", _KIND_TILEC: "tilec"}.get(kind)
+        if kind == _KIND_NUMPY and any(dt is None for dt in self.out_np):
+            raise _Slow
+        if kind == _KIND_TORCH and self.out_torch is None:
+            try:
+                self.out_torch = tuple(_dtypes.torch_dtype(d) for d in self.out_dtypes)
+            except TypeError:
+                raise _Slow from None
+        z = tuple(k._zero_fill(j, fw) for j in range(self.n_out))
+        self.zero[(kind, k.zero_outputs)] = z
+        return z
+
+    def call(self, k, st, args, stream, sync):
+        nargs = len(args)
+        if nargs == self.n:
+            alloc, pos = False, self.all_idx
+        elif nargs == self.n_in and self.n_out:
+            alloc, pos = True, self.in_idx
+        else:
+            raise self.count_error(nargs)
+        scalar, keys, tens = self.scalar, st.keys, st.tensors
+        cuda_dev = -1  # the device index of a torch CUDA argument, if any
+        for i, x in zip(pos, args):
+            if scalar[i]:
+                tx = type(x)
+                if (tx is float or tx is int or tx is bool) and i in st.sbuf:
+                    st.sbuf[i][()] = x  # numpy's conversion, as np.array(x, dtype) (overflow raises)
+                    continue
+                raise _Slow
+            kind = _kinds.get(type(x))
+            if kind is None:
+                kind = _kind_of_type(type(x))
+            if kind == _KIND_NUMPY:
+                key = (x.dtype, x.shape, x.strides)
+                if key != keys[i]:
+                    st.set_numpy(i, key)
+                tens[i].data = _peek[(id(x) >> 3) + _NP_DATA_WORD] if _NP_RAW else x.ctypes.data
+            elif kind == _KIND_TORCH:
+                key = (x.dtype, x.shape, x.stride(), x.device)
+                if key != keys[i]:
+                    st.set_torch(i, x, key)
+                tens[i].data = x.data_ptr()
+                if st.cuda_of[i] >= 0:
+                    cuda_dev = st.cuda_of[i]
+            elif kind == _KIND_TILEC:
+                key = (x.dtype, x._shape_arr, x.device_type, x.device)
+                if key != keys[i]:
+                    st.set_tilec(i, x, key)
+                tens[i].data = x.ptr
+            else:
+                raise _Slow
+        if alloc:
+            outs = self.allocate(k, st, args)
+        # launch
+        if self.cuda and (cuda_dev >= 0 or stream is not None):
+            if stream is None:
+                s = (_cuda_stream or _current_stream_fn())(cuda_dev)
+            else:
+                s = stream
+                if cuda_dev >= 0:
+                    _order_after_current(stream, cuda_dev)
+            if self.launch_stream(self.c_handle, st.arr, self.c_n, st.stream(s), st.err_ref):
+                raise st.failed()
+            if sync:
+                k._synchronize(s)
+        elif stream is not None:
+            if self.launch_stream(self.c_handle, st.arr, self.c_n, st.stream(stream), st.err_ref):
+                raise st.failed()
+            if sync:
+                k._synchronize(stream)
+        elif self.launch(self.c_handle, st.arr, self.c_n, st.err_ref):
+            raise st.failed()
+        if alloc:
+            return outs[0] if self.n_out == 1 else tuple(outs)
+        if not self.n_out:
+            return None
+        return args[self.out_idx[0]] if self.n_out == 1 else tuple(args[i] for i in self.out_idx)
+
+    def allocate(self, k, st, args):
+        """The outputs, allocated like the first tensor argument, with their DLTensors filled."""
+        if self.nsyms:
+            shp = st.shapes
+            sizes = []
+            for cands in self.sym_cands:
+                v = -1
+                for i, d in cands:
+                    sh = shp[i]
+                    if d < len(sh):
+                        v = sh[d]
+                        break
+                sizes.append(v)
+            sizes = tuple(sizes)
+        else:
+            sizes = ()
+        ent = k._sized_cache.get(sizes)
+        if ent is None:
+            ent = k._sized(sizes)
+        shapes = ent[0]
+        if self.proto is None:
+            raise _Slow
+        x0 = args[self.proto_j]
+        kind = _kinds[type(x0)]
+        zk = (kind, k.zero_outputs)
+        z = self.zero.get(zk)
+        if z is None:
+            z = self.zero_of(k, kind)
+        outs = []
+        if kind == _KIND_NUMPY and self.host:
+            for m in range(self.n_out):
+                outs.append((np.zeros if z[m] else np.empty)(shapes[m], dtype=self.out_np[m]))
+            mark = (ent, kind)
+        elif kind == _KIND_TORCH:
+            import torch
+
+            dev = st.keys[self.proto][3]
+            tdt = self.out_torch
+            for m in range(self.n_out):
+                outs.append((torch.zeros if z[m] else torch.empty)(shapes[m], dtype=tdt[m], device=dev))
+            mark = (ent, kind, dev)
+        elif kind == _KIND_TILEC:
+            for m in range(self.n_out):
+                outs.append((zeros if z[m] else empty)(shapes[m], self.out_dtypes[m], x0.target, x0.device))
+            mark = (ent, kind, x0.device_type, x0.device)
+        else:
+            raise _Slow
+        keys, tens = st.keys, st.tensors
+        m = 0
+        for i in self.out_idx:
+            o = outs[m]
+            if keys[i] != mark:
+                st.set_output(i, m, mark, o)
+            if kind == _KIND_NUMPY:
+                tens[i].data = _peek[(id(o) >> 3) + _NP_DATA_WORD] if _NP_RAW else o.ctypes.data
+            elif kind == _KIND_TORCH:
+                tens[i].data = o.data_ptr()
+            else:
+                tens[i].data = o.ptr
+            m += 1
+        return outs
+
+
+class _CallState:
+    """The DLTensors of one call in flight, filled in place: per parameter the DLTensor, the last
+    (dtype, shape, strides, device) written into it, and the ctypes arrays its shape and strides
+    point to."""
+
+    def __init__(self, plan):
+        n = plan.n
+        self.plan = plan
+        self.tensors = [DLTensor() for _ in range(n)]
+        self.arr = (ctypes.POINTER(DLTensor) * max(1, n))(*[ctypes.pointer(t) for t in self.tensors])
+        self.keys = [None] * n
+        self.shapes = [()] * n
+        self.cuda_of = [-1] * n  # the CUDA device index of a torch tensor there, else -1
+        self.hold = [None] * n
+        self.err = tilec_error()
+        self.err_ref = ctypes.byref(self.err)
+        self.last_stream, self.c_stream = None, None
+        self.sbuf = {}
+        for i in range(n):
+            if plan.scalar[i] and plan.scalar_dtype[i] is not None:  # a 0-d host tensor each call writes
+                buf = np.zeros((), dtype=plan.scalar_dtype[i])
+                t = self.tensors[i]
+                code, bits = _dtypes.dl_of_numpy(buf.dtype)
+                t.data = buf.ctypes.data
+                t.device.device_type, t.device.device_id = kDLCPU, 0
+                t.ndim = 0
+                t.dtype.code, t.dtype.bits, t.dtype.lanes = code, bits, 1
+                t.shape = t.strides = None
+                t.byte_offset = 0
+                self.sbuf[i] = buf
+
+    def stream(self, s):
+        """CUstream s as a ctypes pointer (the last one kept)."""
+        if s != self.last_stream:
+            self.c_stream = ctypes.c_void_p(s or None)
+            self.last_stream = s
+        return self.c_stream
+
+    def failed(self):
+        """The exception for the error the library wrote, which is then cleared (the library
+        writes into an error only while its status is TILEC_OK)."""
+        e = from_c(self.err)
+        ctypes.memset(ctypes.addressof(self.err), 0, ctypes.sizeof(self.err))
+        return e
+
+    def _fill(self, i, key, code, bits, dev_type, dev_id, shape, strides):
+        self.keys[i] = None  # until every field is written
+        t = self.tensors[i]
+        nd = len(shape)
+        sh = (ctypes.c_int64 * max(1, nd))(*shape)
+        t.shape = sh
+        if strides is None:
+            t.strides = None
+            self.hold[i] = (sh,)
+        else:
+            sd = (ctypes.c_int64 * max(1, nd))(*strides)
+            t.strides = sd
+            self.hold[i] = (sh, sd)
+        t.ndim = nd
+        t.dtype.code, t.dtype.bits, t.dtype.lanes = code, bits, 1
+        t.device.device_type, t.device.device_id = dev_type, dev_id
+        t.byte_offset = 0
+        self.shapes[i] = tuple(shape)
+        self.cuda_of[i] = dev_id if dev_type == kDLCUDA else -1
+        self.keys[i] = key
+
+    def set_numpy(self, i, key):
+        dt, shape, strides = key
+        cb = _np_dl[dt] if dt in _np_dl else _np_dl_of(dt)
+        size = dt.itemsize
+        if cb is None or not size or any(s % size for s in strides):
+            raise _Slow  # as DLPack export (or its absence) says
+        self._fill(i, key, cb[0], cb[1], kDLCPU, 0, shape, [s // size for s in strides])
+
+    def set_torch(self, i, x, key):
+        dt, shape, strides, dev = key
+        if not _torch_dl:
+            _torch_tables()
+        cb = _torch_dl.get(dt)
+        if cb is None or x.is_conj() or x.is_neg():
+            raise _Slow
+        if dev.type == "cuda":
+            dev_type, dev_id = kDLCUDA, dev.index if dev.index is not None else 0
+        elif dev.type == "cpu":
+            dev_type, dev_id = kDLCPU, 0
+        else:
+            raise _Slow
+        self._fill(i, key, cb[0], cb[1], dev_type, dev_id, tuple(shape), tuple(strides))
+
+    def set_tilec(self, i, x, key):
+        cb = _tilec_dl.get(x.dtype)
+        if cb is None:
+            try:
+                cb = _tilec_dl[x.dtype] = _dtypes.dl_of_numpy(_dtypes.numpy_dtype(x.dtype))
+            except TypeError:
+                raise _Slow from None
+        self.keys[i] = None
+        t = self.tensors[i]
+        t.shape = x._shape_arr  # the tensor's own array (the key keeps a reference)
+        t.strides = None
+        t.ndim = len(x.shape)
+        t.dtype.code, t.dtype.bits, t.dtype.lanes = cb[0], cb[1], 1
+        t.device.device_type, t.device.device_id = x.device_type, x.device
+        t.byte_offset = 0
+        self.hold[i] = None
+        self.shapes[i] = x.shape
+        self.cuda_of[i] = -1
+        self.keys[i] = key
+
+    def set_output(self, i, m, mark, o):
+        """Parameter i's DLTensor for the m-th output, which the call allocated (dense; its shape
+        the cached one of these sizes)."""
+        ent, kind = mark[0], mark[1]
+        plan = self.plan
+        if kind == _KIND_NUMPY:
+            dt = plan.out_np[m]
+            cb = _np_dl[dt] if dt in _np_dl else _np_dl_of(dt)
+            dev_type, dev_id = kDLCPU, 0
+        elif kind == _KIND_TORCH:
+            if not _torch_dl:
+                _torch_tables()
+            cb = _torch_dl.get(plan.out_torch[m])
+            dev = mark[2]
+            dev_type, dev_id = (kDLCUDA, dev.index or 0) if dev.type == "cuda" else (kDLCPU, 0)
+        else:
+            cb = _tilec_dl.get(o.dtype)
+            if cb is None:
+                cb = _tilec_dl[o.dtype] = _dtypes.dl_of_numpy(_dtypes.numpy_dtype(o.dtype))
+            dev_type, dev_id = mark[2], mark[3]
+        if cb is None:
+            raise _Slow
+        self.keys[i] = None
+        t = self.tensors[i]
+        t.shape = ent[1][m]  # the cached ctypes array of this output's shape
+        t.strides = None
+        t.ndim = len(ent[0][m])
+        t.dtype.code, t.dtype.bits, t.dtype.lanes = cb[0], cb[1], 1
+        t.device.device_type, t.device.device_id = dev_type, dev_id
+        t.byte_offset = 0
+        self.hold[i] = None
+        self.shapes[i] = ent[0][m]
+        self.cuda_of[i] = -1
+        self.keys[i] = mark
+
+
+# ---- outputs a kernel reads ---------------------------------------------------------------------
+def _outputs_read(k):
+    """Per out_idx entry of kernel k: whether the kernel reads that output's values (an atomic_add
+    or `+=` into it, a gemm accumulating into it: the library's analysis of the IR,
+    tilec_kernel_param_reads). Such outputs are zero-filled when a call allocates them; the others
+    come from torch.empty, as TileLang's. When the library cannot say, the output counts as read."""
+    L = lib()
+    return [L.tilec_kernel_param_reads(k.handle, i) != 0 for i in k.out_idx]
+
+
 class Kernel:
     """A compiled kernel. Call it like TileLang's JITKernel: with every argument, or, when it
     returns tensors (out_idx, an eager function's T.empty), with the others only: those are then
@@ -401,6 +873,13 @@ class Kernel:
         self.out_idx = returns
         self._device_type = _device_type_of(self.target, self.backend)
         self._kernel_name = kernel
+        # Whether outputs a call allocates are zero-filled: None zero-fills numpy outputs and,
+        # for torch, CuPy and tilec.Tensor, those the kernel's IR shows it reads (an atomic_add
+        # into it), taking the others from torch.empty & co.; True always; False never.
+        self.zero_outputs = None
+        self._reads = None  # per out_idx entry: whether the kernel reads that output (IR)
+        self._plan = None   # the call plan, made on the first call (_Plan)
+        self._sized_cache = {}  # symbolic sizes tuple -> (output shapes, their ctypes arrays)
 
     def __del__(self):
         h, self.handle = getattr(self, "handle", None), None
@@ -431,7 +910,60 @@ class Kernel:
         with_outs = f" ({n} with its outputs)" if r else ""
         raise UsageError(f"kernel '{self.name}' takes {ins if r else n} arguments{with_outs}, {len(args)} given")
 
-    def _allocate(self, full, missing):
+    def _sized(self, sizes):
+        """The outputs' shapes for the symbolic sizes `sizes` (a tuple, tilec_kernel_num_syms
+        entries, -1 where unknown): checked against the target's grid limits and computed by the
+        library once per distinct tuple, then cached: ([shape tuple per out_idx entry],
+        [its ctypes int64 array])."""
+        ent = self._sized_cache.get(sizes)
+        if ent is not None:
+            return ent
+        L = self._lib
+        names = self._sym_names()
+        arr = (ctypes.c_int64 * max(1, len(names)))(*sizes)
+        err = tilec_error()  # a grid the device cannot launch is refused before the outputs exist
+        if L.tilec_kernel_check_sizes(self.handle, arr, len(names), ctypes.byref(err)) != 0:
+            raise from_c(err)
+        shapes, carrs = [], []
+        for i in self.out_idx:
+            p = self.params[i]
+            shape = (ctypes.c_int64 * max(1, p.ndim))()
+            unknown, err = ctypes.c_int(-1), tilec_error()
+            if L.tilec_kernel_param_shape(self.handle, i, arr, len(names), shape, ctypes.byref(unknown),
+                                          ctypes.byref(err)) != 0:
+                if unknown.value >= 0:
+                    raise UsageError(f"output '{p.name}' of kernel '{self.name}' needs the size '{names[unknown.value]}' "
+                                     f"that no input tensor gives; pass '{p.name}' yourself")
+                raise from_c(err)
+            shapes.append(tuple(shape[d] for d in range(p.ndim)))
+            carrs.append(shape)
+        ent = (shapes, carrs)
+        if len(self._sized_cache) >= 1024:  # a bound, for callers that sweep sizes
+            self._sized_cache.clear()
+        self._sized_cache[sizes] = ent
+        return ent
+
+    def _sym_names(self):
+        names = getattr(self, "_sym_names_", None)
+        if names is None:
+            L = self._lib
+            names = [L.tilec_kernel_sym_name(self.handle, s).decode()
+                     for s in range(L.tilec_kernel_num_syms(self.handle))]
+            self._sym_names_ = names
+        return names
+
+    def _zero_fill(self, k, fw):
+        """Whether the k-th returned output is zero-filled when allocated like a `fw` tensor (None:
+        no tensor argument to copy)."""
+        if self.zero_outputs is not None:
+            return bool(self.zero_outputs)
+        if fw not in ("torch", "cupy", "tilec") and self._device_type == kDLCPU:
+            return True  # numpy: zero-filled, as before (kernels need not write every element)
+        if self._reads is None:
+            self._reads = _outputs_read(self)
+        return self._reads[k]
+
+    def _allocate(self, full, missing, zero=False):
         syms, proto = {}, None
         for i, a in enumerate(full):
             if a is None or self.params[i].is_scalar or not hasattr(a, "shape"):
@@ -442,40 +974,29 @@ class Kernel:
                 if size < 0 and name and name != "?" and d < len(shape):
                     syms.setdefault(name, shape[d])
         # the library sizes each output from the symbolic sizes, dimensions such as seq_len * heads included
-        L = self._lib
-        names = [L.tilec_kernel_sym_name(self.handle, s).decode() for s in range(L.tilec_kernel_num_syms(self.handle))]
-        sizes = (ctypes.c_int64 * max(1, len(names)))(*[syms.get(n, -1) for n in names])
-        err = tilec_error()  # a grid the device cannot launch is refused before the outputs exist
-        if L.tilec_kernel_check_sizes(self.handle, sizes, len(names), ctypes.byref(err)) != 0:
-            raise from_c(err)
+        shapes, _ = self._sized(tuple(syms.get(n, -1) for n in self._sym_names()))
+        fw = _framework(proto) if proto is not None else None
         for i in missing:
-            p = self.params[i]
-            shape = (ctypes.c_int64 * max(1, p.ndim))()
-            unknown, err = ctypes.c_int(-1), tilec_error()
-            if L.tilec_kernel_param_shape(self.handle, i, sizes, len(names), shape, ctypes.byref(unknown),
-                                          ctypes.byref(err)) != 0:
-                if unknown.value >= 0:
-                    raise UsageError(f"output '{p.name}' of kernel '{self.name}' needs the size '{names[unknown.value]}' "
-                                     f"that no input tensor gives; pass '{p.name}' yourself")
-                raise from_c(err)
-            full[i] = self._new_tensor(proto, p.dtype, [shape[d] for d in range(p.ndim)])
+            k = self.out_idx.index(i)
+            full[i] = self._new_tensor(proto, self.params[i].dtype, list(shapes[k]), zero or self._zero_fill(k, fw))
 
-    def _new_tensor(self, proto, dtype, shape):
+    def _new_tensor(self, proto, dtype, shape, zero=True):
         fw = _framework(proto) if proto is not None else None
         if fw == "torch":
             import torch
 
-            return torch.zeros(shape, dtype=_dtypes.torch_dtype(dtype), device=proto.device)
+            new = torch.zeros if zero else torch.empty
+            return new(shape, dtype=_dtypes.torch_dtype(dtype), device=proto.device)
         if fw == "cupy":
             import cupy
 
             with cupy.cuda.Device(proto.device.id):
-                return cupy.zeros(shape, dtype=_dtypes.numpy_dtype(dtype))
+                return (cupy.zeros if zero else cupy.empty)(shape, dtype=_dtypes.numpy_dtype(dtype))
         if fw == "tilec":
-            return zeros(shape, dtype, proto.target, proto.device)
+            return (zeros if zero else empty)(shape, dtype, proto.target, proto.device)
         if self._device_type == kDLCPU:
-            return np.zeros(shape, dtype=_dtypes.numpy_dtype(dtype))
-        return zeros(shape, dtype, self.target, 0)
+            return (np.zeros if zero else np.empty)(shape, dtype=_dtypes.numpy_dtype(dtype))
+        return (zeros if zero else empty)(shape, dtype, self.target, 0)
 
     def _dlargs(self, full, keep):
         n = len(self.params)
@@ -508,10 +1029,40 @@ class Kernel:
                                                   ctypes.byref(err))
         _check(st == 0, err)
 
-    def __call__(self, *args, stream=None):
-        """Run the kernel; returns its out_idx tensors (allocated when not given). With `stream`
-        (a CUstream handle as an int, 0 for the default stream; cuda kernels only) the launch is
-        enqueued and the call returns without waiting (tilec_kernel_launch_stream)."""
+    def __call__(self, *args, stream=None, sync=False):
+        """Run the kernel; returns its out_idx tensors (allocated when not given).
+
+        A cuda kernel called with torch CUDA tensors is enqueued on torch's current stream of
+        their device and the call returns without waiting, as a torch operation does; with
+        `sync=True` it waits for the kernel (and reports a fault inside it). Other cuda calls
+        wait. With `stream` (a CUstream handle as an int, 0 for the default stream; cuda kernels
+        only) the launch is enqueued there, after the torch current stream's pending work when the
+        arguments are torch tensors, and the call returns without waiting unless `sync=True`
+        (tilec_kernel_launch_stream)."""
+        plan = self._plan
+        if plan is None:
+            plan = self._make_plan()
+        pool = plan.pool
+        try:
+            st = pool.pop()
+        except IndexError:
+            st = _CallState(plan)
+        try:
+            return plan.call(self, st, args, stream, sync)
+        except _Slow:
+            pass
+        finally:
+            pool.append(st)
+        return self._call_generic(args, stream, sync)
+
+    def _make_plan(self):
+        plan = _Plan(self)
+        self._plan = plan
+        return plan
+
+    def _call_generic(self, args, stream=None, sync=False):
+        """A call through DLPack export, for arguments the plan does not read directly (CuPy,
+        other __dlpack__ producers, 0-d arrays for scalars, unusual dtypes)."""
         full, missing = self._full_args(args)
         self._allocate(full, missing)
         keep = []
@@ -520,7 +1071,14 @@ class Kernel:
             self._launch(arr, len(full))
         else:
             self._enqueue(arr, len(full), stream)
+            if sync:
+                self._synchronize(stream)
         return self._result(full)
+
+    def _synchronize(self, stream):
+        err = tilec_error()
+        st = self._lib.tilec_kernel_synchronize(self.handle, ctypes.c_void_p(stream or None), ctypes.byref(err))
+        _check(st == 0, err)
 
     def prepare(self, *args):
         """The arguments converted once (outputs allocated as in a call): the returned Launch runs
@@ -552,9 +1110,10 @@ class Kernel:
         output with the reference on a host copy of the same inputs: the reference interpreter for
         cpu kernels, the cpu backend for the others (as `tilec run --verify`). Returns a
         VerifyReport (and the outputs in `report.outputs`); raises VerifyError when an output is
-        out of tolerance unless raise_on_failure is False."""
+        out of tolerance unless raise_on_failure is False. Outputs it allocates are zero-filled,
+        so elements a kernel leaves unwritten compare equal."""
         full, missing = self._full_args(args)
-        self._allocate(full, missing)
+        self._allocate(full, missing, zero=True)
         keep = []
         arr = self._dlargs(full, keep)
         n = len(full)

@@ -33,4 +33,12 @@ if python3 bench/workloads_bench.py --target cpu --elements 4096 --stages 3 --re
 else
   echo "FAIL python: bench/workloads_bench.py"; tail -n 20 "$D/bench"
 fi
+# the call-overhead benchmark runs end to end (cpu rows; the cuda part says why it is skipped)
+if python3 bench/python_call_overhead.py --calls 50 --rounds 1 >"$D/overhead" 2>&1 &&
+  grep -q '^cpu  *elementwise' "$D/overhead" && grep -q '^cpu  *softmax' "$D/overhead" &&
+  { grep -q '^cuda ' "$D/overhead" || grep -q '^skipped cuda: ' "$D/overhead"; }; then
+  echo "PASS python: bench/python_call_overhead.py runs (cpu)"
+else
+  echo "FAIL python: bench/python_call_overhead.py"; tail -n 20 "$D/overhead"
+fi
 exit 0

@@ -148,6 +148,10 @@ TEST(outputs_ordered_by_the_schedule) {
   CHECK(k != NULL);
   if (!k) return;
   static const unsigned want[] = {0, 2, 0, 2}; /* Tally: an element atomic at the slot */
+  /* A is read, Idx and Count only stored to, Tally updated in place (atomic adds): read, so a
+   * caller must give it its starting values */
+  static const int reads[] = {1, 0, 0, 1};
+  for (size_t i = 0; i < 4; i++) CHECK_INT(tilec_kernel_param_reads(k, i), reads[i]);
   for (size_t i = 0; i < 4; i++) {
     tilec_param_info pi;
     CHECK_INT(tilec_kernel_param(k, i, &pi), 0);
@@ -194,6 +198,10 @@ TEST(compile_query_launch) {
   CHECK(pi.is_output);
   CHECK(tilec_kernel_param(k, 0, &pi) == 0 && !pi.is_output);
   CHECK(tilec_kernel_param(k, 2, &pi) != 0);
+  CHECK_INT(tilec_kernel_param_reads(k, 0), 1); /* A is read, B only written: B may start uninitialised */
+  CHECK_INT(tilec_kernel_param_reads(k, 1), 0);
+  CHECK_INT(tilec_kernel_param_reads(k, 2), -1);
+  CHECK_INT(tilec_kernel_param_reads(NULL, 0), -1);
   CHECK(strlen(tilec_kernel_source(k, 1)) > 0);
   float *a = malloc(100 * 48 * 4), *b = malloc(100 * 48 * 4);
   for (int i = 0; i < 100 * 48; i++) a[i] = (float)i * 0.5f, b[i] = -1;
