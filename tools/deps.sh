@@ -4,10 +4,11 @@
 #                    <dlpack/dlpack.h>, python3
 #   test             also everything the tests use: numpy, pytest and venv for the Python suite and
 #                    `pip install .`, clang, pkg-config, OpenBLAS, ml_dtypes (the dtype tests'
-#                    independent reference) and cuobjdump (the SASS checks)
+#                    independent reference), cuobjdump (the SASS checks) and NVRTC (the CUDA C++
+#                    the tests compile; pip's nvidia-cuda-nvrtc where no CUDA toolkit is)
 #   bench            build, plus OpenBLAS (the benchmarks compare with it)
 # Debian's packages come first (apt-get); pip is used only for what Debian lacks (ml_dtypes, the
-# nvidia-cuda-cuobjdump / nvidia-cuda-nvdisasm wheels), or where `python3` is not Debian's own
+# nvidia-cuda-cuobjdump / nvidia-cuda-nvdisasm / nvidia-cuda-nvrtc wheels), or where `python3` is not Debian's own
 # (a pyenv or venv interpreter does not see Debian's python3-* packages). Not root, or no
 # apt-get: the exact commands are printed; a missing build dependency stops, a missing test
 # dependency is only reported (its checks print SKIP), except under CI (CI=true), where it stops.
@@ -78,6 +79,9 @@ python3 -c 'import sys, ml_dtypes; sys.exit(tuple(map(int, ml_dtypes.__version__
   pip_need="$pip_need ml_dtypes>=0.7"
 . tests/e2e/find_cuobjdump
 find_cuobjdump >/dev/null || pip_need="$pip_need nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm"
+# NVRTC, where no CUDA toolkit is: the tests compile the generated CUDA C++ with it (no GPU needed)
+. tests/e2e/find_nvrtc
+find_nvrtc >/dev/null || pip_need="$pip_need nvidia-cuda-nvrtc>=13,<14"
 problem=""
 if [ -n "$pip_need" ]; then
   if ! python3 -m pip --version >/dev/null 2>&1; then

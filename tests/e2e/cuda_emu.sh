@@ -14,6 +14,8 @@ if ! command -v "${TILEC_EMU_CXX:-c++}" >/dev/null 2>&1; then
   exit 0
 fi
 J=$(nproc 2>/dev/null || echo 2)
+. tests/e2e/sanitized.sh
+sampled_note cuda_emu
 
 case_sh='
 T=$1; tgt=$2; line=$3
@@ -131,7 +133,7 @@ ws_gemm='block_N=256 -D block_K'
     echo "cuda,arch=sm_80|${o}../tests/e2e/data/compat/smem_reuse.py --kernel gemm_then_tile -D M=256 -D N=256 -D block_M=128 -D block_N=128 -D block_K=64 -D stages=4 -D threads=256"
     echo "cuda,arch=sm_80|${o}../tests/e2e/data/compat/smem_reuse.py --kernel two_phases -D rows=128 -D cols=192 -D threads=256"
   done
-} | while IFS='|' read -r tgt line; do printf '%s\0%s\0' "$tgt" "$line"; done |
+} | one_per_key | while IFS='|' read -r tgt line; do printf '%s\0%s\0' "$tgt" "$line"; done |
   xargs -0 -n 2 -P "$J" sh -c "$case_sh" sh "$T"
 
 # the arch rule without a device: sm_80 unless the target names one

@@ -8,6 +8,8 @@
 # configuration (metal,metal4=1: matmul2d for the gemms) runs too. TILEC_TARGETS, when set,
 # lists the targets instead (tests/gpu/run.sh sets cuda).
 T=${TILEC:-build/tilec}
+. tests/e2e/sanitized.sh
+sampled_note differential "seeds 1 to 10 of each generator"
 if ! command -v python3 >/dev/null 2>&1; then
   echo "SKIP differential: python3 not installed"
   exit 0
@@ -34,7 +36,7 @@ for where in $targets; do
   backend=; [ "$target" != "$where" ] && backend="--backend ${where#*:}"
   for gen in diff_gen diff_gen_tile; do
     seed=1
-    while [ $seed -le 30 ]; do
+    while [ $seed -le "$([ "$sanitized" = 1 ] && echo 10 || echo 30)" ]; do
       python3 tests/e2e/$gen.py $seed "$D"
       f=$(ls -t "$D"/*.py | head -n 1)
       rm -rf "$D/out" "$D/cpu"

@@ -4,6 +4,8 @@
 # backend). TILEC_TARGETS lists the targets (default cpu; tests/gpu/run.sh sets cuda).
 T=${TILEC:-build/tilec}
 targets=${TILEC_TARGETS:-cpu}
+. tests/e2e/sanitized.sh
+sampled_note examples
 for f in examples/*.py; do
   name=$(basename "$f")
   if "$T" ir "$f" >/dev/null 2>"${TMPDIR:-/tmp}/tilec_ir_err.$$"; then
@@ -14,7 +16,7 @@ for f in examples/*.py; do
   grep -q "^$name" tests/e2e/examples.list || echo "FAIL $name has no line in tests/e2e/examples.list"
 done
 rm -f "${TMPDIR:-/tmp}/tilec_ir_err.$$"
-while read -r file args; do
+one_per_key <tests/e2e/examples.list | while read -r file args; do
   case "$file" in ''|'#'*) continue ;; esac
   for tgt in $targets; do
     # shellcheck disable=SC2086
@@ -27,4 +29,4 @@ while read -r file args; do
       echo "$out" | tail -n 8
     fi
   done
-done <tests/e2e/examples.list
+done

@@ -15,6 +15,8 @@ if [ ! -x "$H" ]; then
   exit 1
 fi
 J=$(nproc 2>/dev/null || echo 2)
+. tests/e2e/sanitized.sh
+sampled_note gpu_lower "one case of each kind, differential seeds 1 to 5, NVRTC builds for sm_90a only"
 
 # One case: "interp FILE ARGS..." or "compile FILE ARGS...". One printf per case, so parallel
 # cases never interleave their lines.
@@ -42,11 +44,11 @@ else
 fi'
 
 grep -v -e '^#' -e '^$' tests/e2e/examples.list |
-  sed 's/[[:space:]]*$//' | xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$H" interp {}
+  sed 's/[[:space:]]*$//' | one_per_key | xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$H" interp {}
 
 # Tiles reduced along their rows, long enough that each warp takes whole rows (layout.c: cyclic
 # rows by warp; the reductions are shuffles alone), with partial row rounds and blocks.
-xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$H" interp {} <<'EOF2'
+first_under_sanitizer <<'EOF2' | xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$H" interp {}
 rms_norm.py -D M=9 -D N=1024 -D block_M=4
 rms_norm.py -D M=13 -D N=512 -D block_M=6
 softmax.py -D m=5 -D N=2048 -D block_M=4 -D block_N=1024
@@ -55,14 +57,14 @@ layer_norm.py -D M=9 -D D=1024
 EOF2
 # TMA for rows no multiple of 8: fewer than 8 (decode) in one group whatever the tile's width (the
 # short form), more in the row form (one-panel tiles); lowered and interpreted
-xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$H" interp {} <<'EOF2'
+first_under_sanitizer <<'EOF2' | xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$H" interp {}
 gemm.py -D M=1 -D N=256 -D K=256 -D block_M=64 -D block_N=128 -D block_K=64 -D threads=128 -D num_stages=4
 gemm.py -D M=1 -D N=512 -D K=512 -D block_M=64 -D block_N=64 -D block_K=128 -D threads=128 -D num_stages=6
 gemm.py -D M=5 -D N=256 -D K=384 -D block_M=64 -D block_N=128 -D block_K=128 -D threads=128 -D num_stages=4
 gemm.py -D M=100 -D N=136 -D K=192 -D block_M=64 -D block_N=128 -D block_K=64 -D threads=128 -D num_stages=3
 EOF2
 # clusters of two (--clusters: the target option clusters=on) lower to the same meaning
-xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$H" interp {} <<'EOF2'
+first_under_sanitizer <<'EOF2' | xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$H" interp {}
 gemm.py --clusters -D M=200 -D N=320 -D K=192 -D block_M=128 -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=3
 gemm.py --clusters -D M=512 -D N=256 -D K=320 -D block_M=128 -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=4
 gemm.py --clusters -D M=128 -D N=256 -D K=512 -D block_M=64 -D block_N=64 -D block_K=64 -D threads=128 -D num_stages=6
@@ -71,7 +73,7 @@ EOF2
 # T.alloc_reducer (and plain fragments) updated from T.Parallel loops wider than their shape:
 # each thread's copy starts from the op's identity and the copies are combined after the loop
 # (tileops.c, par_reduce_wrap): sum, max, min, a subtraction, pipelined, partial blocks
-xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$H" interp {} <<'EOF2'
+first_under_sanitizer <<'EOF2' | xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$H" interp {}
 ../tests/e2e/data/compat/alloc_reducer.py -D R=64 -D C=64
 ../tests/e2e/data/compat/alloc_reducer.py -D R=192 -D C=96
 ../tests/e2e/data/compat/alloc_reducer.py -D R=100 -D C=70 -D threads=32
@@ -80,7 +82,7 @@ xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$H" interp {} <<'EOF2'
 EOF2
 # explicit warp specialization as a ring of stages, mapped onto T.Pipelined (gpu/ws_explicit.c):
 # the lowered pipeline (a producer warpgroup, TMA, full and empty mbarriers) means the program
-xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$H" interp {} <<'EOF2'
+first_under_sanitizer <<'EOF2' | xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$H" interp {}
 ../tests/e2e/data/compat/ws_gemm.py -D M=200 -D N=136 -D K=96
 ../tests/e2e/data/compat/ws_gemm.py -D M=300 -D N=200 -D K=320 -D block_M=128 -D block_N=128 -D block_K=64
 ../tests/e2e/data/compat/ws_gemm_pipelined.py -D M=300 -D N=200 -D K=320
@@ -110,7 +112,7 @@ done
 # dtype and transpose, reductions, scans), lowered for the GPU, against the reference too.
 D=$(mktemp -d)
 for gen in diff_gen diff_gen_tile; do
-  for seed in $(seq 1 15); do
+  for seed in $(seq 1 $([ "$sanitized" = 1 ] && echo 5 || echo 15)); do
     mkdir -p "$D/$gen-$seed" && python3 tests/e2e/$gen.py "$seed" "$D/$gen-$seed" >/dev/null 2>&1
   done
 done
@@ -143,11 +145,12 @@ else
 fi
 
 # NVRTC: small kernels of several kinds (gemm, attention, reductions, scans, casts).
-if ! { [ -e /usr/local/cuda/lib64/libnvrtc.so ] || ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so '; }; then
-  echo "gpu_lower: NVRTC not installed, CUDA compilation not checked"
+. tests/e2e/find_nvrtc
+if ! find_nvrtc >/dev/null; then
+  echo "SKIP gpu_lower nvrtc: NVRTC not found, the generated CUDA C++ is not compiled (sh tools/deps.sh test installs nvidia-cuda-nvrtc)"
   exit 0
 fi
-xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$H" compile {} <<'EOF'
+one_per_key <<'EOF' | xargs -P "$J" -d '\n' -I{} sh -c "$case_sh" _ "$H" compile {}
 softmax.py -D m=37 -D N=300
 rms_norm.py -D M=33 -D N=96
 layer_norm.py -D M=7 -D D=200
@@ -172,7 +175,7 @@ if out=$(timeout 120 "$T" compile "$f" --target "cuda,arch=$arch" -o "$C/$n.$arc
 else
   printf "FAIL gpu_lower compile %s %s\n%s\n" "$arch" "$n" "$(echo "$out" | head -n 8 | sed "s/^/    /")"
 fi'
-for arch in sm_80 sm_90a; do
+for arch in $([ "$sanitized" = 1 ] && echo sm_90a || echo sm_80 sm_90a); do
   for f in examples/*.py; do echo "$f $arch"; done
 done | xargs -P "$J" -n 2 sh -c "$compile_sh" _ "$T" "$C"
 # The gemm and attention examples run on the tensor cores: mma.sync (HMMA fed by LDSM) on sm_80, and on

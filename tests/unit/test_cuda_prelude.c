@@ -31,7 +31,10 @@ static struct {
 
 static int nvrtc_load(void) {
   if (nv.lib) return 1;
-  const char *names[] = {"/usr/local/cuda/lib64/libnvrtc.so", "libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12"};
+  /* TILEC_NVRTC first: where tests/run.sh names pip's nvidia-cuda-nvrtc (tools/deps.sh test) */
+  const char *env = getenv("TILEC_NVRTC");
+  const char *names[] = {env && *env ? env : "/usr/local/cuda/lib64/libnvrtc.so", "/usr/local/cuda/lib64/libnvrtc.so",
+                         "libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12"};
   for (size_t i = 0; i < sizeof names / sizeof names[0] && !nv.lib; i++) nv.lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
   if (!nv.lib) return 0;
   nv.create = (nvrtc_create_fn)dlsym(nv.lib, "nvrtcCreateProgram");
@@ -170,7 +173,7 @@ static const char *conv_kernel =
 
 TEST(dtype_prelude_compiles_under_nvrtc) {
   if (!nvrtc_load()) {
-    printf("note: libnvrtc not found (/usr/local/cuda/lib64); NVRTC checks skipped\n");
+    printf("  (skipped: NVRTC not found: TILEC_NVRTC, /usr/local/cuda/lib64, the loader's path; sh tools/deps.sh test)\n");
     return;
   }
   char *src = concat3(tc_dtype_c_prelude(), conv_kernel, "");
@@ -235,7 +238,7 @@ static long stack_frame(const char *log, const char *fn) {
 
 TEST(gemm_paths_compile_under_nvrtc) {
   if (!nvrtc_load()) {
-    printf("note: libnvrtc not found (/usr/local/cuda/lib64); NVRTC checks skipped\n");
+    printf("  (skipped: NVRTC not found: TILEC_NVRTC, /usr/local/cuda/lib64, the loader's path; sh tools/deps.sh test)\n");
     return;
   }
   char *check = read_file("tests/gpu/prelude_check.cu");
