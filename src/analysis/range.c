@@ -64,7 +64,8 @@ void tc_range_set_loop(tc_ranges *R, const tc_var *v, const tc_expr *min, const 
 
 static tc_int_range var_range(const tc_ranges *R, const tc_var *v) {
   const tc_kernel_ir *k = R->k;
-  if (v->kind == TC_VAR_THREAD_IDX && v->axis >= 0 && v->axis < k->threads_ndim) return span(0, k->threads[v->axis] - 1);
+  if (v->kind == TC_VAR_THREAD_IDX && v->axis >= 0 && v->axis < k->threads_ndim) /* a producer warpgroup comes after */
+    return span(0, k->threads[v->axis] + (v->axis == 0 ? k->producer_threads : 0) - 1);
   if (v->kind == TC_VAR_BLOCK_IDX && v->axis >= 0 && v->axis < k->grid_ndim && k->grid[v->axis]) {
     tc_int_range g = tc_range_of(R, k->grid[v->axis]);
     return g.known && g.hi >= 1 ? span(0, g.hi - 1) : span(0, dtype_range(v->dtype).hi);
