@@ -11,9 +11,11 @@
  * the targets align tiles (1 KiB from 1 KiB up: the period of the 128-byte swizzle). Where a
  * tile takes memory an earlier one used, every thread must be done with the earlier tile before
  * any writes the later: a block barrier goes before the later tile's first statement unless
- * one already stands between them. Tiles a TMA store reads (asynchronously, after its
- * statement) keep memory of their own, and a warp-specialized kernel, whose producer fills the
- * next tile's stages while the consumers finish the last, is not rearranged at all. */
+ * one already stands between them. A tile a TMA store reads (asynchronously, after its
+ * statement) lives to the kernel's end: it may take the memory of tiles dead before its first
+ * use (MLA decode's output tile takes the K/V stages'), but no later tile takes its own. A
+ * warp-specialized kernel, whose producer fills the next tile's stages while the consumers
+ * finish the last, is not rearranged at all. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +34,7 @@ typedef struct tile {
   int first, last; /* lifetime: item indices */
   int64_t bytes, at;
   bool pinned;     /* keeps memory of its own */
+  bool async_read; /* a TMA store reads it after its statement: live to the kernel's end */
 } tile;
 
 typedef struct reuse {
@@ -74,10 +77,10 @@ static void note_use(void *ctx, tc_buffer **slot, const tc_stmt *where) {
   if (R->cur > t->last) t->last = R->cur;
 }
 
-static void pin_use(void *ctx, tc_buffer **slot, const tc_stmt *where) {
+static void async_use(void *ctx, tc_buffer **slot, const tc_stmt *where) {
   (void)where;
   tile *t = tile_of(ctx, *slot);
-  if (t) t->pinned = true;
+  if (t) t->async_read = true;
 }
 
 static bool scan_cb(void *ctx, tc_stmt *s) {
@@ -93,7 +96,7 @@ static bool scan_cb(void *ctx, tc_stmt *s) {
 }
 
 static bool pin_cb(void *ctx, tc_stmt *s) {
-  if (tc_gpu_is_intrinsic(s, "tma_store")) tc_visit_buffer_slots(s, pin_use, ctx);
+  if (tc_gpu_is_intrinsic(s, "tma_store")) tc_visit_buffer_slots(s, async_use, ctx);
   return true;
 }
 
@@ -189,6 +192,7 @@ bool tc_gpu_share_smem(tc_gpu_plan *P, const tc_buffer *over, int64_t sequential
     tile *t = &R.tiles[id];
     if (!t->b) continue;
     if (t->first < 0) t->first = 0, t->last = R.nitems - 1, t->pinned = true; /* named nowhere the scan sees: its own memory */
+    if (t->async_read) t->last = R.nitems - 1; /* may take memory dead before it, never lend its own */
     order[n++] = t;
   }
   qsort(order, (size_t)n, sizeof *order, by_first_use);

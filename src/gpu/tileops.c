@@ -643,6 +643,33 @@ static bool has_side_effects_cb(void *ctx, tc_stmt *s) {
   if (s->kind == TC_ST_ATOMIC_ADD || s->kind == TC_ST_PRINT) *(bool *)ctx = true;
   return true;
 }
+/* Stores to memory the block shares (a shared tile, a fragment moved to shared memory, a global
+ * tensor) in a loop body, and whether the body also reads a buffer it stores to there: run by
+ * several replicas at once, such an update would be applied once by each. */
+typedef struct block_stores {
+  const tc_buffer *stored[16];
+  int n;
+  bool any, rmw;
+} block_stores;
+static bool block_visible(const tc_buffer *b) { return b && (b->scope == TC_SCOPE_SHARED || b->scope == TC_SCOPE_GLOBAL); }
+static bool block_store_cb(void *ctx, tc_stmt *s) {
+  block_stores *B = ctx;
+  if (s->kind == TC_ST_STORE && block_visible(s->u.store.buf)) {
+    B->any = true;
+    const tc_buffer *root = tc_buffer_storage(s->u.store.buf);
+    bool seen = false;
+    for (int i = 0; i < B->n; i++) seen |= B->stored[i] == root;
+    if (!seen && B->n < 16) B->stored[B->n++] = root;
+    else if (!seen) B->rmw = true; /* too many to track: assume the worst */
+  }
+  return true;
+}
+static tc_expr *block_load_cb(void *ctx, tc_expr *e) {
+  block_stores *B = ctx;
+  if (e->op == TC_OP_LOAD && block_visible(e->buf))
+    for (int i = 0; i < B->n; i++) B->rmw |= B->stored[i] == tc_buffer_storage(e->buf);
+  return e;
+}
 
 /* Unroll the registers of layout D: for each register, bind the iteration variables `vars`
  * (the logical index of that register, through `to_iter`) and run `body` transformed.
@@ -1400,14 +1427,30 @@ static tc_stmt *lower_parallel(tc_gpu_plan *P, tc_stmt *s) {
   if (!dealt) {
     bool effects = false;
     tc_visit_stmts(body, has_side_effects_cb, &effects);
+    block_stores BS = {0};
+    tc_visit_stmts(body, block_store_cb, &BS);
+    tc_rewrite_stmt_exprs(body, block_load_cb, &BS);
     const tc_gpu_layout *D = P->frag[driver->id];
     if (R.n && D->reps > 1 && driver_written) {
       tc_gpu_fail(P, s->loc, "fragment '%s' is combined into from a T.Parallel loop that also writes the replicated fragment '%s'; %s "
                   "does not lower that (split the loop)", R.r[0].buf->name, driver->name, P->desc->target);
       return NULL;
     }
-    /* with combined fragments, each iteration must contribute once: only replica 0 of a
-     * replicated driver runs it */
+    /* Each replica of a replicated driver runs the iteration to update its own copy. An update of
+     * shared or global memory that reads what it writes (a shared `d[i] = d[i] + x[i]` run by 16
+     * replicas added x 16 times), an atomic or a print must happen once an iteration: with the
+     * driver written too, both at once is not lowered. A plain store there is the same value from
+     * every replica (they hold the same registers), so it may run in each. */
+    if ((effects || BS.rmw) && D->reps > 1 && driver_written) {
+      tc_gpu_fail(P, s->loc, "a T.Parallel loop that writes the replicated fragment '%s' (held by %lld threads per element) "
+                  "also %s, which must happen once per iteration; %s does not lower that (split the loop)", driver->name,
+                  (long long)D->reps, effects ? "adds atomically or prints" : "updates shared or global memory it reads",
+                  P->desc->target);
+      return NULL;
+    }
+    if (!driver_written) effects |= BS.any; /* one write per iteration suffices: replica 0's */
+    /* with combined fragments or stores to block memory, each iteration must contribute once: only
+     * replica 0 of a replicated driver runs it */
     driven dv = {.D = D, .nvars = N.n, .vars = N.var, .once = effects || R.n > 0, .map = map, .map_ext = N.ext};
     const tc_buffer *comb[16];
     for (int i = 0; i < R.n; i++) comb[i] = R.r[i].buf;
@@ -1603,24 +1646,44 @@ static tc_stmt *lower_reduce_regs(tc_gpu_plan *P, tc_stmt *s, const int64_t *dre
   }
   unsigned W = V >> 5; /* warp bits: combine through shared memory */
   if (W) {
-    /* one slot per thread and register: the lanes of a warp that the shuffles did not combine
-     * hold different rows, so a slot per warp would be overwritten by each of them */
-    tc_buffer *sc = scratch(P, acc, (int64_t)P->threads * D->num_regs, loc);
-    tc_expr *tid = tid_ref(P, loc), *w = bin(P, TC_OP_FLOORDIV, tid, ci(P, 32, loc), loc);
+    /* After the shuffles the lanes that differ only in V's lane bits hold the same values, and
+     * the others hold other rows: one slot per warp, remaining lane and register, the lane
+     * numbered by its bits outside V (MLA decode's 64-row reductions over 8 warps: 2 KB, where a
+     * slot per thread took 8 KB, which its tiles could not spare). The lane with those bits 0
+     * writes it. */
+    unsigned VL = V & 31u;
+    int kept = 0;
+    tc_expr *lc = NULL; /* the lane's compact number: its bits outside VL, packed */
     tc_expr *lane = bin(P, TC_OP_FLOORMOD, tid_ref(P, loc), ci(P, 32, loc), loc);
+    for (int b = 0; b < 5; b++) {
+      if (VL & (1u << b)) continue;
+      tc_expr *bit = bin(P, TC_OP_BIT_AND, bin(P, TC_OP_SHR, tc_ir_clone_expr(P->a, lane), ci(P, b, loc), loc), ci(P, 1, loc), loc);
+      tc_expr *t = kept ? bin(P, TC_OP_SHL, bit, ci(P, kept, loc), loc) : bit;
+      lc = lc ? bin(P, TC_OP_BIT_OR, lc, t, loc) : t;
+      kept++;
+    }
+    if (!lc) lc = ci(P, 0, loc);
+    int64_t L = (int64_t)1 << kept; /* compact lanes a warp */
+    tc_buffer *sc = scratch(P, acc, (int64_t)P->threads / 32 * L * D->num_regs, loc);
+    tc_expr *tid = tid_ref(P, loc), *w = bin(P, TC_OP_FLOORDIV, tid, ci(P, 32, loc), loc);
     tc_stmt_list wr = {0};
     for (int64_t d = 0; d < D->num_regs; d++) {
-      tc_expr *off = bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, tid_ref(P, loc), ci(P, D->num_regs, loc), loc), ci(P, d, loc), loc);
+      tc_expr *slot = bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, tc_ir_clone_expr(P->a, w), ci(P, L, loc), loc), tc_ir_clone_expr(P->a, lc), loc);
+      tc_expr *off = bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, slot, ci(P, D->num_regs, loc), loc), ci(P, d, loc), loc);
       tc_stmt_list_push(P->a, &wr, store(P, sc, 1, idx1(P, off), reg_load(P, part, d, loc), loc));
     }
+    tc_stmt *writes = tc_stmt_list_seq(P->a, &wr, loc);
+    if (VL) /* one writer for the lanes that hold the same values */
+      writes = if_then(P, bin(P, TC_OP_EQ, bin(P, TC_OP_BIT_AND, tc_ir_clone_expr(P->a, lane), ci(P, VL, loc), loc), ci(P, 0, loc), loc),
+                       writes, loc);
     tc_stmt_list_push(P->a, &out, barrier(P, loc));
-    tc_stmt_list_push(P->a, &out, tc_stmt_list_seq(P->a, &wr, loc));
+    tc_stmt_list_push(P->a, &out, writes);
     tc_stmt_list_push(P->a, &out, barrier(P, loc));
     for (int64_t d = 0; d < D->num_regs; d++) {
       tc_expr *accv = NULL;
       for (unsigned sub = W;; sub = (sub - 1) & W) { /* every subset of the warp bits */
-        tc_expr *wp = bin(P, TC_OP_BIT_OR, bin(P, TC_OP_BIT_AND, w, ci(P, ~(int64_t)W, loc), loc), ci(P, sub, loc), loc);
-        tc_expr *tp = bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, wp, ci(P, 32, loc), loc), tc_ir_clone_expr(P->a, lane), loc);
+        tc_expr *wp = bin(P, TC_OP_BIT_OR, bin(P, TC_OP_BIT_AND, tc_ir_clone_expr(P->a, w), ci(P, ~(int64_t)W, loc), loc), ci(P, sub, loc), loc);
+        tc_expr *tp = bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, wp, ci(P, L, loc), loc), tc_ir_clone_expr(P->a, lc), loc);
         tc_expr *off = bin(P, TC_OP_ADD, bin(P, TC_OP_MUL, tp, ci(P, D->num_regs, loc), loc), ci(P, d, loc), loc);
         tc_expr *v = tc_ir_load(P->a, sc, 1, idx1(P, off), loc);
         accv = accv ? red_combine(P, op, accv, v, loc) : v;

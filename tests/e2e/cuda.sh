@@ -283,3 +283,11 @@ for a in sm_80 sm_90a; do
     ok "gemm.py on $a: plain index arithmetic, no constant guards"
   else bad "gemm.py on $a: wrapping casts or constant guards left in the source"; grep -m 3 ' \* (uint32_t)\|1 &&\|(0) + (' "$D/src"; fi
 done
+
+# A latent-cache decode step at DeepSeek MLA decode's sizes (dim 512, 64-row tiles, 2 stages) fits
+# sm_90a's shared memory: the output tile takes dead tiles' memory and the row reductions over 8
+# warps take a slot per warp and row (it was refused at 237,568 bytes against 232,448)
+"$T" source tests/e2e/data/compat/latent_decode.py -D dim=512 -D pe_dim=64 -D block_N=64 -D seq=8192 -D heads=128 \
+  --target cuda,arch=sm_90a --explain --kernel-only >"$D/src" 2>"$D/err"
+if grep -q '^// shared memory: 23[0-2][0-9][0-9][0-9] bytes' "$D/src"; then ok "latent decode at MLA sizes fits sm_90a"
+else bad "latent decode at MLA sizes: $(grep -h 'shared memory' "$D/src" "$D/err" | head -n 1)"; fi

@@ -112,6 +112,12 @@ ws_gemm='block_N=256 -D block_K'
     for o in "" "reverse "; do
       for k in neighbour_rows column_accumulator accumulator_rows; do echo "cuda,arch=$arch|${o}../tests/e2e/data/compat/fragment_demoted.py --kernel $k"; done
     done
+    # a row vector in shared memory updated from a loop over rows every thread of a row holds: once
+    # a row (it was added 16 times); and the latent-cache decode kernel that found it
+    for o in "" "reverse "; do
+      echo "cuda,arch=$arch|${o}../tests/e2e/data/compat/shared_row_update.py"
+      echo "cuda,arch=$arch|${o}../tests/e2e/data/compat/latent_decode.py"
+    done
     # T.alloc_global workspaces: zeroed memory after the parameters (atomic counters in them, a
     # workspace two launches share)
     echo "cuda,arch=$arch|../tests/e2e/data/compat/atomic_prev.py"

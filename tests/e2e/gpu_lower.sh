@@ -202,9 +202,11 @@ if cuobj=$(find_cuobjdump); then
   done
   # the accumulator leaves through shared memory (epilogue.c): in 16-byte stores on sm_80, in TMA
   # stores on sm_90a (UTMASTG; no 16-byte global stores left)
-  v=$("$cuobj" -sass "$C/gemm.sm_80.cubin" 2>&1 | grep -c 'STG.E.128')
-  if [ "$v" -gt 0 ]; then echo "PASS gpu_lower sass gemm sm_80: staged epilogue, $v STG.E.128"
-  else echo "FAIL gpu_lower sass gemm sm_80: no 16-byte global stores in the epilogue"; fi
+  if [ -s "$C/gemm.sm_80.cubin" ] || [ "$sanitized" = 0 ]; then # (the sanitizer builds make sm_90a cubins only)
+    v=$("$cuobj" -sass "$C/gemm.sm_80.cubin" 2>&1 | grep -c 'STG.E.128')
+    if [ "$v" -gt 0 ]; then echo "PASS gpu_lower sass gemm sm_80: staged epilogue, $v STG.E.128"
+    else echo "FAIL gpu_lower sass gemm sm_80: no 16-byte global stores in the epilogue"; fi
+  fi
   sass=$("$cuobj" -sass "$C/gemm.sm_90a.cubin" 2>&1)
   v=$(echo "$sass" | grep -c 'UTMASTG'); s=$(echo "$sass" | grep -c 'STG.E')
   if [ "$v" -gt 0 ] && [ "$s" -eq 0 ]; then echo "PASS gpu_lower sass gemm sm_90a: staged epilogue, $v UTMASTG"

@@ -87,6 +87,9 @@ for tgt in metal metal,metal4=1; do
     echo "../tests/e2e/data/compat/runtime_while.py"
     # fragments a T.Parallel loop uses at elements its threads do not hold: kept in shared memory
     for k in neighbour_rows column_accumulator accumulator_rows; do echo "../tests/e2e/data/compat/fragment_demoted.py --kernel $k"; done
+    # a row vector in shared memory updated once a row, not once a thread holding it
+    echo "../tests/e2e/data/compat/shared_row_update.py"
+    echo "../tests/e2e/data/compat/latent_decode.py -D dim=64 -D pe_dim=16 -D block_H=32"
     for k in streamed_gemm shared_cursor; do echo "../tests/e2e/data/compat/while_gemm.py --kernel $k"; done
     # views of global tensors (T.Tensor(shape, dtype, X.data)): pointers to their tensors
     echo "../tests/e2e/data/compat/global_views.py"
@@ -210,11 +213,11 @@ echo "$e" | grep -q "matmul2d (shared-staged): .*not direct-global: A ('A_shared
 check "explain: metal4, a tile read outside the gemm stays shared-staged" $?
 
 # a row reduction beside a matmul2d accumulator runs in registers and simd_shuffle_xor over lane
-# bits 0 and 3 (its rows are held as a simdgroup_matrix holds them), with 2 KB of scratch for the
+# bits 0 and 3 (its rows are held as a simdgroup_matrix holds them), with 512 bytes of scratch for the
 # rows that span 2 simdgroups, not the 16 KB tile staged in threadgroup memory
 rr=$(src "tests/e2e/data/metal_matmul2d.py" -D epilogue=rows --target metal,metal4=1 --kernel-only)
 echo "$rr" | grep -q 'simd_shuffle_xor(b[0-9]*_tcg_part\[(long)0\], (ushort)(1))' &&
-  echo "$rr" | grep -q 'simd_shuffle_xor(b[0-9]*_tcg_part\[(long)0\], (ushort)(8))' && echo "$rr" | grep -q 'threadgroup uint4 tcg_smem\[128\];'
+  echo "$rr" | grep -q 'simd_shuffle_xor(b[0-9]*_tcg_part\[(long)0\], (ushort)(8))' && echo "$rr" | grep -q 'threadgroup uint4 tcg_smem\[32\];'
 check "matmul2d: a row reduction of the accumulator in registers (simd_shuffle_xor over lane bits 0 and 3)" $?
 
 # matmul2d's MSL: direct-global reads device memory with no threadgroup memory or barrier;
