@@ -192,15 +192,16 @@ class Program:
             self.bind("_tlc_math", "import math as _tlc_math", where)
             self.bind(name, f"{name} = _tlc_math.{value.__name__}", where)
             return
-        if callable(value) and not isinstance(value, type):
+        from .tl import language as L
+
+        plain = (str, int, float, tuple, list, dict, enum.Enum, L.SymExpr, L.Annotation)
+        if callable(value) and not isinstance(value, type) and not isinstance(value, plain):
             served = _served_name(getattr(value, "__module__", "") or "")
             if served is not None:
                 attr = getattr(value, "__name__", name)
                 self.bind(name, f"from {served} import {attr} as {name}" if attr != name
                           else f"from {served} import {name}", where)
                 return
-        from .tl import language as L
-
         if isinstance(value, L.PrimFunc):
             raise CompatError(f"the kernel reads '{name}', another @T.prim_func; tilec compiles one prim_func at a "
                               "time (call a @T.macro or a plain helper instead)", where)
@@ -237,16 +238,12 @@ class Program:
             lines = self._signature(f, src, lines)
         loaded, bound = _names(fn, skip_decorators=kernel)
         for n, line in loaded.items():
+            if n in bound:
+                continue  # a parameter or local name: the function never reads an outer value of it
             v = _lookup(f, n)
             if v is _MISSING:
                 continue  # a builtin, or a name only tilec knows (an error there if it is not)
-            w = f"{_rel(src.file)}:{src.start + line - 1}"
-            try:
-                self.name(f, n, v, w)
-            except CompatError:
-                if n in bound:
-                    continue  # a local name of the same spelling: the kernel does not read this value
-                raise
+            self.name(f, n, v, f"{_rel(src.file)}:{src.start + line - 1}")
         first = fn.lineno - 1 if kernel else 0  # a kernel's decorators are the caller's to write
         out = [("", None)]
         for i in range(first, len(lines)):
