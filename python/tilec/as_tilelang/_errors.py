@@ -8,8 +8,10 @@ _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../tilec
 
 def _outside(filename):
     """Whether a frame's file is the user's: not tilec's, not Python's import machinery."""
-    if not filename or filename.startswith("<"):
-        return False  # <frozen importlib._bootstrap>, <string>
+    if not filename or filename.startswith("<frozen"):
+        return False  # <frozen importlib._bootstrap>; <string> and <stdin> are the user's
+    if filename.startswith("<"):
+        return True
     f = os.path.abspath(filename)
     if f.startswith(_PKG + os.sep):
         return False
