@@ -7,6 +7,7 @@ to tilec (see tilec/as_tilelang/_capture.py); @T.macro marks a helper whose sour
 Every other T.name means something only inside a kernel, which tilec reads from the source: it
 is a value here that tilec's reader knows, and calling it from Python is an error naming it.
 """
+import builtins as _builtins
 import enum
 
 from .._errors import CompatError, script_line
@@ -50,7 +51,7 @@ class SymExpr:
         return "".join(symbol(p) if isinstance(p, Symbol) else p for p in self.parts)
 
     def _op(self, other, op, rev=False):
-        if isinstance(other, bool) or not isinstance(other, (int, SymExpr)):
+        if isinstance(other, _builtins.bool) or not isinstance(other, (int, SymExpr)):
             return NotImplemented
         o = other.parts if isinstance(other, SymExpr) else [str(int(other))]
         a, b = (o, self.parts) if rev else (self.parts, o)
