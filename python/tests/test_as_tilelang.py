@@ -28,6 +28,11 @@ def test_served_modules():
         tilelang.no_such_api
     with pytest.raises(ImportError, match="tilelang.carver is not provided"):
         import tilelang.carver  # noqa: F401
+    with pytest.raises(ImportError, match=r"test_as_tilelang.py:\d+: error: 'from tilelang import tvm': tilelang.tvm is not"):
+        from tilelang import tvm  # noqa: F401
+    with pytest.raises(ImportError, match="'from tilelang.profiler import nope': tilelang.profiler.nope is not"):
+        from tilelang.profiler import nope  # noqa: F401
+    assert getattr(tilelang, "nope", None) is None and hasattr(tilelang, "jit")
 
 
 def test_values_captured():

@@ -65,4 +65,22 @@ def missing_attr(module, name):
     """__getattr__ of a served tilelang module: a clear error naming tilelang.X.NAME."""
     if name.startswith("__"):
         raise AttributeError(name)
+    f = sys._getframe(1)
+    user = f.f_back  # the frame whose getattr this is
+    try:
+        import dis
+
+        from_import = user is not None and user.f_code.co_code[user.f_lasti] == dis.opmap["IMPORT_FROM"]
+    except (IndexError, KeyError, AttributeError):
+        from_import = False
+    if from_import:  # `from tilelang.X import NAME` of a module (not a package)
+        raise UnsupportedImport(f"'from {module} import {name}': {module}.{name} is not provided by tilec's "
+                                "TileLang compatibility layer", script_line(1))
+    for _ in range(3):  # `from tilelang import NAME`: an AttributeError there would become
+        f = f.f_back    # Python's "cannot import name", losing this message
+        if f is None:
+            break
+        if f.f_code.co_name == "_handle_fromlist":
+            raise UnsupportedImport(f"'from {module} import {name}': {module}.{name} is not provided by tilec's "
+                                    "TileLang compatibility layer", script_line(1))
     raise UnsupportedAttribute(f"{module}.{name} is not supported by tilec", script_line(1))
