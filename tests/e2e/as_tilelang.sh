@@ -80,6 +80,7 @@ fails() { # script expected-text
 fails unsupported_api.py "tests/compat_scripts/unsupported_api.py:22: error: JITKernel.export_library is not supported by tilec"
 fails bad_capture.py "tests/compat_scripts/bad_capture.py:17: error: the kernel reads 'weights', a numpy.ndarray"
 fails kernel_error.py "tests/compat_scripts/kernel_error.py:13:13: error: T.copy: the source 'tile' has shape (32,)" 3
+fails wrong_shape.py "tests/compat_scripts/wrong_shape.py:16: error: argument 'A' has size 32 in dimension 0, expected 64"
 printf 'import tilelang\nimport tilelang.carver\n' >"$D/imp.py"
 layer cpu "" "$D/imp.py"; rc=$?
 if [ $rc -eq 1 ] && grep -q "imp.py:2: error: 'import tilelang.carver': tilelang.carver is not provided" "$D/err" &&

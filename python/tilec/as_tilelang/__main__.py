@@ -11,6 +11,18 @@ USAGE = ("usage: python -m tilec.as_tilelang SCRIPT.py [args...]\n"
          "             TILEC_AS_TILELANG_BACKEND (e.g. emu), TILEC_AS_TILELANG_DUMP=DIR (keep the programs)\n")
 
 
+def _user_line(tb):
+    """'file:line' of the innermost frame of the user's code in a traceback, or ''."""
+    from ._errors import _outside, _rel
+
+    where = ""
+    while tb is not None:
+        if _outside(tb.tb_frame.f_code.co_filename):
+            where = f"{_rel(tb.tb_frame.f_code.co_filename)}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return where
+
+
 def main(argv):
     if not argv or argv[0] in ("-h", "--help"):
         sys.stdout.write(USAGE) if argv else sys.stderr.write(USAGE)
@@ -38,7 +50,12 @@ def main(argv):
             runpy.run_path(script, run_name="__main__")
     except (CompatError, TilecError) as e:
         sys.stdout.flush()
-        print(str(e), file=sys.stderr)
+        text = str(e)
+        if isinstance(e, TilecError) and not e.file:  # a call's error (sizes, dtypes, devices): at the line
+            where = _user_line(e.__traceback__)
+            if where:
+                text = f"{where}: {text}"
+        print(text, file=sys.stderr)
         return 1
     return 0
 
