@@ -100,6 +100,9 @@ def test_lambda_and_object_refused():
     class Cfg:
         block = 4
 
+        def tile(self):
+            return 2
+
     cfg = Cfg()
     with pytest.raises(CompatError, match="reads 'f', a lambda"):
         @T.prim_func
@@ -110,7 +113,32 @@ def test_lambda_and_object_refused():
         @T.prim_func
         def main2(A: T.Tensor((4,), "float32")):
             with T.Kernel(1) as bx:
-                A[0] = cfg.block
+                A[0] = len(cfg)
+    with pytest.raises(CompatError, match=r"the kernel reads 'cfg.tile', a method"):
+        @T.prim_func
+        def main3(A: T.Tensor((4,), "float32")):
+            with T.Kernel(1) as bx:
+                A[0] = cfg.tile()
+
+
+def test_object_attributes():
+    import tilelang
+    import tilelang.language as T
+
+    class Cfg:
+        def __init__(self):
+            self.block, self.inner = 8, type("Inner", (), {"scale": 3.0})()
+
+    cfg = Cfg()
+
+    @T.prim_func
+    def main(A: T.Tensor((8,), "float32"), B: T.Tensor((8,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(cfg.block):
+                B[i] = A[i] * cfg.inner.scale + cfg.block
+
+    a = np.arange(8, dtype=np.float32)
+    np.testing.assert_allclose(tilelang.compile(main, out_idx=-1)(a), a * 3.0 + 8)
 
 
 def test_python_side_kernel_call_refused():

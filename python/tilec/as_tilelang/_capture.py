@@ -237,8 +237,15 @@ class Program:
         if replace_signature:
             lines = self._signature(f, src, lines)
         loaded, bound = _names(fn, skip_decorators=kernel)
+        objs = {}
+        for n in loaded:
+            v = _lookup(f, n) if n not in bound else _MISSING
+            if v is not _MISSING and self._is_object(v):
+                objs[n] = v
+        if objs:
+            lines = self._attributes(f, src, lines, objs)
         for n, line in loaded.items():
-            if n in bound:
+            if n in bound or n in objs:
                 continue  # a parameter or local name: the function never reads an outer value of it
             v = _lookup(f, n)
             if v is _MISSING:
@@ -255,6 +262,67 @@ class Program:
         self.funcs[id(f)] = fn.name
         self.busy.discard(id(f))
         return fn.name
+
+    def _is_object(self, v):
+        """A Python object whose attributes a kernel may read (cfg.block_M), not a value itself."""
+        from .tl import language as L
+
+        if isinstance(v, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type, L.PrimFunc)):
+            return False
+        if getattr(v, "__tilec_macro__", None) is not None:
+            return False
+        try:
+            self.expr(v)
+            return False
+        except _Unsupported:
+            return True
+
+    def _attributes(self, f, src, lines, objs):
+        """`cfg.block_M` where cfg is a Python object: the attribute's value (read now, as TileLang
+        reads it when the decorator runs) under a name of its own, written in its place."""
+        parent = {}
+        for top in src.fn.body:
+            for n in ast.walk(top):
+                for c in ast.iter_child_nodes(n):
+                    parent[c] = n
+        edits = []
+        for top in src.fn.body:
+            for node in ast.walk(top):
+                if not (isinstance(node, ast.Name) and node.id in objs and isinstance(node.ctx, ast.Load)):
+                    continue
+                where = f"{_rel(src.file)}:{src.start + node.lineno - 1}"
+                chain, path = node, []
+                while isinstance(parent.get(chain), ast.Attribute) and parent[chain].value is chain:
+                    chain = parent[chain]
+                    path.append(chain.attr)
+                obj = objs[node.id]
+                what = ".".join([node.id] + path)
+                if not path:
+                    raise CompatError(f"the kernel reads '{node.id}', a {type(obj).__module__}.{type(obj).__qualname__}; "
+                                      "tilec takes ints, floats, bools, strings, dtypes, T.symbolic sizes and tuples, "
+                                      "lists and dicts of those, and such values as attributes of an object "
+                                      f"('{node.id}.NAME')", where)
+                value = obj
+                try:
+                    for a in path:
+                        value = getattr(value, a)
+                except AttributeError as e:
+                    raise CompatError(f"the kernel reads '{what}': {e}", where) from None
+                try:
+                    text = self.expr(value)
+                except _Unsupported as e:
+                    raise CompatError(f"the kernel reads '{what}', {e}; tilec takes ints, floats, bools, strings, "
+                                      "dtypes, T.symbolic sizes and tuples, lists and dicts of those", where) from None
+                if chain.lineno != chain.end_lineno:
+                    raise CompatError(f"'{what}' is written over several lines; write it on one", where)
+                name = "_tlc_" + "_".join([node.id] + path)
+                self.bind(name, f"{name} = {text}", where)
+                edits.append((chain.lineno - 1, chain.col_offset, chain.end_col_offset, name))
+        lines = list(lines)
+        for ln, c0, c1, name in sorted(edits, reverse=True):
+            b = lines[ln].encode()
+            lines[ln] = b[:c0].decode() + name + b[c1:].decode()
+        return lines
 
     def _signature(self, f, src, lines):
         """The parameters' annotations and defaults replaced by the values CPython gave them (they

@@ -33,13 +33,13 @@ def make_scaler(n, factor=2.0, dtype="float32"):
 
 
 def make_row_sum(n, dtype="float32"):
-    block = align_up(n, 32)
+    cfg = TileConfig(align_up(n, 32), 32)  # the kernel reads the object's attributes
 
     def inner(rows):
         @T.prim_func
         def row_sum(X: T.Tensor((rows, n), dtype), S: T.Tensor((rows,), dtype)):
-            with T.Kernel(rows, threads=32) as bx:
-                x = T.alloc_fragment((block,), dtype)
+            with T.Kernel(rows, threads=cfg.threads) as bx:
+                x = T.alloc_fragment((cfg.block,), dtype)
                 s = T.alloc_fragment((1,), dtype)
                 T.clear(x)
                 for j in T.Parallel(n):
