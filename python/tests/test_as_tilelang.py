@@ -1,5 +1,6 @@
 """tilec.as_tilelang: what @T.prim_func captures, and the errors for what tilec cannot take.
 (tests/e2e/as_tilelang.sh runs whole scripts through python -m tilec.as_tilelang.)"""
+import enum
 import math
 
 import numpy as np
@@ -129,13 +130,21 @@ def test_object_attributes():
         def __init__(self):
             self.block, self.inner = 8, type("Inner", (), {"scale": 3.0})()
 
+    class Mode(enum.Enum):
+        PLAIN = 0
+        SHIFTED = 1
+
     cfg = Cfg()
+    mode = Mode.SHIFTED
 
     @T.prim_func
     def main(A: T.Tensor((8,), "float32"), B: T.Tensor((8,), "float32")):
         with T.Kernel(1, threads=32) as bx:
             for i in T.Parallel(cfg.block):
-                B[i] = A[i] * cfg.inner.scale + cfg.block
+                if mode == Mode.SHIFTED:
+                    B[i] = A[i] * cfg.inner.scale + cfg.block
+                else:
+                    B[i] = A[i]
 
     a = np.arange(8, dtype=np.float32)
     np.testing.assert_allclose(tilelang.compile(main, out_idx=-1)(a), a * 3.0 + 8)

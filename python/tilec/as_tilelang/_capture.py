@@ -264,10 +264,11 @@ class Program:
         return fn.name
 
     def _is_object(self, v):
-        """A Python object whose attributes a kernel may read (cfg.block_M), not a value itself."""
+        """A Python object (or class: Mode.CAUSAL) whose attributes a kernel may read (cfg.block_M),
+        not a value itself."""
         from .tl import language as L
 
-        if isinstance(v, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type, L.PrimFunc)):
+        if isinstance(v, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, L.PrimFunc)):
             return False
         if getattr(v, "__tilec_macro__", None) is not None:
             return False
