@@ -64,7 +64,7 @@ guess() { # build path
     *cuda_emu.sh) w=500 ;;
     *examples.sh|*test_cuda_prelude|*differential.sh|*gpu_lower.sh|*progfuzz.sh) w=250 ;;
     *metal.sh|*metal_runtime.sh|*cli.sh) w=100 ;;
-    *register_tiles.sh|*python.sh|*workloads.sh|*numpy_check.sh|*cuda_fp8.sh|*test_cpu|*pip_install.sh) w=60 ;;
+    *register_tiles.sh|*python.sh|*as_tilelang.sh|*workloads.sh|*numpy_check.sh|*cuda_fp8.sh|*test_cpu|*pip_install.sh) w=60 ;;
     *cuda.sh|*tune.sh|*verify.sh|*test_parse|*test_dtype|*cache_compile.sh) w=30 ;;
     *) w=10 ;;
   esac
