@@ -395,3 +395,10 @@ void tc_cf_loop_end(tc_strbuf *sb, const tc_expr *min, const tc_expr *extent, co
   }
   tc_cf_operand(sb, extent_text);
 }
+
+void tc_cf_pow2_divmod(tc_strbuf *sb, const char *x, int64_t c, bool mod) {
+  int k = 0;
+  while (((int64_t)1 << k) < c) k++;
+  if (mod) tc_sb_printf(sb, "(%s & %lld)", x, (long long)c - 1);
+  else tc_sb_printf(sb, "(%s >> %d)", x, k);
+}

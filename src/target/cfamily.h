@@ -65,6 +65,8 @@ bool tc_cf_is_primary(const char *text);
 /* the end of a loop `for (v = min; v < END; v++)` as text: the extent alone from 0, a number when
  * both are constant, else min + extent */
 void tc_cf_loop_end(tc_strbuf *sb, const tc_expr *min, const tc_expr *extent, const char *min_text, const char *extent_text);
+/* x // c or x % c for x >= 0 (x an operand's text) and c a power of two: "(x >> k)" or "(x & (c - 1))" */
+void tc_cf_pow2_divmod(tc_strbuf *sb, const char *x, int64_t c, bool mod);
 /* text without the parentheses around the whole of it, if any (a condition, a value assigned) */
 const char *tc_cf_unwrapped(tc_strbuf *sb);
 /* text as an operand: "(text)" unless it is a primary */

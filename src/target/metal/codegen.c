@@ -413,12 +413,11 @@ static void expr(cg *g, tc_strbuf *sb, const tc_expr *e) {
   case TC_OP_FLOORMOD:
     if (!fl && e->args[1]->op == TC_OP_CONST_INT && e->args[1]->ival > 0 && !(e->args[1]->ival & (e->args[1]->ival - 1)) &&
         e->args[0]->dtype.code == d.code && nonneg(g, e->args[0])) { /* a power of two: a shift or a mask */
-      int sh = 0;
-      while (((int64_t)1 << sh) < e->args[1]->ival) sh++;
-      tc_sb_putc(sb, '(');
-      sub(g, sb, e->args[0]);
-      if (e->op == TC_OP_FLOORDIV) tc_sb_printf(sb, " >> %d)", sh);
-      else tc_sb_printf(sb, " & %lld)", (long long)e->args[1]->ival - 1);
+      tc_strbuf x;
+      tc_sb_init(&x);
+      sub(g, &x, e->args[0]);
+      tc_cf_pow2_divmod(sb, tc_sb_cstr(&x), e->args[1]->ival, e->op == TC_OP_FLOORMOD);
+      tc_sb_free(&x);
       return;
     }
     if (!fl && tc_dtype_bits(d) <= 32 && e->args[1]->op == TC_OP_CONST_INT && e->args[1]->ival > 0 && nonneg(g, e->args[0])) {
