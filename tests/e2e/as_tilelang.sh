@@ -43,6 +43,13 @@ for spec in $targets; do
     echo "PASS as_tilelang $label: pass_configs TL_DISABLE_THREAD_STORAGE_SYNC reaches tilec (barrier without it, race with it)"
   else echo "FAIL as_tilelang $label: pass_configs_race.py (want correct, then wrong)"; show; fi
 done
+# TileLang's performance-regression suite shape: regression_*.py over examples' run_regression_perf
+R=$S/perf/regression_example_axpy.py
+if layer cpu "" "$R" && grep -q '^example_axpy: [0-9.e-]*$' "$D/out" && [ "$(grep -c '^example_axpy: ' "$D/out")" = 2 ] &&
+   TL_PERF_REGRESSION_FORMAT=json TL_PERF_REGRESSION_ONLY=small layer cpu "" "$R" &&
+   grep -q '^__TILELANG_PERF_RESULTS_JSON__=\[{"name":"example_axpy","latency":[0-9.e-]*,"case":"example_axpy_small"}\]$' "$D/out"; then
+  echo "PASS as_tilelang: a regression_*.py suite runs (process_func, regression, its text and JSON output, a filter)"
+else echo "FAIL as_tilelang: regression_example_axpy.py"; show; fi
 # a pytest file on tilelang.testing, through -m pytest and through tilelang.testing.main()
 pytest_file() { # how
   sed -n 's/^PASSED \(.*\)$/PASS as_tilelang pytest ('"$1"'): \1/p; s/^\(FAILED\|ERROR\) \(.*\)$/FAIL as_tilelang pytest ('"$1"'): \2/p; s/^SKIPPED \[1\] \(.*\)$/SKIP as_tilelang pytest ('"$1"'): \1/p' "$D/out"
