@@ -33,7 +33,7 @@ else echo "SKIP as_tilelang cuda/emu: no C++ compiler (${TILEC_EMU_CXX:-c++}): t
 for spec in $targets; do
   tgt=${spec%%:*} be=${spec#*:}
   label="$tgt${be:+/$be}"
-  for s in elementwise_add gemm_pipelined softmax library_kernels profiler_bench eager_add; do
+  for s in elementwise_add gemm_pipelined softmax library_kernels profiler_bench eager_add autotune_axpy; do
     ok_script "$label" "$tgt" "$be" "$S/$s.py"
   done
   ok_script "$label" "$tgt" "$be" "$S/elementwise_add.py" --m 33 --n 65

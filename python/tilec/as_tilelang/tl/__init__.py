@@ -10,10 +10,11 @@ from .._jit import JITKernel, compile, jit  # noqa: F401,A004
 from .transform import PassConfigKey  # noqa: F401
 from .utils.tensor import TensorSupplyType  # noqa: F401
 from . import language  # noqa: F401
+from .autotuner import autotune  # noqa: F401,E402
 
 __version__ = f"0.1.15+tilec.{_tilec.__version__}"
 lazy_jit = jit
-_SUBMODULES = ("language", "profiler", "testing", "env", "transform", "utils", "cache", "math")
+_SUBMODULES = ("language", "profiler", "testing", "env", "transform", "utils", "cache", "math", "autotuner")
 
 
 def disable_cache():
