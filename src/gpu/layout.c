@@ -888,7 +888,7 @@ static bool seed_cb(void *ctx, tc_stmt *s) {
   if (b && !P->frag[b->id]) {
     tc_gpu_layout L;
     /* a vector nobody ties to a tile is small: every thread keeps all of it */
-    if (N.n == 1) tc_gl_make_repl(&L, 1, N.ext, P->threads);
+    if (N.n == 1 && N.ext[0] % P->threads) tc_gl_make_repl(&L, 1, N.ext, P->threads);
     else tc_gl_make_cyclic(&L, N.n, N.ext, P->threads, (tc_dtype_bits(b->dtype) + 7) / 8, rows_reduced(P, N.n, N.ext));
     assign(C, b, &L);
     return false;

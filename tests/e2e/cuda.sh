@@ -284,6 +284,13 @@ for a in sm_80 sm_90a; do
   else bad "gemm.py on $a: wrapping casts or constant guards left in the source"; grep -m 3 ' \* (uint32_t)\|1 &&\|(0) + (' "$D/src"; fi
 done
 
+# A vector as long as the block, tied to no tile (split-KV decoding's combine): one element a
+# thread, not all 128 in every thread
+"$T" source tests/e2e/data/compat/split_combine.py --kernel combine --target cuda,arch=sm_90a --kernel-only >"$D/src" 2>"$D/err"
+if grep -q 'float b[0-9]*_acc\[1\];' "$D/src" && grep -q 'float b[0-9]*_lmax\[1\];' "$D/src" && ! grep -q '\[128\];' "$D/src"; then
+  ok "split-KV combine: one element of each 128-long vector a thread"
+else bad "split-KV combine: vectors not dealt over the block"; grep -m 5 '\[[0-9]*\];' "$D/src"; fi
+
 # A latent-cache decode step at DeepSeek MLA decode's sizes (dim 512, 64-row tiles, 2 stages) fits
 # sm_90a's shared memory: the output tile takes dead tiles' memory and the row reductions over 8
 # warps take a slot per warp and row (it was refused at 237,568 bytes against 232,448)

@@ -118,6 +118,11 @@ ws_gemm='block_N=256 -D block_K'
       echo "cuda,arch=$arch|${o}../tests/e2e/data/compat/shared_row_update.py"
       echo "cuda,arch=$arch|${o}../tests/e2e/data/compat/latent_decode.py"
     done
+    # vectors as long as the block (split-KV decoding's combine): one element a thread; read at
+    # elements other threads hold; shorter than the block
+    for o in "" "reverse "; do
+      for k in combine neighbours short_vec; do echo "cuda,arch=$arch|${o}../tests/e2e/data/compat/split_combine.py --kernel $k"; done
+    done
     # T.alloc_global workspaces: zeroed memory after the parameters (atomic counters in them, a
     # workspace two launches share)
     echo "cuda,arch=$arch|../tests/e2e/data/compat/atomic_prev.py"

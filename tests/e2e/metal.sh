@@ -89,6 +89,7 @@ for tgt in metal metal,metal4=1; do
     for k in neighbour_rows column_accumulator accumulator_rows; do echo "../tests/e2e/data/compat/fragment_demoted.py --kernel $k"; done
     # a row vector in shared memory updated once a row, not once a thread holding it
     echo "../tests/e2e/data/compat/shared_row_update.py"
+    for k in combine neighbours short_vec; do echo "../tests/e2e/data/compat/split_combine.py --kernel $k"; done
     echo "../tests/e2e/data/compat/latent_decode.py -D dim=64 -D pe_dim=16 -D block_H=32"
     for k in streamed_gemm shared_cursor; do echo "../tests/e2e/data/compat/while_gemm.py --kernel $k"; done
     # views of global tensors (T.Tensor(shape, dtype, X.data)): pointers to their tensors
