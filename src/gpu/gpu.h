@@ -74,6 +74,7 @@ typedef enum tc_gl_kind {
   TC_GL_ROWS_ACC,    /* (M,): row i held by every thread that holds row i of an ACC tile */
   TC_GL_CYCLIC,      /* elements in row-major order dealt to threads in chunks of `vec` */
   TC_GL_ROWS_CYCLIC, /* (M,): row i held by the `group` threads that hold row i of a CYCLIC tile */
+  TC_GL_COLS_CYCLIC, /* (N,): column j held by every thread that holds column j of a CYCLIC tile */
   TC_GL_REPL         /* every thread holds every element */
 } tc_gl_kind;
 
@@ -102,7 +103,8 @@ typedef struct tc_gpu_layout {
   bool sg;
   /* CYCLIC: chunk size, and `group` > 0 when rows are dealt to groups of that many threads
    * (each row's chunks cyclic over its group; 0: chunks cyclic over the whole tile);
-   * ROWS_CYCLIC: vec and row length N of the source tile, group size */
+   * ROWS_CYCLIC: vec and row length N of the source tile, group size;
+   * COLS_CYCLIC: vec of the source tile (a thread holds one chunk of columns) */
   int vec;
   int64_t group;
   bool planted; /* TC_PLANT_LAYOUT_THREAD: its code takes thread tid + 1's elements (a test's bug) */
@@ -137,6 +139,9 @@ void tc_gl_make_cyclic(tc_gpu_layout *L, int ndim, const int64_t *shape, int thr
 void tc_gl_make_repl(tc_gpu_layout *L, int ndim, const int64_t *shape, int threads);
 /* The layout of a row vector (shape (M,)) used beside a 2-D tile of layout `tile`; falls back
  * to REPL when the tile's rows are not held by fixed thread groups. */
+/* The column vector of a plain CYCLIC tile whose threads each hold one fixed chunk of columns
+ * (threads * vec a multiple of the row length); false where the tile is not such. */
+bool tc_gl_make_cols(tc_gpu_layout *L, const tc_gpu_layout *tile, int threads);
 void tc_gl_make_rows(tc_gpu_layout *L, const tc_gpu_layout *tile, int threads);
 
 /* The accumulator of a gemm held as Metal 4 matmul2d destinations (16 x 32 cooperative tensors
@@ -219,6 +224,7 @@ typedef struct tc_gpu_plan {
   int nrestage;
   bool async_copy;           /* while lowering a producer: its 16-byte copies are cp.async */
   tc_stmt_set units;         /* lowered tile operations the barrier pass takes as one access */
+  tc_stmt_set combine_wraps; /* tileops.c's {save, loop, combine} sequences (combine_hoist.c) */
   tc_buffer *epi_stage[2];   /* epilogue.c's per-warp staging tiles (16- and 32-bit), or NULL */
   int epi_slots[2];          /* their TMA form's 16-row slots per warp; 0: the 16-byte-store form */
   /* tileops.c: while a T.Parallel loop that combines iterations into fragment elements is
@@ -252,6 +258,7 @@ void tc_gpu_resolve_views(tc_gpu_plan *P);    /* views.c: a view splitting a reg
 bool tc_gpu_pipeline(tc_gpu_plan *P);         /* pipeline.c: T.Pipelined -> staged, asynchronous copies */
 bool tc_gpu_infer_layouts(tc_gpu_plan *P);    /* layout.c: fragments and swizzled shared tiles */
 bool tc_gpu_lower_tileops(tc_gpu_plan *P);    /* tileops.c: tile ops -> per-thread code */
+bool tc_gpu_hoist_combines(tc_gpu_plan *P);   /* combine_hoist.c: replica combines out of serial loops */
 bool tc_gpu_insert_barriers(tc_gpu_plan *P);  /* barrier.c */
 bool tc_gpu_pingpong(tc_gpu_plan *P);         /* pingpong.c */
 bool tc_gpu_overlap(tc_gpu_plan *P);          /* overlap.c */

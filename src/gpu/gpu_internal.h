@@ -43,6 +43,8 @@ typedef struct access_scan {
   int nexact;
   const tc_buffer *rows[64];  /* 1-D, indexed by the nest's first var */
   int nrows;
+  const tc_buffer *cols[64];  /* 1-D, indexed by a 2-D nest's second var */
+  int ncols;
   const tc_buffer *exact_written; /* the first of `exact` that is written */
   /* indexed otherwise, by a bijection of the nest onto the whole fragment (par_map); one entry
    * per fragment, the first access's map, `bij_mixed` when its accesses use different maps */

@@ -186,6 +186,21 @@ void tc_gl_make_rows(tc_gpu_layout *L, const tc_gpu_layout *tile, int threads) {
   tc_gl_make_repl(L, 1, &M, threads);
 }
 
+/* Thread t of a plain CYCLIC (R, N) tile holds chunks t, t + threads, ...; where threads * vec
+ * is a multiple of N every one of them lies at columns (t * vec) % N .. + vec, so a vector
+ * indexed by the tile's column needs only those vec elements in thread t. */
+bool tc_gl_make_cols(tc_gpu_layout *L, const tc_gpu_layout *tile, int threads) {
+  if (tile->kind != TC_GL_CYCLIC || tile->ndim != 2 || tile->group || tile->planted) return false;
+  int64_t N = tile->shape[1], per = N / tile->vec; /* chunks a row: threads t and t + per agree */
+  if (N % tile->vec || ((int64_t)threads * tile->vec) % N) return false;
+  set_shape(L, 1, &N, threads);
+  L->kind = TC_GL_COLS_CYCLIC;
+  L->vec = tile->vec;
+  L->num_regs = tile->vec;
+  L->reps = threads / per;
+  return true;
+}
+
 void tc_gl_owner(const tc_gpu_layout *L, int64_t e, int64_t rep, int64_t *thread, int64_t *reg) {
   switch (L->kind) {
   case TC_GL_ACC: {
@@ -232,6 +247,10 @@ void tc_gl_owner(const tc_gpu_layout *L, int64_t e, int64_t rep, int64_t *thread
     *reg = e / per;
     return;
   }
+  case TC_GL_COLS_CYCLIC:
+    *thread = e / L->vec + rep * (L->shape[0] / L->vec);
+    *reg = e % L->vec;
+    return;
   case TC_GL_REPL:
     *thread = rep;
     *reg = e;
@@ -277,6 +296,11 @@ int64_t tc_gl_elem(const tc_gpu_layout *L, int64_t t, int64_t r, int64_t *rep) {
     int64_t per = L->threads / L->group, e = r * per + t / L->group;
     *rep = t % L->group;
     return e < L->numel ? e : -1;
+  }
+  case TC_GL_COLS_CYCLIC: {
+    int64_t per = L->shape[0] / L->vec;
+    *rep = t / per;
+    return (t % per) * L->vec + r;
   }
   case TC_GL_REPL:
     *rep = t;
@@ -392,6 +416,9 @@ void tc_gl_index_exprs_at(tc_arena *a, const tc_gpu_layout *L, tc_expr *tid, tc_
     if (constant ? (rc + 1) * per > L->numel : L->numel % per != 0) *valid = bin(a, TC_OP_LT, tc_ir_clone_expr(a, e), ci(a, L->numel, loc), loc);
     return;
   }
+  case TC_GL_COLS_CYCLIC: /* (tid % (N / vec)) * vec + r */
+    idx[0] = bin(a, TC_OP_ADD, mulc(a, modc(a, tid, L->shape[0] / L->vec, loc), L->vec, loc), r, loc);
+    return;
   case TC_GL_REPL:
     split_linear(a, L, r, idx, loc);
     return;
@@ -414,6 +441,7 @@ tc_expr *tc_gl_rep_expr(tc_arena *a, const tc_gpu_layout *L, tc_expr *tid, tc_lo
     return inner;
   }
   case TC_GL_ROWS_CYCLIC: return modc(a, tid, L->group, loc);
+  case TC_GL_COLS_CYCLIC: return divc(a, tid, L->shape[0] / L->vec, loc);
   case TC_GL_REPL: return tid;
   default: return ci(a, 0, loc);
   }
@@ -439,6 +467,7 @@ void tc_gl_describe(const tc_gpu_layout *L, char *out, size_t cap) {
     else snprintf(out, cap, "cyclic(vec %d)", L->vec);
     break;
   case TC_GL_ROWS_CYCLIC: snprintf(out, cap, "rows of cyclic(groups of %lld threads)", (long long)L->group); break;
+  case TC_GL_COLS_CYCLIC: snprintf(out, cap, "columns of cyclic(vec %d)", L->vec); break;
   case TC_GL_REPL: snprintf(out, cap, "replicated"); break;
   }
 }
@@ -676,6 +705,8 @@ static void note_access(access_scan *A, const tc_buffer *b, int nidx, tc_expr *c
   }
   if (nidx == 1 && N->n >= 2 && nest_var_of(N, idx[0]) == 0 && shape[0] == N->ext[0] && A->nrows < 64)
     A->rows[A->nrows++] = b;
+  else if (nidx == 1 && N->n == 2 && nest_var_of(N, idx[0]) == 1 && shape[0] == N->ext[1] && A->ncols < 64)
+    A->cols[A->ncols++] = b;
 }
 
 static void scan_expr(access_scan *A, const tc_expr *e) {
@@ -801,9 +832,11 @@ static void infer_parallel(infer_ctx *C, tc_stmt *s) {
   if (have) {
     for (int i = 0; i < A.nexact; i++) assign(C, A.exact[i], have);
     if (N.n == 2) {
-      tc_gpu_layout rows;
+      tc_gpu_layout rows, cols;
       tc_gl_make_rows(&rows, have, P->threads);
       for (int i = 0; i < A.nrows; i++) assign(C, A.rows[i], &rows);
+      if (tc_gl_make_cols(&cols, have, P->threads))
+        for (int i = 0; i < A.ncols; i++) assign(C, A.cols[i], &cols);
     }
   }
   propagate_bijections(C, &N, &A);

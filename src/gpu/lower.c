@@ -530,6 +530,7 @@ static tc_kernel_ir *lower_once(tc_arena *a, const tc_kernel_ir *k0, const tc_gp
   tc_stmt_list_push(a, &top, k->body);
   k->body = tc_stmt_list_seq(a, &top, loc);
   if (!verify_step(P, "gpu-lower-tileops")) return NULL;
+  if (!tc_gpu_hoist_combines(P) || !verify_step(P, "gpu-hoist-combines")) return NULL;
   /* 4. barriers */
   if (k->no_storage_sync && notes)
     tc_sb_printf(notes, "barriers: pass_configs tl.disable_thread_storage_sync: the program's T.sync_threads() order its "

@@ -1323,7 +1323,9 @@ static tc_stmt *par_reduce_wrap(tc_gpu_plan *P, red_scan *R, tc_stmt *lowered, t
     tc_stmt_list_push(P->a, &post, tc_stmt_list_seq(P->a, &rd, loc));
   }
   tc_stmt *items[3] = {tc_stmt_list_seq(P->a, &pre, loc), lowered, tc_stmt_list_seq(P->a, &post, loc)};
-  return tc_ir_seq(P->a, 3, items, loc);
+  tc_stmt *wrap = tc_ir_seq(P->a, 3, items, loc);
+  tc_stmt_set_add(P->a, &P->combine_wraps, wrap); /* combine_hoist.c may move its parts out of loops */
+  return wrap;
 }
 
 /* ---- stores to shared memory that several iterations make to one element ----

@@ -291,6 +291,19 @@ if grep -q 'float b[0-9]*_acc\[1\];' "$D/src" && grep -q 'float b[0-9]*_lmax\[1\
   ok "split-KV combine: one element of each 128-long vector a thread"
 else bad "split-KV combine: vectors not dealt over the block"; grep -m 5 '\[[0-9]*\];' "$D/src"; fi
 
+# A GEMV reducer in a pipelined loop over K: its replicas are combined once after the loop (no
+# barrier pairs in every step), and its column vector of x holds 8 elements a thread, not 128
+"$T" source tests/e2e/data/compat/reducer_loop.py --kernel gemv_reducer --target cuda,arch=sm_90a --explain --kernel-only \
+  >"$D/src" 2>"$D/err"
+if grep -q '^// combines: 1 T.Parallel combine' "$D/src" && grep -q 'uint16_t b[0-9]*_x_f\[8\];' "$D/src" &&
+   [ "$(sed -n '/for (int32_t v[0-9]*_k_pipe = 0/,/^  }$/p' "$D/src" | grep -c '__syncthreads')" = 1 ]; then
+  ok "GEMV reducer: one barrier a step, combined after the loop, x by columns"
+else bad "GEMV reducer: combine or column vector not as expected"; grep -m 3 'combines\|x_f\[' "$D/src"; fi
+"$T" source tests/e2e/data/compat/reducer_loop.py --kernel running_sum --target cuda,arch=sm_90a --explain --kernel-only \
+  >"$D/src" 2>"$D/err"
+if ! grep -q '^// combines:' "$D/src"; then ok "a combine whose fragment the loop reads stays in the loop"
+else bad "running_sum: a combine was moved out of a loop that reads its fragment"; fi
+
 # A latent-cache decode step at DeepSeek MLA decode's sizes (dim 512, 64-row tiles, 2 stages) fits
 # sm_90a's shared memory: the output tile takes dead tiles' memory and the row reductions over 8
 # warps take a slot per warp and row (it was refused at 237,568 bytes against 232,448)

@@ -123,6 +123,11 @@ ws_gemm='block_N=256 -D block_K'
     for o in "" "reverse "; do
       for k in combine neighbours short_vec; do echo "cuda,arch=$arch|${o}../tests/e2e/data/compat/split_combine.py --kernel $k"; done
     done
+    # combines of replicated fragments in serial loops: moved after the loop (a GEMV reducer), kept in
+    # the loop where it reads the fragment, a start value that is not the op's identity
+    for o in "" "reverse "; do
+      for k in gemv_reducer running_sum max_from_five; do echo "cuda,arch=$arch|${o}../tests/e2e/data/compat/reducer_loop.py --kernel $k"; done
+    done
     # T.alloc_global workspaces: zeroed memory after the parameters (atomic counters in them, a
     # workspace two launches share)
     echo "cuda,arch=$arch|../tests/e2e/data/compat/atomic_prev.py"
