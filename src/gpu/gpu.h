@@ -75,6 +75,7 @@ typedef enum tc_gl_kind {
   TC_GL_CYCLIC,      /* elements in row-major order dealt to threads in chunks of `vec` */
   TC_GL_ROWS_CYCLIC, /* (M,): row i held by the `group` threads that hold row i of a CYCLIC tile */
   TC_GL_COLS_CYCLIC, /* (N,): column j held by every thread that holds column j of a CYCLIC tile */
+  TC_GL_COLS_ACC,    /* (N,): column j held by every thread that holds column j of an ACC tile */
   TC_GL_REPL         /* every thread holds every element */
 } tc_gl_kind;
 
@@ -87,7 +88,7 @@ typedef struct tc_gpu_layout {
   int threads;
   int64_t num_regs; /* registers per thread */
   int64_t reps;     /* threads holding each element */
-  /* ACC, ROWS_ACC: the gemm tile M x N and its warp partition */
+  /* ACC, ROWS_ACC, COLS_ACC: the gemm tile M x N and its warp partition */
   int64_t M, N;
   int wm, wn;
   /* ACC, ROWS_ACC: warp slices interleaved (wgmma with several 64-row blocks per warpgroup):
@@ -139,8 +140,9 @@ void tc_gl_make_cyclic(tc_gpu_layout *L, int ndim, const int64_t *shape, int thr
 void tc_gl_make_repl(tc_gpu_layout *L, int ndim, const int64_t *shape, int threads);
 /* The layout of a row vector (shape (M,)) used beside a 2-D tile of layout `tile`; falls back
  * to REPL when the tile's rows are not held by fixed thread groups. */
-/* The column vector of a plain CYCLIC tile whose threads each hold one fixed chunk of columns
- * (threads * vec a multiple of the row length); false where the tile is not such. */
+/* The column vector of an ACC tile (m16n8 or simdgroup placement), or of a plain CYCLIC tile
+ * whose threads each hold one fixed chunk of columns (threads * vec a multiple of the row
+ * length); false where the tile is neither. */
 bool tc_gl_make_cols(tc_gpu_layout *L, const tc_gpu_layout *tile, int threads);
 void tc_gl_make_rows(tc_gpu_layout *L, const tc_gpu_layout *tile, int threads);
 

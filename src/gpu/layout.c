@@ -190,6 +190,17 @@ void tc_gl_make_rows(tc_gpu_layout *L, const tc_gpu_layout *tile, int threads) {
  * is a multiple of N every one of them lies at columns (t * vec) % N .. + vec, so a vector
  * indexed by the tile's column needs only those vec elements in thread t. */
 bool tc_gl_make_cols(tc_gpu_layout *L, const tc_gpu_layout *tile, int threads) {
+  if (tile->kind == TC_GL_ACC && !tile->coop && tile->ndim == 2) {
+    /* lane pair q of every warp in column band wni holds columns wni * TN + 8 ni + 2q + {0, 1}:
+     * replicated over the 8 lane rows, the wm row bands and the tile's own replicas */
+    int64_t N = tile->N;
+    set_shape(L, 1, &N, threads);
+    L->kind = TC_GL_COLS_ACC;
+    L->M = tile->M, L->N = tile->N, L->wm = tile->wm, L->wn = tile->wn, L->sg = tile->sg;
+    L->num_regs = (tile->N / tile->wn / 8) * 2;
+    L->reps = 8 * tile->wm * tile->reps;
+    return true;
+  }
   if (tile->kind != TC_GL_CYCLIC || tile->ndim != 2 || tile->group || tile->planted) return false;
   int64_t N = tile->shape[1], per = N / tile->vec; /* chunks a row: threads t and t + per agree */
   if (N % tile->vec || ((int64_t)threads * tile->vec) % N) return false;
@@ -251,6 +262,12 @@ void tc_gl_owner(const tc_gpu_layout *L, int64_t e, int64_t rep, int64_t *thread
     *thread = e / L->vec + rep * (L->shape[0] / L->vec);
     *reg = e % L->vec;
     return;
+  case TC_GL_COLS_ACC: { /* rep = (outer * wm + wmi) * 8 + lane row g */
+    int64_t TN = L->N / L->wn, wni = e / TN, cc = e % TN, g = rep % 8, wmi = (rep / 8) % L->wm, outer = rep / (8 * L->wm);
+    *thread = (wmi * L->wn + wni) * 32 + acc_lane(L, g, (cc % 8) / 2) + outer * 32 * L->wm * L->wn;
+    *reg = (cc / 8) * 2 + cc % 2;
+    return;
+  }
   case TC_GL_REPL:
     *thread = rep;
     *reg = e;
@@ -301,6 +318,11 @@ int64_t tc_gl_elem(const tc_gpu_layout *L, int64_t t, int64_t r, int64_t *rep) {
     int64_t per = L->shape[0] / L->vec;
     *rep = t / per;
     return (t % per) * L->vec + r;
+  }
+  case TC_GL_COLS_ACC: {
+    int64_t W = 32 * L->wm * L->wn, outer = t / W, w = (t % W) / 32, l = t % 32, TN = L->N / L->wn;
+    *rep = (outer * L->wm + w / L->wn) * 8 + lane_row(L, l);
+    return (w % L->wn) * TN + (r / 2) * 8 + lane_pair(L, l) * 2 + r % 2;
   }
   case TC_GL_REPL:
     *rep = t;
@@ -419,6 +441,14 @@ void tc_gl_index_exprs_at(tc_arena *a, const tc_gpu_layout *L, tc_expr *tid, tc_
   case TC_GL_COLS_CYCLIC: /* (tid % (N / vec)) * vec + r */
     idx[0] = bin(a, TC_OP_ADD, mulc(a, modc(a, tid, L->shape[0] / L->vec, loc), L->vec, loc), r, loc);
     return;
+  case TC_GL_COLS_ACC: { /* (w % wn) * TN + (r / 2) * 8 + pair * 2 + r % 2 */
+    int64_t TN = L->N / L->wn;
+    if (L->reps > 8 * L->wm) tid = modc(a, tid, 32 * L->wm * L->wn, loc);
+    tc_expr *w = divc(a, tid, 32, loc), *l = modc(a, tc_ir_clone_expr(a, tid), 32, loc);
+    tc_expr *band = bin(a, TC_OP_ADD, mulc(a, modc(a, w, L->wn, loc), TN, loc), mulc(a, lane_pair_expr(a, L, l, loc), 2, loc), loc);
+    idx[0] = bin(a, TC_OP_ADD, band, bin(a, TC_OP_ADD, mulc(a, divc(a, r, 2, loc), 8, loc), modc(a, tc_ir_clone_expr(a, r), 2, loc), loc), loc);
+    return;
+  }
   case TC_GL_REPL:
     split_linear(a, L, r, idx, loc);
     return;
@@ -442,6 +472,13 @@ tc_expr *tc_gl_rep_expr(tc_arena *a, const tc_gpu_layout *L, tc_expr *tid, tc_lo
   }
   case TC_GL_ROWS_CYCLIC: return modc(a, tid, L->group, loc);
   case TC_GL_COLS_CYCLIC: return divc(a, tid, L->shape[0] / L->vec, loc);
+  case TC_GL_COLS_ACC: { /* (outer * wm + wmi) * 8 + lane row */
+    int64_t W = 32 * L->wm * L->wn;
+    tc_expr *band = bin(a, TC_OP_ADD, mulc(a, divc(a, tid, 32 * L->wn, loc), 8, loc),
+                        lane_row_expr(a, L, modc(a, tc_ir_clone_expr(a, tid), 32, loc), loc), loc);
+    (void)W; /* tid / (32 wn) is outer * wm + wmi: the warps are numbered band-major, outer copies last */
+    return band;
+  }
   case TC_GL_REPL: return tid;
   default: return ci(a, 0, loc);
   }
@@ -468,6 +505,7 @@ void tc_gl_describe(const tc_gpu_layout *L, char *out, size_t cap) {
     break;
   case TC_GL_ROWS_CYCLIC: snprintf(out, cap, "rows of cyclic(groups of %lld threads)", (long long)L->group); break;
   case TC_GL_COLS_CYCLIC: snprintf(out, cap, "columns of cyclic(vec %d)", L->vec); break;
+  case TC_GL_COLS_ACC: snprintf(out, cap, "columns of %sacc(%lldx%lld, warps %dx%d)", L->sg ? "simdgroup " : "", (long long)L->M, (long long)L->N, L->wm, L->wn); break;
   case TC_GL_REPL: snprintf(out, cap, "replicated"); break;
   }
 }

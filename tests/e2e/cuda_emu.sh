@@ -128,6 +128,12 @@ ws_gemm='block_N=256 -D block_K'
     for o in "" "reverse "; do
       for k in gemv_reducer running_sum max_from_five; do echo "cuda,arch=$arch|${o}../tests/e2e/data/compat/reducer_loop.py --kernel $k"; done
     done
+    # column vectors beside a gemm accumulator: FullRow, FullCol, a replicated accumulator
+    for o in "" "reverse "; do
+      for d in "" "-D full_col=True" "-D threads=256 -D M=32 -D N=64" "-D threads=256 -D full_col=True"; do
+        echo "cuda,arch=$arch|${o}../tests/e2e/data/compat/column_vectors.py $d"
+      done
+    done
     # T.alloc_global workspaces: zeroed memory after the parameters (atomic counters in them, a
     # workspace two launches share)
     echo "cuda,arch=$arch|../tests/e2e/data/compat/atomic_prev.py"
