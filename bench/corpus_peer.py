@@ -41,6 +41,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 
@@ -84,11 +85,13 @@ class Recorder:
         return 1.0e6 + len(self.calls)  # run_regression_perf returns this: which call it timed
 
     def timed(self, result):
+        """The functions whose time run_regression_perf returned: the one whose token it returned,
+        or all of them (a suite that averages several kernels' times returns no single token)."""
         if not self.calls:
             raise RuntimeError("run_regression_perf timed nothing (no do_bench call)")
         if isinstance(result, float) and result >= 1.0e6 and int(result - 1.0e6) - 1 < len(self.calls):
-            return self.calls[int(result - 1.0e6) - 1]
-        return self.calls[-1]
+            return [self.calls[int(result - 1.0e6) - 1]]
+        return list(self.calls)
 
 
 def local_modules(folder):
@@ -279,11 +282,20 @@ def child(args):
                 layer.uninstall()
                 sys.modules.update(saved)
         if len(fns) == 2:
+            tl, tc = fns["tilelang"], fns["tilec"]
+            if len(tl) != len(tc):
+                raise RuntimeError(f"TileLang timed {len(tl)} functions, tilec {len(tc)}")
             with open(args.lock, "w") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)  # one child on the GPU at a time
-                fn_tc, rec["inputs"] = same_inputs(fns["tilelang"], fns["tilec"])
-                rec.update(check(fns["tilelang"], fn_tc))
-                (rec["tilelang_ms"], rec["tilec_ms"]), rec["iters"] = time_pair([fns["tilelang"], fn_tc])
+                pairs = [same_inputs(a, b) for a, b in zip(tl, tc)]
+                tc = [p[0] for p in pairs]
+                rec["inputs"] = "; ".join(p[1] for p in pairs)
+                checks = [check(a, b) for a, b in zip(tl, tc)]
+                rec.update(agree=all(c["agree"] for c in checks), compared=sum(c["compared"] for c in checks),
+                           worst_rel_err=max(c["worst_rel_err"] for c in checks),
+                           disagree=[d for c in checks for d in c["disagree"]][:4], kernels=len(tl))
+                seq = lambda fs: (lambda: [f() for f in fs])  # noqa: E731 - several kernels: their total
+                (rec["tilelang_ms"], rec["tilec_ms"]), rec["iters"] = time_pair([seq(tl), seq(tc)])
                 rec["ratio"] = rec["tilelang_ms"] / rec["tilec_ms"]
     except BaseException as e:  # noqa: B036
         rec["error"] = f"{type(e).__name__}: {e}"[:600]
@@ -382,7 +394,7 @@ def parent(args):
             print(entry_name(args.examples, folder, module), function, kwargs or "")
         return 0
     os.makedirs(args.out, exist_ok=True)
-    lock = os.path.join(args.out, ".gpu.lock")
+    lock = os.path.join(tempfile.mkdtemp(prefix="corpus-peer-"), "gpu.lock")
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "python")] + [p for p in [env.get("PYTHONPATH")] if p])
     records, running, todo = [], [], list(entries)
@@ -391,7 +403,9 @@ def parent(args):
     jsonl = open(os.path.join(args.out, "corpus.jsonl"), "w")
 
     def finish(p, e, started, timed_out=False):
-        out = p.stdout.read() if p.stdout else ""
+        p.outfile.seek(0)
+        out = p.outfile.read().decode("utf-8", "replace")
+        p.outfile.close()
         log.write(f"==== {entry_name(args.examples, e[0], e[1])} ({time.time() - started:.0f} s)\n{out}\n")
         log.flush()
         line = [ln for ln in out.splitlines() if ln.startswith("CORPUS ")]
@@ -399,18 +413,21 @@ def parent(args):
             rec = json.loads(line[-1][7:])
         else:
             rec = {"entry": entry_name(args.examples, e[0], e[1]), "kwargs": e[3],
-                   "error": "timed out" if timed_out else f"child exited {p.returncode}: {out.strip()[-300:]}"}
+                   "error": "timed out" if timed_out else
+                   f"child exited {p.returncode}: {(out.strip().splitlines() or [''])[-1][-300:]}"}
         records.append(rec)
         jsonl.write(json.dumps(rec) + "\n")
         jsonl.flush()
-        print(f"{status(rec):>15}  {rec.get('ratio', float('nan')):6.2f}  {rec['entry']}", flush=True)
+        print(f"{status(rec):>15}  {rec.get('ratio', float('nan')):6.2f}  {rec['entry']} {e[3] or ''}", flush=True)
 
     while todo or running:
         while todo and len(running) < args.jobs and time.time() < deadline:
             e = todo.pop(0)
             cmd = [sys.executable, os.path.abspath(__file__), "--examples", args.examples, "--lock", lock,
                    "--one", e[0], e[1], e[2], "--kwargs", json.dumps(e[3])]
-            p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+            outfile = tempfile.TemporaryFile()  # not a pipe: a child that prints much must not block
+            p = subprocess.Popen(cmd, stdout=outfile, stderr=subprocess.STDOUT, env=env)
+            p.outfile = outfile
             running.append((p, e, time.time()))
         if not running and time.time() >= deadline:
             for e in todo:

@@ -221,6 +221,45 @@ static int gen_row_chain(fz_rng *r, fz_kernel *k, fz_op *ops, int room) {
   return ops[0].global >= 0 && ops[3].global >= 0 ? 4 : 0;
 }
 
+/* The chain decoding and attention kernels end with (MLA decode's denominator): a gemm into a
+ * float32 accumulator, its rows reduced into a row vector, the vector updated in place by a loop
+ * over the rows (`m[i] = m[i] + ...`, every thread holding row i runs it), then read by a nest
+ * over another tile, whose threads hold other rows (the vector moves to shared memory, where the
+ * update must still happen once a row). */
+static int gen_acc_row_chain(fz_rng *r, fz_kernel *k, fz_op *ops, int room) {
+  if (room < 5 || k->BM < 16 || k->BN < 16) return 0;
+  int acc = -1, rows = -1;
+  for (int t = 0; t < k->ntiles; t++) {
+    const fz_tile *x = &k->tiles[t];
+    if (x->scope != FZ_FRAGMENT || x->dt != FZ_F32) continue;
+    if (x->form == FZ_TILE && (acc < 0 || chance(r, 50))) acc = t;
+    if (x->form == FZ_ROWS && (rows < 0 || chance(r, 50))) rows = t;
+  }
+  int out = find_tile(r, k, FORM(FZ_TILE) | FORM(FZ_FLAT), ANY_SCOPE, acc, false);
+  if (acc < 0 || rows < 0 || out < 0) return 0;
+  for (int i = 0; i < 5; i++) {
+    memset(&ops[i], 0, sizeof ops[i]);
+    ops[i].src[0] = ops[i].src[1] = ops[i].src[2] = -1;
+    ops[i].global = ops[i].global2 = -1;
+    ops[i].seed = next_u64(r);
+  }
+  static const fz_dtype opd[] = {FZ_F16, FZ_BF16};
+  fz_dtype dt = opd[below(r, 2)];
+  ops[0].kind = FZ_OP_GEMM, ops[0].dst = acc, ops[0].param[1] = chance(r, 50), ops[0].param[2] = below(r, 3);
+  ops[0].param[3] = 1;
+  ops[0].global = add_global(k, FZ_G_IN_MK, dt, false);
+  ops[0].global2 = add_global(k, FZ_G_IN_KN, dt, ops[0].param[1]);
+  ops[1].kind = FZ_OP_REDUCE, ops[1].src[0] = acc, ops[1].dst = rows, ops[1].param[0] = 1;
+  ops[1].param[1] = below(r, 3), ops[1].param[2] = 1; /* sum, max or min, cleared */
+  ops[2].kind = FZ_OP_PAR, ops[2].dst = rows, ops[2].param[1] = 1; /* rows[i] = rows[i] + ... */
+  ops[2].src[0] = find_tile(r, k, FORM(FZ_ROWS) | FORM(FZ_COLS), ANY_SCOPE, rows, false);
+  ops[3].kind = FZ_OP_PAR, ops[3].dst = out, ops[3].src[0] = rows, ops[3].map = below(r, dst_maps(k, k->tiles[out].form, 0));
+  if (k->disciplined && k->tiles[out].scope == FZ_FRAGMENT) ops[3].map = 0;
+  ops[3].src[1] = chance(r, 50) ? find_tile(r, k, ANY_FORM, ANY_SCOPE, out, false) : -1;
+  ops[4].kind = FZ_OP_STORE, ops[4].dst = out, ops[4].global = add_global(k, FZ_G_OUT, k->tiles[out].dt, false);
+  return ops[0].global >= 0 && ops[0].global2 >= 0 && ops[4].global >= 0 ? 5 : 0;
+}
+
 /* A size for blocks of b: a whole number of them, one more or one less than that (the edges where
  * bounds checks go wrong), or anything up to three blocks. */
 static int64_t ragged(fz_rng *r, int b) {
@@ -258,7 +297,9 @@ static void gen_kernel(fz_rng *r, fz_kernel *k) {
   for (int tries = 0; k->nops < want && tries < 200; tries++) {
     fz_op op;
     int saved_globals = k->nglobals;
-    int chained = chance(r, 20) ? gen_row_chain(r, k, &k->ops[k->nops], FZ_MAX_OPS - k->nops) : 0;
+    int chained = chance(r, 20)  ? gen_row_chain(r, k, &k->ops[k->nops], FZ_MAX_OPS - k->nops)
+                  : chance(r, 8) ? gen_acc_row_chain(r, k, &k->ops[k->nops], FZ_MAX_OPS - k->nops)
+                                 : 0;
     if (chained) {
       for (int i = 0; i < chained; i++, k->nops++) {
         fz_op *c = &k->ops[k->nops];
