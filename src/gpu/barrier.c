@@ -197,6 +197,36 @@ static tc_stmt *place_while(bctx *C, tc_stmt *st, bset *state) {
   return c;
 }
 
+static int count_barriers(const tc_stmt *st) {
+  if (!st) return 0;
+  switch (st->kind) {
+  case TC_ST_BARRIER: return 1;
+  case TC_ST_SEQ: {
+    int n = 0;
+    for (int i = 0; i < st->u.seq.n; i++) n += count_barriers(st->u.seq.items[i]);
+    return n;
+  }
+  case TC_ST_FOR: return count_barriers(st->u.loop.body);
+  case TC_ST_WHILE: return count_barriers(st->u.while_.body);
+  case TC_ST_IF: return count_barriers(st->u.if_.then_s) + count_barriers(st->u.if_.else_s);
+  default: return 0;
+  }
+}
+
+/* A loop every thread runs alike, its body placed in two rounds: the second starts from what the
+ * state before the loop and the end of the first leave (the back edge). `entry` gets that state. */
+static tc_stmt *place_loop(bctx *C, tc_stmt *st, const bset *state, bset *entry) {
+  bset first = bs_new(C);
+  bs_copy(&first, state);
+  if (!place(C, st->u.loop.body, &first)) return NULL;
+  bs_copy(entry, state);
+  bs_union(entry, &first);
+  tc_stmt *c = tc_ir_stmt(C->P->a, TC_ST_FOR, st->loc);
+  *c = *st;
+  c->u.loop.body = place(C, st->u.loop.body, entry);
+  return c->u.loop.body ? c : NULL;
+}
+
 /* Returns the statement with barriers placed; `state` is updated to what is accessed since the
  * last barrier when it ends. */
 static tc_stmt *place(bctx *C, tc_stmt *st, bset *state) {
@@ -210,17 +240,19 @@ static tc_stmt *place(bctx *C, tc_stmt *st, bset *state) {
     return st;
   case TC_ST_FOR:
     if (!tc_varying_expr(&C->varying, st->u.loop.min) && !tc_varying_expr(&C->varying, st->u.loop.extent)) {
-      /* two rounds: the second starts from what the end of the body leaves (the back edge) */
-      bset first = bs_new(C);
-      bs_copy(&first, state);
-      if (!place(C, st->u.loop.body, &first)) return NULL;
       bset entry = bs_new(C);
-      bs_copy(&entry, state);
-      bs_union(&entry, &first);
-      tc_stmt *c = tc_ir_stmt(P->a, TC_ST_FOR, st->loc);
-      *c = *st;
-      c->u.loop.body = place(C, st->u.loop.body, &entry);
-      if (!c->u.loop.body) return NULL;
+      tc_stmt *c = place_loop(C, st, state, &entry);
+      if (!c) return NULL;
+      /* a body that meets what was written before the loop (not only its own back edge) would
+       * take a barrier in every trip: one before the loop serves when that leaves fewer inside */
+      bset clean = bs_new(C), entry2 = bs_new(C);
+      bool planted = P->desc->plant == TC_PLANT_BARRIER; /* the planted bug: as it was planted */
+      tc_stmt *c2 = !planted && count_barriers(c->u.loop.body) > 0 ? place_loop(C, st, &clean, &entry2) : NULL;
+      if (c2 && count_barriers(c2->u.loop.body) < count_barriers(c->u.loop.body)) {
+        tc_stmt *items[2] = {tc_ir_stmt(P->a, TC_ST_BARRIER, st->loc), c2};
+        bs_copy(state, &entry2);
+        return tc_ir_seq(P->a, 2, items, st->loc);
+      }
       bs_union(state, &entry); /* zero trips leave the state as it was */
       return c;
     }
