@@ -283,6 +283,7 @@ TEST(language_version_follows_os_sdk_and_family) {
       char want[64];
       snprintf(want, sizeof want, "setLanguageVersion: %s\n", lc->expect);
       EXPECT(strstr(log, want));
+      EXPECT(strstr(log, "setFastMathEnabled: 0\n")); /* NaN and inf kept, precise math: as the reference */
       free(log);
       tc_mtl_kernel_free(k);
     }

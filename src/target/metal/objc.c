@@ -33,6 +33,7 @@ void tc_mtl_sels_init(const tc_objc_api *api, tc_mtl_sels *s) {
   S(newLibraryWithSource_options_error, "newLibraryWithSource:options:error:");
   S(newLibraryWithData_error, "newLibraryWithData:error:");
   S(setLanguageVersion, "setLanguageVersion:");
+  S(setFastMathEnabled, "setFastMathEnabled:");
   S(newFunctionWithName, "newFunctionWithName:");
   S(newComputePipelineStateWithFunction_error, "newComputePipelineStateWithFunction:error:");
   S(maxTotalThreadsPerThreadgroup, "maxTotalThreadsPerThreadgroup");

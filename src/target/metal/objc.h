@@ -94,7 +94,7 @@ typedef struct tc_objc_api {
   tc_id (*msg_o_ooe)(tc_id self, tc_sel op, tc_id a, tc_id b, tc_id *e);   /* newLibraryWithSource:options:error: */
   tc_id (*msg_o_oe)(tc_id self, tc_sel op, tc_id a, tc_id *e);             /* newComputePipelineStateWithFunction:error: */
   void (*msg_v)(tc_id self, tc_sel op);                                    /* commit, endEncoding, ... */
-  void (*msg_v_u)(tc_id self, tc_sel op, tc_nsuint a);                     /* setLanguageVersion: */
+  void (*msg_v_u)(tc_id self, tc_sel op, tc_nsuint a);                     /* setLanguageVersion:, setFastMathEnabled: */
   void (*msg_v_o)(tc_id self, tc_sel op, tc_id a);                         /* setComputePipelineState: */
   void (*msg_v_ouu)(tc_id self, tc_sel op, tc_id a, tc_nsuint b, tc_nsuint c);   /* setBuffer:offset:atIndex: */
   void (*msg_v_puu)(tc_id self, tc_sel op, const void *a, tc_nsuint b, tc_nsuint c); /* setBytes:length:atIndex: */
@@ -117,7 +117,7 @@ typedef struct tc_mtl_sels {
   tc_sel alloc, init, newLibraryWithData_error, new_, release, processInfo, operatingSystemVersion, stringWithUTF8String,
       UTF8String, localizedDescription, conformsToProtocol, name, supportsFamily, newCommandQueue,
       newBufferWithLength_options, contents, length, storageMode, newLibraryWithSource_options_error,
-      setLanguageVersion, newFunctionWithName, newComputePipelineStateWithFunction_error,
+      setLanguageVersion, setFastMathEnabled, newFunctionWithName, newComputePipelineStateWithFunction_error,
       maxTotalThreadsPerThreadgroup, maxThreadgroupMemoryLength, commandBuffer,
       computeCommandEncoder, blitCommandEncoder, setComputePipelineState, setBuffer_offset_atIndex,
       setBytes_length_atIndex, setThreadgroupMemoryLength_atIndex,

@@ -514,6 +514,10 @@ static tilec_status kernel_create(tc_mtl_rt *rt, const char *name, const char *s
   if (source) {
     tc_id opts = api->msg_o(api->msg_o(api->getClass("MTLCompileOptions"), rt->s.alloc), rt->s.init); /* +1 */
     if (opts) api->msg_v_u(opts, rt->s.setLanguageVersion, rt->lang);
+    /* Metal compiles with fast math unless told otherwise: it may assume no NaN or inf (x != x,
+     * a -inf start of a max, an inf test folded away) and trade precision in exp and division,
+     * so kernels would differ from the reference. BOOL NO goes as an integer 0 in a register. */
+    if (opts) api->msg_v_u(opts, rt->s.setFastMathEnabled, 0);
     tc_id src = nsstring(rt, source);
     k->library = src ? api->msg_o_ooe(rt->device, rt->s.newLibraryWithSource_options_error, src, opts, &e) : NULL;
     if (opts) api->release(opts);

@@ -827,6 +827,10 @@ static void sim_msg_v_u(tc_id self, tc_sel op, tc_nsuint a) {
     o->lang = a;
     return;
   }
+  if (o && o->cls == C_OPTIONS && is(op, "setFastMathEnabled:")) {
+    record("setFastMathEnabled: %lu", a);
+    return;
+  }
   unrecognized(self, op);
 }
 
