@@ -1203,6 +1203,27 @@ static tc_val *t_abs(tc_ev *ev, tc_val *self, tc_args *a) {
   return tv_expr(ev, tc_ir_unary(ev->ir, TC_OP_ABS, e, call_loc(a)));
 }
 
+/* T.isnan / T.isinf / T.isfinite: comparisons every backend keeps exactly (x != x holds for NaN
+ * alone; |x| == inf for the infinities; |x| < inf for the rest). No target compiles with
+ * finite-math assumptions (Metal's fast math is off, src/target/metal/runtime.c). Integers are
+ * finite. */
+enum { FP_ISNAN, FP_ISINF, FP_ISFINITE };
+static tc_val *fp_class(tc_ev *ev, tc_args *a, int what) {
+  tc_val *x = ev_scalar(ev, a->p[0], arg_loc(a, 0));
+  tc_loc loc = call_loc(a);
+  if (x->kind == TV_INT || x->kind == TV_BOOL) return tv_bool(ev, what == FP_ISFINITE);
+  if (x->kind == TV_FLOAT)
+    return tv_bool(ev, what == FP_ISNAN ? isnan(x->u.f) : what == FP_ISINF ? isinf(x->u.f) : isfinite(x->u.f));
+  tc_expr *e = ev_to_expr(ev, x, arg_loc(a, 0));
+  if (!tc_dtype_is_float(e->dtype)) return tv_bool(ev, what == FP_ISFINITE);
+  if (what == FP_ISNAN) return ev_compare(ev, TC_CMP_NE, x, x, loc);
+  tc_val *mag = tv_expr(ev, tc_ir_unary(ev->ir, TC_OP_ABS, e, loc));
+  return ev_compare(ev, what == FP_ISINF ? TC_CMP_EQ : TC_CMP_LT, mag, tv_float(ev, INFINITY), loc);
+}
+static tc_val *t_isnan(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return fp_class(ev, a, FP_ISNAN); }
+static tc_val *t_isinf(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return fp_class(ev, a, FP_ISINF); }
+static tc_val *t_isfinite(tc_ev *ev, tc_val *self, tc_args *a) { (void)self; return fp_class(ev, a, FP_ISFINITE); }
+
 static tc_val *minmax(tc_ev *ev, tc_args *a, bool is_max) {
   tc_val *x = ev_scalar(ev, a->p[0], arg_loc(a, 0)), *y = ev_scalar(ev, a->p[1], arg_loc(a, 1));
   if (!ev_is_runtime(x) && !ev_is_runtime(y)) {
@@ -1513,6 +1534,9 @@ static const tc_builtin language_builtins[] = {
     {"T.floor", "x", t_floor, 0},
     {"T.ceil", "x", t_ceil, 0},
     {"T.abs", "x", t_abs, 0},
+    {"T.isnan", "x", t_isnan, 0},
+    {"T.isinf", "x", t_isinf, 0},
+    {"T.isfinite", "x", t_isfinite, 0},
     {"T.max", "a b", t_max, 0},
     {"T.min", "a b", t_min, 0},
     {"T.pow", "x y", t_pow, 0},

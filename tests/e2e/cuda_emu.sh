@@ -134,6 +134,8 @@ ws_gemm='block_N=256 -D block_K'
         echo "cuda,arch=$arch|${o}../tests/e2e/data/compat/column_vectors.py $d"
       done
     done
+    # T.isnan / T.isinf / T.isfinite on NaN and infinities the kernel makes
+    for d in "" "-D dtype=float16"; do echo "cuda,arch=$arch|../tests/e2e/data/compat/fp_classes.py $d"; done
     # T.alloc_global workspaces: zeroed memory after the parameters (atomic counters in them, a
     # workspace two launches share)
     echo "cuda,arch=$arch|../tests/e2e/data/compat/atomic_prev.py"

@@ -92,6 +92,7 @@ for tgt in metal metal,metal4=1; do
     for k in combine neighbours short_vec; do echo "../tests/e2e/data/compat/split_combine.py --kernel $k"; done
     for k in gemv_reducer running_sum max_from_five; do echo "../tests/e2e/data/compat/reducer_loop.py --kernel $k"; done
     for d in "" "-D full_col=True" "-D threads=256 -D M=32 -D N=64"; do echo "../tests/e2e/data/compat/column_vectors.py $d"; done
+    echo "../tests/e2e/data/compat/fp_classes.py"
     echo "../tests/e2e/data/compat/latent_decode.py -D dim=64 -D pe_dim=16 -D block_H=32"
     for k in streamed_gemm shared_cursor; do echo "../tests/e2e/data/compat/while_gemm.py --kernel $k"; done
     # views of global tensors (T.Tensor(shape, dtype, X.data)): pointers to their tensors
