@@ -356,15 +356,38 @@ static bool lower_for_emit(tilec_program *prog, const tilec_compile_options *opt
   return ok;
 }
 
-/* Lowering for `tilec compile`: the pipeline up to emission, then the build; no load. */
+/* The parameter list a cache entry carries, for a kernel lowered without a tilec_kernel; NULL
+ * without memory. */
+static char *params_text_of(tilec_program *prog, tc_kernel_ir *k) {
+  tilec_kernel meta = {.ctx = prog->ctx, .prog = prog, .ir = k};
+  tc_arena_init(&meta.arena);
+  char *text = NULL;
+  jmp_buf oom;
+  if (!setjmp(oom)) {
+    meta.arena.oom_jmp = &oom;
+    build_param_meta(&meta);
+    text = tc_kernel_params_text(&meta);
+  }
+  tc_arena_free(&meta.arena);
+  return text;
+}
+
+/* Lowering for `tilec compile`: the pipeline up to emission, then the build behind the disk
+ * cache; no load. */
 static tilec_status lower_and_build(tilec_program *prog, const tilec_compile_options *opts, tc_arena *arena,
                                     tc_backend_env *env, const tc_backend **be, tc_generated *gen, void **artifact,
                                     size_t *size, tilec_error *err) {
   tc_lowered lw;
   if (!lower_for_emit(prog, opts, arena, env, NEED_BUILD, be, &lw, err))
     return err && err->status != TILEC_OK ? err->status : TILEC_ERROR_PROGRAM;
-  tilec_status st = (*be)->generate(&lw, gen, err);
-  if (st == TILEC_OK) st = (*be)->build(env, gen, artifact, size, err);
+  char *ptext = params_text_of(prog, lw.k);
+  if (!ptext) {
+    tc_error(err, TILEC_ERROR_NOMEM, "out of memory");
+    return TILEC_ERROR_NOMEM;
+  }
+  const char *status = NULL;
+  tilec_status st = tc_artifact_cached(prog->ctx, opts, env, *be, &lw, ptext, prog->src.name, gen, artifact, size, &status, err);
+  free(ptext);
   return st;
 }
 

@@ -96,7 +96,7 @@ static char *toolchain_id(tilec_context *ctx, struct tc_context_caches *c, const
 }
 
 /* Canonical text of the parameter list: what a cache entry must agree with. */
-static char *params_text(const tilec_kernel *kern) {
+char *tc_kernel_params_text(const tilec_kernel *kern) {
   tc_strbuf sb;
   tc_sb_init(&sb);
   for (int i = 0; i < kern->ir->nparams; i++) {
@@ -183,6 +183,47 @@ static tc_module *build_module(tilec_kernel *kern, void **artifact, size_t *arti
   return m;
 }
 
+/* The key: the arch, and every target option that changes the generated code (a planted bug
+ * too: a kernel built with one must never be served to a compile without it). A build without a
+ * device (`tilec compile`) has keys of its own: its lowering may take limits from the arch table
+ * where a run takes them from the device, so neither is served to the other. */
+static void compute_key(const tc_backend_env *env, const tc_backend *be, const char *ir_text, const char *dtext,
+                        const char *tool, bool build_only, tc_cache_key *key) {
+  char arch_id[96];
+  snprintf(arch_id, sizeof arch_id, "%s%s%s+plant%d%s", env->desc.arch, env->desc.clusters == 1 ? "+clusters" : "",
+           env->desc.streamk == 1 ? "+streamk" : "", env->desc.plant, build_only ? "+build-only" : "");
+  tc_cache_key_input in = {TILEC_VERSION_STRING "+" TILEC_BUILD_ID, ir_text, dtext, be->target, arch_id, be->name, tool};
+  tc_cache_key_compute(&in, key);
+}
+
+/* Store a built artifact with the sections a hit needs; false (with a warning in the context)
+ * when the disk cache could not keep it. */
+static bool store_entry(tilec_context *ctx, struct tc_context_caches *c, const tc_backend *be, const tc_cache_key *key,
+                        const char *kname, const char *src_name, const char *ptext, const tc_generated *gen,
+                        const char *ir_text, void *artifact, size_t artifact_size) {
+  char desc[512];
+  snprintf(desc, sizeof desc, "%s (%s/%s) from %s", kname, be->target, be->name, src_name ? src_name : "?");
+  tc_cache_entry e = {0};
+  e.artifact = artifact;
+  e.artifact_size = artifact_size;
+  const char *names[] = {"description", "params", "kernel_source", "full_source", "ir"};
+  const char *vals[] = {desc, ptext, gen->kernel_source, gen->full_source, ir_text};
+  for (int i = 0; i < 5; i++) {
+    e.sections[i].name = names[i];
+    e.sections[i].data = vals[i] ? vals[i] : "";
+    e.sections[i].size = vals[i] ? strlen(vals[i]) : 0;
+  }
+  e.nsections = 5;
+  tilec_error perr = {0};
+  bool stored = false;
+  if (tc_disk_cache_put(c->disk, be, key, &e, &perr) != TILEC_OK) tc_warn(&ctx->warnings, "kernel cache: %s", perr.message);
+  else stored = tc_disk_cache_enabled(c->disk); /* a write fault switches the cache off */
+  char *w = tc_disk_cache_take_warning(c->disk);
+  if (w) tc_warn(&ctx->warnings, "%s", w);
+  free(w);
+  return stored;
+}
+
 bool tc_compile_cached(tilec_kernel *kern, const tilec_compile_options *opts, tilec_error *err) {
   tilec_context *ctx = kern->ctx;
   const tc_backend *be = kern->backend;
@@ -204,20 +245,14 @@ bool tc_compile_cached(tilec_kernel *kern, const tilec_compile_options *opts, ti
   tc_strbuf irs;
   tc_sb_init(&irs);
   tc_ir_print_kernel(&irs, kern->ir);
-  char *ir_text = tc_sb_take(&irs), *ptext = params_text(kern), *dtext = defines_text(opts, kern->ir);
+  char *ir_text = tc_sb_take(&irs), *ptext = tc_kernel_params_text(kern), *dtext = defines_text(opts, kern->ir);
   char *tool = toolchain_id(ctx, c, &kern->env, be, err);
   if (!ir_text || !ptext || !dtext || !tool) {
     if (err && err->status == TILEC_OK) tc_error(err, TILEC_ERROR_NOMEM, "out of memory computing the cache key");
     goto done;
   }
   tc_cache_key key;
-  /* the arch, and every target option that changes the generated code (a planted bug too: a
-   * kernel built with one must never be served to a compile without it) */
-  char arch_id[80];
-  snprintf(arch_id, sizeof arch_id, "%s%s%s+plant%d", kern->env.desc.arch, kern->env.desc.clusters == 1 ? "+clusters" : "",
-           kern->env.desc.streamk == 1 ? "+streamk" : "", kern->env.desc.plant);
-  tc_cache_key_input in = {TILEC_VERSION_STRING "+" TILEC_BUILD_ID, ir_text, dtext, be->target, arch_id, be->name, tool};
-  tc_cache_key_compute(&in, &key);
+  compute_key(&kern->env, be, ir_text, dtext, tool, false, &key);
 
   /* 1. this context already loaded it */
   if (mem_on && (kern->module = tc_mem_cache_get(c->mem, &key)) != NULL) {
@@ -265,29 +300,9 @@ bool tc_compile_cached(tilec_kernel *kern, const tilec_compile_options *opts, ti
     /* "miss": compiled now and stored on disk (or memory only, by design); "miss-not-stored":
      * the disk cache should have kept it but could not (the warning says why). */
     bool stored = !(c->disk && !tc_disk_cache_off_by_choice(c->disk) && tc_cache_disk_allowed(be));
-    if (disk_on && artifact) {
-      char desc[512];
-      snprintf(desc, sizeof desc, "%s (%s/%s) from %s", kern->ir->name, be->target, be->name,
-               kern->prog->src.name ? kern->prog->src.name : "?");
-      tc_cache_entry e = {0};
-      e.artifact = artifact;
-      e.artifact_size = artifact_size;
-      const char *names[] = {"description", "params", "kernel_source", "full_source", "ir"};
-      const char *vals[] = {desc, ptext, kern->module->gen.kernel_source, kern->module->gen.full_source, ir_text};
-      for (int i = 0; i < 5; i++) {
-        e.sections[i].name = names[i];
-        e.sections[i].data = vals[i] ? vals[i] : "";
-        e.sections[i].size = vals[i] ? strlen(vals[i]) : 0;
-      }
-      e.nsections = 5;
-      tilec_error perr = {0};
-      if (tc_disk_cache_put(c->disk, be, &key, &e, &perr) != TILEC_OK)
-        tc_warn(&ctx->warnings, "kernel cache: %s", perr.message);
-      else stored = tc_disk_cache_enabled(c->disk); /* a write fault switches the cache off */
-      char *w = tc_disk_cache_take_warning(c->disk);
-      if (w) tc_warn(&ctx->warnings, "%s", w);
-      free(w);
-    }
+    if (disk_on && artifact)
+      stored = store_entry(ctx, c, be, &key, kern->ir->name, kern->prog->src.name, ptext, &kern->module->gen, ir_text,
+                           artifact, artifact_size);
     kern->cache_status = stored ? "miss" : "miss-not-stored";
   }
   if (mem_on) {
@@ -305,4 +320,65 @@ done:
   free(dtext);
   free(tool);
   return ok;
+}
+
+/* tilec_compile_artifact's generate + build behind the disk cache (no load, so no memory cache):
+ * a hit returns the stored artifact without building, and needs the toolchain only for its
+ * identity. `status` gets "hit", "miss", "miss-not-stored" or "off", as a run's does. */
+tilec_status tc_artifact_cached(tilec_context *ctx, const tilec_compile_options *opts, const tc_backend_env *env,
+                                const tc_backend *be, tc_lowered *lw, const char *ptext, const char *src_name,
+                                tc_generated *gen, void **artifact, size_t *size, const char **status, tilec_error *err) {
+  *artifact = NULL;
+  *size = 0;
+  *status = "off";
+  bool use_cache = !(opts->flags & TILEC_COMPILE_NO_CACHE);
+  struct tc_context_caches *c = use_cache ? context_caches(ctx, err) : NULL;
+  if (use_cache && !c) return err && err->status != TILEC_OK ? err->status : TILEC_ERROR_NOMEM;
+  bool disk_on = c && c->disk && tc_disk_cache_enabled(c->disk) && tc_cache_disk_allowed(be);
+  if (!disk_on) {
+    tilec_status st = be->generate(lw, gen, err);
+    return st == TILEC_OK ? be->build(env, gen, artifact, size, err) : st;
+  }
+  tilec_status st = TILEC_ERROR_NOMEM;
+  tc_strbuf irs;
+  tc_sb_init(&irs);
+  tc_ir_print_kernel(&irs, lw->k);
+  char *ir_text = tc_sb_take(&irs), *dtext = defines_text(opts, lw->k), *tool = toolchain_id(ctx, c, env, be, err);
+  if (!ir_text || !dtext || !tool) {
+    if (err && err->status != TILEC_OK) st = err->status;
+    else tc_error(err, TILEC_ERROR_NOMEM, "out of memory computing the cache key");
+    goto done;
+  }
+  tc_cache_key key;
+  compute_key(env, be, ir_text, dtext, tool, true, &key);
+  tc_cache_entry e = {0};
+  char why[256];
+  tc_cache_result r = tc_disk_cache_get(c->disk, be, &key, &e, why, sizeof why);
+  if (r == TC_CACHE_HIT) {
+    const tc_cache_section *ps = tc_cache_entry_section(&e, "params");
+    bool fits = ps && ps->size == strlen(ptext) && memcmp(ps->data, ptext, ps->size) == 0 && e.artifact_size > 0;
+    if (fits && (*artifact = malloc(e.artifact_size)) != NULL) {
+      memcpy(*artifact, e.artifact, e.artifact_size);
+      *size = e.artifact_size;
+      *status = "hit";
+    }
+    tc_cache_entry_release(&e);
+    if (*artifact) {
+      st = TILEC_OK;
+      goto done;
+    }
+  } else if (r == TC_CACHE_INVALID || r == TC_CACHE_INVALID_KEPT) {
+    tc_warn(&ctx->warnings, "kernel cache: the entry for '%s' in %s was damaged (%s); it is rebuilt", lw->k->name,
+            tc_disk_cache_dir(c->disk), why[0] ? why : "invalid");
+  }
+  st = be->generate(lw, gen, err);
+  if (st == TILEC_OK) st = be->build(env, gen, artifact, size, err);
+  if (st == TILEC_OK)
+    *status = store_entry(ctx, c, be, &key, lw->k->name, src_name, ptext, gen, ir_text, *artifact, *size) ? "miss"
+                                                                                                         : "miss-not-stored";
+done:
+  free(ir_text);
+  free(dtext);
+  free(tool);
+  return st;
 }

@@ -45,11 +45,10 @@ int cli_cache(int argc, char **argv) {
 }
 
 /* `tilec compile FILE -o OUT`: the artifact alone, written whole or not at all (a temporary
- * file renamed into place). */
+ * file renamed into place); through the kernel cache (a repeated compile builds nothing). */
 int cli_compile(const cli_options *o) {
   tilec_error err = {0};
-  tilec_context_options copts = {.flags = TILEC_CONTEXT_NO_DISK_CACHE};
-  tilec_context *ctx = tilec_context_create(&copts, &err);
+  tilec_context *ctx = tilec_context_create(NULL, &err);
   if (!ctx) return cli_report(&err);
   int rc = 0;
   void *bytes = NULL;
