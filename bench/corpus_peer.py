@@ -265,6 +265,7 @@ def child(args):
            "device": torch.cuda.get_device_name(0)}
     sys.path.insert(0, folder)
     os.chdir(folder)
+    sys.argv = [module + ".py"]  # entries that parse arguments (argv=None) must see none of ours
     fns = {}
     try:
         saved = {}
