@@ -80,11 +80,16 @@ static int dst_maps(const fz_kernel *k, fz_form f, int nest) {
   return 2; /* vectors: [i], reversed */
 }
 
-static bool gen_op(fz_rng *r, fz_kernel *k, fz_op *op) {
+/* An operation reading and writing nothing yet, with its own expression seed. */
+static void blank_op(fz_rng *r, fz_op *op) {
   memset(op, 0, sizeof *op);
   op->src[0] = op->src[1] = op->src[2] = -1;
   op->global = op->global2 = -1;
   op->seed = next_u64(r);
+}
+
+static bool gen_op(fz_rng *r, fz_kernel *k, fz_op *op) {
+  blank_op(r, op);
   int x = below(r, 100);
   if (x < 14) { /* LOAD / LOAD_HALF */
     op->kind = chance(r, 25) && k->BM >= 2 ? FZ_OP_LOAD_HALF : FZ_OP_LOAD;
@@ -203,12 +208,7 @@ static int gen_row_chain(fz_rng *r, fz_kernel *k, fz_op *ops, int room) {
   int rows = find_tile(r, k, FORM(FZ_ROWS), SCOPE(FZ_FRAGMENT), -1, true);
   int out = find_tile(r, k, FORM(FZ_TILE), ANY_SCOPE, tile, false);
   if (tile < 0 || rows < 0 || out < 0) return 0;
-  for (int i = 0; i < 4; i++) {
-    memset(&ops[i], 0, sizeof ops[i]);
-    ops[i].src[0] = ops[i].src[1] = ops[i].src[2] = -1;
-    ops[i].global = ops[i].global2 = -1;
-    ops[i].seed = next_u64(r);
-  }
+  for (int i = 0; i < 4; i++) blank_op(r, &ops[i]);
   ops[0].kind = FZ_OP_PAR, ops[0].dst = tile, ops[0].global = input_global(r, k, random_dt(r));
   ops[0].src[0] = find_tile(r, k, ANY_FORM, ANY_SCOPE, tile, false);
   ops[1].kind = FZ_OP_REDUCE, ops[1].src[0] = tile, ops[1].dst = rows, ops[1].param[0] = 1;
@@ -237,12 +237,7 @@ static int gen_acc_row_chain(fz_rng *r, fz_kernel *k, fz_op *ops, int room) {
   }
   int out = find_tile(r, k, FORM(FZ_TILE) | FORM(FZ_FLAT), ANY_SCOPE, acc, false);
   if (acc < 0 || rows < 0 || out < 0) return 0;
-  for (int i = 0; i < 5; i++) {
-    memset(&ops[i], 0, sizeof ops[i]);
-    ops[i].src[0] = ops[i].src[1] = ops[i].src[2] = -1;
-    ops[i].global = ops[i].global2 = -1;
-    ops[i].seed = next_u64(r);
-  }
+  for (int i = 0; i < 5; i++) blank_op(r, &ops[i]);
   static const fz_dtype opd[] = {FZ_F16, FZ_BF16};
   fz_dtype dt = opd[below(r, 2)];
   ops[0].kind = FZ_OP_GEMM, ops[0].dst = acc, ops[0].param[1] = chance(r, 50), ops[0].param[2] = below(r, 3);
